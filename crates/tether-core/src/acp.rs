@@ -1,0 +1,755 @@
+//! The ACP client engine for one agent connection: the handshake, one session, prompt turns,
+//! cancellation and permission requests, with `session/update` folded into a [`Thread`].
+//!
+//! It is a state machine in the quinn-proto style: agent lines go in through
+//! [`AcpClient::handle_message`], the person's intents through [`AcpClient::prompt`],
+//! [`AcpClient::cancel`] and [`AcpClient::answer_permission`]; lines for the agent come out of
+//! [`AcpClient::poll_outgoing`], lifecycle events out of [`AcpClient::poll_event`], and the thread's
+//! patches out of [`AcpClient::thread_mut`]. Time is a parameter, used only for request deadlines.
+//!
+//! Everything the agent sends is untrusted: a line that is not JSON-RPC, a response to a request
+//! never made, a request for a method this client does not offer or an update for another session
+//! is answered or reported (a notice in the thread, an event for the log), never a panic, and the
+//! session goes on.
+//!
+//! Deliberately absent for now: `fs/*` and `terminal/*` (the client declares neither capability, so
+//! an agent calling them gets "method not found"), permission rules and modes, `session/load`,
+//! and the session controls (modes, config options, commands). Each arrives with its own issue.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use agent_client_protocol_schema::v1 as acp;
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
+use crate::sidecar::BadLineKind;
+use crate::thread::{
+    ChunkKind, Entry, EntryIndex, Location, NoticeLevel, NoticeView, PermissionKey, PermissionOptionView,
+    PermissionOutcome, PermissionView, PlanEntryView, Thread, ToolCallView, ToolContent, ToolStatus, TurnState,
+    UserMessage,
+};
+
+/// The ACP protocol version this client speaks.
+pub const PROTOCOL_VERSION: u16 = 1;
+
+/// How long `initialize` and `session/new` may take. Real agents are slow to start (Gemini CLI
+/// takes 4-11 s to answer `initialize` on two cores), so this only catches an agent that hangs.
+pub const HANDSHAKE_TIMEOUT_MS: u64 = 120_000;
+
+/// Who this client is, for `clientInfo`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientInfo {
+    pub name: String,
+    pub version: String,
+}
+
+/// Something the host engine should react to (update the header, log, set the badge).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AcpEvent {
+    /// The agent answered `initialize`; `agent` is its name and version when it gave them.
+    Initialized { agent: Option<String> },
+    /// `session/new` succeeded: prompts can be sent.
+    SessionReady { session_id: String },
+    /// The handshake failed: this connection cannot be used for prompts.
+    Failed { message: String },
+    /// The agent did something wrong that the session survives; for the log.
+    ProtocolProblem { message: String },
+    /// The number of permission requests waiting for the person changed.
+    PermissionsWaiting { count: u32 },
+}
+
+/// Why the engine refused an intent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IntentError {
+    #[error("the agent session is not ready yet")]
+    NotReady,
+    #[error("a turn is already running; cancel it or wait for it to end")]
+    TurnRunning,
+    #[error("that permission request is no longer waiting for an answer")]
+    UnknownPermission,
+    #[error("the agent did not offer the option {0:?}")]
+    UnknownOption(String),
+}
+
+/// What each request in flight was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RequestKind {
+    Initialize,
+    NewSession,
+    Prompt,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Phase {
+    /// `start` has not been called.
+    New,
+    Initializing,
+    CreatingSession,
+    Ready,
+    /// The handshake failed or the agent exited; nothing more can be sent.
+    Closed,
+}
+
+/// A `session/request_permission` the person has not answered yet.
+#[derive(Debug, Clone)]
+struct PendingPermission {
+    request_id: RequestId,
+    tool_call: EntryIndex,
+    /// The tool call's status before the request, restored once the request is answered (the
+    /// agent reports the real outcome with its next update).
+    status_before: ToolStatus,
+}
+
+#[derive(Debug)]
+pub struct AcpClient {
+    info: ClientInfo,
+    cwd: String,
+    phase: Phase,
+    rpc: Outgoing<RequestKind>,
+    session_id: Option<acp::SessionId>,
+    agent_info: Option<String>,
+    thread: Thread,
+    prompt_in_flight: Option<RequestId>,
+    permissions: BTreeMap<PermissionKey, PendingPermission>,
+    next_permission_key: PermissionKey,
+    outgoing: VecDeque<String>,
+    events: VecDeque<AcpEvent>,
+}
+
+impl AcpClient {
+    /// A client for an agent started in `cwd`. Permission keys start at `first_permission_key`, so
+    /// a host that replaces its client never reuses a key a stale webview might still send.
+    pub fn new(info: ClientInfo, cwd: impl Into<String>, first_permission_key: PermissionKey) -> Self {
+        AcpClient {
+            info,
+            cwd: cwd.into(),
+            phase: Phase::New,
+            rpc: Outgoing::new(),
+            session_id: None,
+            agent_info: None,
+            thread: Thread::default(),
+            prompt_in_flight: None,
+            permissions: BTreeMap::new(),
+            next_permission_key: first_permission_key,
+            outgoing: VecDeque::new(),
+            events: VecDeque::new(),
+        }
+    }
+
+    pub fn thread(&self) -> &Thread {
+        &self.thread
+    }
+
+    pub fn thread_mut(&mut self) -> &mut Thread {
+        &mut self.thread
+    }
+
+    pub fn agent_info(&self) -> Option<&str> {
+        self.agent_info.as_deref()
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.phase == Phase::Ready
+    }
+
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_ref().map(|id| &*id.0)
+    }
+
+    /// Sends `initialize`; `session/new` follows when it succeeds.
+    pub fn start(&mut self, now: u64) {
+        if self.phase != Phase::New {
+            return;
+        }
+        let capabilities = acp::ClientCapabilities::new()
+            .fs(acp::FileSystemCapabilities::new().read_text_file(false).write_text_file(false))
+            .terminal(false);
+        let params = acp::InitializeRequest::new(agent_client_protocol_schema::ProtocolVersion::V1)
+            .client_capabilities(capabilities)
+            .client_info(acp::Implementation::new(self.info.name.clone(), self.info.version.clone()));
+        self.send_request("initialize", &params, RequestKind::Initialize, Some(now + HANDSHAKE_TIMEOUT_MS));
+        self.phase = Phase::Initializing;
+    }
+
+    /// Sends the person's prompt and starts a turn.
+    pub fn prompt(&mut self, text: &str, _now: u64) -> Result<(), IntentError> {
+        let Some(session_id) = self.session_id.clone().filter(|_| self.phase == Phase::Ready) else {
+            return Err(IntentError::NotReady);
+        };
+        if self.prompt_in_flight.is_some() {
+            return Err(IntentError::TurnRunning);
+        }
+        self.thread.push(Entry::User(UserMessage { text: text.to_owned() }));
+        let params = acp::PromptRequest::new(session_id, vec![acp::ContentBlock::Text(acp::TextContent::new(text))]);
+        // A turn has no deadline: agents legitimately work for many minutes.
+        let id = self.send_request("session/prompt", &params, RequestKind::Prompt, None);
+        self.prompt_in_flight = Some(id);
+        self.thread.set_turn(TurnState::Running);
+        Ok(())
+    }
+
+    /// Asks the agent to stop the running turn. The turn ends when the agent answers the prompt
+    /// (with stop reason `cancelled`); every permission request still waiting is answered
+    /// `cancelled` now, as ACP requires.
+    pub fn cancel(&mut self, _now: u64) {
+        let (Some(session_id), Some(_)) = (self.session_id.clone(), &self.prompt_in_flight) else {
+            return;
+        };
+        self.send_notification("session/cancel", &acp::CancelNotification::new(session_id));
+        let keys: Vec<PermissionKey> = self.permissions.keys().copied().collect();
+        for key in keys {
+            self.resolve_permission(key, PermissionOutcome::Cancelled);
+        }
+    }
+
+    /// The person chose `option_id` on the permission request `key`.
+    pub fn answer_permission(&mut self, key: PermissionKey, option_id: &str) -> Result<(), IntentError> {
+        let pending = self.permissions.get(&key).ok_or(IntentError::UnknownPermission)?;
+        let offered = self
+            .thread
+            .tool_call(pending.tool_call)
+            .and_then(|call| call.permission.as_ref())
+            .is_some_and(|permission| permission.options.iter().any(|option| option.id == option_id));
+        if !offered {
+            return Err(IntentError::UnknownOption(option_id.to_owned()));
+        }
+        self.resolve_permission(key, PermissionOutcome::Selected { option_id: option_id.to_owned() });
+        Ok(())
+    }
+
+    /// One complete line from the agent's stdout that tetherd found to be JSON.
+    pub fn handle_message(&mut self, line: &str, now: u64) {
+        let message = match jsonrpc::parse_message(line) {
+            Ok(message) => message,
+            Err(error) => {
+                let rpc_error = error.to_rpc_error();
+                self.outgoing.push_back(jsonrpc::encode_error(&error.response_id(), &rpc_error));
+                self.problem(format!("the agent sent an invalid message: {error}"), Some(line));
+                return;
+            }
+        };
+        match message {
+            Message::Response { id, result } => self.handle_response(id, result, now),
+            Message::Request { id, method, params } => self.handle_request(id, &method, params),
+            Message::Notification { method, params } => self.handle_notification(&method, params),
+        }
+    }
+
+    /// A line from the agent's stdout that could not be forwarded as JSON (tetherd's
+    /// `agent/badLine`). JSON-RPC answers a message it cannot parse with a parse error (id null),
+    /// so the agent learns something was lost rather than waiting forever; the person sees it.
+    pub fn handle_bad_line(&mut self, kind: BadLineKind, len: u64, preview: &str, error: &str) {
+        let rpc_error = match kind {
+            BadLineKind::TooLong => RpcError::parse_error()
+                .data(serde_json::Value::String(format!("line of {len} bytes is over the limit"))),
+            BadLineKind::InvalidUtf8 | BadLineKind::InvalidJson => {
+                RpcError::parse_error().data(serde_json::Value::String(error.to_owned()))
+            }
+        };
+        self.outgoing.push_back(jsonrpc::encode_error(&RequestId::Null, &rpc_error));
+        let what = match kind {
+            BadLineKind::TooLong => "a line too long to read",
+            BadLineKind::InvalidUtf8 => "a line that is not UTF-8",
+            BadLineKind::InvalidJson => "a line that is not JSON",
+        };
+        self.problem(
+            format!("the agent printed {what} ({len} bytes); it was skipped"),
+            Some(&format!("{error}\n\n{preview}")),
+        );
+    }
+
+    /// The agent process ended. `stderr_tail` is what it last printed on stderr.
+    pub fn handle_exited(&mut self, description: &str, killed: bool, stderr_tail: &str) {
+        if self.phase == Phase::Closed && killed {
+            return;
+        }
+        let was_running = self.prompt_in_flight.take().is_some();
+        for (_, pending) in std::mem::take(&mut self.permissions) {
+            // Nobody is left to answer: the request is shown as cancelled.
+            self.thread.update_tool_call(pending.tool_call, |call| {
+                call.status = pending.status_before;
+                if let Some(permission) = &mut call.permission {
+                    permission.outcome = Some(PermissionOutcome::Cancelled);
+                }
+            });
+        }
+        self.emit_permission_count();
+        for (_, pending) in self.rpc.drain() {
+            if matches!(pending.tag, RequestKind::Initialize | RequestKind::NewSession) {
+                self.events.push_back(AcpEvent::Failed { message: format!("the agent {description}") });
+            }
+        }
+        if was_running {
+            self.thread.set_turn(TurnState::Failed { message: format!("the agent {description} during the turn") });
+        }
+        let (level, text) = if killed {
+            (NoticeLevel::Info, format!("The agent was stopped ({description})."))
+        } else {
+            (NoticeLevel::Error, format!("The agent {description}."))
+        };
+        let detail = (!stderr_tail.is_empty()).then(|| stderr_tail.to_owned());
+        self.thread.push(Entry::Notice(NoticeView { level, text, detail }));
+        self.phase = Phase::Closed;
+    }
+
+    /// Expires requests whose deadline has passed.
+    pub fn handle_timeout(&mut self, now: u64) {
+        for (_, pending) in self.rpc.expire(now) {
+            let message =
+                format!("the agent did not answer {} within {} s", pending.method, HANDSHAKE_TIMEOUT_MS / 1000);
+            self.fail(message);
+        }
+    }
+
+    pub fn poll_timeout(&self) -> Option<u64> {
+        self.rpc.next_deadline()
+    }
+
+    /// The next line to write to the agent's stdin (without its newline).
+    pub fn poll_outgoing(&mut self) -> Option<String> {
+        self.outgoing.pop_front()
+    }
+
+    pub fn poll_event(&mut self) -> Option<AcpEvent> {
+        self.events.pop_front()
+    }
+
+    pub fn permissions_waiting(&self) -> u32 {
+        self.permissions.len() as u32
+    }
+
+    fn handle_response(&mut self, id: RequestId, result: Result<&RawValue, RpcError>, now: u64) {
+        let Some(pending) = self.rpc.take(&id) else {
+            self.problem(format!("the agent answered a request Tether never sent (id {id})"), None);
+            return;
+        };
+        match (pending.tag, result) {
+            (RequestKind::Initialize, Ok(result)) => self.on_initialized(result, now),
+            (RequestKind::NewSession, Ok(result)) => self.on_session_created(result),
+            (RequestKind::Prompt, Ok(result)) => {
+                self.prompt_in_flight = None;
+                match serde_json::from_str::<acp::PromptResponse>(result.get()) {
+                    Ok(response) => {
+                        let stop_reason = wire_name(&response.stop_reason);
+                        self.thread.set_turn(TurnState::Ended { stop_reason });
+                    }
+                    Err(error) => {
+                        self.thread.set_turn(TurnState::Failed {
+                            message: format!("the agent's answer to the prompt is malformed: {error}"),
+                        });
+                    }
+                }
+                self.clear_stale_permissions();
+            }
+            (RequestKind::Initialize | RequestKind::NewSession, Err(error)) => {
+                self.fail(format!("{} failed: {}", pending.method, describe_error(&error)));
+            }
+            (RequestKind::Prompt, Err(error)) => {
+                self.prompt_in_flight = None;
+                self.thread.set_turn(TurnState::Failed { message: describe_error(&error) });
+                self.clear_stale_permissions();
+            }
+        }
+    }
+
+    fn on_initialized(&mut self, result: &RawValue, now: u64) {
+        let response = match serde_json::from_str::<acp::InitializeResponse>(result.get()) {
+            Ok(response) => response,
+            Err(error) => return self.fail(format!("the agent's answer to initialize is malformed: {error}")),
+        };
+        if response.protocol_version != agent_client_protocol_schema::ProtocolVersion::V1 {
+            return self.fail(format!(
+                "the agent speaks ACP version {}; Tether speaks version {PROTOCOL_VERSION}",
+                response.protocol_version
+            ));
+        }
+        self.agent_info = response.agent_info.map(|info| {
+            let name = info.title.unwrap_or(info.name);
+            format!("{name} {}", info.version)
+        });
+        self.events.push_back(AcpEvent::Initialized { agent: self.agent_info.clone() });
+        let params = acp::NewSessionRequest::new(self.cwd.clone()).mcp_servers(Vec::new());
+        self.send_request("session/new", &params, RequestKind::NewSession, Some(now + HANDSHAKE_TIMEOUT_MS));
+        self.phase = Phase::CreatingSession;
+    }
+
+    fn on_session_created(&mut self, result: &RawValue) {
+        match serde_json::from_str::<acp::NewSessionResponse>(result.get()) {
+            Ok(response) => {
+                let session_id = response.session_id.0.to_string();
+                self.session_id = Some(response.session_id);
+                self.phase = Phase::Ready;
+                self.events.push_back(AcpEvent::SessionReady { session_id });
+            }
+            Err(error) => self.fail(format!("the agent's answer to session/new is malformed: {error}")),
+        }
+    }
+
+    fn handle_request(&mut self, id: RequestId, method: &str, params: Option<&RawValue>) {
+        match method {
+            "session/request_permission" => match jsonrpc::parse_params::<acp::RequestPermissionRequest>(params) {
+                Ok(request) => self.on_permission_request(id, request),
+                Err(error) => {
+                    self.problem(format!("the agent sent an invalid permission request: {}", error.message), None);
+                    self.outgoing.push_back(jsonrpc::encode_error(&id, &error));
+                }
+            },
+            _ => {
+                // fs/* and terminal/* land here too: this client does not declare them.
+                let error = RpcError::method_not_found()
+                    .data(serde_json::Value::String(format!("Tether does not offer {method}")));
+                self.outgoing.push_back(jsonrpc::encode_error(&id, &error));
+                self.events.push_back(AcpEvent::ProtocolProblem {
+                    message: format!("the agent called {method}, which Tether does not offer"),
+                });
+            }
+        }
+    }
+
+    fn handle_notification(&mut self, method: &str, params: Option<&RawValue>) {
+        match method {
+            "session/update" => match jsonrpc::parse_params::<acp::SessionNotification>(params) {
+                Ok(notification) => {
+                    if self.session_id.as_ref() != Some(&notification.session_id) {
+                        self.events.push_back(AcpEvent::ProtocolProblem {
+                            message: format!("an update for unknown session {} was ignored", notification.session_id.0),
+                        });
+                        return;
+                    }
+                    self.on_session_update(notification.update);
+                }
+                Err(error) => {
+                    self.problem(format!("the agent sent an invalid session/update: {}", error.message), None)
+                }
+            },
+            "$/cancel_request" => {
+                #[derive(serde::Deserialize)]
+                #[serde(rename_all = "camelCase")]
+                struct CancelRequest {
+                    request_id: RequestId,
+                }
+                if let Ok(cancel) = jsonrpc::parse_params::<CancelRequest>(params) {
+                    let key = self
+                        .permissions
+                        .iter()
+                        .find(|(_, pending)| pending.request_id == cancel.request_id)
+                        .map(|(key, _)| *key);
+                    if let Some(key) = key {
+                        self.withdraw_permission(key);
+                    }
+                }
+            }
+            // Other notifications (extensions, newer protocol features) are legal to ignore.
+            _ => {}
+        }
+    }
+
+    fn on_session_update(&mut self, update: acp::SessionUpdate) {
+        match update {
+            acp::SessionUpdate::UserMessageChunk(chunk) => {
+                let text = content_text(&chunk.content);
+                match self.thread.entries().last() {
+                    // Agents replaying history stream the user's message in chunks too.
+                    Some(Entry::User(_)) => {
+                        let index = (self.thread.entries().len() - 1) as EntryIndex;
+                        if let Some(Entry::User(message)) = self.thread.entries().last() {
+                            let mut message = message.clone();
+                            message.text.push_str(&text);
+                            self.thread.replace(index, Entry::User(message));
+                        }
+                    }
+                    _ => {
+                        self.thread.push(Entry::User(UserMessage { text }));
+                    }
+                }
+            }
+            acp::SessionUpdate::AgentMessageChunk(chunk) => {
+                self.thread.append_agent_text(ChunkKind::Text, &content_text(&chunk.content));
+            }
+            acp::SessionUpdate::AgentThoughtChunk(chunk) => {
+                self.thread.append_agent_text(ChunkKind::Thought, &content_text(&chunk.content));
+            }
+            acp::SessionUpdate::ToolCall(call) => {
+                let view = tool_call_view(call);
+                match self.thread.find_tool_call(&view.id) {
+                    // A repeated tool_call for a known id replaces it, keeping a pending permission.
+                    Some(index) => self.thread.update_tool_call(index, |existing| {
+                        let permission = existing.permission.take();
+                        *existing = ToolCallView { permission, ..view };
+                    }),
+                    None => {
+                        self.thread.push(Entry::ToolCall(view));
+                    }
+                }
+            }
+            acp::SessionUpdate::ToolCallUpdate(update) => {
+                self.upsert_tool_call(update, |_| {});
+            }
+            acp::SessionUpdate::Plan(plan) => {
+                let entries = plan
+                    .entries
+                    .into_iter()
+                    .map(|entry| PlanEntryView {
+                        content: entry.content,
+                        priority: wire_name(&entry.priority),
+                        status: wire_name(&entry.status),
+                    })
+                    .collect();
+                self.thread.set_plan(entries);
+            }
+            // Commands, modes, config options, usage and session info are shown by a later issue.
+            _ => {}
+        }
+    }
+
+    /// Applies a `tool_call_update`, creating the tool call when the agent never announced it
+    /// (forgiving, as Zed is: the person still sees what the agent is doing). `also` makes a
+    /// further change in the same patch (attaching a permission request).
+    fn upsert_tool_call(&mut self, update: acp::ToolCallUpdate, also: impl FnOnce(&mut ToolCallView)) -> EntryIndex {
+        let id = update.tool_call_id.0.to_string();
+        let existing = self.thread.find_tool_call(&id);
+        let mut call =
+            existing.and_then(|index| self.thread.tool_call(index).cloned()).unwrap_or_else(|| ToolCallView {
+                id,
+                title: "Tool call".to_owned(),
+                kind: "other".to_owned(),
+                status: ToolStatus::Pending,
+                content: Vec::new(),
+                locations: Vec::new(),
+                raw_input: None,
+                raw_output: None,
+                permission: None,
+            });
+        let fields = update.fields;
+        if let Some(status) = fields.status.map(tool_status) {
+            // While the person is being asked, the card keeps saying so; the status the agent
+            // reports meanwhile is the one shown once the question is answered.
+            match existing.and_then(|index| self.permissions.values_mut().find(|pending| pending.tool_call == index)) {
+                Some(pending) => pending.status_before = status,
+                None => call.status = status,
+            }
+        }
+        if let Some(title) = fields.title {
+            call.title = title;
+        }
+        if let Some(kind) = fields.kind {
+            call.kind = wire_name(&kind);
+        }
+        if let Some(content) = fields.content {
+            call.content = content.iter().map(tool_content).collect();
+        }
+        if let Some(locations) = fields.locations {
+            call.locations = locations.iter().map(location).collect();
+        }
+        if let Some(raw_input) = fields.raw_input {
+            call.raw_input = Some(raw_input);
+        }
+        if let Some(raw_output) = fields.raw_output {
+            call.raw_output = Some(raw_output);
+        }
+        also(&mut call);
+        match existing {
+            Some(index) => {
+                self.thread.replace(index, Entry::ToolCall(call));
+                index
+            }
+            None => self.thread.push(Entry::ToolCall(call)),
+        }
+    }
+
+    fn on_permission_request(&mut self, id: RequestId, request: acp::RequestPermissionRequest) {
+        if self.session_id.as_ref() != Some(&request.session_id) {
+            let error = RpcError::invalid_params()
+                .data(serde_json::Value::String(format!("unknown session {}", request.session_id.0)));
+            self.outgoing.push_back(jsonrpc::encode_error(&id, &error));
+            return;
+        }
+        let key = self.next_permission_key;
+        self.next_permission_key += 1;
+        let options = request
+            .options
+            .iter()
+            .map(|option| PermissionOptionView {
+                id: option.option_id.0.to_string(),
+                name: option.name.clone(),
+                kind: wire_name(&option.kind),
+            })
+            .collect();
+        let mut status_before = ToolStatus::Pending;
+        let index = self.upsert_tool_call(request.tool_call, |call| {
+            status_before = call.status;
+            call.status = ToolStatus::WaitingForConfirmation;
+            call.permission = Some(PermissionView { key, options, outcome: None });
+        });
+        self.permissions.insert(key, PendingPermission { request_id: id, tool_call: index, status_before });
+        self.emit_permission_count();
+    }
+
+    /// Answers a waiting permission request and shows the outcome on its tool call.
+    fn resolve_permission(&mut self, key: PermissionKey, outcome: PermissionOutcome) {
+        let Some(pending) = self.permissions.remove(&key) else { return };
+        let acp_outcome = match &outcome {
+            PermissionOutcome::Selected { option_id } => {
+                acp::RequestPermissionOutcome::Selected(acp::SelectedPermissionOutcome::new(option_id.clone()))
+            }
+            PermissionOutcome::Cancelled => acp::RequestPermissionOutcome::Cancelled,
+        };
+        let response = acp::RequestPermissionResponse::new(acp_outcome);
+        self.outgoing.push_back(jsonrpc::encode_result(&pending.request_id, &response));
+        self.show_outcome(&pending, outcome);
+    }
+
+    /// The agent withdrew its request (`$/cancel_request`): it is answered "request cancelled"
+    /// and the card says so.
+    fn withdraw_permission(&mut self, key: PermissionKey) {
+        let Some(pending) = self.permissions.remove(&key) else { return };
+        let error = RpcError::new(-32800, "Request cancelled");
+        self.outgoing.push_back(jsonrpc::encode_error(&pending.request_id, &error));
+        self.show_outcome(&pending, PermissionOutcome::Cancelled);
+    }
+
+    fn show_outcome(&mut self, pending: &PendingPermission, outcome: PermissionOutcome) {
+        self.thread.update_tool_call(pending.tool_call, |call| {
+            call.status = pending.status_before;
+            if let Some(permission) = &mut call.permission {
+                permission.outcome = Some(outcome);
+            }
+        });
+        self.emit_permission_count();
+    }
+
+    /// When a turn ends, a permission request the agent left unanswered can no longer matter to
+    /// it; it is answered cancelled so that nothing stays pending silently.
+    fn clear_stale_permissions(&mut self) {
+        let keys: Vec<PermissionKey> = self.permissions.keys().copied().collect();
+        for key in keys {
+            self.resolve_permission(key, PermissionOutcome::Cancelled);
+        }
+    }
+
+    fn emit_permission_count(&mut self) {
+        self.events.push_back(AcpEvent::PermissionsWaiting { count: self.permissions_waiting() });
+    }
+
+    fn send_request(
+        &mut self,
+        method: &str,
+        params: &impl Serialize,
+        kind: RequestKind,
+        deadline: Option<u64>,
+    ) -> RequestId {
+        let (id, line) = self.rpc.request(method, params, kind, deadline);
+        self.outgoing.push_back(line);
+        id
+    }
+
+    fn send_notification(&mut self, method: &str, params: &impl Serialize) {
+        self.outgoing.push_back(jsonrpc::encode_notification(method, params));
+    }
+
+    fn fail(&mut self, message: String) {
+        self.phase = Phase::Closed;
+        self.thread.push(Entry::Notice(NoticeView {
+            level: NoticeLevel::Error,
+            text: format!("Could not start the agent session: {message}."),
+            detail: None,
+        }));
+        self.events.push_back(AcpEvent::Failed { message });
+    }
+
+    /// A protocol problem the session survives: logged, and shown as a warning in the thread.
+    fn problem(&mut self, message: String, detail: Option<&str>) {
+        self.thread.push(Entry::Notice(NoticeView {
+            level: NoticeLevel::Warning,
+            text: capitalize(&message),
+            detail: detail.map(str::to_owned),
+        }));
+        self.events.push_back(AcpEvent::ProtocolProblem { message });
+    }
+}
+
+/// `text` with its first letter in upper case, for messages that start a sentence.
+pub(crate) fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// The name an ACP enum value has on the wire (`end_turn`, `in_progress`, `allow_once`, ...).
+fn wire_name(value: &impl Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => "unknown".to_owned(),
+    }
+}
+
+fn describe_error(error: &RpcError) -> String {
+    let code: i32 = error.code.into();
+    match &error.data {
+        Some(serde_json::Value::String(data)) => format!("{} ({data}) [{code}]", error.message),
+        Some(data) => format!("{} ({data}) [{code}]", error.message),
+        None => format!("{} [{code}]", error.message),
+    }
+}
+
+fn tool_status(status: acp::ToolCallStatus) -> ToolStatus {
+    match status {
+        acp::ToolCallStatus::Pending => ToolStatus::Pending,
+        acp::ToolCallStatus::InProgress => ToolStatus::InProgress,
+        acp::ToolCallStatus::Completed => ToolStatus::Completed,
+        acp::ToolCallStatus::Failed => ToolStatus::Failed,
+        // A status from a newer protocol: shown as still running rather than guessed.
+        _ => ToolStatus::InProgress,
+    }
+}
+
+fn tool_call_view(call: acp::ToolCall) -> ToolCallView {
+    ToolCallView {
+        id: call.tool_call_id.0.to_string(),
+        title: call.title,
+        kind: wire_name(&call.kind),
+        status: tool_status(call.status),
+        content: call.content.iter().map(tool_content).collect(),
+        locations: call.locations.iter().map(location).collect(),
+        raw_input: call.raw_input,
+        raw_output: call.raw_output,
+        permission: None,
+    }
+}
+
+fn tool_content(content: &acp::ToolCallContent) -> ToolContent {
+    match content {
+        acp::ToolCallContent::Content(content) => ToolContent::Text { text: content_text(&content.content) },
+        acp::ToolCallContent::Diff(diff) => ToolContent::Diff {
+            path: diff.path.to_string_lossy().into_owned(),
+            old_text: diff.old_text.clone(),
+            new_text: diff.new_text.clone(),
+        },
+        acp::ToolCallContent::Terminal(terminal) => {
+            ToolContent::Terminal { terminal_id: terminal.terminal_id.0.to_string() }
+        }
+        _ => ToolContent::Text { text: "(content of a kind this version of Tether does not show)".to_owned() },
+    }
+}
+
+fn location(location: &acp::ToolCallLocation) -> Location {
+    Location { path: location.path.to_string_lossy().into_owned(), line: location.line }
+}
+
+/// The text of a content block; other kinds are named so the person knows something was there.
+fn content_text(block: &acp::ContentBlock) -> String {
+    match block {
+        acp::ContentBlock::Text(text) => text.text.clone(),
+        acp::ContentBlock::Image(_) => "[image]".to_owned(),
+        acp::ContentBlock::Audio(_) => "[audio]".to_owned(),
+        acp::ContentBlock::ResourceLink(link) => format!("[{}]({})", link.name, link.uri),
+        acp::ContentBlock::Resource(resource) => match &resource.resource {
+            acp::EmbeddedResourceResource::TextResourceContents(text) => text.text.clone(),
+            _ => "[embedded resource]".to_owned(),
+        },
+        _ => "[content]".to_owned(),
+    }
+}

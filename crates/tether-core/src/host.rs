@@ -1,0 +1,624 @@
+//! The host's whole brain: the tetherd connection, the agent of the current session, the chat
+//! webview and VS Code's commands, as one state machine with no IO.
+//!
+//! The TypeScript host feeds it socket bytes, webview intents, commands and the time, and carries
+//! out the [`HostAction`]s it polls; everything that decides what a message means lives here (see
+//! DESIGN.md, invariant 3). One session is live at a time: "New Session" and "Select Agent" stop
+//! the current agent and start another.
+//!
+//! The webview gets a snapshot when it says `ready` and then patches, batched so that at most one
+//! post leaves per [`FRAME_MS`] of the host's clock however fast the agent streams: the engine holds
+//! patches back and asks for a timer (`poll_timeout`) instead of posting early.
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::acp::{AcpClient, AcpEvent, ClientInfo, IntentError, capitalize};
+use crate::framing::{self, LineFramer};
+use crate::host_api::{AgentProfile, DEMO_PROFILE, EngineConfig, HostAction, HostCommand, LogLevel};
+use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
+use crate::sidecar::{
+    AgentBadLine, AgentExited, AgentId, AgentMessage, AgentRef, AgentStderr, HelloParams, SIDECAR_PROTOCOL_VERSION,
+    SpawnParams, SpawnResult, method,
+};
+use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch};
+use crate::webview::{HostToWebview, SessionStatus, SessionView, ViewSnapshot, WebviewToHost};
+
+/// The shortest time between two posts to the webview: one animation frame at 60 Hz.
+pub const FRAME_MS: u64 = 16;
+
+/// How long tetherd may take to answer `hello` or `agent/spawn`.
+const SIDECAR_TIMEOUT_MS: u64 = 15_000;
+
+/// How much of an agent's stderr is kept to explain a crash.
+const STDERR_TAIL_LINES: usize = 40;
+const STDERR_TAIL_BYTES: usize = 8 * 1024;
+
+/// Lines from tetherd embed a whole agent line, so they may be a little longer than the agent's.
+const SIDECAR_MAX_LINE_BYTES: usize = framing::DEFAULT_MAX_LINE_BYTES + 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SidecarRequest {
+    Hello,
+    /// Spawning the agent of session `generation`.
+    Spawn {
+        generation: u64,
+    },
+    Kill,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SidecarState {
+    Disconnected,
+    /// Connected, `hello` sent.
+    Greeting,
+    Ready,
+}
+
+/// The agent process of the current session and its ACP client.
+#[derive(Debug)]
+struct AgentSlot {
+    generation: u64,
+    profile: AgentProfile,
+    /// Known once tetherd answered `agent/spawn`.
+    agent_id: Option<AgentId>,
+    client: AcpClient,
+    stderr_tail: VecDeque<String>,
+}
+
+#[derive(Debug)]
+pub struct HostEngine {
+    config: EngineConfig,
+    sidecar: SidecarState,
+    framer: LineFramer,
+    rpc: Outgoing<SidecarRequest>,
+    agent: Option<AgentSlot>,
+    /// Bumped for every new session, so that late messages about an older one are recognised.
+    generation: u64,
+    /// The profile the next session uses.
+    selected_profile: Option<String>,
+    session: SessionView,
+    webview: WebviewOutbox,
+    badge: u32,
+    actions: VecDeque<HostAction>,
+}
+
+/// What the webview has not been sent yet, and when it was last posted to.
+#[derive(Debug, Default)]
+struct WebviewOutbox {
+    /// The webview said `ready` and has not gone away since: posts reach it.
+    ready: bool,
+    last_post: Option<u64>,
+    session_changed: bool,
+    patches: Vec<ThreadPatch>,
+}
+
+impl HostEngine {
+    pub fn new(config: EngineConfig) -> Self {
+        let selected_profile = config.default_profile.clone();
+        let mut engine = HostEngine {
+            config,
+            sidecar: SidecarState::Disconnected,
+            framer: LineFramer::new(SIDECAR_MAX_LINE_BYTES),
+            rpc: Outgoing::new(),
+            agent: None,
+            generation: 0,
+            selected_profile,
+            session: SessionView {
+                agent: String::new(),
+                agent_info: None,
+                status: SessionStatus::Starting { step: "Starting tetherd".to_owned() },
+                profiles: Vec::new(),
+            },
+            webview: WebviewOutbox::default(),
+            badge: 0,
+            actions: VecDeque::new(),
+        };
+        engine.session.profiles = engine.profiles().into_iter().map(|profile| profile.name).collect();
+        engine.session.agent = engine.current_profile().map(|profile| profile.name).unwrap_or_default();
+        engine
+    }
+
+    /// The socket to tetherd is open: say hello.
+    pub fn handle_sidecar_connected(&mut self, now: u64) {
+        self.framer = LineFramer::new(SIDECAR_MAX_LINE_BYTES);
+        let hello = HelloParams {
+            token: self.config.token.clone(),
+            protocol_version: SIDECAR_PROTOCOL_VERSION,
+            client: format!("{} {}", self.config.client_name, self.config.client_version),
+        };
+        self.sidecar_request(method::HELLO, &hello, SidecarRequest::Hello, now);
+        self.sidecar = SidecarState::Greeting;
+        self.set_status(SessionStatus::Starting { step: "Connecting to tetherd".to_owned() });
+        self.finish(now);
+    }
+
+    /// Bytes from the tetherd socket, in any chunking.
+    pub fn handle_sidecar_bytes(&mut self, bytes: &[u8], now: u64) {
+        self.framer.push(bytes);
+        while let Some(line) = self.framer.next_line() {
+            match line {
+                Ok(line) => self.handle_sidecar_line(&line, now),
+                Err(error) => self.log(LogLevel::Error, format!("tetherd sent a line Tether cannot read: {error}")),
+            }
+        }
+        self.finish(now);
+    }
+
+    /// The tetherd socket closed.
+    pub fn handle_sidecar_closed(&mut self, reason: &str, now: u64) {
+        self.sidecar = SidecarState::Disconnected;
+        self.rpc.drain();
+        let message = format!("lost the connection to tetherd ({reason})");
+        if let Some(slot) = &mut self.agent {
+            slot.client.handle_exited(&format!("is out of reach: Tether {message}"), false, "");
+        }
+        self.agent = None;
+        self.log(LogLevel::Error, format!("Tether {message}"));
+        self.show(LogLevel::Error, format!("Tether {message}. Reload the window to start it again."));
+        self.set_status(SessionStatus::Failed { message: capitalize(&message) });
+        self.finish(now);
+    }
+
+    pub fn handle_webview(&mut self, message: WebviewToHost, now: u64) {
+        match message {
+            WebviewToHost::Ready => {
+                self.webview.ready = true;
+                self.post_snapshot(now);
+            }
+            WebviewToHost::Prompt { text } => self.prompt(&text, now),
+            WebviewToHost::Cancel => self.cancel(now),
+            WebviewToHost::AnswerPermission { key, option_id } => self.answer_permission(key, &option_id, now),
+            WebviewToHost::NewSession => self.start_session(now),
+            WebviewToHost::SelectAgent { name } => self.select_agent(name, now),
+        }
+        self.finish(now);
+    }
+
+    pub fn handle_command(&mut self, command: HostCommand, now: u64) {
+        match command {
+            HostCommand::NewSession => self.start_session(now),
+            HostCommand::Cancel => self.cancel(now),
+            HostCommand::SelectAgent { name } => self.select_agent(name, now),
+            HostCommand::Configure { profiles, default_profile } => {
+                self.config.profiles = profiles;
+                self.config.default_profile = default_profile;
+                self.session.profiles = self.profiles().into_iter().map(|profile| profile.name).collect();
+                self.webview.session_changed = true;
+            }
+        }
+        self.finish(now);
+    }
+
+    /// The webview went away (its view was closed); posts stop until it says `ready` again.
+    pub fn handle_webview_gone(&mut self) {
+        self.webview = WebviewOutbox::default();
+    }
+
+    pub fn handle_timeout(&mut self, now: u64) {
+        for (_, pending) in self.rpc.expire(now) {
+            let message = format!("tetherd did not answer {} within {} s", pending.method, SIDECAR_TIMEOUT_MS / 1000);
+            self.log(LogLevel::Error, message.clone());
+            self.set_status(SessionStatus::Failed { message: capitalize(&message) });
+        }
+        if let Some(slot) = &mut self.agent {
+            slot.client.handle_timeout(now);
+        }
+        self.finish(now);
+    }
+
+    pub fn poll_action(&mut self) -> Option<HostAction> {
+        self.actions.pop_front()
+    }
+
+    /// When `handle_timeout` must be called next.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        let webview_due = self.webview_has_news().then(|| self.webview.last_post.map_or(0, |at| at + FRAME_MS));
+        [self.rpc.next_deadline(), self.agent.as_ref().and_then(|slot| slot.client.poll_timeout()), webview_due]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Every profile the person can choose: the built-in Demo first (unless a setting redefines
+    /// it), then `tether.agents` in order.
+    pub fn profiles(&self) -> Vec<AgentProfile> {
+        let mut profiles = Vec::new();
+        if let Some(command) = &self.config.demo_agent_command
+            && !self.config.profiles.iter().any(|profile| profile.name == DEMO_PROFILE)
+        {
+            profiles.push(AgentProfile {
+                name: DEMO_PROFILE.to_owned(),
+                command: command.clone(),
+                args: vec!["--scenario".to_owned(), "demo".to_owned()],
+                env: Default::default(),
+                cwd: None,
+            });
+        }
+        profiles.extend(self.config.profiles.iter().cloned());
+        profiles
+    }
+
+    fn current_profile(&self) -> Option<AgentProfile> {
+        let profiles = self.profiles();
+        let selected =
+            self.selected_profile.as_ref().and_then(|name| profiles.iter().find(|profile| &profile.name == name));
+        selected.or(profiles.first()).cloned()
+    }
+
+    fn select_agent(&mut self, name: String, now: u64) {
+        if !self.profiles().iter().any(|profile| profile.name == name) {
+            self.show(LogLevel::Error, format!("There is no agent named {name:?} in tether.agents."));
+            return;
+        }
+        self.selected_profile = Some(name);
+        self.start_session(now);
+    }
+
+    /// Stops the current agent (if any) and starts a new session with the selected profile.
+    fn start_session(&mut self, now: u64) {
+        if self.sidecar != SidecarState::Ready {
+            // The session starts as soon as tetherd has accepted our hello.
+            return;
+        }
+        if let Some(agent_id) = self.agent.take().and_then(|old| old.agent_id) {
+            self.sidecar_request(method::AGENT_KILL, &AgentRef { agent_id }, SidecarRequest::Kill, now);
+        }
+        self.set_badge(0);
+        let Some(profile) = self.current_profile() else {
+            self.session.agent = String::new();
+            self.set_status(SessionStatus::Failed {
+                message: "No agent is configured: add one to the tether.agents setting".to_owned(),
+            });
+            return;
+        };
+        self.generation += 1;
+        let generation = self.generation;
+        let cwd = profile.cwd.clone().unwrap_or_else(|| self.config.workspace_root.clone());
+        let info = ClientInfo { name: self.config.client_name.clone(), version: self.config.client_version.clone() };
+        // Keys of different sessions never collide: a click on a stale card cannot answer a new
+        // request.
+        let client = AcpClient::new(info, self.config.workspace_root.clone(), generation << 32);
+        let spawn = SpawnParams {
+            name: profile.name.clone(),
+            command: profile.command.clone(),
+            args: profile.args.clone(),
+            env: profile.env.clone(),
+            cwd,
+        };
+        self.log(
+            LogLevel::Info,
+            format!("starting agent {:?}: {} {}", profile.name, profile.command, profile.args.join(" ")),
+        );
+        self.sidecar_request(method::AGENT_SPAWN, &spawn, SidecarRequest::Spawn { generation }, now);
+        self.session.agent = profile.name.clone();
+        self.session.agent_info = None;
+        self.agent = Some(AgentSlot { generation, profile, agent_id: None, client, stderr_tail: VecDeque::new() });
+        self.set_status(SessionStatus::Starting { step: "Starting the agent".to_owned() });
+        self.post_snapshot(now);
+    }
+
+    fn prompt(&mut self, text: &str, now: u64) {
+        if text.trim().is_empty() {
+            return;
+        }
+        let result = match &mut self.agent {
+            Some(slot) => slot.client.prompt(text, now),
+            None => Err(IntentError::NotReady),
+        };
+        if let Err(error) = result {
+            self.show(LogLevel::Warn, format!("The prompt was not sent: {error}."));
+        }
+    }
+
+    fn cancel(&mut self, now: u64) {
+        if let Some(slot) = &mut self.agent {
+            slot.client.cancel(now);
+        }
+    }
+
+    fn answer_permission(&mut self, key: PermissionKey, option_id: &str, _now: u64) {
+        let result = match &mut self.agent {
+            Some(slot) => slot.client.answer_permission(key, option_id),
+            None => Err(IntentError::UnknownPermission),
+        };
+        if let Err(error) = result {
+            self.show(LogLevel::Warn, format!("The answer was not sent: {error}."));
+        }
+    }
+
+    fn handle_sidecar_line(&mut self, line: &str, now: u64) {
+        let message = match jsonrpc::parse_message(line) {
+            Ok(message) => message,
+            Err(error) => {
+                self.log(LogLevel::Error, format!("tetherd sent a message Tether cannot read: {error}"));
+                return;
+            }
+        };
+        match message {
+            Message::Response { id, result } => self.handle_sidecar_response(&id, result, now),
+            Message::Notification { method, params } => self.handle_sidecar_notification(&method, params, now),
+            Message::Request { id, method, .. } => {
+                // tetherd makes no requests of the host in this version of the wire.
+                let error = RpcError::method_not_found();
+                self.sidecar_write(jsonrpc::encode_error(&id, &error));
+                self.log(LogLevel::Warn, format!("tetherd asked for {method}, which this host does not offer"));
+            }
+        }
+    }
+
+    fn handle_sidecar_response(&mut self, id: &RequestId, result: Result<&RawValue, RpcError>, now: u64) {
+        let Some(pending) = self.rpc.take(id) else {
+            self.log(LogLevel::Warn, format!("tetherd answered a request Tether never sent (id {id})"));
+            return;
+        };
+        match (pending.tag, result) {
+            (SidecarRequest::Hello, Ok(_)) => {
+                self.sidecar = SidecarState::Ready;
+                self.log(LogLevel::Info, "connected to tetherd".to_owned());
+                self.start_session(now);
+            }
+            (SidecarRequest::Hello, Err(error)) => {
+                let message = format!("tetherd refused the connection: {}", error.message);
+                self.log(LogLevel::Error, message.clone());
+                self.show(LogLevel::Error, format!("Tether: {message}."));
+                self.set_status(SessionStatus::Failed { message: capitalize(&message) });
+            }
+            (SidecarRequest::Spawn { generation }, Ok(result)) => {
+                let spawned = serde_json::from_str::<SpawnResult>(result.get());
+                match (spawned, &mut self.agent) {
+                    (Ok(spawned), Some(slot)) if slot.generation == generation => {
+                        slot.agent_id = Some(spawned.agent_id);
+                        slot.client.start(now);
+                        self.log(LogLevel::Info, format!("agent started (pid {})", spawned.pid));
+                        self.set_status(SessionStatus::Starting { step: "Initializing the agent".to_owned() });
+                    }
+                    (Ok(spawned), _) => {
+                        // The person started another session meanwhile: this agent is not wanted.
+                        let agent_ref = AgentRef { agent_id: spawned.agent_id };
+                        self.sidecar_request(method::AGENT_KILL, &agent_ref, SidecarRequest::Kill, now);
+                    }
+                    (Err(error), _) => {
+                        self.log(LogLevel::Error, format!("tetherd's answer to agent/spawn is malformed: {error}"))
+                    }
+                }
+            }
+            (SidecarRequest::Spawn { generation }, Err(error)) => {
+                if self.agent.as_ref().is_some_and(|slot| slot.generation == generation) {
+                    let name = self.session.agent.clone();
+                    let message = format!("Could not start the agent {name:?}: {}", error.message);
+                    self.show(LogLevel::Error, format!("Tether: {message}"));
+                    if let Some(slot) = &mut self.agent {
+                        slot.client.thread_mut().push(Entry::Notice(NoticeView {
+                            level: NoticeLevel::Error,
+                            text: message.clone(),
+                            detail: Some(format!("{} {}", slot.profile.command, slot.profile.args.join(" "))),
+                        }));
+                    }
+                    self.set_status(SessionStatus::Failed { message });
+                }
+            }
+            (SidecarRequest::Kill, Ok(_)) => {}
+            (SidecarRequest::Kill, Err(error)) => {
+                self.log(LogLevel::Warn, format!("tetherd could not stop an agent: {}", error.message));
+            }
+        }
+    }
+
+    fn handle_sidecar_notification(&mut self, method: &str, params: Option<&RawValue>, now: u64) {
+        let params = params.map_or("null", RawValue::get);
+        match method {
+            method::AGENT_MESSAGE => match serde_json::from_str::<AgentMessage<'_>>(params) {
+                Ok(message) => {
+                    if let Some(slot) = self.agent_slot(message.agent_id) {
+                        slot.client.handle_message(message.message.get(), now);
+                    }
+                }
+                Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed agent/message: {error}")),
+            },
+            method::AGENT_BAD_LINE => match serde_json::from_str::<AgentBadLine>(params) {
+                Ok(bad) => {
+                    if let Some(slot) = self.agent_slot(bad.agent_id) {
+                        slot.client.handle_bad_line(bad.kind, bad.len, &bad.preview, &bad.error);
+                    }
+                }
+                Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed agent/badLine: {error}")),
+            },
+            method::AGENT_STDERR => match serde_json::from_str::<AgentStderr>(params) {
+                Ok(stderr) => {
+                    let mut name = None;
+                    if let Some(slot) = self.agent_slot(stderr.agent_id) {
+                        keep_tail(&mut slot.stderr_tail, &stderr.line);
+                        name = Some(slot.profile.name.clone());
+                    }
+                    let name = name.unwrap_or_else(|| format!("agent {}", stderr.agent_id));
+                    self.log(LogLevel::Info, format!("[{name}] {}", stderr.line));
+                }
+                Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed agent/stderr: {error}")),
+            },
+            method::AGENT_EXITED => match serde_json::from_str::<AgentExited>(params) {
+                Ok(exited) => self.on_agent_exited(exited),
+                Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed agent/exited: {error}")),
+            },
+            _ => self.log(LogLevel::Debug, format!("ignored a notification from tetherd: {method}")),
+        }
+    }
+
+    fn on_agent_exited(&mut self, exited: AgentExited) {
+        let description = match (exited.code, exited.signal) {
+            (_, Some(signal)) => format!("was ended by signal {signal}"),
+            (Some(code), None) => format!("exited with code {code}"),
+            (None, None) => "exited".to_owned(),
+        };
+        let Some(slot) = self.agent_slot(exited.agent_id) else {
+            self.log(LogLevel::Info, format!("a previous agent {description}"));
+            return;
+        };
+        let tail = slot.stderr_tail.iter().cloned().collect::<Vec<_>>().join("\n");
+        slot.client.handle_exited(&description, exited.killed, &tail);
+        let name = slot.profile.name.clone();
+        self.log(LogLevel::Info, format!("agent {name:?} {description}"));
+        if !exited.killed {
+            self.show(
+                LogLevel::Error,
+                format!("Tether: the agent {name:?} {description}. Start a new session to run it again."),
+            );
+        }
+        self.set_status(SessionStatus::Exited { message: format!("The agent {description}") });
+    }
+
+    /// The slot of the current session if `agent_id` is its agent; messages from an agent that
+    /// was replaced are dropped here.
+    fn agent_slot(&mut self, agent_id: AgentId) -> Option<&mut AgentSlot> {
+        self.agent.as_mut().filter(|slot| slot.agent_id == Some(agent_id))
+    }
+
+    /// After every input: move what the ACP client produced to the sidecar, the header, the log
+    /// and the webview.
+    fn finish(&mut self, now: u64) {
+        self.drain_client();
+        self.flush_webview(now);
+    }
+
+    fn drain_client(&mut self) {
+        let Some(slot) = &mut self.agent else { return };
+        let mut writes = String::new();
+        if let Some(agent_id) = slot.agent_id {
+            while let Some(line) = slot.client.poll_outgoing() {
+                // The line is JSON the engine encoded itself, so it is embedded as it is: no
+                // re-escaping, no second parse.
+                writes.push_str(&format!(
+                    r#"{{"jsonrpc":"2.0","method":"{}","params":{{"agentId":{agent_id},"message":{line}}}}}"#,
+                    method::AGENT_SEND
+                ));
+                writes.push('\n');
+            }
+        }
+        let mut events = Vec::new();
+        while let Some(event) = slot.client.poll_event() {
+            events.push(event);
+        }
+        let patches = slot.client.thread_mut().take_patches();
+        if !writes.is_empty() {
+            self.actions.push_back(HostAction::SidecarWrite { data: writes });
+        }
+        if self.webview.ready {
+            self.webview.patches.extend(patches);
+        }
+        for event in events {
+            self.on_client_event(event);
+        }
+    }
+
+    fn on_client_event(&mut self, event: AcpEvent) {
+        match event {
+            AcpEvent::Initialized { agent } => {
+                self.log(
+                    LogLevel::Info,
+                    format!("agent initialized: {}", agent.as_deref().unwrap_or("(no agentInfo)")),
+                );
+                self.session.agent_info = agent;
+                self.set_status(SessionStatus::Starting { step: "Creating the session".to_owned() });
+            }
+            AcpEvent::SessionReady { session_id } => {
+                self.log(LogLevel::Info, format!("session {session_id} ready"));
+                self.set_status(SessionStatus::Ready);
+            }
+            AcpEvent::Failed { message } => {
+                self.log(LogLevel::Error, message.clone());
+                self.set_status(SessionStatus::Failed { message: capitalize(&message) });
+            }
+            AcpEvent::ProtocolProblem { message } => self.log(LogLevel::Warn, message),
+            AcpEvent::PermissionsWaiting { count } => self.set_badge(count),
+        }
+    }
+
+    fn webview_has_news(&self) -> bool {
+        self.webview.ready && (self.webview.session_changed || !self.webview.patches.is_empty())
+    }
+
+    fn flush_webview(&mut self, now: u64) {
+        if !self.webview_has_news() {
+            return;
+        }
+        if self.webview.last_post.is_some_and(|at| now < at + FRAME_MS) {
+            return; // poll_timeout asks for a timer at the next frame
+        }
+        let session = std::mem::take(&mut self.webview.session_changed).then(|| self.session.clone());
+        let thread = std::mem::take(&mut self.webview.patches);
+        self.webview.last_post = Some(now);
+        self.actions.push_back(HostAction::PostWebview { message: HostToWebview::Patch { session, thread } });
+    }
+
+    /// Replaces the webview's state with the current one. Patches not yet posted are part of it.
+    fn post_snapshot(&mut self, now: u64) {
+        if !self.webview.ready {
+            return;
+        }
+        self.drain_client();
+        self.webview.patches.clear();
+        self.webview.session_changed = false;
+        self.webview.last_post = Some(now);
+        let snapshot = match &self.agent {
+            Some(slot) => {
+                let thread = slot.client.thread();
+                ViewSnapshot {
+                    session: self.session.clone(),
+                    entries: thread.entries().to_vec(),
+                    plan: thread.plan().to_vec(),
+                    turn: thread.turn().clone(),
+                }
+            }
+            None => ViewSnapshot {
+                session: self.session.clone(),
+                entries: Vec::new(),
+                plan: Vec::new(),
+                turn: Default::default(),
+            },
+        };
+        self.actions.push_back(HostAction::PostWebview { message: HostToWebview::Snapshot { snapshot } });
+    }
+
+    fn set_status(&mut self, status: SessionStatus) {
+        if self.session.status != status {
+            self.session.status = status;
+            self.webview.session_changed = true;
+        }
+    }
+
+    fn set_badge(&mut self, count: u32) {
+        if self.badge != count {
+            self.badge = count;
+            self.actions.push_back(HostAction::SetBadge { count });
+        }
+    }
+
+    fn sidecar_request(&mut self, method: &str, params: &impl Serialize, tag: SidecarRequest, now: u64) {
+        let (_, line) = self.rpc.request(method, params, tag, Some(now + SIDECAR_TIMEOUT_MS));
+        self.sidecar_write(line);
+    }
+
+    fn sidecar_write(&mut self, mut line: String) {
+        line.push('\n');
+        self.actions.push_back(HostAction::SidecarWrite { data: line });
+    }
+
+    fn log(&mut self, level: LogLevel, text: String) {
+        self.actions.push_back(HostAction::Log { level, text });
+    }
+
+    fn show(&mut self, level: LogLevel, text: String) {
+        self.actions.push_back(HostAction::ShowMessage { level, text });
+    }
+}
+
+fn keep_tail(tail: &mut VecDeque<String>, line: &str) {
+    tail.push_back(line.to_owned());
+    while tail.len() > STDERR_TAIL_LINES
+        || (tail.len() > 1 && tail.iter().map(String::len).sum::<usize>() > STDERR_TAIL_BYTES)
+    {
+        tail.pop_front();
+    }
+}

@@ -1,0 +1,94 @@
+//! The types the host exchanges with the engine: its configuration, the VS Code commands it
+//! forwards, and the actions the engine asks it to carry out.
+//!
+//! The host is a pump: it feeds the engine socket bytes, webview messages, commands and the time,
+//! then carries out every [`HostAction`] it polls, and sets a timer for
+//! `HostEngine::poll_timeout`. Nothing in these types asks the host to decide anything.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::webview::HostToWebview;
+
+/// An agent the person can run: a command speaking ACP on its stdio.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentProfile {
+    pub name: String,
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Working directory of the agent process; the workspace folder when absent.
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+/// The name of the built-in profile that runs the scripted test agent's demo scenario.
+pub const DEMO_PROFILE: &str = "Demo";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct EngineConfig {
+    /// The token the host gave tetherd at spawn; presented in `hello`.
+    pub token: String,
+    /// Sent to the agent as `clientInfo`.
+    pub client_name: String,
+    pub client_version: String,
+    /// The workspace folder: the cwd of sessions and agent processes.
+    pub workspace_root: String,
+    /// Path of the scripted test agent binary shipped with the extension, for the "Demo" profile.
+    pub demo_agent_command: Option<String>,
+    /// The `tether.agents` setting, as the person wrote it.
+    #[serde(default)]
+    pub profiles: Vec<AgentProfile>,
+    /// The `tether.defaultAgent` setting; the first profile when absent or unknown.
+    #[serde(default)]
+    pub default_profile: Option<String>,
+}
+
+/// A VS Code command or event the host forwards.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum HostCommand {
+    NewSession,
+    Cancel,
+    SelectAgent {
+        name: String,
+    },
+    /// The settings changed.
+    Configure {
+        profiles: Vec<AgentProfile>,
+        default_profile: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum LogLevel {
+    Trace,
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+/// Something the engine asks the host to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum HostAction {
+    /// Write these bytes (whole NDJSON lines) to the tetherd socket.
+    SidecarWrite { data: String },
+    /// Post this message to the chat webview (dropped by the host when no webview is open: the
+    /// webview asks for a snapshot when it appears).
+    PostWebview { message: HostToWebview },
+    /// Show a VS Code notification.
+    ShowMessage { level: LogLevel, text: String },
+    /// Append to the Tether log channel.
+    Log { level: LogLevel, text: String },
+    /// The number shown on the Tether view's badge (permission requests waiting); 0 hides it.
+    SetBadge { count: u32 },
+}

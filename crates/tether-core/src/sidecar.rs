@@ -1,0 +1,184 @@
+//! The wire between the host and tetherd: JSON-RPC 2.0, one JSON object per line, over a local
+//! socket.
+//!
+//! The host speaks first: its first message must be a `hello` request carrying the token the host
+//! gave tetherd when it spawned it; tetherd closes any connection whose first message is anything
+//! else. After that the host spawns agents, sends them messages and kills them; tetherd forwards
+//! what the agents print.
+//!
+//! Agent messages travel embedded as raw JSON (`message` below): tetherd checks a line is JSON
+//! before embedding it and never re-escapes it, and the host's engine parses it once.
+//!
+//! | direction | method | kind | params → result |
+//! |---|---|---|---|
+//! | host → tetherd | `hello` | request | [`HelloParams`] → [`HelloResult`] |
+//! | host → tetherd | `agent/spawn` | request | [`SpawnParams`] → [`SpawnResult`] |
+//! | host → tetherd | `agent/kill` | request | [`AgentRef`] → `{}` |
+//! | host → tetherd | `agent/send` | notification | [`AgentSend`] |
+//! | tetherd → host | `agent/message` | notification | [`AgentMessage`] |
+//! | tetherd → host | `agent/badLine` | notification | [`AgentBadLine`] |
+//! | tetherd → host | `agent/stderr` | notification | [`AgentStderr`] |
+//! | tetherd → host | `agent/exited` | notification | [`AgentExited`] |
+//!
+//! `agent/send` is a notification so that streaming to an agent never waits for a round trip; a
+//! send to an agent that is gone is reported back as `agent/exited` (already sent) or logged.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use ts_rs::TS;
+
+/// The version of this wire. tetherd refuses a `hello` with another one, so that a host never
+/// talks to a stale tetherd left running by an older build of the extension.
+pub const SIDECAR_PROTOCOL_VERSION: u32 = 1;
+
+/// Method names, spelled once.
+pub mod method {
+    pub const HELLO: &str = "hello";
+    pub const AGENT_SPAWN: &str = "agent/spawn";
+    pub const AGENT_KILL: &str = "agent/kill";
+    pub const AGENT_SEND: &str = "agent/send";
+    pub const AGENT_MESSAGE: &str = "agent/message";
+    pub const AGENT_BAD_LINE: &str = "agent/badLine";
+    pub const AGENT_STDERR: &str = "agent/stderr";
+    pub const AGENT_EXITED: &str = "agent/exited";
+}
+
+/// JSON-RPC error codes tetherd uses beyond the standard ones.
+pub mod error_code {
+    /// The first message was not a `hello` with the right token.
+    pub const UNAUTHORIZED: i32 = -32001;
+    /// `hello` named a protocol version this tetherd does not speak.
+    pub const PROTOCOL_MISMATCH: i32 = -32003;
+    /// The agent process could not be started (command not found, not executable, bad cwd).
+    pub const SPAWN_FAILED: i32 = -32010;
+    /// The request named an agent tetherd does not know (never spawned, or already reaped).
+    pub const UNKNOWN_AGENT: i32 = -32011;
+}
+
+/// Identifies one agent process for the lifetime of a tetherd. Never reused.
+pub type AgentId = u64;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct HelloParams {
+    pub token: String,
+    pub protocol_version: u32,
+    /// Free text for tetherd's log ("vscode 1.139.1 window 3").
+    pub client: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct HelloResult {
+    pub tetherd_version: String,
+    pub pid: u32,
+}
+
+/// Everything tetherd needs to start an agent process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SpawnParams {
+    /// The profile's name, for logs.
+    pub name: String,
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Added to (or, with an empty value, removed from) tetherd's own environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub cwd: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SpawnResult {
+    pub agent_id: AgentId,
+    pub pid: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRef {
+    pub agent_id: AgentId,
+}
+
+/// One message for the agent's stdin. tetherd writes it followed by a newline.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSend<'a> {
+    pub agent_id: AgentId,
+    #[serde(borrow)]
+    pub message: &'a RawValue,
+}
+
+/// One complete JSON line from the agent's stdout.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentMessage<'a> {
+    pub agent_id: AgentId,
+    #[serde(borrow)]
+    pub message: &'a RawValue,
+}
+
+/// Why a line from the agent's stdout could not be forwarded as a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum BadLineKind {
+    /// Longer than the configured maximum; its bytes were dropped, framing went on after it.
+    TooLong,
+    /// Not UTF-8.
+    InvalidUtf8,
+    /// UTF-8 but not JSON.
+    InvalidJson,
+}
+
+/// A line from the agent's stdout that was not a JSON message. The session goes on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentBadLine {
+    pub agent_id: AgentId,
+    pub kind: BadLineKind,
+    /// The line's length in bytes.
+    pub len: u64,
+    /// The start of the line (at most a few hundred characters, lossily decoded) so the person
+    /// can see what the agent printed.
+    pub preview: String,
+    /// The parser's explanation.
+    pub error: String,
+}
+
+/// One line the agent printed on stderr (lossily decoded, trailing newline removed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentStderr {
+    pub agent_id: AgentId,
+    pub line: String,
+}
+
+/// The agent process ended and has been reaped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentExited {
+    pub agent_id: AgentId,
+    /// The exit code, when it exited by itself.
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did (Unix).
+    pub signal: Option<i32>,
+    /// True when it ended because the host asked for `agent/kill` (or tetherd shut down).
+    pub killed: bool,
+}
+
+/// The longest preview of a bad line tetherd sends, in bytes.
+pub const BAD_LINE_PREVIEW_BYTES: usize = 200;
+
+/// The start of `line`, cut at a character boundary, for [`AgentBadLine::preview`].
+pub fn preview_of(line: &[u8]) -> String {
+    let cut = line.len().min(BAD_LINE_PREVIEW_BYTES);
+    let lossy = String::from_utf8_lossy(&line[..cut]);
+    // A multi-byte character cut in half decodes to U+FFFD at the end; drop it rather than show
+    // a replacement character that the agent never printed.
+    let trimmed = if cut < line.len() { lossy.trim_end_matches('\u{FFFD}') } else { &lossy };
+    trimmed.to_owned()
+}

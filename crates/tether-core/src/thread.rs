@@ -1,0 +1,362 @@
+//! The thread model: what a session's conversation is, as the person sees it.
+//!
+//! The engine folds ACP `session/update` notifications, the person's prompts and permission
+//! requests into a [`Thread`]: an ordered list of [`Entry`]s (user message, agent message, tool
+//! call) plus session state beside them (plan, turn). Every change is also recorded as a
+//! [`ThreadPatch`] keyed by entry index, so the webview receives only what changed and never the
+//! whole list again. The same types are what the webview renders (TypeScript is generated from
+//! them), so a field added here reaches the UI with the compiler's help.
+//!
+//! What is deliberately absent: markdown parsing (the webview renders it), and any notion of
+//! time (entries carry no timestamps; the session log of a later issue will).
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// Index of an entry in [`Thread::entries`]. Entries are only ever appended, so an index stays
+/// valid for the life of the thread.
+pub type EntryIndex = u32;
+
+/// Identifies a permission request the person can answer; unique within an engine.
+pub type PermissionKey = u64;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+// Entries are stored once and cloned only into patches; boxing the tool call would cost an
+// allocation per entry for no gain.
+#[allow(clippy::large_enum_variant)]
+pub enum Entry {
+    User(UserMessage),
+    Agent(AgentMessage),
+    ToolCall(ToolCallView),
+    /// Something the person should know that is not part of the conversation with the agent: the
+    /// agent exited, printed a malformed line, a request failed.
+    Notice(NoticeView),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessage {
+    /// The text of the prompt (markdown, rendered like the agent's).
+    pub text: String,
+}
+
+/// An agent's reply between two tool calls: ordered chunks of text and thought, coalesced while
+/// streaming (consecutive chunks of the same kind extend the last one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentMessage {
+    pub chunks: Vec<MessageChunk>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ChunkKind {
+    Text,
+    Thought,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageChunk {
+    pub kind: ChunkKind,
+    pub text: String,
+}
+
+/// The status of a tool call as shown: ACP's four statuses plus the client's own
+/// "waiting for the person's confirmation".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Pending,
+    InProgress,
+    WaitingForConfirmation,
+    Completed,
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallView {
+    pub id: String,
+    pub title: String,
+    /// ACP's tool kind, as the agent sent it (`read`, `edit`, `execute`, ... `other`).
+    pub kind: String,
+    pub status: ToolStatus,
+    pub content: Vec<ToolContent>,
+    pub locations: Vec<Location>,
+    #[ts(type = "unknown")]
+    pub raw_input: Option<serde_json::Value>,
+    #[ts(type = "unknown")]
+    pub raw_output: Option<serde_json::Value>,
+    /// The permission request attached to this tool call, if the agent asked for one.
+    pub permission: Option<PermissionView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum ToolContent {
+    /// Text (markdown) the tool produced. Non-text content blocks are summarised as text.
+    Text {
+        text: String,
+    },
+    Diff {
+        path: String,
+        old_text: Option<String>,
+        new_text: String,
+    },
+    Terminal {
+        terminal_id: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Location {
+    pub path: String,
+    pub line: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionView {
+    pub key: PermissionKey,
+    /// The agent's options, in the agent's order.
+    pub options: Vec<PermissionOptionView>,
+    /// `None` while the person has not answered.
+    pub outcome: Option<PermissionOutcome>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionOptionView {
+    pub id: String,
+    pub name: String,
+    /// ACP's option kind: `allow_once`, `allow_always`, `reject_once`, `reject_always`.
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum PermissionOutcome {
+    /// The person chose this option.
+    Selected { option_id: String },
+    /// The turn was cancelled (or the agent withdrew the request) before the person answered.
+    Cancelled,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum NoticeLevel {
+    Info,
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct NoticeView {
+    pub level: NoticeLevel,
+    pub text: String,
+    /// Extra detail shown collapsed (an agent's stderr tail, a malformed line's preview).
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanEntryView {
+    pub content: String,
+    /// `high`, `medium`, `low`.
+    pub priority: String,
+    /// `pending`, `in_progress`, `completed`.
+    pub status: String,
+}
+
+/// Where the current turn stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum TurnState {
+    /// No prompt in flight: the composer sends.
+    #[default]
+    Idle,
+    /// A prompt is in flight: the composer offers Cancel.
+    Running,
+    /// The last turn ended with this ACP stop reason (`end_turn`, `cancelled`, `refusal`, ...).
+    Ended { stop_reason: String },
+    /// The last turn failed (an error response, or the agent died mid-turn).
+    Failed { message: String },
+}
+
+/// One change to a thread, keyed by entry index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "op", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum ThreadPatch {
+    /// A new entry at `index` (always the current length).
+    Push {
+        index: EntryIndex,
+        entry: Entry,
+    },
+    /// Text appended to an agent message: to its last chunk when that chunk has this kind,
+    /// otherwise as a new chunk.
+    AppendChunk {
+        index: EntryIndex,
+        kind: ChunkKind,
+        text: String,
+    },
+    /// The entry at `index` replaced as a whole (a tool call changed).
+    Replace {
+        index: EntryIndex,
+        entry: Entry,
+    },
+    Plan {
+        entries: Vec<PlanEntryView>,
+    },
+    Turn {
+        state: TurnState,
+    },
+}
+
+/// A session's conversation plus the patches that describe how it changed since the last
+/// [`Thread::take_patches`].
+///
+/// Every mutation goes through a method that both changes the thread and records the patch, so
+/// applying the recorded patches to a copy taken earlier always gives the same thread
+/// ([`Thread::apply`] is that fold, and the tests check it).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Thread {
+    entries: Vec<Entry>,
+    plan: Vec<PlanEntryView>,
+    turn: TurnState,
+    patches: Vec<ThreadPatch>,
+}
+
+impl Thread {
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn plan(&self) -> &[PlanEntryView] {
+        &self.plan
+    }
+
+    pub fn turn(&self) -> &TurnState {
+        &self.turn
+    }
+
+    /// The patches recorded since the last call, oldest first.
+    pub fn take_patches(&mut self) -> Vec<ThreadPatch> {
+        std::mem::take(&mut self.patches)
+    }
+
+    pub fn has_patches(&self) -> bool {
+        !self.patches.is_empty()
+    }
+
+    pub fn push(&mut self, entry: Entry) -> EntryIndex {
+        let index = self.entries.len() as EntryIndex;
+        self.record(ThreadPatch::Push { index, entry });
+        index
+    }
+
+    /// Appends streamed text to the agent message at the end of the thread, starting a new agent
+    /// message when the last entry is something else (a tool call ends a message).
+    pub fn append_agent_text(&mut self, kind: ChunkKind, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let index = match self.entries.last() {
+            Some(Entry::Agent(_)) => self.entries.len() - 1,
+            _ => {
+                self.push(Entry::Agent(AgentMessage { chunks: Vec::new() }));
+                self.entries.len() - 1
+            }
+        };
+        self.record(ThreadPatch::AppendChunk { index: index as EntryIndex, kind, text: text.to_owned() });
+    }
+
+    /// The index of the tool call with this id, searching from the end (recent calls are the ones
+    /// that get updates).
+    pub fn find_tool_call(&self, id: &str) -> Option<EntryIndex> {
+        self.entries
+            .iter()
+            .rposition(|entry| matches!(entry, Entry::ToolCall(call) if call.id == id))
+            .map(|index| index as EntryIndex)
+    }
+
+    pub fn tool_call(&self, index: EntryIndex) -> Option<&ToolCallView> {
+        match self.entries.get(index as usize) {
+            Some(Entry::ToolCall(call)) => Some(call),
+            _ => None,
+        }
+    }
+
+    /// Changes the tool call at `index` with `change` and records the new version as one patch.
+    /// Does nothing when `index` is not a tool call.
+    pub fn update_tool_call(&mut self, index: EntryIndex, change: impl FnOnce(&mut ToolCallView)) {
+        let Some(mut call) = self.tool_call(index).cloned() else { return };
+        change(&mut call);
+        self.replace(index, Entry::ToolCall(call));
+    }
+
+    /// Replaces the entry at `index` as a whole.
+    /// Nothing is recorded when the entry is unchanged, so a repeated update costs the webview
+    /// nothing.
+    pub fn replace(&mut self, index: EntryIndex, entry: Entry) {
+        if self.entries.get(index as usize).is_some_and(|existing| *existing != entry) {
+            self.record(ThreadPatch::Replace { index, entry });
+        }
+    }
+
+    pub fn set_plan(&mut self, entries: Vec<PlanEntryView>) {
+        self.record(ThreadPatch::Plan { entries });
+    }
+
+    pub fn set_turn(&mut self, state: TurnState) {
+        if self.turn != state {
+            self.record(ThreadPatch::Turn { state });
+        }
+    }
+
+    fn record(&mut self, patch: ThreadPatch) {
+        self.apply(&patch);
+        // Consecutive appends to the same chunk are merged so a burst of small chunks costs the
+        // webview one DOM update, not one per chunk.
+        if let (
+            Some(ThreadPatch::AppendChunk { index: last_index, kind: last_kind, text: last_text }),
+            ThreadPatch::AppendChunk { index, kind, text },
+        ) = (self.patches.last_mut(), &patch)
+            && last_index == index
+            && last_kind == kind
+        {
+            last_text.push_str(text);
+            return;
+        }
+        self.patches.push(patch);
+    }
+
+    /// Applies one patch: the fold that turns a patch stream back into a thread. The webview
+    /// runs the same fold in TypeScript.
+    pub fn apply(&mut self, patch: &ThreadPatch) {
+        match patch {
+            ThreadPatch::Push { index, entry } => {
+                debug_assert_eq!(*index as usize, self.entries.len(), "entries are only appended");
+                self.entries.push(entry.clone());
+            }
+            ThreadPatch::AppendChunk { index, kind, text } => {
+                if let Some(Entry::Agent(message)) = self.entries.get_mut(*index as usize) {
+                    match message.chunks.last_mut() {
+                        Some(last) if last.kind == *kind => last.text.push_str(text),
+                        _ => message.chunks.push(MessageChunk { kind: *kind, text: text.clone() }),
+                    }
+                }
+            }
+            ThreadPatch::Replace { index, entry } => {
+                if let Some(slot) = self.entries.get_mut(*index as usize) {
+                    *slot = entry.clone();
+                }
+            }
+            ThreadPatch::Plan { entries } => self.plan = entries.clone(),
+            ThreadPatch::Turn { state } => self.turn = state.clone(),
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! TypeScript declarations for every wire type the host and the webview see, generated from the
+//! Rust definitions so the two sides cannot drift apart.
+//!
+//! The output is committed as `extension/src/generated/protocol.ts`; the test
+//! `tests/typescript.rs` fails when that file is stale, and `cargo xtask codegen` rewrites it.
+//! Large integers (ids, counts) are declared as `number`: none of them can exceed 2^53.
+
+use ts_rs::{Config, TS};
+
+use crate::{host_api, sidecar, thread, webview};
+
+/// The whole generated file.
+pub fn generate() -> String {
+    let cfg = Config::new().with_large_int("number");
+    let mut out = String::from(
+        "// Generated from Rust by tether-core (src/typescript.rs). Do not edit:\n\
+         // run `cargo xtask codegen` after changing a wire type.\n",
+    );
+    let mut declare = |decl: String| {
+        out.push('\n');
+        out.push_str("export ");
+        out.push_str(&decl);
+        out.push('\n');
+    };
+    macro_rules! declare_all {
+        ($($ty:ty),* $(,)?) => { $( declare(<$ty as TS>::decl(&cfg)); )* };
+    }
+    declare_all!(
+        // host ↔ engine
+        host_api::AgentProfile,
+        host_api::EngineConfig,
+        host_api::HostCommand,
+        host_api::LogLevel,
+        host_api::HostAction,
+        // host ↔ webview
+        webview::SessionView,
+        webview::SessionStatus,
+        webview::ViewSnapshot,
+        webview::HostToWebview,
+        webview::WebviewToHost,
+        // the thread model the webview renders
+        thread::Entry,
+        thread::UserMessage,
+        thread::AgentMessage,
+        thread::ChunkKind,
+        thread::MessageChunk,
+        thread::ToolStatus,
+        thread::ToolCallView,
+        thread::ToolContent,
+        thread::Location,
+        thread::PermissionView,
+        thread::PermissionOptionView,
+        thread::PermissionOutcome,
+        thread::NoticeLevel,
+        thread::NoticeView,
+        thread::PlanEntryView,
+        thread::TurnState,
+        thread::ThreadPatch,
+        // host ↔ tetherd (the parts the host's logs and tests name)
+        sidecar::BadLineKind,
+    );
+    out.push_str(
+        "\n/** Type aliases used above. */\nexport type EntryIndex = number;\nexport type PermissionKey = number;\n",
+    );
+    out
+}

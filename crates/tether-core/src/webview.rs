@@ -1,0 +1,83 @@
+//! The wire between the host and the chat webview (`postMessage`).
+//!
+//! Data flows one way per direction: the host sends state (a snapshot on `ready`, then patches),
+//! the webview sends intents. The webview never echoes state back, so a change cannot loop
+//! UI → host → UI (see DESIGN.md, invariant 5).
+//!
+//! The host forwards both directions without looking inside: the engine in tether-core decides
+//! what an intent means and what the webview should show.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::thread::{Entry, PermissionKey, PlanEntryView, ThreadPatch, TurnState};
+
+/// What the chat header shows about the session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionView {
+    /// The agent profile in use ("Demo", "Claude Code", ...).
+    pub agent: String,
+    /// The agent's own name and version from `initialize`, once known.
+    pub agent_info: Option<String>,
+    pub status: SessionStatus,
+    /// Every profile the person can pick from, in settings order.
+    pub profiles: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum SessionStatus {
+    /// Waiting for tetherd, the agent process, `initialize` or `session/new`.
+    Starting { step: String },
+    /// The agent session exists: prompts can be sent.
+    Ready,
+    /// The agent could not be started or the session could not be created; a new session retries.
+    Failed { message: String },
+    /// The agent process ended; a new session starts it again.
+    Exited { message: String },
+}
+
+/// Everything the webview needs to draw the chat from nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ViewSnapshot {
+    pub session: SessionView,
+    pub entries: Vec<Entry>,
+    pub plan: Vec<PlanEntryView>,
+    pub turn: TurnState,
+}
+
+/// host → webview.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum HostToWebview {
+    /// Replace everything (sent in answer to `ready`, and when a new session starts).
+    Snapshot { snapshot: ViewSnapshot },
+    /// What changed since the last post, in order. At most one of these per animation frame.
+    Patch {
+        /// Present when the session header changed.
+        session: Option<SessionView>,
+        thread: Vec<ThreadPatch>,
+    },
+}
+
+/// webview → host: the person's intents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum WebviewToHost {
+    /// The webview (re)loaded and wants a snapshot.
+    Ready,
+    Prompt {
+        text: String,
+    },
+    Cancel,
+    AnswerPermission {
+        key: PermissionKey,
+        option_id: String,
+    },
+    NewSession,
+    SelectAgent {
+        name: String,
+    },
+}

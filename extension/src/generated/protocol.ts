@@ -1,0 +1,142 @@
+// Generated from Rust by tether-core (src/typescript.rs). Do not edit:
+// run `cargo xtask codegen` after changing a wire type.
+
+export type AgentProfile = { name: string, command: string, args: Array<string>, env: { [key in string]: string }, 
+/**
+ * Working directory of the agent process; the workspace folder when absent.
+ */
+cwd: string | null, };
+
+export type EngineConfig = { 
+/**
+ * The token the host gave tetherd at spawn; presented in `hello`.
+ */
+token: string, 
+/**
+ * Sent to the agent as `clientInfo`.
+ */
+clientName: string, clientVersion: string, 
+/**
+ * The workspace folder: the cwd of sessions and agent processes.
+ */
+workspaceRoot: string, 
+/**
+ * Path of the scripted test agent binary shipped with the extension, for the "Demo" profile.
+ */
+demoAgentCommand: string | null, 
+/**
+ * The `tether.agents` setting, as the person wrote it.
+ */
+profiles: Array<AgentProfile>, 
+/**
+ * The `tether.defaultAgent` setting; the first profile when absent or unknown.
+ */
+defaultProfile: string | null, };
+
+export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, };
+
+export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
+
+export type HostAction = { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, };
+
+export type SessionView = { 
+/**
+ * The agent profile in use ("Demo", "Claude Code", ...).
+ */
+agent: string, 
+/**
+ * The agent's own name and version from `initialize`, once known.
+ */
+agentInfo: string | null, status: SessionStatus, 
+/**
+ * Every profile the person can pick from, in settings order.
+ */
+profiles: Array<string>, };
+
+export type SessionStatus = { "type": "starting", step: string, } | { "type": "ready" } | { "type": "failed", message: string, } | { "type": "exited", message: string, };
+
+export type ViewSnapshot = { session: SessionView, entries: Array<Entry>, plan: Array<PlanEntryView>, turn: TurnState, };
+
+export type HostToWebview = { "type": "snapshot", snapshot: ViewSnapshot, } | { "type": "patch", 
+/**
+ * Present when the session header changed.
+ */
+session: SessionView | null, thread: Array<ThreadPatch>, };
+
+export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, };
+
+export type Entry = { "type": "user" } & UserMessage | { "type": "agent" } & AgentMessage | { "type": "toolCall" } & ToolCallView | { "type": "notice" } & NoticeView;
+
+export type UserMessage = { 
+/**
+ * The text of the prompt (markdown, rendered like the agent's).
+ */
+text: string, };
+
+export type AgentMessage = { chunks: Array<MessageChunk>, };
+
+export type ChunkKind = "text" | "thought";
+
+export type MessageChunk = { kind: ChunkKind, text: string, };
+
+export type ToolStatus = "pending" | "in_progress" | "waiting_for_confirmation" | "completed" | "failed";
+
+export type ToolCallView = { id: string, title: string, 
+/**
+ * ACP's tool kind, as the agent sent it (`read`, `edit`, `execute`, ... `other`).
+ */
+kind: string, status: ToolStatus, content: Array<ToolContent>, locations: Array<Location>, rawInput: unknown, rawOutput: unknown, 
+/**
+ * The permission request attached to this tool call, if the agent asked for one.
+ */
+permission: PermissionView | null, };
+
+export type ToolContent = { "type": "text", text: string, } | { "type": "diff", path: string, oldText: string | null, newText: string, } | { "type": "terminal", terminalId: string, };
+
+export type Location = { path: string, line: number | null, };
+
+export type PermissionView = { key: number, 
+/**
+ * The agent's options, in the agent's order.
+ */
+options: Array<PermissionOptionView>, 
+/**
+ * `None` while the person has not answered.
+ */
+outcome: PermissionOutcome | null, };
+
+export type PermissionOptionView = { id: string, name: string, 
+/**
+ * ACP's option kind: `allow_once`, `allow_always`, `reject_once`, `reject_always`.
+ */
+kind: string, };
+
+export type PermissionOutcome = { "type": "selected", optionId: string, } | { "type": "cancelled" };
+
+export type NoticeLevel = "info" | "warning" | "error";
+
+export type NoticeView = { level: NoticeLevel, text: string, 
+/**
+ * Extra detail shown collapsed (an agent's stderr tail, a malformed line's preview).
+ */
+detail: string | null, };
+
+export type PlanEntryView = { content: string, 
+/**
+ * `high`, `medium`, `low`.
+ */
+priority: string, 
+/**
+ * `pending`, `in_progress`, `completed`.
+ */
+status: string, };
+
+export type TurnState = { "type": "idle" } | { "type": "running" } | { "type": "ended", stopReason: string, } | { "type": "failed", message: string, };
+
+export type ThreadPatch = { "op": "push", index: number, entry: Entry, } | { "op": "appendChunk", index: number, kind: ChunkKind, text: string, } | { "op": "replace", index: number, entry: Entry, } | { "op": "plan", entries: Array<PlanEntryView>, } | { "op": "turn", state: TurnState, };
+
+export type BadLineKind = "tooLong" | "invalidUtf8" | "invalidJson";
+
+/** Type aliases used above. */
+export type EntryIndex = number;
+export type PermissionKey = number;
