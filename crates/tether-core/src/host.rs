@@ -52,6 +52,8 @@ enum SidecarRequest {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SidecarState {
     Disconnected,
+    /// `StartSidecar` asked of the host; waiting for it to connect or fail.
+    Starting,
     /// Connected, `hello` sent.
     Greeting,
     Ready,
@@ -118,6 +120,7 @@ impl HostEngine {
         };
         engine.session.profiles = engine.profiles().into_iter().map(|profile| profile.name).collect();
         engine.session.agent = engine.current_profile().map(|profile| profile.name).unwrap_or_default();
+        engine.start_sidecar();
         engine
     }
 
@@ -157,7 +160,7 @@ impl HostEngine {
         }
         self.agent = None;
         self.log(LogLevel::Error, format!("Tether {message}"));
-        self.show(LogLevel::Error, format!("Tether {message}. Reload the window to start it again."));
+        self.show(LogLevel::Error, format!("Tether {message}. Start a new session to start it again."));
         self.set_status(SessionStatus::Failed { message: capitalize(&message) });
         self.finish(now);
     }
@@ -248,6 +251,12 @@ impl HostEngine {
         selected.or(profiles.first()).cloned()
     }
 
+    fn start_sidecar(&mut self) {
+        self.sidecar = SidecarState::Starting;
+        self.set_status(SessionStatus::Starting { step: "Starting tetherd".to_owned() });
+        self.actions.push_back(HostAction::StartSidecar);
+    }
+
     fn select_agent(&mut self, name: String, now: u64) {
         if !self.profiles().iter().any(|profile| profile.name == name) {
             self.show(LogLevel::Error, format!("There is no agent named {name:?} in tether.agents."));
@@ -259,9 +268,12 @@ impl HostEngine {
 
     /// Stops the current agent (if any) and starts a new session with the selected profile.
     fn start_session(&mut self, now: u64) {
-        if self.sidecar != SidecarState::Ready {
+        match self.sidecar {
+            SidecarState::Ready => {}
+            // tetherd was lost (or never started): start it; the session follows its hello.
+            SidecarState::Disconnected => return self.start_sidecar(),
             // The session starts as soon as tetherd has accepted our hello.
-            return;
+            SidecarState::Starting | SidecarState::Greeting => return,
         }
         if let Some(agent_id) = self.agent.take().and_then(|old| old.agent_id) {
             self.sidecar_request(method::AGENT_KILL, &AgentRef { agent_id }, SidecarRequest::Kill, now);

@@ -80,6 +80,10 @@ pub enum LogLevel {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum HostAction {
+    /// Start tetherd (the configured binary, with a fresh socket and the engine's token) and
+    /// connect to it; report `handleSidecarConnected`, or `handleSidecarClosed` if it fails.
+    /// Asked once at start, and again when a session is wanted after tetherd was lost.
+    StartSidecar,
     /// Write these bytes (whole NDJSON lines) to the tetherd socket.
     SidecarWrite { data: String },
     /// Post this message to the chat webview (dropped by the host when no webview is open: the

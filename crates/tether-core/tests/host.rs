@@ -109,6 +109,26 @@ fn handshake_with_tetherd_then_agent() {
 }
 
 #[test]
+fn tetherd_is_started_by_the_engine_and_restarted_after_a_loss() {
+    let mut now = 0;
+    let mut engine = HostEngine::new(config());
+    assert_eq!(drain(&mut engine), [HostAction::StartSidecar], "the engine asks for tetherd once, at start");
+    // A new session while tetherd is still starting does not start a second one.
+    engine.handle_command(HostCommand::NewSession, now);
+    assert!(!drain(&mut engine).contains(&HostAction::StartSidecar));
+
+    let mut engine = ready_engine(&mut now);
+    drain(&mut engine);
+    engine.handle_sidecar_closed("tetherd was killed", now);
+    let actions = drain(&mut engine);
+    assert!(!actions.contains(&HostAction::StartSidecar), "not restarted behind the person's back");
+    assert!(actions.iter().any(|action| matches!(action,
+        HostAction::ShowMessage { text, .. } if text == "Tether lost the connection to tetherd (tetherd was killed). Start a new session to start it again.")));
+    engine.handle_command(HostCommand::NewSession, now);
+    assert!(drain(&mut engine).contains(&HostAction::StartSidecar));
+}
+
+#[test]
 fn tetherd_refusing_the_token_is_shown() {
     let mut engine = HostEngine::new(config());
     engine.handle_webview(WebviewToHost::Ready, 0);
