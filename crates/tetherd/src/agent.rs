@@ -1,0 +1,639 @@
+//! Agent process supervision: starting agents, feeding their stdin, forwarding what they print,
+//! killing them, and reaping every one of them.
+//!
+//! Each agent runs in its own process group, so that a kill reaches the helpers it started (an
+//! ACP adapter is often a Node wrapper around the real CLI). One supervisor task per agent owns
+//! the [`Child`]: it waits for the exit, escalates a kill from SIGTERM to SIGKILL, makes sure
+//! everything the agent printed has been forwarded, and only then reports `agent/exited`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+use tether_core::framing::{FrameError, LineFramer};
+use tether_core::jsonrpc::encode_notification;
+use tether_core::sidecar::{
+    AgentBadLine, AgentExited, AgentId, AgentMessage, AgentStderr, BadLineKind, SpawnParams, SpawnResult, method,
+    preview_of,
+};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::sync::{Notify, mpsc, watch};
+use tokio::time::Instant;
+
+use crate::fanout::Fanout;
+
+/// The environment variable carrying the hello token. Agents never see it: it would let any
+/// agent (or anything an agent runs) drive tetherd.
+pub const TOKEN_ENV: &str = "TETHER_TOKEN";
+
+/// Once an agent has exited, how long its stdout and stderr may stay silent before they are
+/// considered finished. A helper the agent left running may hold the pipes open for ever; this
+/// bounds how long `agent/exited` waits for it without cutting off output that is still flowing.
+const QUIET_AFTER_EXIT: Duration = Duration::from_secs(1);
+
+/// How often to look whether a killed agent's process group is gone. There is no event for the
+/// death of processes that are not our children, so this is polled, only while a kill is running.
+const GROUP_POLL_INTERVAL: Duration = Duration::from_millis(20);
+
+/// Once a process group has been sent SIGKILL, how long to wait for it to disappear before
+/// reporting the kill as done anyway (SIGKILL cannot be ignored; this only covers a process stuck
+/// in the kernel).
+const SIGKILL_SETTLE: Duration = Duration::from_secs(2);
+
+/// Stderr is text for people: a line longer than this is passed on in pieces of this size.
+const STDERR_LINE_MAX_BYTES: usize = 16 * 1024;
+
+/// How much is read from an agent's pipe at once.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// `agent/spawn` failed; the message says why in words a person can act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnFailed(pub String);
+
+/// The request named an agent that does not exist (never spawned, or already reaped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnknownAgent(pub AgentId);
+
+/// What the registry keeps about a live agent.
+#[derive(Debug, Clone)]
+struct AgentHandle {
+    name: String,
+    stdin: mpsc::UnboundedSender<String>,
+    kill_requested: Arc<Notify>,
+    reaped: watch::Receiver<bool>,
+}
+
+/// The live agents, and whether new ones may start.
+#[derive(Debug, Default)]
+struct Agents {
+    live: HashMap<AgentId, AgentHandle>,
+    /// Set at shutdown: no new agent may start once the old ones are being killed.
+    closed: bool,
+}
+
+/// The agents of one tetherd.
+#[derive(Debug)]
+pub struct AgentRegistry {
+    next_id: AtomicU64,
+    agents: Mutex<Agents>,
+    fanout: Arc<Fanout>,
+    max_line_bytes: usize,
+    kill_grace: Duration,
+}
+
+impl AgentRegistry {
+    pub fn new(fanout: Arc<Fanout>, max_line_bytes: usize, kill_grace: Duration) -> Self {
+        Self { next_id: AtomicU64::new(1), agents: Mutex::default(), fanout, max_line_bytes, kill_grace }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Agents> {
+        // Every critical section leaves the map consistent (one insert, one remove or setting
+        // `closed`), so a poisoned lock still holds usable state.
+        self.agents.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Starts an agent and its supervisor. Must run inside the tokio runtime.
+    pub fn spawn(self: &Arc<Self>, params: SpawnParams) -> Result<SpawnResult, SpawnFailed> {
+        let cwd = Path::new(&params.cwd);
+        if !cwd.is_dir() {
+            return Err(SpawnFailed(format!(
+                "cannot start {:?}: the working directory {:?} does not exist or is not a directory",
+                params.command, params.cwd
+            )));
+        }
+        let mut command = Command::new(&params.command);
+        command
+            .args(&params.args)
+            .current_dir(cwd)
+            .env_remove(TOKEN_ENV)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (key, value) in &params.env {
+            if value.is_empty() {
+                command.env_remove(key);
+            } else {
+                command.env(key, value);
+            }
+        }
+        #[cfg(unix)]
+        command.process_group(0);
+        // The lock is held from the check of `closed` to the insert, so that an agent is either
+        // refused or seen by `kill_all`, never started behind its back during shutdown.
+        let mut agents = self.lock();
+        if agents.closed {
+            return Err(SpawnFailed("tetherd is shutting down".to_owned()));
+        }
+        let mut child =
+            command.spawn().map_err(|error| SpawnFailed(format!("cannot start {:?}: {error}", params.command)))?;
+        let pid = child.id().expect("a child that was just spawned has not been reaped");
+        let stdin = child.stdin.take().expect("stdin was configured as piped");
+        let stdout = child.stdout.take().expect("stdout was configured as piped");
+        let stderr = child.stderr.take().expect("stderr was configured as piped");
+
+        let agent_id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (stdin_sender, stdin_receiver) = mpsc::unbounded_channel();
+        let kill_requested = Arc::new(Notify::new());
+        let (reaped_sender, reaped) = watch::channel(false);
+        agents.live.insert(
+            agent_id,
+            AgentHandle {
+                name: params.name.clone(),
+                stdin: stdin_sender,
+                kill_requested: kill_requested.clone(),
+                reaped,
+            },
+        );
+        drop(agents);
+        tracing::info!(agent = %params.name, agent_id, pid, command = %params.command, "agent started");
+
+        tokio::spawn(write_stdin(agent_id, params.name.clone(), stdin, stdin_receiver));
+        let supervisor = Supervisor {
+            registry: self.clone(),
+            agent_id,
+            name: params.name,
+            pid,
+            kill_requested,
+            reaped: reaped_sender,
+        };
+        tokio::spawn(supervisor.run(child, stdout, stderr));
+        Ok(SpawnResult { agent_id, pid })
+    }
+
+    /// Queues one message for the agent's stdin.
+    pub fn send(&self, agent_id: AgentId, message: &str) -> Result<(), UnknownAgent> {
+        let agents = self.lock();
+        let handle = agents.live.get(&agent_id).ok_or(UnknownAgent(agent_id))?;
+        if handle.stdin.send(message.to_owned()).is_err() {
+            tracing::warn!(agent = %handle.name, agent_id, "message dropped: the agent's stdin is closed");
+        }
+        Ok(())
+    }
+
+    /// Kills the agent's process group (SIGTERM, then SIGKILL after the grace) and returns once
+    /// it has been reaped and `agent/exited` has been published.
+    pub async fn kill(&self, agent_id: AgentId) -> Result<(), UnknownAgent> {
+        let (kill_requested, mut reaped) = {
+            let agents = self.lock();
+            let handle = agents.live.get(&agent_id).ok_or(UnknownAgent(agent_id))?;
+            (handle.kill_requested.clone(), handle.reaped.clone())
+        };
+        kill_requested.notify_one();
+        // An error means the supervisor is gone, which it only is after reaping.
+        let _reaped = reaped.wait_for(|reaped| *reaped).await;
+        Ok(())
+    }
+
+    /// Refuses new agents and kills every live one, returning once all have been reaped.
+    pub async fn kill_all(self: &Arc<Self>) {
+        let ids: Vec<AgentId> = {
+            let mut agents = self.lock();
+            agents.closed = true;
+            agents.live.keys().copied().collect()
+        };
+        let mut kills = tokio::task::JoinSet::new();
+        for agent_id in ids {
+            let registry = self.clone();
+            // An agent that was reaped meanwhile is already what we want.
+            kills.spawn(async move { registry.kill(agent_id).await.is_ok() });
+        }
+        while kills.join_next().await.is_some() {}
+    }
+}
+
+/// Everything one agent's supervisor task needs.
+struct Supervisor {
+    registry: Arc<AgentRegistry>,
+    agent_id: AgentId,
+    name: String,
+    pid: u32,
+    kill_requested: Arc<Notify>,
+    reaped: watch::Sender<bool>,
+}
+
+impl Supervisor {
+    async fn run(self, mut child: Child, stdout: ChildStdout, stderr: ChildStderr) {
+        let (exited_sender, exited) = watch::channel(false);
+        let stdout_forwarder = tokio::spawn(forward_stdout(
+            self.agent_id,
+            self.name.clone(),
+            stdout,
+            self.registry.max_line_bytes,
+            self.registry.fanout.clone(),
+            exited.clone(),
+        ));
+        let stderr_forwarder = tokio::spawn(forward_stderr(
+            self.agent_id,
+            self.name.clone(),
+            stderr,
+            self.registry.fanout.clone(),
+            exited,
+        ));
+
+        let mut killed = false;
+        let mut sigkill_at: Option<Instant> = None;
+        let status = loop {
+            tokio::select! {
+                status = child.wait() => break status,
+                () = self.kill_requested.notified(), if !killed => {
+                    killed = true;
+                    tracing::info!(agent = %self.name, agent_id = self.agent_id, "killing agent");
+                    signal_group(self.pid, GroupSignal::Terminate);
+                    sigkill_at = Some(Instant::now() + self.registry.kill_grace);
+                }
+                () = sleep_until_if_set(sigkill_at) => {
+                    tracing::warn!(agent = %self.name, agent_id = self.agent_id,
+                        "agent still running after the kill grace; sending SIGKILL");
+                    signal_group(self.pid, GroupSignal::Kill);
+                    sigkill_at = None;
+                }
+            }
+        };
+        // The pipes may now be closed by the agent's own exit; from here on the forwarders stop
+        // as soon as they go quiet, in case a leftover helper holds them open.
+        exited_sender.send_replace(true);
+        if killed {
+            self.finish_group_kill(sigkill_at).await;
+        }
+        for forwarder in [stdout_forwarder, stderr_forwarder] {
+            if let Err(error) = forwarder.await {
+                tracing::error!(agent = %self.name, agent_id = self.agent_id, %error, "output forwarder failed");
+            }
+        }
+
+        let exited = exit_report(self.agent_id, status, killed);
+        tracing::info!(agent = %self.name, agent_id = self.agent_id, code = ?exited.code,
+            signal = ?exited.signal, killed, "agent exited");
+        self.registry.fanout.publish(encode_notification(method::AGENT_EXITED, &exited)).await;
+        self.registry.lock().live.remove(&self.agent_id);
+        self.reaped.send_replace(true);
+    }
+
+    /// After a killed agent's leader has been reaped, makes sure the rest of its process group
+    /// is gone too: they got SIGTERM with the leader and get SIGKILL when the grace runs out.
+    async fn finish_group_kill(&self, sigkill_at: Option<Instant>) {
+        // `None` here means SIGKILL has already been sent.
+        let mut sigkill_at = sigkill_at;
+        let mut give_up_at: Option<Instant> = None;
+        while group_has_live_members(self.pid) {
+            let now = Instant::now();
+            if let Some(deadline) = sigkill_at
+                && now >= deadline
+            {
+                signal_group(self.pid, GroupSignal::Kill);
+                sigkill_at = None;
+            }
+            if sigkill_at.is_none() {
+                let give_up = *give_up_at.get_or_insert(now + SIGKILL_SETTLE);
+                if now >= give_up {
+                    tracing::warn!(agent = %self.name, agent_id = self.agent_id,
+                        "processes of the agent's group survive SIGKILL");
+                    return;
+                }
+            }
+            tokio::time::sleep(GROUP_POLL_INTERVAL).await;
+        }
+    }
+}
+
+/// Waits until `deadline`, or for ever when there is none.
+async fn sleep_until_if_set(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn exit_report(agent_id: AgentId, status: std::io::Result<ExitStatus>, killed: bool) -> AgentExited {
+    match status {
+        Ok(status) => {
+            #[cfg(unix)]
+            let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+            #[cfg(not(unix))]
+            let signal = None;
+            AgentExited { agent_id, code: status.code(), signal, killed }
+        }
+        Err(error) => {
+            // Waiting fails only if the process was reaped behind tokio's back; it is gone
+            // either way, and the host needs to hear that.
+            tracing::error!(agent_id, %error, "could not read the agent's exit status");
+            AgentExited { agent_id, code: None, signal: None, killed }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum GroupSignal {
+    Terminate,
+    Kill,
+}
+
+/// Sends a signal to the process group led by `pid`.
+#[cfg(unix)]
+fn signal_group(pid: u32, signal: GroupSignal) {
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+
+    let signal = match signal {
+        GroupSignal::Terminate => Signal::SIGTERM,
+        GroupSignal::Kill => Signal::SIGKILL,
+    };
+    let Ok(pgid) = i32::try_from(pid) else {
+        tracing::error!(pid, "process id out of range; cannot signal its group");
+        return;
+    };
+    match killpg(Pid::from_raw(pgid), signal) {
+        Ok(()) => {}
+        // The group is already empty: the kill has nothing left to do.
+        Err(nix::errno::Errno::ESRCH) => {}
+        Err(error) => tracing::warn!(pgid, %signal, %error, "could not signal the agent's process group"),
+    }
+}
+
+#[cfg(not(unix))]
+fn signal_group(pid: u32, signal: GroupSignal) {
+    tracing::error!(pid, ?signal, "killing agents is not implemented on this platform yet");
+}
+
+/// Whether any process of the group led by `pid` is still running. Zombies do not count: they
+/// are dead, and the ones whose parent is not tetherd are someone else's to reap.
+#[cfg(target_os = "linux")]
+fn group_has_live_members(pid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let is_process = entry.file_name().to_str().is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit()));
+        is_process
+            && std::fs::read_to_string(entry.path().join("stat"))
+                .ok()
+                .and_then(|stat| parse_proc_stat(&stat))
+                .is_some_and(|(state, pgrp)| pgrp == pid && state != 'Z' && state != 'X')
+    })
+}
+
+/// The state and process group of a `/proc/<pid>/stat` line. The command name in parentheses may
+/// itself contain spaces and parentheses, so the fields are counted from the last `)`.
+#[cfg(target_os = "linux")]
+fn parse_proc_stat(stat: &str) -> Option<(char, u32)> {
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let mut fields = after_name.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _parent = fields.next()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+/// Whether any process of the group led by `pid` still exists (zombies included, since portable
+/// Unix cannot tell them apart).
+#[cfg(all(unix, not(target_os = "linux")))]
+fn group_has_live_members(pid: u32) -> bool {
+    use nix::sys::signal::killpg;
+    use nix::unistd::Pid;
+    i32::try_from(pid).is_ok_and(|pgid| killpg(Pid::from_raw(pgid), None).is_ok())
+}
+
+#[cfg(not(unix))]
+fn group_has_live_members(_pid: u32) -> bool {
+    false
+}
+
+/// Reads the next chunk of an agent's pipe. `Ok(0)` means the pipe is finished: at its end, or
+/// quiet for [`QUIET_AFTER_EXIT`] after the agent exited.
+async fn read_chunk(
+    pipe: &mut (impl AsyncRead + Unpin),
+    buffer: &mut [u8],
+    exited: &mut watch::Receiver<bool>,
+) -> std::io::Result<usize> {
+    if !*exited.borrow() {
+        tokio::select! {
+            read = pipe.read(buffer) => return read,
+            // Fall through to the bounded read below.
+            _ = exited.wait_for(|exited| *exited) => {}
+        }
+    }
+    match tokio::time::timeout(QUIET_AFTER_EXIT, pipe.read(buffer)).await {
+        Ok(read) => read,
+        Err(_elapsed) => Ok(0),
+    }
+}
+
+/// Forwards every line of the agent's stdout, in order: JSON lines as `agent/message`, anything
+/// else as `agent/badLine`.
+async fn forward_stdout(
+    agent_id: AgentId,
+    name: String,
+    mut stdout: ChildStdout,
+    max_line_bytes: usize,
+    fanout: Arc<Fanout>,
+    mut exited: watch::Receiver<bool>,
+) {
+    let mut framer = LineFramer::new(max_line_bytes);
+    let mut buffer = vec![0; READ_CHUNK_BYTES];
+    loop {
+        let read = match read_chunk(&mut stdout, &mut buffer, &mut exited).await {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(error) => {
+                tracing::warn!(agent = %name, agent_id, %error, "reading the agent's stdout failed");
+                break;
+            }
+        };
+        framer.push(&buffer[..read]);
+        while let Some(line) = framer.next_line() {
+            fanout.publish(stdout_event(agent_id, &name, line)).await;
+        }
+    }
+    while let Some(line) = framer.finish() {
+        fanout.publish(stdout_event(agent_id, &name, line)).await;
+    }
+}
+
+/// The notification for one line of an agent's stdout.
+pub fn stdout_event(agent_id: AgentId, name: &str, line: Result<String, FrameError>) -> String {
+    let bad_line = match line {
+        Ok(text) => match serde_json::from_str::<&RawValue>(&text) {
+            Ok(message) => {
+                return encode_notification(method::AGENT_MESSAGE, &AgentMessage { agent_id, message });
+            }
+            Err(error) => AgentBadLine {
+                agent_id,
+                kind: BadLineKind::InvalidJson,
+                len: text.len() as u64,
+                preview: preview_of(text.as_bytes()),
+                error: format!("not JSON: {error}"),
+            },
+        },
+        Err(error @ FrameError::TooLong { len, .. }) => AgentBadLine {
+            agent_id,
+            kind: BadLineKind::TooLong,
+            len,
+            // The framer drops an over-long line's bytes as they stream in, to keep memory
+            // bounded, so there is nothing to show.
+            preview: String::new(),
+            error: error.to_string(),
+        },
+        Err(FrameError::InvalidUtf8 { len, preview, valid_up_to }) => AgentBadLine {
+            agent_id,
+            kind: BadLineKind::InvalidUtf8,
+            len,
+            preview,
+            error: format!("not UTF-8 (the first {valid_up_to} bytes are)"),
+        },
+    };
+    tracing::warn!(agent = %name, agent_id, kind = ?bad_line.kind, len = bad_line.len,
+        error = %bad_line.error, "agent printed a line that is not a message");
+    encode_notification(method::AGENT_BAD_LINE, &bad_line)
+}
+
+/// Forwards the agent's stderr line by line, to the log and to the hosts.
+///
+/// Stderr is diagnostics for people, not protocol, so the rules differ from stdout's on purpose:
+/// bytes are decoded lossily rather than rejected, and an over-long line is passed on in pieces
+/// rather than dropped, because a stack trace with a bad byte is still worth reading.
+async fn forward_stderr(
+    agent_id: AgentId,
+    name: String,
+    mut stderr: ChildStderr,
+    fanout: Arc<Fanout>,
+    mut exited: watch::Receiver<bool>,
+) {
+    let mut buffer = vec![0; READ_CHUNK_BYTES];
+    let mut splitter = StderrLines::default();
+    loop {
+        let read = match read_chunk(&mut stderr, &mut buffer, &mut exited).await {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(error) => {
+                tracing::warn!(agent = %name, agent_id, %error, "reading the agent's stderr failed");
+                break;
+            }
+        };
+        for line in splitter.push(&buffer[..read]) {
+            publish_stderr(agent_id, &name, line, &fanout).await;
+        }
+    }
+    if let Some(line) = splitter.finish() {
+        publish_stderr(agent_id, &name, line, &fanout).await;
+    }
+}
+
+async fn publish_stderr(agent_id: AgentId, name: &str, line: String, fanout: &Fanout) {
+    tracing::info!(agent = %name, agent_id, "stderr: {line}");
+    fanout.publish(encode_notification(method::AGENT_STDERR, &AgentStderr { agent_id, line })).await;
+}
+
+/// Splits stderr bytes into lossily decoded lines of at most [`STDERR_LINE_MAX_BYTES`].
+#[derive(Debug, Default)]
+struct StderrLines {
+    partial: Vec<u8>,
+}
+
+impl StderrLines {
+    fn push(&mut self, mut bytes: &[u8]) -> Vec<String> {
+        let mut lines = Vec::new();
+        while let Some(newline) = bytes.iter().position(|&byte| byte == b'\n') {
+            self.partial.extend_from_slice(&bytes[..newline]);
+            lines.extend(self.take(self.partial.len()));
+            bytes = &bytes[newline + 1..];
+        }
+        self.partial.extend_from_slice(bytes);
+        while self.partial.len() >= STDERR_LINE_MAX_BYTES {
+            lines.extend(self.take(char_boundary_before(&self.partial, STDERR_LINE_MAX_BYTES)));
+        }
+        lines
+    }
+
+    fn finish(&mut self) -> Option<String> {
+        self.take(self.partial.len())
+    }
+
+    /// Takes the first `len` bytes as a line; blank lines are skipped.
+    fn take(&mut self, len: usize) -> Option<String> {
+        let bytes: Vec<u8> = self.partial.drain(..len).collect();
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
+        let line = String::from_utf8_lossy(bytes).into_owned();
+        (!line.trim().is_empty()).then_some(line)
+    }
+}
+
+/// The largest cut point at or below `limit` that does not split a UTF-8 character (or `limit`
+/// itself when the bytes there are not UTF-8 anyway).
+fn char_boundary_before(bytes: &[u8], limit: usize) -> usize {
+    let is_continuation = |index: usize| bytes.get(index).is_some_and(|byte| byte & 0b1100_0000 == 0b1000_0000);
+    (limit.saturating_sub(3)..=limit).rev().find(|&cut| cut > 0 && !is_continuation(cut)).unwrap_or(limit)
+}
+
+/// Writes queued messages to the agent's stdin, each followed by a newline, in order.
+async fn write_stdin(
+    agent_id: AgentId,
+    name: String,
+    mut stdin: ChildStdin,
+    mut messages: mpsc::UnboundedReceiver<String>,
+) {
+    let mut closed = false;
+    while let Some(mut message) = messages.recv().await {
+        if closed {
+            tracing::warn!(agent = %name, agent_id, "message dropped: the agent's stdin is closed");
+            continue;
+        }
+        message.push('\n');
+        if let Err(error) = stdin.write_all(message.as_bytes()).await {
+            tracing::warn!(agent = %name, agent_id, %error, "message dropped: writing to the agent's stdin failed");
+            closed = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use super::*;
+
+    #[test]
+    fn stdout_lines_become_messages_or_bad_lines() {
+        let events = [
+            Ok(r#"{"jsonrpc":"2.0", "method":"x","params":{"s":"\u00e9é"}}"#.to_owned()),
+            Ok("Debugger attached.".to_owned()),
+            Err(FrameError::TooLong { len: 70, max: 64 }),
+            Err(FrameError::InvalidUtf8 { len: 3, preview: "a".to_owned(), valid_up_to: 1 }),
+        ]
+        .into_iter()
+        .map(|line| stdout_event(7, "test", line))
+        .collect::<Vec<_>>()
+        .join("\n");
+        expect![[r#"
+            {"jsonrpc":"2.0","method":"agent/message","params":{"agentId":7,"message":{"jsonrpc":"2.0", "method":"x","params":{"s":"\u00e9é"}}}}
+            {"jsonrpc":"2.0","method":"agent/badLine","params":{"agentId":7,"kind":"invalidJson","len":18,"preview":"Debugger attached.","error":"not JSON: expected value at line 1 column 1"}}
+            {"jsonrpc":"2.0","method":"agent/badLine","params":{"agentId":7,"kind":"tooLong","len":70,"preview":"","error":"a line of 70 bytes is longer than the maximum of 64 bytes and was dropped"}}
+            {"jsonrpc":"2.0","method":"agent/badLine","params":{"agentId":7,"kind":"invalidUtf8","len":3,"preview":"a","error":"not UTF-8 (the first 1 bytes are)"}}"#]]
+        .assert_eq(&events);
+    }
+
+    #[test]
+    fn stderr_is_split_into_lossy_lines_and_long_lines_into_pieces() {
+        let mut splitter = StderrLines::default();
+        let mut lines = splitter.push(b"warn: one\r\n\nbad \xff byte\npart");
+        lines.extend(splitter.push(b"ial\n"));
+        assert_eq!(lines, ["warn: one", "bad \u{FFFD} byte", "partial"]);
+
+        let long = "é".repeat(STDERR_LINE_MAX_BYTES);
+        let pieces = splitter.push(long.as_bytes());
+        assert!(pieces.iter().all(|piece| piece.len() <= STDERR_LINE_MAX_BYTES && !piece.contains('\u{FFFD}')));
+        let rest = splitter.finish().unwrap_or_default();
+        assert_eq!(pieces.concat() + &rest, long);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn proc_stat_is_read_past_a_command_name_with_parentheses() {
+        assert_eq!(parse_proc_stat("42 (we (ird) name) S 1 4242 4242 0 -1"), Some(('S', 4242)));
+        assert_eq!(parse_proc_stat("garbage"), None);
+    }
+}

@@ -1,0 +1,305 @@
+//! One host connection: the `hello` handshake, then the host's requests and notifications, and
+//! the lines going back to it (responses and agent events, through its [`fanout`] queue).
+//!
+//! Reading and writing run side by side in the connection's task; whichever ends first ends the
+//! connection. Lines that were queued for the host but never written are handed back to the
+//! fan-out, which keeps them for the next host when this was the last one.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use interprocess::local_socket::tokio::Stream;
+use subtle::ConstantTimeEq;
+use tether_core::framing::{FrameError, LineFramer};
+use tether_core::jsonrpc::{
+    ErrorCode, Message, RequestId, RpcError, encode_error, encode_result, method_not_found, parse_message, parse_params,
+};
+use tether_core::sidecar::{
+    AgentRef, AgentSend, HelloParams, HelloResult, SIDECAR_PROTOCOL_VERSION, SpawnParams, error_code, method,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::watch;
+
+use crate::agent::AgentRegistry;
+use crate::fanout::{self, Fanout, Inbox, Outbox, Phase};
+
+/// How long a new connection has to say `hello`.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How much is read from the socket at once.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// What every connection shares.
+#[derive(Debug)]
+pub struct Context {
+    /// The token a host must present in `hello`.
+    pub token: String,
+    pub registry: Arc<AgentRegistry>,
+    pub fanout: Arc<Fanout>,
+    /// The longest line accepted from a host: an agent line travels embedded in `agent/send`, so
+    /// this is the agent maximum plus room for the envelope.
+    pub max_host_line_bytes: usize,
+    next_connection_id: AtomicU64,
+}
+
+impl Context {
+    pub fn new(token: String, registry: Arc<AgentRegistry>, fanout: Arc<Fanout>, max_host_line_bytes: usize) -> Self {
+        Self { token, registry, fanout, max_host_line_bytes, next_connection_id: AtomicU64::new(1) }
+    }
+}
+
+/// Serves one connection until the host leaves, the socket fails or tetherd shuts down.
+pub async fn serve(stream: Stream, context: Arc<Context>) {
+    let id = context.next_connection_id.fetch_add(1, Ordering::Relaxed);
+    let stream = &stream;
+    let mut lines = HostLines::new(stream, context.max_host_line_bytes);
+
+    let first = tokio::time::timeout(HELLO_TIMEOUT, lines.next()).await;
+    let answer = match first {
+        Err(_elapsed) => Err(refusal(RequestId::Null, "no hello within 10 seconds")),
+        Ok(None) => {
+            tracing::debug!(connection = id, "connection closed before hello");
+            return;
+        }
+        Ok(Some(line)) => handshake(line, &context.token),
+    };
+    let accepted = answer.is_ok();
+    let line = answer.unwrap_or_else(|refused| refused);
+    if let Err(error) = write_line(stream, &line).await {
+        tracing::debug!(connection = id, %error, "could not answer hello");
+        return;
+    }
+    if !accepted {
+        tracing::warn!(connection = id, "refused a connection that did not present a valid hello");
+        // The connection is being dropped either way; shutting the write side down first only
+        // makes sure the error reaches the peer before the close.
+        let mut writer = stream;
+        let _shutdown = writer.shutdown().await;
+        return;
+    }
+    tracing::info!(connection = id, "host connected");
+
+    let (outbox, mut inbox) = fanout::queue(id);
+    context.fanout.attach(outbox.clone());
+    let mut in_flight = None;
+    let mut phase = context.fanout.watch_phase();
+    tokio::select! {
+        () = read_requests(&mut lines, &outbox, &context) => {
+            tracing::info!(connection = id, "host disconnected");
+        }
+        written = write_queued(stream, &mut inbox, &mut in_flight, &mut phase) => {
+            if let Err(error) = written {
+                tracing::info!(connection = id, %error, "host connection lost");
+            }
+        }
+    }
+    drop(outbox);
+    context.fanout.detach(id, &mut inbox, in_flight);
+}
+
+/// Checks the first line of a connection: `Ok` with the hello result, or `Err` with the error
+/// response that ends the connection.
+fn handshake(line: Result<String, FrameError>, token: &str) -> Result<String, String> {
+    let line = line.map_err(|error| refusal(RequestId::Null, &format!("expected hello: {error}")))?;
+    let (id, params) = match parse_message(&line) {
+        Err(error) => return Err(refusal(error.response_id(), &format!("expected hello: {error}"))),
+        Ok(Message::Request { id, method, params }) if method == method::HELLO => (id, params),
+        Ok(Message::Request { id, method, .. }) => {
+            return Err(refusal(id, &format!("expected hello, got {method}")));
+        }
+        Ok(_) => return Err(refusal(RequestId::Null, "expected a hello request")),
+    };
+    let hello: HelloParams =
+        parse_params(params).map_err(|error| refusal(id.clone(), &format!("expected hello: {}", error.message)))?;
+    let token_matches: bool = hello.token.as_bytes().ct_eq(token.as_bytes()).into();
+    if !token_matches {
+        return Err(refusal(id, "wrong token"));
+    }
+    if hello.protocol_version != SIDECAR_PROTOCOL_VERSION {
+        let error = RpcError::new(
+            error_code::PROTOCOL_MISMATCH,
+            format!(
+                "this tetherd speaks sidecar protocol {SIDECAR_PROTOCOL_VERSION}, the host speaks {}",
+                hello.protocol_version
+            ),
+        );
+        return Err(encode_error(&id, &error));
+    }
+    tracing::info!(client = %hello.client, "hello");
+    let result = HelloResult { tetherd_version: env!("CARGO_PKG_VERSION").to_owned(), pid: std::process::id() };
+    Ok(encode_result(&id, &result))
+}
+
+fn refusal(id: RequestId, message: &str) -> String {
+    encode_error(&id, &RpcError::new(error_code::UNAUTHORIZED, format!("unauthorized: {message}")))
+}
+
+/// Handles the host's messages until it closes the connection.
+async fn read_requests(lines: &mut HostLines<'_>, outbox: &Outbox, context: &Arc<Context>) {
+    while let Some(line) = lines.next().await {
+        let answer = match line {
+            Err(error) => Some(encode_error(
+                &RequestId::Null,
+                &RpcError::new(ErrorCode::ParseError.into(), format!("Parse error: {error}")),
+            )),
+            Ok(line) => handle_message(&line, outbox, context),
+        };
+        if let Some(answer) = answer
+            && outbox.send(answer.into()).await.is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// Handles one message from an authenticated host; returns the response to send, if any now.
+fn handle_message(line: &str, outbox: &Outbox, context: &Arc<Context>) -> Option<String> {
+    let message = match parse_message(line) {
+        Ok(message) => message,
+        Err(error) => return Some(encode_error(&error.response_id(), &error.to_rpc_error())),
+    };
+    match message {
+        Message::Request { id, method, params } => Some(match &*method {
+            method::AGENT_SPAWN => match parse_params::<SpawnParams>(params) {
+                Err(error) => encode_error(&id, &error),
+                Ok(params) => match context.registry.spawn(params) {
+                    Ok(result) => encode_result(&id, &result),
+                    Err(failed) => {
+                        tracing::warn!(error = %failed.0, "agent/spawn failed");
+                        encode_error(&id, &RpcError::new(error_code::SPAWN_FAILED, failed.0))
+                    }
+                },
+            },
+            method::AGENT_KILL => match parse_params::<AgentRef>(params) {
+                Err(error) => encode_error(&id, &error),
+                Ok(AgentRef { agent_id }) => {
+                    // A kill takes up to the kill grace; the connection keeps serving meanwhile.
+                    let registry = context.registry.clone();
+                    let outbox = outbox.clone();
+                    tokio::spawn(async move {
+                        let answer = match registry.kill(agent_id).await {
+                            Ok(()) => encode_result(&id, &serde_json::json!({})),
+                            Err(unknown) => encode_error(&id, &unknown_agent(unknown.0)),
+                        };
+                        // A host that left before the answer no longer needs it.
+                        let _gone = outbox.send(answer.into()).await;
+                    });
+                    return None;
+                }
+            },
+            method::HELLO => encode_error(
+                &id,
+                &RpcError::new(ErrorCode::InvalidRequest.into(), "Invalid request: hello was already said"),
+            ),
+            other => encode_error(&id, &method_not_found(other)),
+        }),
+        Message::Notification { method, params } => {
+            match &*method {
+                method::AGENT_SEND => send_to_agent(params, context),
+                // Notifications get no response, by JSON-RPC's rules; the log is all there is.
+                other => tracing::warn!(method = other, "ignoring an unknown notification from the host"),
+            }
+            None
+        }
+        Message::Response { id, .. } => {
+            tracing::warn!(%id, "ignoring a response from the host: tetherd sends no requests");
+            None
+        }
+    }
+}
+
+fn send_to_agent(params: Option<&serde_json::value::RawValue>, context: &Context) {
+    let Some(params) = params else {
+        tracing::warn!("ignoring agent/send without params");
+        return;
+    };
+    match serde_json::from_str::<AgentSend<'_>>(params.get()) {
+        Err(error) => tracing::warn!(%error, "ignoring agent/send with invalid params"),
+        Ok(send) => {
+            if let Err(unknown) = context.registry.send(send.agent_id, send.message.get()) {
+                tracing::warn!(agent_id = unknown.0, "message dropped: no such agent (it may have exited)");
+            }
+        }
+    }
+}
+
+fn unknown_agent(agent_id: u64) -> RpcError {
+    RpcError::new(error_code::UNKNOWN_AGENT, format!("no agent with id {agent_id} (never spawned, or already exited)"))
+}
+
+/// Writes the connection's queue to the socket until it fails, the queue ends, or tetherd
+/// shuts down (then what is queued is written first). `in_flight` holds the line being written,
+/// so that the caller can hand it back if the write never completes.
+async fn write_queued(
+    stream: &Stream,
+    inbox: &mut Inbox,
+    in_flight: &mut Option<Arc<str>>,
+    phase: &mut watch::Receiver<Phase>,
+) -> std::io::Result<()> {
+    let mut closing = false;
+    loop {
+        let queued = if closing {
+            inbox.recv().await
+        } else {
+            tokio::select! {
+                queued = inbox.recv() => queued,
+                _ = phase.wait_for(|phase| *phase == Phase::Closed) => {
+                    inbox.close();
+                    closing = true;
+                    continue;
+                }
+            }
+        };
+        let Some(queued) = queued else {
+            return Ok(());
+        };
+        *in_flight = Some(queued.line.clone());
+        write_line(stream, &queued.line).await?;
+        *in_flight = None;
+    }
+}
+
+/// Writes one line and its newline.
+async fn write_line(stream: &Stream, line: &str) -> std::io::Result<()> {
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    let mut writer = stream;
+    writer.write_all(&bytes).await
+}
+
+/// The host's lines, framed like an agent's (bounded, and a bad line costs only itself).
+struct HostLines<'s> {
+    stream: &'s Stream,
+    framer: LineFramer,
+    buffer: Vec<u8>,
+    at_end: bool,
+}
+
+impl<'s> HostLines<'s> {
+    fn new(stream: &'s Stream, max_line_bytes: usize) -> Self {
+        Self { stream, framer: LineFramer::new(max_line_bytes), buffer: vec![0; READ_CHUNK_BYTES], at_end: false }
+    }
+
+    /// The next line; `None` once the host has closed the connection.
+    async fn next(&mut self) -> Option<Result<String, FrameError>> {
+        loop {
+            if let Some(line) = self.framer.next_line() {
+                return Some(line);
+            }
+            if self.at_end {
+                return self.framer.finish();
+            }
+            let mut reader = self.stream;
+            match reader.read(&mut self.buffer).await {
+                Ok(0) => self.at_end = true,
+                Ok(read) => self.framer.push(&self.buffer[..read]),
+                Err(error) => {
+                    tracing::debug!(%error, "reading from the host failed");
+                    self.at_end = true;
+                }
+            }
+        }
+    }
+}
