@@ -1,0 +1,939 @@
+//! The ACP agent: answers the client's requests and runs scenario scripts as prompt turns.
+//!
+//! Everything happens on one thread. The main loop alternates between advancing every running
+//! turn as far as it can go and waiting for the next input line or the next timer, whichever
+//! comes first. A turn is an explicit state machine (a stack of step lists plus what it is
+//! waiting for) rather than a blocking call, so that several sessions can run turns at once, a
+//! `session/cancel` can cut a sleep or a stream short, and permission requests can be
+//! outstanding while the script goes on.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use agent_client_protocol_schema::ProtocolVersion;
+use agent_client_protocol_schema::v1::{
+    AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, ContentChunk, CreateTerminalRequest,
+    CreateTerminalResponse, Diff, Error, Implementation, InitializeRequest, InitializeResponse, NewSessionRequest,
+    NewSessionResponse, PermissionOption, PermissionOptionKind, Plan, PlanEntry, PromptCapabilities, PromptRequest,
+    PromptResponse, ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SessionId, SessionNotification, SessionUpdate, StopReason,
+    Terminal, TerminalExitStatus, TerminalId, TerminalOutputRequest, TerminalOutputResponse, ToolCall, ToolCallContent,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse, WriteTextFileRequest,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::scenario::{DiffSpec, LocationSpec, PermissionSpec, Scenario, Speech, Step};
+use crate::transport::{Input, MAX_INPUT_LINE, Output, Trace};
+
+/// JSON-RPC and ACP error codes the agent answers with.
+mod code {
+    pub const PARSE_ERROR: i32 = -32700;
+    pub const INVALID_REQUEST: i32 = -32600;
+    pub const METHOD_NOT_FOUND: i32 = -32601;
+    pub const INVALID_PARAMS: i32 = -32602;
+    pub const RESOURCE_NOT_FOUND: i32 = -32002;
+}
+
+/// The test agent's whole state.
+pub struct Agent {
+    scenario: Scenario,
+    wire: Wire,
+    client_capabilities: ClientCapabilities,
+    sessions: BTreeMap<String, Session>,
+    sessions_created: u64,
+    terminals_started: u64,
+}
+
+/// Everything that goes out on stdout, plus the bookkeeping of the agent's own requests.
+struct Wire {
+    output: Output,
+    trace: Trace,
+    next_request_id: i64,
+    /// Requests the agent sent to the client and has no answer for yet, by id.
+    pending: HashMap<i64, PendingRequest>,
+}
+
+struct Session {
+    id: SessionId,
+    cwd: PathBuf,
+    /// What permission requests repeat about a tool call announced earlier.
+    tool_calls: HashMap<String, ToolCallSummary>,
+    turn: Option<Turn>,
+}
+
+struct ToolCallSummary {
+    title: String,
+    kind: ToolKind,
+}
+
+/// A prompt turn in progress.
+struct Turn {
+    /// The id of the `session/prompt` request this turn will answer.
+    prompt_id: Value,
+    /// Step lists being run, innermost (a permission branch) last.
+    frames: Vec<Frame>,
+    wait: Wait,
+    cancelled: bool,
+    /// Permission requests sent in this turn that the client has not answered yet.
+    unanswered_permissions: Vec<i64>,
+    /// Answers whose branch has not run yet, in the order they arrived.
+    answered_permissions: VecDeque<AnsweredPermission>,
+}
+
+struct Frame {
+    steps: Vec<Step>,
+    next: usize,
+    /// Pushed after the turn was cancelled (a permission's `cancelled` branch): it runs to its
+    /// end instead of being dropped at the next step boundary.
+    cleanup: bool,
+}
+
+/// What a turn is waiting for before its next step.
+enum Wait {
+    Ready,
+    Until(Instant),
+    Stream(Stream),
+    /// The answer to an `fs/*` or `terminal/*` request; its handler moves the turn on.
+    Response(i64),
+    Permission(i64),
+    AllPermissions,
+}
+
+/// Text being streamed piece by piece.
+struct Stream {
+    thought: bool,
+    pieces: VecDeque<String>,
+    interval: Duration,
+    next_at: Instant,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Branch {
+    Allowed,
+    Rejected,
+    Cancelled,
+}
+
+struct AnsweredPermission {
+    request_id: i64,
+    branch: Branch,
+    steps: Vec<Step>,
+}
+
+struct PendingRequest {
+    session_key: String,
+    purpose: Purpose,
+}
+
+/// Why the agent sent a request, and what it needs to carry on when the answer comes.
+enum Purpose {
+    Permission {
+        offered: Vec<PermissionOptionKind>,
+        allowed: Vec<Step>,
+        rejected: Vec<Step>,
+        cancelled: Vec<Step>,
+    },
+    ReadFile {
+        path: PathBuf,
+    },
+    WriteFile {
+        path: PathBuf,
+    },
+    CreateTerminal {
+        command_line: String,
+    },
+    WaitForExit(TerminalRun),
+    Output(TerminalRun, TerminalExitStatus),
+    Release(TerminalRun, ToolCallStatus, String),
+    /// A request whose answer does not matter any more (a release sent while cancelling).
+    Detached,
+}
+
+/// A command running in a client terminal, as far as the agent knows it.
+struct TerminalRun {
+    terminal_id: TerminalId,
+    command_line: String,
+    tool_call_id: String,
+}
+
+impl Agent {
+    pub fn new(scenario: Scenario, trace: Trace) -> Self {
+        Self {
+            scenario,
+            wire: Wire { output: Output::new(), trace, next_request_id: 1, pending: HashMap::new() },
+            client_capabilities: ClientCapabilities::default(),
+            sessions: BTreeMap::new(),
+            sessions_created: 0,
+            terminals_started: 0,
+        }
+    }
+
+    /// Serves the client until it closes stdin. An error means stdout or stdin broke.
+    pub fn run(mut self, input: &Receiver<Input>) -> io::Result<()> {
+        loop {
+            let running: Vec<String> = self
+                .sessions
+                .iter()
+                .filter(|(_, session)| session.turn.is_some())
+                .map(|(key, _)| key.clone())
+                .collect();
+            let mut deadline: Option<Instant> = None;
+            for key in running {
+                if let Some(due) = self.advance(&key)? {
+                    deadline = Some(deadline.map_or(due, |earlier| earlier.min(due)));
+                }
+            }
+            let next = match deadline {
+                Some(due) => match input.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                    Ok(next) => next,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                },
+                None => match input.recv() {
+                    Ok(next) => next,
+                    Err(_) => return Ok(()),
+                },
+            };
+            match next {
+                Input::Line(line) => self.handle_line(&line)?,
+                Input::TooLong { length } => {
+                    self.wire.trace.note(&format!("dropped a line of {length} bytes"));
+                    let message =
+                        format!("Parse error: a line of {length} bytes exceeds the limit of {MAX_INPUT_LINE} bytes");
+                    self.wire.respond(&Value::Null, Err(Error::new(code::PARSE_ERROR, message)))?;
+                }
+                Input::Closed => {
+                    self.wire.trace.note("stdin closed; exiting");
+                    return Ok(());
+                }
+                Input::Failed(error) => return Err(error),
+            }
+        }
+    }
+
+    // ----- Incoming messages -----
+
+    fn handle_line(&mut self, line: &[u8]) -> io::Result<()> {
+        self.wire.trace.received(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        let message: Value = match serde_json::from_slice(line) {
+            Ok(message) => message,
+            Err(error) => {
+                let error = Error::new(code::PARSE_ERROR, format!("Parse error: {error}"));
+                return self.wire.respond(&Value::Null, Err(error));
+            }
+        };
+        let Value::Object(mut object) = message else {
+            let error = Error::new(code::INVALID_REQUEST, "Invalid request: not a JSON object");
+            return self.wire.respond(&Value::Null, Err(error));
+        };
+        let id = object.remove("id");
+        let params = object.remove("params").unwrap_or(Value::Null);
+        match (object.remove("method"), id) {
+            (Some(Value::String(method)), Some(id)) => self.handle_request(id, &method, params),
+            (Some(Value::String(method)), None) => {
+                self.handle_notification(&method, params);
+                Ok(())
+            }
+            (None, Some(id)) if object.contains_key("result") || object.contains_key("error") => {
+                let outcome = match object.remove("error") {
+                    Some(error) => Err(error),
+                    None => Ok(object.remove("result").unwrap_or(Value::Null)),
+                };
+                self.handle_response(&id, outcome)
+            }
+            (_, id) => {
+                let error = Error::new(
+                    code::INVALID_REQUEST,
+                    "Invalid request: neither a request, a notification nor a response",
+                );
+                self.wire.respond(&id.unwrap_or(Value::Null), Err(error))
+            }
+        }
+    }
+
+    fn handle_request(&mut self, id: Value, method: &str, params: Value) -> io::Result<()> {
+        let answer = match method {
+            "initialize" => self.initialize(params),
+            "session/new" => self.new_session(params),
+            "session/prompt" => return self.start_prompt(id, params),
+            _ => Err(Error::new(code::METHOD_NOT_FOUND, format!("Method not found: {method}"))),
+        };
+        self.wire.respond(&id, answer)
+    }
+
+    fn handle_notification(&mut self, method: &str, params: Value) {
+        match method {
+            "session/cancel" => match parse_params::<CancelNotification>(params) {
+                Ok(cancel) => self.cancel(&cancel.session_id),
+                Err(error) => {
+                    // A notification cannot be answered: say so where a person will look.
+                    eprintln!("tether-test-agent: ignored session/cancel: {}", error.message);
+                    self.wire.trace.note(&format!("bad session/cancel: {}", error.message));
+                }
+            },
+            _ => self.wire.trace.note(&format!("ignored notification {method}")),
+        }
+    }
+
+    fn initialize(&mut self, params: Value) -> Result<Value, Error> {
+        let request: InitializeRequest = parse_params(params)?;
+        self.client_capabilities = request.client_capabilities;
+        let response = InitializeResponse::new(ProtocolVersion::V1)
+            .agent_capabilities(
+                AgentCapabilities::new().load_session(false).prompt_capabilities(PromptCapabilities::new()),
+            )
+            .auth_methods(Vec::new())
+            .agent_info(Implementation::new("tether-test-agent", env!("CARGO_PKG_VERSION")));
+        Ok(to_json(response))
+    }
+
+    fn new_session(&mut self, params: Value) -> Result<Value, Error> {
+        let request: NewSessionRequest = parse_params(params)?;
+        if !request.cwd.is_absolute() {
+            return Err(Error::new(
+                code::INVALID_PARAMS,
+                format!("Invalid params: cwd must be an absolute path, got {}", request.cwd.display()),
+            ));
+        }
+        self.sessions_created += 1;
+        let key = format!("test-session-{}", self.sessions_created);
+        let session =
+            Session { id: SessionId::new(key.as_str()), cwd: request.cwd, tool_calls: HashMap::new(), turn: None };
+        self.sessions.insert(key.clone(), session);
+        Ok(to_json(NewSessionResponse::new(key)))
+    }
+
+    fn start_prompt(&mut self, id: Value, params: Value) -> io::Result<()> {
+        let request: PromptRequest = match parse_params(params) {
+            Ok(request) => request,
+            Err(error) => return self.wire.respond(&id, Err(error)),
+        };
+        let Some(session) = self.sessions.get_mut(request.session_id.0.as_ref()) else {
+            return self.wire.respond(&id, Err(unknown_session(&request.session_id)));
+        };
+        if session.turn.is_some() {
+            let error = Error::new(
+                code::INVALID_REQUEST,
+                format!("session {} already has a prompt in progress", request.session_id),
+            );
+            return self.wire.respond(&id, Err(error));
+        }
+        let prompt_text: String = request
+            .prompt
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let steps = match self.scenario.script_for(&prompt_text) {
+            Some(script) => script.steps.clone(),
+            None => vec![Step::Say(Speech {
+                text: "This scenario has no script for that prompt.".to_owned(),
+                chunks: 1,
+                interval: Duration::ZERO,
+            })],
+        };
+        session.turn = Some(Turn {
+            prompt_id: id,
+            frames: vec![Frame { steps, next: 0, cleanup: false }],
+            wait: Wait::Ready,
+            cancelled: false,
+            unanswered_permissions: Vec::new(),
+            answered_permissions: VecDeque::new(),
+        });
+        Ok(())
+    }
+
+    fn cancel(&mut self, session_id: &SessionId) {
+        let Some(turn) = self.sessions.get_mut(session_id.0.as_ref()).and_then(|session| session.turn.as_mut()) else {
+            self.wire.trace.note(&format!("session/cancel for {session_id} with no turn running"));
+            return;
+        };
+        turn.cancelled = true;
+        let in_cleanup = turn.frames.last().is_some_and(|frame| frame.cleanup);
+        match &turn.wait {
+            Wait::Until(_) | Wait::Stream(_) if !in_cleanup => turn.wait = Wait::Ready,
+            Wait::Response(request_id) => {
+                // Stop waiting for the client's file or terminal work; a late answer will be
+                // ignored. A terminal already created is released so its command stops.
+                let request_id = *request_id;
+                turn.wait = Wait::Ready;
+                if let Some(pending) = self.wire.pending.remove(&request_id) {
+                    let run = match pending.purpose {
+                        Purpose::WaitForExit(run) | Purpose::Output(run, _) => Some(run),
+                        _ => None,
+                    };
+                    if let Some(run) = run {
+                        let release = ReleaseTerminalRequest::new(session_id.clone(), run.terminal_id);
+                        let key = session_id.0.to_string();
+                        if let Err(error) = self.wire.request(&key, "terminal/release", release, Purpose::Detached) {
+                            // The next write will hit the same broken stdout and end the loop.
+                            self.wire.trace.note(&format!("could not release terminal: {error}"));
+                        }
+                    }
+                }
+            }
+            // The client answers pending permission requests with `cancelled`; wait for that.
+            _ => {}
+        }
+    }
+
+    fn handle_response(&mut self, id: &Value, outcome: Result<Value, Value>) -> io::Result<()> {
+        let Some(pending) = id.as_i64().and_then(|id| self.wire.pending.remove(&id)) else {
+            self.wire.trace.note(&format!("ignored a response to unknown request id {id}"));
+            return Ok(());
+        };
+        let request_id = id.as_i64().unwrap_or_default();
+        let key = pending.session_key;
+        let Some(session) = self.sessions.get_mut(&key) else {
+            return Ok(());
+        };
+        let Some(turn) = session.turn.as_mut() else {
+            return Ok(());
+        };
+        let wire = &mut self.wire;
+        match pending.purpose {
+            Purpose::Permission { offered, allowed, rejected, cancelled } => {
+                let branch = permission_branch(&offered, outcome);
+                turn.unanswered_permissions.retain(|&unanswered| unanswered != request_id);
+                let steps = match branch {
+                    Branch::Allowed => allowed,
+                    Branch::Rejected => rejected,
+                    Branch::Cancelled => cancelled,
+                };
+                turn.answered_permissions.push_back(AnsweredPermission { request_id, branch, steps });
+            }
+            Purpose::ReadFile { path } => {
+                let report = match typed_result::<ReadTextFileResponse>(outcome) {
+                    Ok(response) => {
+                        let newline = if response.content.ends_with('\n') { "" } else { "\n" };
+                        format!("Read {}:\n\n```\n{}{newline}```\n\n", path.display(), response.content)
+                    }
+                    Err(message) => format!("Could not read {}: {message}\n\n", path.display()),
+                };
+                turn.wait = Wait::Ready;
+                wire.say(&session.id, report)?;
+            }
+            Purpose::WriteFile { path } => {
+                let report = match outcome {
+                    Ok(_) => format!("Wrote {}.\n\n", path.display()),
+                    Err(error) => format!("Could not write {}: {}\n\n", path.display(), error_text(&error)),
+                };
+                turn.wait = Wait::Ready;
+                wire.say(&session.id, report)?;
+            }
+            Purpose::CreateTerminal { command_line } => match typed_result::<CreateTerminalResponse>(outcome) {
+                Ok(response) => {
+                    self.terminals_started += 1;
+                    let run = TerminalRun {
+                        terminal_id: response.terminal_id,
+                        command_line,
+                        tool_call_id: format!("terminal-{}", self.terminals_started),
+                    };
+                    let tool_call = ToolCall::new(run.tool_call_id.clone(), format!("Run `{}`", run.command_line))
+                        .kind(ToolKind::Execute)
+                        .status(ToolCallStatus::InProgress)
+                        .content(vec![ToolCallContent::Terminal(Terminal::new(run.terminal_id.clone()))]);
+                    wire.update(&session.id, SessionUpdate::ToolCall(tool_call))?;
+                    let request = WaitForTerminalExitRequest::new(session.id.clone(), run.terminal_id.clone());
+                    let next = wire.request(&key, "terminal/wait_for_exit", request, Purpose::WaitForExit(run))?;
+                    turn.wait = Wait::Response(next);
+                }
+                Err(message) => {
+                    turn.wait = Wait::Ready;
+                    wire.say(&session.id, format!("Could not start `{command_line}`: {message}\n\n"))?;
+                }
+            },
+            Purpose::WaitForExit(run) => match typed_result::<WaitForTerminalExitResponse>(outcome) {
+                Ok(response) => {
+                    let request = TerminalOutputRequest::new(session.id.clone(), run.terminal_id.clone());
+                    let next =
+                        wire.request(&key, "terminal/output", request, Purpose::Output(run, response.exit_status))?;
+                    turn.wait = Wait::Response(next);
+                }
+                Err(message) => {
+                    let report = format!("Waiting for `{}` failed: {message}\n\n", run.command_line);
+                    let request = ReleaseTerminalRequest::new(session.id.clone(), run.terminal_id.clone());
+                    let next = wire.request(
+                        &key,
+                        "terminal/release",
+                        request,
+                        Purpose::Release(run, ToolCallStatus::Failed, report),
+                    )?;
+                    turn.wait = Wait::Response(next);
+                }
+            },
+            Purpose::Output(run, exit_status) => {
+                let (status, report) = match typed_result::<TerminalOutputResponse>(outcome) {
+                    Ok(response) => terminal_report(&run.command_line, &exit_status, &response),
+                    Err(message) => (
+                        ToolCallStatus::Failed,
+                        format!("Reading the output of `{}` failed: {message}\n\n", run.command_line),
+                    ),
+                };
+                let request = ReleaseTerminalRequest::new(session.id.clone(), run.terminal_id.clone());
+                let next = wire.request(&key, "terminal/release", request, Purpose::Release(run, status, report))?;
+                turn.wait = Wait::Response(next);
+            }
+            Purpose::Release(run, status, report) => {
+                if let Err(error) = outcome {
+                    wire.trace.note(&format!("terminal/release failed: {error}"));
+                }
+                let update = ToolCallUpdate::new(run.tool_call_id.clone(), ToolCallUpdateFields::new().status(status));
+                wire.update(&session.id, SessionUpdate::ToolCallUpdate(update))?;
+                turn.wait = Wait::Ready;
+                wire.say(&session.id, report)?;
+            }
+            Purpose::Detached => {}
+        }
+        Ok(())
+    }
+
+    // ----- Running turns -----
+
+    /// Runs a session's turn until it has to wait; returns when it wants to be woken up, or
+    /// `None` when only a message from the client can move it on (or it has finished).
+    fn advance(&mut self, key: &str) -> io::Result<Option<Instant>> {
+        loop {
+            let Some(session) = self.sessions.get_mut(key) else {
+                return Ok(None);
+            };
+            let Some(turn) = session.turn.as_mut() else {
+                return Ok(None);
+            };
+            let now = Instant::now();
+            match &mut turn.wait {
+                Wait::Ready => {}
+                Wait::Until(due) => {
+                    if now < *due {
+                        return Ok(Some(*due));
+                    }
+                    turn.wait = Wait::Ready;
+                }
+                Wait::Stream(stream) => {
+                    if now < stream.next_at {
+                        return Ok(Some(stream.next_at));
+                    }
+                    let Some(piece) = stream.pieces.pop_front() else {
+                        turn.wait = Wait::Ready;
+                        continue;
+                    };
+                    let chunk = ContentChunk::new(ContentBlock::from(piece));
+                    let update = if stream.thought {
+                        SessionUpdate::AgentThoughtChunk(chunk)
+                    } else {
+                        SessionUpdate::AgentMessageChunk(chunk)
+                    };
+                    stream.next_at = now + stream.interval;
+                    let next_at = stream.next_at;
+                    if stream.pieces.is_empty() {
+                        turn.wait = Wait::Ready;
+                    }
+                    self.wire.update(&session.id, update)?;
+                    // Hand control back to the main loop between pieces, so a cancel that
+                    // arrived meanwhile is seen even when the interval is zero.
+                    return Ok(Some(next_at));
+                }
+                Wait::Response(_) => return Ok(None),
+                Wait::Permission(request_id) => {
+                    let request_id = *request_id;
+                    let Some(index) =
+                        turn.answered_permissions.iter().position(|answered| answered.request_id == request_id)
+                    else {
+                        return Ok(None);
+                    };
+                    turn.wait = Wait::Ready;
+                    if let Some(answered) = turn.answered_permissions.remove(index) {
+                        turn.push_branch(answered);
+                    }
+                }
+                Wait::AllPermissions => {
+                    if !turn.unanswered_permissions.is_empty() {
+                        return Ok(None);
+                    }
+                    turn.wait = Wait::Ready;
+                    // Frames run last-pushed first: push in reverse so the earliest answer's
+                    // branch runs first.
+                    let answered: Vec<AnsweredPermission> = turn.answered_permissions.drain(..).collect();
+                    for answer in answered.into_iter().rev() {
+                        turn.push_branch(answer);
+                    }
+                }
+            }
+
+            // The turn is at a step boundary.
+            match turn.next_step() {
+                Some(step) => self.execute(key, step)?,
+                None if !turn.unanswered_permissions.is_empty() || !turn.answered_permissions.is_empty() => {
+                    // A script that ends with permission requests outstanding still waits
+                    // for their answers and runs their branches before the turn ends.
+                    turn.wait = Wait::AllPermissions;
+                }
+                None => {
+                    let reason = if turn.cancelled { StopReason::Cancelled } else { StopReason::EndTurn };
+                    self.finish_turn(key, reason)?;
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    fn execute(&mut self, key: &str, step: Step) -> io::Result<()> {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return Ok(());
+        };
+        let Some(turn) = session.turn.as_mut() else {
+            return Ok(());
+        };
+        let wire = &mut self.wire;
+        let capabilities = &self.client_capabilities;
+        match step {
+            Step::Think(speech) | Step::Say(speech) if speech.text.is_empty() => {}
+            Step::Think(speech) => turn.wait = Wait::Stream(Stream::new(true, &speech)),
+            Step::Say(speech) => turn.wait = Wait::Stream(Stream::new(false, &speech)),
+            Step::Plan(entries) => {
+                let entries = entries
+                    .into_iter()
+                    .map(|entry| PlanEntry::new(entry.content, entry.priority, entry.status))
+                    .collect();
+                wire.update(&session.id, SessionUpdate::Plan(Plan::new(entries)))?;
+            }
+            Step::ToolCall(spec) => {
+                let kind = spec.kind.map_or(ToolKind::Other, |kind| kind.0);
+                session.tool_calls.insert(spec.id.clone(), ToolCallSummary { title: spec.title.clone(), kind });
+                let content = tool_content(&session.cwd, spec.text, spec.diff);
+                let tool_call = ToolCall::new(spec.id, spec.title)
+                    .kind(kind)
+                    .status(spec.status.unwrap_or(ToolCallStatus::Pending))
+                    .locations(locations(&session.cwd, spec.locations))
+                    .content(content);
+                wire.update(&session.id, SessionUpdate::ToolCall(tool_call))?;
+            }
+            Step::ToolUpdate(spec) => {
+                if let Some(summary) = session.tool_calls.get_mut(&spec.id) {
+                    if let Some(title) = &spec.title {
+                        summary.title.clone_from(title);
+                    }
+                    if let Some(kind) = spec.kind {
+                        summary.kind = kind.0;
+                    }
+                }
+                let content = (spec.text.is_some() || spec.diff.is_some())
+                    .then(|| tool_content(&session.cwd, spec.text, spec.diff));
+                let fields = ToolCallUpdateFields::new()
+                    .title(spec.title)
+                    .kind(spec.kind.map(|kind| kind.0))
+                    .status(spec.status)
+                    .locations(spec.locations.map(|list| locations(&session.cwd, list)))
+                    .content(content);
+                let update = ToolCallUpdate::new(spec.id, fields);
+                wire.update(&session.id, SessionUpdate::ToolCallUpdate(update))?;
+            }
+            Step::AskPermission(spec) => {
+                let request_id = ask_permission(wire, key, &session.id, &session.tool_calls, spec.clone())?;
+                turn.unanswered_permissions.push(request_id);
+                if spec.wait {
+                    turn.wait = Wait::Permission(request_id);
+                }
+            }
+            Step::AwaitPermissions => turn.wait = Wait::AllPermissions,
+            Step::ReadFile(spec) => {
+                let path = resolve(&session.cwd, &spec.path);
+                if capabilities.fs.read_text_file {
+                    let request =
+                        ReadTextFileRequest::new(session.id.clone(), path.clone()).line(spec.line).limit(spec.limit);
+                    let id = wire.request(key, "fs/read_text_file", request, Purpose::ReadFile { path })?;
+                    turn.wait = Wait::Response(id);
+                } else {
+                    let report =
+                        format!("Skipped reading {}: client does not support fs/read_text_file.\n\n", path.display());
+                    wire.say(&session.id, report)?;
+                }
+            }
+            Step::WriteFile(spec) => {
+                let path = resolve(&session.cwd, &spec.path);
+                if capabilities.fs.write_text_file {
+                    let request = WriteTextFileRequest::new(session.id.clone(), path.clone(), spec.content);
+                    let id = wire.request(key, "fs/write_text_file", request, Purpose::WriteFile { path })?;
+                    turn.wait = Wait::Response(id);
+                } else {
+                    let report =
+                        format!("Skipped writing {}: client does not support fs/write_text_file.\n\n", path.display());
+                    wire.say(&session.id, report)?;
+                }
+            }
+            Step::Terminal(spec) => {
+                let command_line = std::iter::once(spec.command.as_str())
+                    .chain(spec.args.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if capabilities.terminal {
+                    let cwd = spec.cwd.as_deref().map_or_else(|| session.cwd.clone(), |cwd| resolve(&session.cwd, cwd));
+                    let request = CreateTerminalRequest::new(session.id.clone(), spec.command)
+                        .args(spec.args)
+                        .cwd(cwd)
+                        .output_byte_limit(spec.output_byte_limit);
+                    let id = wire.request(key, "terminal/create", request, Purpose::CreateTerminal { command_line })?;
+                    turn.wait = Wait::Response(id);
+                } else {
+                    let report = format!("Skipped running `{command_line}`: client does not support terminal.\n\n");
+                    wire.say(&session.id, report)?;
+                }
+            }
+            Step::Sleep(duration) => turn.wait = Wait::Until(Instant::now() + duration),
+            Step::Stderr(line) => eprintln!("{line}"),
+            Step::Malformed(line) => wire.output.raw(line.as_bytes())?,
+            Step::MalformedBytes(bytes) => wire.output.raw(&bytes)?,
+            Step::LongLine(length) => wire.output.long_line(length)?,
+            Step::Die(exit_code) => {
+                wire.trace.note(&format!("dying with exit code {exit_code} as the scenario says"));
+                std::process::exit(exit_code);
+            }
+            Step::Stop(reason) => {
+                // ACP: a cancelled turn must answer `cancelled`, whatever the script says.
+                let reason = if turn.cancelled { StopReason::Cancelled } else { reason };
+                self.finish_turn(key, reason)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish_turn(&mut self, key: &str, reason: StopReason) -> io::Result<()> {
+        let Some(turn) = self.sessions.get_mut(key).and_then(|session| session.turn.take()) else {
+            return Ok(());
+        };
+        // Answers to this turn's outstanding requests would otherwise be taken for answers
+        // to the next turn's.
+        self.wire.pending.retain(|_, pending| pending.session_key != key);
+        self.wire.respond(&turn.prompt_id, Ok(to_json(PromptResponse::new(reason))))
+    }
+}
+
+impl Turn {
+    /// The next step to run, dropping finished frames, and every frame but cleanup ones once
+    /// the turn is cancelled.
+    fn next_step(&mut self) -> Option<Step> {
+        if self.cancelled {
+            self.frames.retain(|frame| frame.cleanup);
+        }
+        loop {
+            let frame = self.frames.last_mut()?;
+            if let Some(step) = frame.steps.get(frame.next) {
+                frame.next += 1;
+                return Some(step.clone());
+            }
+            self.frames.pop();
+        }
+    }
+
+    /// Schedules the branch an answer selected. Once the turn is cancelled only `cancelled`
+    /// branches run (as cleanup); an allow that raced with the cancel is dropped.
+    fn push_branch(&mut self, answered: AnsweredPermission) {
+        if self.cancelled && answered.branch != Branch::Cancelled {
+            return;
+        }
+        if !answered.steps.is_empty() {
+            self.frames.push(Frame { steps: answered.steps, next: 0, cleanup: self.cancelled });
+        }
+    }
+}
+
+impl Stream {
+    fn new(thought: bool, speech: &Speech) -> Self {
+        Self { thought, pieces: speech.pieces().into(), interval: speech.interval, next_at: Instant::now() }
+    }
+}
+
+impl Wire {
+    fn send(&mut self, message: &Value) -> io::Result<()> {
+        self.output.send(message)
+    }
+
+    fn respond(&mut self, id: &Value, answer: Result<Value, Error>) -> io::Result<()> {
+        let message = match answer {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err(error) => {
+                self.trace.note(&format!("error answer to {id}: {}", error.message));
+                json!({ "jsonrpc": "2.0", "id": id, "error": to_json(error) })
+            }
+        };
+        self.send(&message)
+    }
+
+    fn update(&mut self, session_id: &SessionId, update: SessionUpdate) -> io::Result<()> {
+        let params = to_json(SessionNotification::new(session_id.clone(), update));
+        self.send(&json!({ "jsonrpc": "2.0", "method": "session/update", "params": params }))
+    }
+
+    /// Sends agent text in one chunk: what the agent reports about file and terminal work.
+    fn say(&mut self, session_id: &SessionId, text: String) -> io::Result<()> {
+        let chunk = ContentChunk::new(ContentBlock::from(text));
+        self.update(session_id, SessionUpdate::AgentMessageChunk(chunk))
+    }
+
+    /// Sends a request to the client and remembers why; returns its id.
+    fn request(
+        &mut self,
+        session_key: &str,
+        method: &str,
+        params: impl Serialize,
+        purpose: Purpose,
+    ) -> io::Result<i64> {
+        let id = self.next_request_id;
+        self.next_request_id += 1;
+        self.pending.insert(id, PendingRequest { session_key: session_key.to_owned(), purpose });
+        let params = to_json(params);
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))?;
+        Ok(id)
+    }
+}
+
+fn ask_permission(
+    wire: &mut Wire,
+    key: &str,
+    session_id: &SessionId,
+    tool_calls: &HashMap<String, ToolCallSummary>,
+    spec: PermissionSpec,
+) -> io::Result<i64> {
+    let options = spec.options.iter().map(|&kind| permission_option(kind)).collect();
+    let mut fields = ToolCallUpdateFields::new();
+    if let Some(summary) = tool_calls.get(&spec.tool_call_id) {
+        fields = fields.title(summary.title.clone()).kind(summary.kind);
+    }
+    let tool_call = ToolCallUpdate::new(spec.tool_call_id, fields);
+    let request = RequestPermissionRequest::new(session_id.clone(), tool_call, options);
+    let purpose = Purpose::Permission {
+        offered: spec.options,
+        allowed: spec.allowed,
+        rejected: spec.rejected,
+        cancelled: spec.cancelled,
+    };
+    wire.request(key, "session/request_permission", request, purpose)
+}
+
+/// The option id and label the agent offers for each kind.
+fn permission_option(kind: PermissionOptionKind) -> PermissionOption {
+    let (id, name) = option_id_and_name(kind);
+    PermissionOption::new(id, name, kind)
+}
+
+fn option_id_and_name(kind: PermissionOptionKind) -> (&'static str, &'static str) {
+    match kind {
+        PermissionOptionKind::AllowOnce => ("allow-once", "Allow once"),
+        PermissionOptionKind::AllowAlways => ("allow-always", "Always allow"),
+        PermissionOptionKind::RejectOnce => ("reject-once", "Reject"),
+        PermissionOptionKind::RejectAlways => ("reject-always", "Always reject"),
+        // The schema may grow kinds; the scenario parser only produces the four above.
+        _ => ("other", "Other"),
+    }
+}
+
+/// Which branch a permission answer selects. An error answer, an unreadable one or an option
+/// the agent never offered counts as the safe choice (cancelled or rejected), noted on stderr.
+fn permission_branch(offered: &[PermissionOptionKind], outcome: Result<Value, Value>) -> Branch {
+    let response = match typed_result::<RequestPermissionResponse>(outcome) {
+        Ok(response) => response,
+        Err(message) => {
+            eprintln!("tether-test-agent: permission request failed, treating it as cancelled: {message}");
+            return Branch::Cancelled;
+        }
+    };
+    match response.outcome {
+        RequestPermissionOutcome::Selected(selected) => {
+            let chosen =
+                offered.iter().copied().find(|&kind| option_id_and_name(kind).0 == selected.option_id.0.as_ref());
+            match chosen {
+                Some(PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways) => Branch::Allowed,
+                Some(_) => Branch::Rejected,
+                None => {
+                    eprintln!(
+                        "tether-test-agent: the client chose option `{}`, which was not offered; treating it as a rejection",
+                        selected.option_id
+                    );
+                    Branch::Rejected
+                }
+            }
+        }
+        _ => Branch::Cancelled,
+    }
+}
+
+fn terminal_report(
+    command_line: &str,
+    exit_status: &TerminalExitStatus,
+    response: &TerminalOutputResponse,
+) -> (ToolCallStatus, String) {
+    let ending = match (exit_status.exit_code, &exit_status.signal) {
+        (Some(code), _) => format!("exited with code {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => "ended".to_owned(),
+    };
+    let status = if exit_status.exit_code == Some(0) { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
+    let truncated = if response.truncated { " (output truncated)" } else { "" };
+    let newline = if response.output.ends_with('\n') || response.output.is_empty() { "" } else { "\n" };
+    let report = format!("`{command_line}` {ending}{truncated}:\n\n```\n{}{newline}```\n\n", response.output);
+    (status, report)
+}
+
+fn tool_content(cwd: &Path, text: Option<String>, diff: Option<DiffSpec>) -> Vec<ToolCallContent> {
+    let mut content = Vec::new();
+    if let Some(text) = text {
+        content.push(ToolCallContent::from(text));
+    }
+    if let Some(diff) = diff {
+        let path = resolve(cwd, &diff.path);
+        content.push(ToolCallContent::Diff(Diff::new(path, diff.new_text).old_text(diff.old_text)));
+    }
+    content
+}
+
+fn locations(cwd: &Path, specs: Vec<LocationSpec>) -> Vec<ToolCallLocation> {
+    specs.into_iter().map(|spec| ToolCallLocation::new(resolve(cwd, &spec.path)).line(spec.line)).collect()
+}
+
+/// ACP paths are absolute: scenario paths are relative to the session's cwd.
+fn resolve(cwd: &Path, path: &str) -> PathBuf {
+    let path = Path::new(path);
+    if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) }
+}
+
+fn unknown_session(session_id: &SessionId) -> Error {
+    Error::new(code::RESOURCE_NOT_FOUND, format!("Unknown session: {session_id}"))
+        .data(json!({ "sessionId": session_id }))
+}
+
+fn parse_params<T: DeserializeOwned>(params: Value) -> Result<T, Error> {
+    serde_json::from_value(params).map_err(|error| Error::new(code::INVALID_PARAMS, format!("Invalid params: {error}")))
+}
+
+/// A client's answer as a typed result, or a sentence saying why there is none.
+fn typed_result<T: DeserializeOwned>(outcome: Result<Value, Value>) -> Result<T, String> {
+    match outcome {
+        Ok(result) => serde_json::from_value(result).map_err(|error| format!("unreadable answer: {error}")),
+        Err(error) => Err(error_text(&error)),
+    }
+}
+
+/// A JSON-RPC error object as a short sentence.
+fn error_text(error: &Value) -> String {
+    match (error.get("message").and_then(Value::as_str), error.get("code")) {
+        (Some(message), Some(code)) => format!("{message} (error {code})"),
+        (Some(message), None) => message.to_owned(),
+        _ => error.to_string(),
+    }
+}
+
+fn to_json(value: impl Serialize) -> Value {
+    serde_json::to_value(value).expect("ACP schema types always serialize to JSON")
+}

@@ -1,0 +1,64 @@
+//! `tether-test-agent`: a scripted agent that speaks ACP v1 on stdio.
+//!
+//! It is a real process, so tests exercise the same pipes, framing and timing a real agent
+//! does, and it is what the built-in "Demo" profile runs, so a newcomer without API keys sees
+//! a complete turn: streamed text, a plan, tool calls and a permission request.
+//!
+//! ```text
+//! tether-test-agent [--scenario NAME|PATH] [--log FILE]
+//! ```
+
+mod agent;
+mod scenario;
+mod transport;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+
+/// A scripted ACP agent for tests and demos. It reads JSON-RPC from stdin and answers on
+/// stdout, one message per line.
+#[derive(Debug, Parser)]
+#[command(version, about, long_about = None)]
+struct Arguments {
+    /// A built-in scenario name (demo, stream-many, slow-stream, permission-twice,
+    /// die-mid-turn, malformed, fs-and-terminal) or the path of a scenario .toml file.
+    #[arg(long, value_name = "NAME|PATH", default_value = scenario::DEFAULT_SCENARIO)]
+    scenario: String,
+
+    /// Append a trace of every line received (and what was made of it) to this file.
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let arguments = Arguments::parse();
+    let scenario = match scenario::load(&arguments.scenario) {
+        Ok(scenario) => scenario,
+        Err(error) => {
+            eprintln!("tether-test-agent: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(scenario, arguments.log) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("tether-test-agent: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(scenario: scenario::Scenario, log: Option<PathBuf>) -> anyhow::Result<()> {
+    let mut trace = match &log {
+        Some(path) => {
+            transport::Trace::append_to(path).with_context(|| format!("cannot open the log file {}", path.display()))?
+        }
+        None => transport::Trace::disabled(),
+    };
+    trace.note(&format!("started: {}", scenario.description));
+    let input = transport::spawn_reader(std::io::stdin());
+    agent::Agent::new(scenario, trace).run(&input).context("stdio failed")
+}

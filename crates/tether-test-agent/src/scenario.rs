@@ -1,0 +1,663 @@
+//! Scenario files: the TOML scripts that decide what the test agent does with each prompt.
+//!
+//! A scenario is a description plus a list of `[[prompt]]` scripts. The first script whose
+//! `match` text occurs in the prompt (case-insensitively) runs; a script without `match` runs
+//! for any prompt. A script is a list of steps, each an inline table named by exactly one
+//! action key (`say`, `tool_call`, `ask_permission`, ...), so a typo or an ambiguous step is a
+//! parse error that points at the file, line and column instead of a silently skipped step.
+//!
+//! The built-in scenarios live in `scenarios/*.toml` and are compiled into the binary, so the
+//! Demo profile works from a single file with nothing next to it.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::Path;
+use std::time::Duration;
+
+use agent_client_protocol_schema::v1::{
+    PermissionOptionKind, PlanEntryPriority, PlanEntryStatus, StopReason, ToolCallStatus, ToolKind,
+};
+use serde::Deserialize;
+use toml::Spanned;
+
+/// The scenarios compiled into the binary, by name.
+pub const BUILT_IN: &[(&str, &str)] = &[
+    ("demo", include_str!("../scenarios/demo.toml")),
+    ("stream-many", include_str!("../scenarios/stream-many.toml")),
+    ("slow-stream", include_str!("../scenarios/slow-stream.toml")),
+    ("permission-twice", include_str!("../scenarios/permission-twice.toml")),
+    ("die-mid-turn", include_str!("../scenarios/die-mid-turn.toml")),
+    ("malformed", include_str!("../scenarios/malformed.toml")),
+    ("fs-and-terminal", include_str!("../scenarios/fs-and-terminal.toml")),
+];
+
+/// The scenario a bare `tether-test-agent` runs: what a newcomer sees in the Demo profile.
+pub const DEFAULT_SCENARIO: &str = "demo";
+
+/// A parsed scenario file.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// One line saying what the scenario is for; written to the `--log` trace.
+    pub description: String,
+    /// The prompt scripts, tried in order.
+    pub prompts: Vec<PromptScript>,
+}
+
+/// One `[[prompt]]` table: the steps to run for prompts that match.
+#[derive(Debug, Clone)]
+pub struct PromptScript {
+    /// A substring the prompt text must contain (compared case-insensitively); none matches all.
+    pub matches: Option<String>,
+    pub steps: Vec<Step>,
+}
+
+/// One thing the agent does during a turn.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// Stream text as `agent_thought_chunk` updates.
+    Think(Speech),
+    /// Stream text as `agent_message_chunk` updates.
+    Say(Speech),
+    /// Send the whole plan (ACP plans are replaced, not patched).
+    Plan(Vec<PlanEntrySpec>),
+    /// Announce a new tool call.
+    ToolCall(ToolCallSpec),
+    /// Update fields of a tool call announced earlier.
+    ToolUpdate(ToolUpdateSpec),
+    /// Send `session/request_permission` and continue with the branch the answer selects.
+    AskPermission(PermissionSpec),
+    /// Wait until every permission request of this turn is answered, running their branches.
+    AwaitPermissions,
+    /// Call `fs/read_text_file` and report what came back as agent text.
+    ReadFile(ReadFileSpec),
+    /// Call `fs/write_text_file` and report the outcome as agent text.
+    WriteFile(WriteFileSpec),
+    /// Run a command through `terminal/create`, `wait_for_exit`, `output` and `release`.
+    Terminal(TerminalSpec),
+    /// Pause; a `session/cancel` cuts the pause short.
+    Sleep(Duration),
+    /// Print one line on stderr.
+    Stderr(String),
+    /// Print one raw line on stdout that is not JSON.
+    Malformed(String),
+    /// Print raw bytes on stdout (a newline is added when they do not end with one).
+    MalformedBytes(Vec<u8>),
+    /// Print a line of this many `x` bytes on stdout, streamed rather than built in memory.
+    LongLine(u64),
+    /// Exit the process with this code, without answering the prompt.
+    Die(i32),
+    /// Answer the prompt now with this stop reason.
+    Stop(StopReason),
+}
+
+/// Text streamed in pieces.
+#[derive(Debug, Clone)]
+pub struct Speech {
+    pub text: String,
+    /// How many pieces to send the text in (fewer when the text has fewer characters).
+    pub chunks: usize,
+    /// The pause between two pieces.
+    pub interval: Duration,
+}
+
+impl Speech {
+    /// Splits the text into `chunks` pieces of nearly equal character counts, never splitting a
+    /// character, so every piece is valid UTF-8 and no piece is empty.
+    pub fn pieces(&self) -> Vec<String> {
+        let character_count = self.text.chars().count();
+        if character_count == 0 {
+            return Vec::new();
+        }
+        let piece_count = self.chunks.clamp(1, character_count);
+        let base = character_count / piece_count;
+        let longer_pieces = character_count % piece_count;
+        let mut characters = self.text.chars();
+        (0..piece_count)
+            .map(|index| {
+                let length = base + usize::from(index < longer_pieces);
+                characters.by_ref().take(length).collect()
+            })
+            .collect()
+    }
+}
+
+/// One entry of a `plan` step.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanEntrySpec {
+    pub content: String,
+    #[serde(default = "default_priority")]
+    pub priority: PlanEntryPriority,
+    #[serde(default = "default_plan_status")]
+    pub status: PlanEntryStatus,
+}
+
+fn default_priority() -> PlanEntryPriority {
+    PlanEntryPriority::Medium
+}
+
+fn default_plan_status() -> PlanEntryStatus {
+    PlanEntryStatus::Pending
+}
+
+/// A `tool_call` step: everything ACP lets an agent say when it starts a tool call.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCallSpec {
+    pub id: String,
+    pub title: String,
+    pub kind: Option<StrictToolKind>,
+    pub status: Option<ToolCallStatus>,
+    #[serde(default)]
+    pub locations: Vec<LocationSpec>,
+    /// Text shown as the tool call's content.
+    pub text: Option<String>,
+    /// A proposed change shown as the tool call's diff content.
+    pub diff: Option<DiffSpec>,
+}
+
+/// A `tool_update` step: only the fields given change.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolUpdateSpec {
+    pub id: String,
+    pub title: Option<String>,
+    pub kind: Option<StrictToolKind>,
+    pub status: Option<ToolCallStatus>,
+    pub locations: Option<Vec<LocationSpec>>,
+    /// Replaces the tool call's content with this text (and `diff`, when both are given).
+    pub text: Option<String>,
+    pub diff: Option<DiffSpec>,
+}
+
+/// A file a tool call touches; relative paths are resolved against the session's cwd.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocationSpec {
+    pub path: String,
+    pub line: Option<u32>,
+}
+
+/// A proposed file change; relative paths are resolved against the session's cwd.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiffSpec {
+    pub path: String,
+    pub old_text: Option<String>,
+    pub new_text: String,
+}
+
+/// An `ask_permission` step and what to do with each kind of answer.
+#[derive(Debug, Clone)]
+pub struct PermissionSpec {
+    pub tool_call_id: String,
+    pub options: Vec<PermissionOptionKind>,
+    /// Steps run when the person picks an allow option.
+    pub allowed: Vec<Step>,
+    /// Steps run when the person picks a reject option.
+    pub rejected: Vec<Step>,
+    /// Steps run when the client answers `cancelled`; they run even when the turn itself is
+    /// being cancelled, so they can mark the tool call as failed.
+    pub cancelled: Vec<Step>,
+    /// `false` sends the request and moves on; a later `await_permissions` step (or the end of
+    /// the script) waits for the answer and runs the branch it selects.
+    pub wait: bool,
+}
+
+fn all_permission_options() -> Vec<PermissionOptionKind> {
+    vec![
+        PermissionOptionKind::AllowOnce,
+        PermissionOptionKind::AllowAlways,
+        PermissionOptionKind::RejectOnce,
+        PermissionOptionKind::RejectAlways,
+    ]
+}
+
+fn wait_by_default() -> bool {
+    true
+}
+
+/// A `read_file` step.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileSpec {
+    pub path: String,
+    pub line: Option<u32>,
+    pub limit: Option<u32>,
+}
+
+/// A `write_file` step.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileSpec {
+    pub path: String,
+    pub content: String,
+}
+
+/// A `terminal` step.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TerminalSpec {
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Defaults to the session's cwd; relative paths are resolved against it.
+    pub cwd: Option<String>,
+    pub output_byte_limit: Option<u64>,
+}
+
+/// An ACP tool kind that must be spelled exactly.
+///
+/// The schema's `ToolKind` turns any unknown string into `other` (agents must be tolerated);
+/// a scenario author who writes `kind = "exec"` wants an error instead.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(try_from = "String")]
+pub struct StrictToolKind(pub ToolKind);
+
+impl TryFrom<String> for StrictToolKind {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, Self::Error> {
+        let kind: ToolKind =
+            serde_json::from_value(serde_json::Value::String(name.clone())).map_err(|error| error.to_string())?;
+        let round_trip = serde_json::to_value(kind).map_err(|error| error.to_string())?;
+        if round_trip.as_str() == Some(name.as_str()) {
+            Ok(Self(kind))
+        } else {
+            Err(format!(
+                "unknown tool kind `{name}`, expected one of read, edit, delete, move, search, \
+                 execute, think, fetch, switch_mode, other"
+            ))
+        }
+    }
+}
+
+/// The file as written. Steps keep their position in the file (`Spanned`) so that a step
+/// that is well-formed TOML but not a valid step (two actions, none) is reported at its own
+/// line rather than at the start of the enclosing array.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    description: String,
+    #[serde(rename = "prompt", default)]
+    prompts: Vec<RawPromptScript>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPromptScript {
+    #[serde(rename = "match")]
+    matches: Option<String>,
+    steps: Vec<Spanned<RawStep>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPermissionSpec {
+    tool_call_id: String,
+    #[serde(default = "all_permission_options")]
+    options: Vec<PermissionOptionKind>,
+    #[serde(default)]
+    allowed: Vec<Spanned<RawStep>>,
+    #[serde(default)]
+    rejected: Vec<Spanned<RawStep>>,
+    #[serde(default)]
+    cancelled: Vec<Spanned<RawStep>>,
+    #[serde(default = "wait_by_default")]
+    wait: bool,
+}
+
+/// A step that parsed as TOML but is not a valid step, and where it is in the file.
+struct StepError {
+    span: Range<usize>,
+    message: String,
+}
+
+fn convert_steps(raw_steps: Vec<Spanned<RawStep>>) -> Result<Vec<Step>, StepError> {
+    raw_steps
+        .into_iter()
+        .map(|spanned| {
+            let span = spanned.span();
+            convert_step(spanned.into_inner(), span)
+        })
+        .collect()
+}
+
+/// A step as written in the file: every action key is optional here, and converting to
+/// [`Step`] checks that exactly one is present.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    think: Option<String>,
+    say: Option<String>,
+    chunks: Option<usize>,
+    interval_ms: Option<u64>,
+    repeat: Option<usize>,
+    plan: Option<Vec<PlanEntrySpec>>,
+    tool_call: Option<ToolCallSpec>,
+    tool_update: Option<ToolUpdateSpec>,
+    ask_permission: Option<RawPermissionSpec>,
+    await_permissions: Option<bool>,
+    read_file: Option<ReadFileSpec>,
+    write_file: Option<WriteFileSpec>,
+    terminal: Option<TerminalSpec>,
+    sleep_ms: Option<u64>,
+    stderr: Option<String>,
+    malformed: Option<String>,
+    malformed_bytes: Option<Vec<u8>>,
+    long_line: Option<u64>,
+    die: Option<i32>,
+    stop: Option<StopReason>,
+}
+
+fn convert_step(raw: RawStep, span: Range<usize>) -> Result<Step, StepError> {
+    let here = |message: String| StepError { span: span.clone(), message };
+    let RawStep {
+        think,
+        say,
+        chunks,
+        interval_ms,
+        repeat,
+        plan,
+        tool_call,
+        tool_update,
+        ask_permission,
+        await_permissions,
+        read_file,
+        write_file,
+        terminal,
+        sleep_ms,
+        stderr,
+        malformed,
+        malformed_bytes,
+        long_line,
+        die,
+        stop,
+    } = raw;
+
+    let mut actions: Vec<(&str, Step)> = Vec::new();
+    let is_speech = think.is_some() || say.is_some();
+    if let Some(text) = think {
+        actions.push(("think", Step::Think(speech(text, chunks, interval_ms, repeat).map_err(here)?)));
+    }
+    if let Some(text) = say {
+        actions.push(("say", Step::Say(speech(text, chunks, interval_ms, repeat).map_err(here)?)));
+    }
+    if !is_speech {
+        for (name, given) in
+            [("chunks", chunks.is_some()), ("interval_ms", interval_ms.is_some()), ("repeat", repeat.is_some())]
+        {
+            if given {
+                return Err(here(format!("`{name}` only goes with `say` or `think`")));
+            }
+        }
+    }
+    if let Some(entries) = plan {
+        actions.push(("plan", Step::Plan(entries)));
+    }
+    if let Some(spec) = tool_call {
+        actions.push(("tool_call", Step::ToolCall(spec)));
+    }
+    if let Some(spec) = tool_update {
+        actions.push(("tool_update", Step::ToolUpdate(spec)));
+    }
+    if let Some(raw) = ask_permission {
+        if raw.options.is_empty() {
+            return Err(here("`ask_permission` needs at least one option".to_owned()));
+        }
+        let spec = PermissionSpec {
+            tool_call_id: raw.tool_call_id,
+            options: raw.options,
+            allowed: convert_steps(raw.allowed)?,
+            rejected: convert_steps(raw.rejected)?,
+            cancelled: convert_steps(raw.cancelled)?,
+            wait: raw.wait,
+        };
+        actions.push(("ask_permission", Step::AskPermission(spec)));
+    }
+    if let Some(value) = await_permissions {
+        if !value {
+            return Err(here("`await_permissions` only accepts `true`".to_owned()));
+        }
+        actions.push(("await_permissions", Step::AwaitPermissions));
+    }
+    if let Some(spec) = read_file {
+        actions.push(("read_file", Step::ReadFile(spec)));
+    }
+    if let Some(spec) = write_file {
+        actions.push(("write_file", Step::WriteFile(spec)));
+    }
+    if let Some(spec) = terminal {
+        actions.push(("terminal", Step::Terminal(spec)));
+    }
+    if let Some(milliseconds) = sleep_ms {
+        actions.push(("sleep_ms", Step::Sleep(Duration::from_millis(milliseconds))));
+    }
+    if let Some(line) = stderr {
+        actions.push(("stderr", Step::Stderr(line)));
+    }
+    if let Some(line) = malformed {
+        actions.push(("malformed", Step::Malformed(line)));
+    }
+    if let Some(bytes) = malformed_bytes {
+        actions.push(("malformed_bytes", Step::MalformedBytes(bytes)));
+    }
+    if let Some(length) = long_line {
+        actions.push(("long_line", Step::LongLine(length)));
+    }
+    if let Some(code) = die {
+        actions.push(("die", Step::Die(code)));
+    }
+    if let Some(reason) = stop {
+        actions.push(("stop", Step::Stop(reason)));
+    }
+
+    match actions.len() {
+        0 => Err(here(
+            "a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, \
+             await_permissions, read_file, write_file, terminal, sleep_ms, stderr, malformed, \
+             malformed_bytes, long_line, die or stop"
+                .to_owned(),
+        )),
+        1 => Ok(actions.remove(0).1),
+        _ => {
+            let names: Vec<&str> = actions.iter().map(|(name, _)| *name).collect();
+            Err(here(format!("a step has exactly one action, this one has {}", names.join(" and "))))
+        }
+    }
+}
+
+fn speech(
+    text: String,
+    chunks: Option<usize>,
+    interval_ms: Option<u64>,
+    repeat: Option<usize>,
+) -> Result<Speech, String> {
+    let chunks = chunks.unwrap_or(1);
+    if chunks == 0 {
+        return Err("`chunks` must be at least 1".to_owned());
+    }
+    let repeat = repeat.unwrap_or(1);
+    if repeat == 0 {
+        return Err("`repeat` must be at least 1".to_owned());
+    }
+    Ok(Speech { text: text.repeat(repeat), chunks, interval: Duration::from_millis(interval_ms.unwrap_or(0)) })
+}
+
+/// Why a scenario could not be loaded; the message names the file and, for syntax and schema
+/// errors, the line and column.
+#[derive(Debug)]
+pub struct ScenarioError {
+    message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Loads a scenario by built-in name, or from a file when the argument looks like a path
+/// (it contains a path separator or ends in `.toml`).
+pub fn load(name_or_path: &str) -> Result<Scenario, ScenarioError> {
+    let looks_like_path = name_or_path.contains(['/', '\\']) || name_or_path.ends_with(".toml");
+    if looks_like_path {
+        let path = Path::new(name_or_path);
+        let source = std::fs::read_to_string(path).map_err(|error| ScenarioError {
+            message: format!("cannot read scenario file {}: {error}", path.display()),
+        })?;
+        return parse(&source, &path.display().to_string());
+    }
+    match BUILT_IN.iter().find(|(name, _)| *name == name_or_path) {
+        Some((name, source)) => parse(source, &format!("built-in scenario {name}.toml")),
+        None => {
+            let names: Vec<&str> = BUILT_IN.iter().map(|(name, _)| *name).collect();
+            Err(ScenarioError {
+                message: format!(
+                    "no built-in scenario named `{name_or_path}` (built-in: {}); \
+                     pass a path ending in .toml to load a file",
+                    names.join(", ")
+                ),
+            })
+        }
+    }
+}
+
+/// Parses scenario text; `origin` names the file in error messages.
+pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+    let located = |span: Option<Range<usize>>, message: &str| {
+        let position = match span {
+            Some(span) => {
+                let (line, column) = line_and_column(source, span.start);
+                format!(", line {line}, column {column}")
+            }
+            None => String::new(),
+        };
+        ScenarioError { message: format!("invalid scenario {origin}{position}: {}", message.trim_end()) }
+    };
+    let raw: RawScenario = toml::from_str(source).map_err(|error| located(error.span(), error.message()))?;
+    if raw.prompts.is_empty() {
+        return Err(located(None, "it has no [[prompt]] table"));
+    }
+    let prompts = raw
+        .prompts
+        .into_iter()
+        .map(|script| Ok(PromptScript { matches: script.matches, steps: convert_steps(script.steps)? }))
+        .collect::<Result<Vec<_>, StepError>>()
+        .map_err(|error| located(Some(error.span), &error.message))?;
+    Ok(Scenario { description: raw.description, prompts })
+}
+
+/// One-based line and column (in characters) of a byte offset.
+fn line_and_column(source: &str, offset: usize) -> (usize, usize) {
+    let before = source.get(..offset).unwrap_or(source);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |index| index + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+impl Scenario {
+    /// The steps for a prompt: the first script whose `match` occurs in the prompt text.
+    pub fn script_for(&self, prompt_text: &str) -> Option<&PromptScript> {
+        let prompt_text = prompt_text.to_lowercase();
+        self.prompts.iter().find(|script| match &script.matches {
+            Some(needle) => prompt_text.contains(&needle.to_lowercase()),
+            None => true,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_scenario_parses() {
+        for (name, source) in BUILT_IN {
+            if let Err(error) = parse(source, name) {
+                panic!("{error}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_scenario_file_shipped_is_built_in() {
+        let directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        let mut shipped: Vec<String> = std::fs::read_dir(&directory)
+            .expect("the scenarios directory ships with the crate")
+            .map(|entry| {
+                let entry = entry.expect("directory entries are readable");
+                entry.file_name().to_string_lossy().into_owned()
+            })
+            .collect();
+        shipped.sort();
+        let mut built_in: Vec<String> = BUILT_IN.iter().map(|(name, _)| format!("{name}.toml")).collect();
+        built_in.sort();
+        assert_eq!(shipped, built_in);
+    }
+
+    #[test]
+    fn pieces_split_on_character_boundaries_and_cover_the_text() {
+        let speech = Speech { text: "héllo wörld ✓".to_owned(), chunks: 5, interval: Duration::ZERO };
+        let pieces = speech.pieces();
+        assert_eq!(pieces, ["hél", "lo ", "wör", "ld", " ✓"]);
+        assert_eq!(pieces.concat(), speech.text);
+    }
+
+    #[test]
+    fn more_chunks_than_characters_gives_one_piece_per_character() {
+        let speech = Speech { text: "abc".to_owned(), chunks: 10, interval: Duration::ZERO };
+        assert_eq!(speech.pieces(), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn a_step_with_two_actions_is_an_error_with_its_line() {
+        let source =
+            "description = \"x\"\n[[prompt]]\nsteps = [\n  { say = \"hi\" },\n  { say = \"a\", plan = [] },\n]\n";
+        let error = parse(source, "two.toml").expect_err("two actions in one step");
+        expect_test::expect![
+            "invalid scenario two.toml, line 5, column 3: a step has exactly one action, this one has say and plan"
+        ]
+        .assert_eq(&error.to_string());
+    }
+
+    #[test]
+    fn an_invalid_step_inside_a_permission_branch_is_reported_at_its_own_line() {
+        let source = "description = \"x\"\n[[prompt]]\nsteps = [\n  { ask_permission = { tool_call_id = \"t\",\n      allowed = [\n        { say = \"ok\" },\n        { },\n      ] } },\n]\n";
+        let error = parse(source, "branch.toml").expect_err("an empty step");
+        expect_test::expect!["invalid scenario branch.toml, line 7, column 9: a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, await_permissions, read_file, write_file, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"].assert_eq(&error.to_string());
+    }
+
+    #[test]
+    fn a_misspelt_key_is_an_error_with_its_line() {
+        let source = "description = \"x\"\n[[prompt]]\nsteps = [\n  { sya = \"hi\" },\n]\n";
+        let error = parse(source, "typo.toml").expect_err("unknown key");
+        assert!(error.to_string().starts_with("invalid scenario typo.toml, line 4"), "{error}");
+        assert!(error.to_string().contains("sya"), "{error}");
+    }
+
+    #[test]
+    fn an_unknown_tool_kind_is_an_error() {
+        let source = "description = \"x\"\n[[prompt]]\nsteps = [\n  { tool_call = { id = \"t\", title = \"T\", kind = \"exec\" } },\n]\n";
+        let error = parse(source, "kind.toml").expect_err("unknown kind");
+        assert!(error.to_string().contains("unknown tool kind `exec`"), "{error}");
+        assert!(error.to_string().contains("line 4"), "{error}");
+    }
+
+    #[test]
+    fn the_first_matching_script_wins_case_insensitively() {
+        let source = "description = \"x\"\n\
+            [[prompt]]\nmatch = \"Permission\"\nsteps = [{ say = \"first\" }]\n\
+            [[prompt]]\nsteps = [{ say = \"fallback\" }]\n";
+        let scenario = parse(source, "match.toml").expect("valid scenario");
+        let first_say = |prompt: &str| match &scenario.script_for(prompt).expect("a script").steps[0] {
+            Step::Say(speech) => speech.text.clone(),
+            other => panic!("unexpected step {other:?}"),
+        };
+        assert_eq!(first_say("ask for PERMISSION please"), "first");
+        assert_eq!(first_say("hello"), "fallback");
+    }
+}

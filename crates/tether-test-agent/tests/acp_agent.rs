@@ -1,0 +1,408 @@
+//! End-to-end tests of the test agent binary: real process, real pipes, ACP as a client
+//! speaks it.
+
+mod line_client;
+
+use expect_test::expect;
+use line_client::{AgentProcess, choose, describe, run_turn};
+use serde_json::{Value, json};
+
+fn no_capabilities() -> Value {
+    json!({})
+}
+
+fn all_capabilities() -> Value {
+    json!({ "fs": { "readTextFile": true, "writeTextFile": true }, "terminal": true })
+}
+
+#[test]
+fn the_demo_turn_streams_plans_calls_tools_and_asks_permission() {
+    let mut agent = AgentProcess::spawn(&[]);
+    let session = agent.start_session(no_capabilities());
+    let transcript = run_turn(&mut agent, &session, "What can you do?", choose("allow-once"));
+    expect![[r##"
+        think "The person aske"
+        think "d something; le"
+        think "t me show what "
+        think "Tether can do."
+        plan [in_progress: Read the README; pending: Propose an edit to notes.md; pending: Ask before changing anything]
+        say "Hello!"
+        say " I'm t"
+        say "he Tet"
+        say "her de"
+        say "mo age"
+        say "nt. I"
+        say " stre"
+        say "am my"
+        say " answ"
+        say "er in"
+        say " smal"
+        say "l pie"
+        say "ces, "
+        say "show "
+        say "my to"
+        say "ol ca"
+        say "lls, "
+        say "and a"
+        say "sk be"
+        say "fore "
+        say "I cha"
+        say "nge a"
+        say "nythi"
+        say "ng.\n\n"
+        say "In this tu"
+        say "rn I will:"
+        say "\n\n- read `"
+        say "README.md`"
+        say "\n- propose"
+        say " an edit t"
+        say "o `notes.m"
+        say "d`\n- wait "
+        say "for your "
+        say "answer be"
+        say "fore appl"
+        say "ying it\n\n"
+        tool_call demo-read "Read README.md" kind=read status=pending locations=[{"path":"/tmp/tether-demo-workspace/README.md"}]
+        tool_update demo-read status=in_progress
+        tool_update demo-read status=completed content=[{"type":"content","content":{"type":"text","text":"# Demo workspace\n\nA small folder for trying Tether."}}]
+        plan [completed: Read the README; in_progress: Propose an edit to notes.md; pending: Ask before changing anything]
+        tool_call demo-edit "Edit notes.md" kind=edit status=pending locations=[{"path":"/tmp/tether-demo-workspace/notes.md","line":1}] content=[{"type":"diff","path":"/tmp/tether-demo-workspace/notes.md","oldText":"# Notes\n","newText":"# Notes\n\nTether was here.\n"}]
+        permission {"toolCallId":"demo-edit","kind":"edit","title":"Edit notes.md"} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        tool_update demo-edit status=completed
+        say "Permission"
+        say " granted: "
+        say "the edit i"
+        say "s done.\n\n"
+        plan [completed: Read the README; completed: Propose an edit to notes.md; completed: Ask before changing anything]
+        say "That was a full turn."
+        result {"stopReason":"end_turn"}"##]].assert_eq(&transcript.join("\n"));
+}
+
+#[test]
+fn rejecting_the_demo_edit_takes_the_rejected_branch() {
+    let mut agent = AgentProcess::scenario("demo");
+    let session = agent.start_session(no_capabilities());
+    let transcript = run_turn(&mut agent, &session, "hello", choose("reject-once"));
+    let after_permission: Vec<&str> =
+        transcript.iter().skip_while(|line| !line.starts_with("permission")).skip(1).map(String::as_str).collect();
+    expect![[r#"
+        tool_update demo-edit status=failed
+        say "Understoo"
+        say "d: I left"
+        say " notes.md"
+        say " alone.\n\n"
+        plan [completed: Read the README; completed: Propose an edit to notes.md; completed: Ask before changing anything]
+        say "That was a full turn."
+        result {"stopReason":"end_turn"}"#]].assert_eq(&after_permission.join("\n"));
+}
+
+#[test]
+fn cancelling_mid_stream_stops_the_stream_and_answers_cancelled() {
+    let mut agent = AgentProcess::scenario("slow-stream");
+    let session = agent.start_session(no_capabilities());
+    let prompt_id = agent.send_request(
+        "session/prompt",
+        json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "count" }] }),
+    );
+    let first = agent.next_message();
+    assert_eq!(describe(&first), r#"say "001 ""#);
+    agent.notify("session/cancel", json!({ "sessionId": session }));
+    let mut chunks = 1;
+    let response = loop {
+        let message = agent.next_message();
+        if message["id"] == json!(prompt_id) {
+            break message;
+        }
+        assert_eq!(message["params"]["update"]["sessionUpdate"], "agent_message_chunk", "{message}");
+        chunks += 1;
+    };
+    assert_eq!(response["result"], json!({ "stopReason": "cancelled" }));
+    assert!(chunks < 200, "the stream ran to its end ({chunks} chunks) despite the cancel");
+
+    // The session takes a new prompt afterwards.
+    agent.notify("session/cancel", json!({ "sessionId": session }));
+    let next_id = agent.send_request(
+        "session/prompt",
+        json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "again" }] }),
+    );
+    assert_eq!(describe(&agent.next_message()), r#"say "001 ""#);
+    agent.notify("session/cancel", json!({ "sessionId": session }));
+    let response = loop {
+        let message = agent.next_message();
+        if message["id"] == json!(next_id) {
+            break message;
+        }
+    };
+    assert_eq!(response["result"], json!({ "stopReason": "cancelled" }));
+}
+
+#[test]
+fn cancelling_while_permission_is_pending_runs_the_cancelled_branch() {
+    let mut agent = AgentProcess::scenario("demo");
+    let session = agent.start_session(no_capabilities());
+    let cancel_session = session.clone();
+    let transcript = run_turn(&mut agent, &session, "hello", move |agent, request| {
+        assert_eq!(request["method"], "session/request_permission");
+        // What a client does on cancel: send the notification, then answer what is pending.
+        agent.notify("session/cancel", json!({ "sessionId": cancel_session }));
+        agent.respond(&request["id"], json!({ "outcome": { "outcome": "cancelled" } }));
+    });
+    let after_permission: Vec<&str> =
+        transcript.iter().skip_while(|line| !line.starts_with("permission")).skip(1).map(String::as_str).collect();
+    expect![[r#"
+        tool_update demo-edit status=failed
+        result {"stopReason":"cancelled"}"#]]
+    .assert_eq(&after_permission.join("\n"));
+}
+
+#[test]
+fn die_mid_turn_exits_with_code_3_and_says_why_on_stderr() {
+    let mut agent = AgentProcess::scenario("die-mid-turn");
+    let session = agent.start_session(no_capabilities());
+    agent.send_request("session/prompt", json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "go" }] }));
+    let status = agent.wait_for_exit();
+    assert_eq!(status.code(), Some(3));
+    let (_, stderr) = agent.finish();
+    assert!(stderr.contains("fatal: simulated crash"), "stderr: {stderr}");
+}
+
+#[test]
+fn malformed_prints_bad_lines_and_then_carries_on() {
+    let mut agent = AgentProcess::scenario("malformed");
+    let session = agent.start_session(no_capabilities());
+    let prompt_id = agent
+        .send_request("session/prompt", json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "go" }] }));
+    assert_eq!(describe(&agent.next_message()), r#"say "About to print some bad lines.\n\n""#);
+    assert_eq!(agent.next_line(), b"this is not json");
+    assert_eq!(agent.next_line(), [0xff, 0xfe]);
+    let long_line = agent.next_line();
+    assert_eq!(long_line.len(), 70_000_000);
+    assert!(long_line.iter().all(|&byte| byte == b'x'));
+    assert_eq!(describe(&agent.next_message()), r#"say "Still here after the bad lines.""#);
+    let response = agent.next_message();
+    assert_eq!(response["id"], json!(prompt_id));
+    assert_eq!(response["result"], json!({ "stopReason": "end_turn" }));
+}
+
+#[test]
+fn stream_many_sends_5000_chunks_of_100_kb_in_order() {
+    let mut agent = AgentProcess::scenario("stream-many");
+    let session = agent.start_session(no_capabilities());
+    let transcript = run_turn(&mut agent, &session, "go", |_, request| panic!("unexpected {request}"));
+    let (response, chunks) = transcript.split_last().expect("a response");
+    assert_eq!(response, r#"result {"stopReason":"end_turn"}"#);
+    assert_eq!(chunks.len(), 5000);
+    assert!(chunks.iter().all(|chunk| chunk == r#"say "The quick brown fox ""#));
+}
+
+#[test]
+fn two_permission_requests_are_outstanding_at_once_and_branches_follow_the_answers() {
+    let mut agent = AgentProcess::scenario("permission-twice");
+    let session = agent.start_session(no_capabilities());
+    let prompt_id = agent.send_request(
+        "session/prompt",
+        json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "edit" }] }),
+    );
+    let mut transcript = Vec::new();
+    let mut permission_requests = Vec::new();
+    while permission_requests.len() < 2 {
+        let message = agent.next_message();
+        transcript.push(describe(&message));
+        if message["method"] == "session/request_permission" {
+            permission_requests.push(message);
+        }
+    }
+    // Answer the second request first: its branch runs first.
+    agent.respond(
+        &permission_requests[1]["id"],
+        json!({ "outcome": { "outcome": "selected", "optionId": "allow-always" } }),
+    );
+    agent.respond(
+        &permission_requests[0]["id"],
+        json!({ "outcome": { "outcome": "selected", "optionId": "reject-always" } }),
+    );
+    loop {
+        let message = agent.next_message();
+        transcript.push(describe(&message));
+        if message["id"] == json!(prompt_id) && message.get("method").is_none() {
+            break;
+        }
+    }
+    expect![[r#"
+        say "I would like to change two files.\n\n"
+        tool_call edit-a "Edit a.txt" kind=edit status=pending content=[{"type":"diff","path":"/tmp/tether-demo-workspace/a.txt","oldText":"a\n","newText":"A\n"}]
+        tool_call edit-b "Edit b.txt" kind=edit status=pending content=[{"type":"diff","path":"/tmp/tether-demo-workspace/b.txt","oldText":"b\n","newText":"B\n"}]
+        permission {"toolCallId":"edit-a","kind":"edit","title":"Edit a.txt"} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        permission {"toolCallId":"edit-b","kind":"edit","title":"Edit b.txt"} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        tool_update edit-b status=completed
+        say "Edited b.txt.\n\n"
+        tool_update edit-a status=failed
+        say "Left a.txt alone.\n\n"
+        say "Both answers are in."
+        result {"stopReason":"end_turn"}"#]].assert_eq(&transcript.join("\n"));
+}
+
+#[test]
+fn fs_and_terminal_use_the_client_methods_it_declared() {
+    let mut agent = AgentProcess::scenario("fs-and-terminal");
+    let session = agent.start_session(all_capabilities());
+    let mut requests = Vec::new();
+    let transcript = run_turn(&mut agent, &session, "go", |agent, request| {
+        requests.push(format!("{} {}", request["method"].as_str().unwrap_or("?"), request["params"]));
+        let result = match request["method"].as_str() {
+            Some("fs/read_text_file") => json!({ "content": "# Demo workspace\n" }),
+            Some("fs/write_text_file") => json!({}),
+            Some("terminal/create") => json!({ "terminalId": "term-7" }),
+            Some("terminal/wait_for_exit") => json!({ "exitCode": 0 }),
+            Some("terminal/output") => json!({ "output": "hi\n", "truncated": false, "exitStatus": { "exitCode": 0 } }),
+            Some("terminal/release") => json!({}),
+            other => panic!("unexpected request {other:?}"),
+        };
+        agent.respond(&request["id"], result);
+    });
+    expect![[r##"
+        fs/read_text_file {"sessionId":"test-session-1","path":"/tmp/tether-demo-workspace/README.md","line":1,"limit":5}
+        fs/write_text_file {"sessionId":"test-session-1","path":"/tmp/tether-demo-workspace/notes.md","content":"# Notes\n\nWritten by the test agent.\n"}
+        terminal/create {"sessionId":"test-session-1","command":"echo","args":["hi"],"cwd":"/tmp/tether-demo-workspace"}
+        terminal/wait_for_exit {"sessionId":"test-session-1","terminalId":"term-7"}
+        terminal/output {"sessionId":"test-session-1","terminalId":"term-7"}
+        terminal/release {"sessionId":"test-session-1","terminalId":"term-7"}"##]].assert_eq(&requests.join("\n"));
+    expect![[r##"
+        say "Let me look at the README, take a note and run a command.\n\n"
+        request fs/read_text_file {"sessionId":"test-session-1","path":"/tmp/tether-demo-workspace/README.md","line":1,"limit":5}
+        say "Read /tmp/tether-demo-workspace/README.md:\n\n```\n# Demo workspace\n```\n\n"
+        request fs/write_text_file {"sessionId":"test-session-1","path":"/tmp/tether-demo-workspace/notes.md","content":"# Notes\n\nWritten by the test agent.\n"}
+        say "Wrote /tmp/tether-demo-workspace/notes.md.\n\n"
+        request terminal/create {"sessionId":"test-session-1","command":"echo","args":["hi"],"cwd":"/tmp/tether-demo-workspace"}
+        tool_call terminal-1 "Run `echo hi`" kind=execute status=in_progress content=[{"type":"terminal","terminalId":"term-7"}]
+        request terminal/wait_for_exit {"sessionId":"test-session-1","terminalId":"term-7"}
+        request terminal/output {"sessionId":"test-session-1","terminalId":"term-7"}
+        request terminal/release {"sessionId":"test-session-1","terminalId":"term-7"}
+        tool_update terminal-1 status=completed
+        say "`echo hi` exited with code 0:\n\n```\nhi\n```\n\n"
+        say "Done."
+        result {"stopReason":"end_turn"}"##]].assert_eq(&transcript.join("\n"));
+}
+
+#[test]
+fn fs_and_terminal_say_so_when_the_client_lacks_them() {
+    let mut agent = AgentProcess::scenario("fs-and-terminal");
+    let session = agent.start_session(no_capabilities());
+    let transcript = run_turn(&mut agent, &session, "go", |_, request| panic!("unexpected {request}"));
+    expect![[r#"
+        say "Let me look at the README, take a note and run a command.\n\n"
+        say "Skipped reading /tmp/tether-demo-workspace/README.md: client does not support fs/read_text_file.\n\n"
+        say "Skipped writing /tmp/tether-demo-workspace/notes.md: client does not support fs/write_text_file.\n\n"
+        say "Skipped running `echo hi`: client does not support terminal.\n\n"
+        say "Done."
+        result {"stopReason":"end_turn"}"#]]
+    .assert_eq(&transcript.join("\n"));
+}
+
+#[test]
+fn client_errors_get_json_rpc_errors_and_the_agent_keeps_going() {
+    let mut agent = AgentProcess::scenario("slow-stream");
+    let mut answers = Vec::new();
+
+    agent.send_raw(b"{not json\n");
+    answers.push(describe(&agent.next_message()));
+    agent.send_raw(b"[1, 2]\n");
+    answers.push(describe(&agent.next_message()));
+    answers.push(describe(&agent.request("session/load", json!({}))));
+    answers.push(describe(&agent.request("session/new", json!({ "mcpServers": [] }))));
+    answers.push(describe(&agent.request("session/new", json!({ "cwd": "relative", "mcpServers": [] }))));
+    answers.push(describe(&agent.request("session/prompt", json!({ "sessionId": "no-such-session", "prompt": [] }))));
+
+    let session = agent.start_session(no_capabilities());
+    let prompt_id = agent
+        .send_request("session/prompt", json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "one" }] }));
+    assert_eq!(describe(&agent.next_message()), r#"say "001 ""#);
+    let second_id = agent
+        .send_request("session/prompt", json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "two" }] }));
+    let second = loop {
+        let message = agent.next_message();
+        if message["id"] == json!(second_id) {
+            break message;
+        }
+    };
+    answers.push(describe(&second));
+    agent.notify("session/cancel", json!({ "sessionId": session }));
+    loop {
+        if agent.next_message()["id"] == json!(prompt_id) {
+            break;
+        }
+    }
+    expect![[r#"
+        error {"code":-32700,"message":"Parse error: key must be a string at line 1 column 2"}
+        error {"code":-32600,"message":"Invalid request: not a JSON object"}
+        error {"code":-32601,"message":"Method not found: session/load"}
+        error {"code":-32602,"message":"Invalid params: missing field `cwd`"}
+        error {"code":-32602,"message":"Invalid params: cwd must be an absolute path, got relative"}
+        error {"code":-32002,"message":"Unknown session: no-such-session","data":{"sessionId":"no-such-session"}}
+        error {"code":-32600,"message":"session test-session-1 already has a prompt in progress"}"#]]
+    .assert_eq(&answers.join("\n"));
+    let (status, _) = agent.finish();
+    assert!(status.success(), "closing stdin ends the agent cleanly: {status}");
+}
+
+#[test]
+fn a_scenario_file_with_an_error_names_the_file_and_line() {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("broken-scenario.toml");
+    std::fs::write(
+        &path,
+        "description = \"broken\"\n\n[[prompt]]\nsteps = [\n  { say = \"fine\" },\n  { tool_call = { id = \"t\", title = \"T\", status = \"done\" } },\n]\n",
+    )
+    .expect("the test can write to its temporary directory");
+    let agent = AgentProcess::scenario(path.to_str().expect("a UTF-8 path"));
+    let (status, stderr) = agent.finish();
+    assert_eq!(status.code(), Some(2));
+    assert!(stderr.contains(&format!("{}, line 6", path.display())), "stderr: {stderr}");
+    assert!(stderr.contains("done"), "stderr: {stderr}");
+}
+
+#[test]
+fn an_unknown_built_in_name_lists_the_built_in_scenarios() {
+    let agent = AgentProcess::scenario("no-such-scenario");
+    let (status, stderr) = agent.finish();
+    assert_eq!(status.code(), Some(2));
+    expect!["tether-test-agent: no built-in scenario named `no-such-scenario` (built-in: demo, stream-many, slow-stream, permission-twice, die-mid-turn, malformed, fs-and-terminal); pass a path ending in .toml to load a file"].assert_eq(stderr.trim_end());
+}
+
+#[test]
+fn two_sessions_run_their_turns_at_the_same_time() {
+    let mut agent = AgentProcess::scenario("slow-stream");
+    let first = agent.start_session(no_capabilities());
+    let second =
+        agent.request("session/new", json!({ "cwd": "/tmp/elsewhere", "mcpServers": [] }))["result"]["sessionId"]
+            .as_str()
+            .expect("a second session id")
+            .to_owned();
+    assert_ne!(first, second);
+    let mut prompts = Vec::new();
+    for session in [&first, &second] {
+        prompts.push(agent.send_request(
+            "session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "count" }] }),
+        ));
+    }
+    // Both sessions stream before either turn is over.
+    let mut streaming = std::collections::BTreeSet::new();
+    while streaming.len() < 2 {
+        let message = agent.next_message();
+        assert_eq!(message["method"], "session/update", "{message}");
+        streaming.insert(message["params"]["sessionId"].as_str().expect("a session id").to_owned());
+    }
+    for session in [&first, &second] {
+        agent.notify("session/cancel", json!({ "sessionId": session }));
+    }
+    let mut answered = Vec::new();
+    while answered.len() < 2 {
+        let message = agent.next_message();
+        if message.get("result").is_some() {
+            assert_eq!(message["result"], json!({ "stopReason": "cancelled" }));
+            answered.push(message["id"].as_i64().expect("a numeric id"));
+        }
+    }
+    answered.sort_unstable();
+    assert_eq!(answered, prompts);
+}
