@@ -1,0 +1,154 @@
+// Opens the dev page in headless Chromium and checks the webview as a person would see it:
+// the demo turn (screenshots before and after answering the permission request) and a stress
+// stream (how long after the last chunk the reply is fully shown). Screenshots go to
+// dist/dev/*.png. Needs `npm run build -- --dev` first (`npm run dev` does both).
+//
+// playwright-core is taken from this package or from tests/ (the end-to-end suite installs it);
+// Chromium is Debian's /usr/bin/chromium.
+
+import { createReadStream, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, extname, join, normalize } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const out = join(root, "dist", "dev");
+
+function loadPlaywright() {
+  for (const base of [root, join(root, "..", "tests")]) {
+    try {
+      return createRequire(join(base, "package.json"))("playwright-core");
+    } catch {
+      // Not installed there; try the next place.
+    }
+  }
+  throw new Error("playwright-core is not installed in webview/ or tests/");
+}
+
+const TYPES = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".png": "image/png" };
+
+const server = createServer((request, response) => {
+  const path = normalize(decodeURIComponent(new URL(request.url ?? "/", "http://x").pathname));
+  const file = join(root, path === "/" ? "dev/index.html" : path);
+  if (!file.startsWith(root) || !existsSync(file)) {
+    response.writeHead(404).end();
+    return;
+  }
+  response.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" });
+  createReadStream(file).pipe(response);
+});
+await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+const base = `http://127.0.0.1:${server.address().port}`;
+
+const home = mkdtempSync(join(tmpdir(), "tether-webview-dev-"));
+const { chromium } = loadPlaywright();
+const browser = await chromium.launch({
+  executablePath: "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+  env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, "config") },
+});
+const failures = [];
+
+async function openPage(query) {
+  const page = await browser.newPage({ viewport: { width: 380, height: 820 } });
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warning") {
+      failures.push(`console ${message.type()}: ${message.text()}`);
+    }
+  });
+  page.on("pageerror", (error) => failures.push(`page error: ${error.message}`));
+  await page.goto(`${base}/dev/index.html?${query}`);
+  return page;
+}
+
+try {
+  // The demo turn, driven through the UI.
+  const demo = await openPage("scenario=demo");
+  await demo.waitForSelector('.session-status[data-status="ready"]');
+  await demo.fill("textarea.composer-input", "Show me what a turn looks like.");
+  await demo.press("textarea.composer-input", "Enter");
+  const allow = demo.locator('button.permission-option[data-option-id="allow-once"]');
+  await allow.waitFor();
+  await demo.screenshot({ path: join(out, "demo-permission.png") });
+  console.log(`focused on the card: ${await demo.evaluate(() => document.activeElement?.textContent)}`);
+  await demo.click("details.thought > summary");
+  await allow.click();
+  await demo.waitForSelector('.turn-state[data-state="ended"]');
+  await demo.waitForFunction(() => document.body.textContent?.includes("That was a full turn."));
+  await demo.screenshot({ path: join(out, "demo-done.png") });
+  await demo.evaluate(() => {
+    document.querySelector("main.thread").scrollTop = 0;
+  });
+  await demo.screenshot({ path: join(out, "demo-top.png") });
+  await demo.setViewportSize({ width: 260, height: 820 });
+  await demo.screenshot({ path: join(out, "demo-narrow.png") });
+  console.log(`demo: turn state "${await demo.textContent(".turn-state")}", ` +
+    `outcome "${await demo.textContent(".permission-outcome")}"`);
+  console.log(`demo: intents ${JSON.stringify(await demo.evaluate(() => window.tetherDev.posted))}`);
+  const demoViolations = await demo.evaluate(() => window.tetherDev.cspViolations);
+  if (demoViolations.length > 0) failures.push(`CSP violations (demo): ${demoViolations.join(", ")}`);
+
+  // The stress stream: how long after the last chunk was posted is the whole reply shown?
+  const runs = [
+    [1000, "blocks"],
+    [5000, "blocks"],
+    [20000, "blocks"],
+    [5000, "paragraph"],
+    [5000, "code"],
+    [5000, "blocks", "scroll up while it streams"],
+  ];
+  for (const [chunks, shape, scrollUp] of runs) {
+    const page = await openPage(`scenario=stress&chunks=${chunks}&shape=${shape}`);
+    await page.waitForFunction(() => window.tetherDev.finalMarker !== null);
+    if (scrollUp) {
+      // The person scrolls up to read: the stream must not pull them back down.
+      await page.waitForFunction(() => document.querySelector("main.thread").scrollTop > 200);
+      await page.evaluate(() => {
+        document.querySelector("main.thread").scrollTop = 100;
+      });
+    }
+    const marker = await page.evaluate(() => window.tetherDev.finalMarker);
+    await page.waitForFunction(
+      (text) => document.querySelector(".entry.agent")?.textContent?.includes(text),
+      marker,
+      { timeout: 120_000, polling: "raf" },
+    );
+    const timing = await page.evaluate(() => ({
+      shownAt: performance.now(),
+      first: window.tetherDev.firstChunkAt,
+      last: window.tetherDev.lastChunkAt,
+      length: document.querySelector(".entry.agent")?.textContent?.length,
+      longTasks: window.tetherDev.longTasks,
+      scrollTop: document.querySelector("main.thread").scrollTop,
+      atBottom: (() => {
+        const thread = document.querySelector("main.thread");
+        return thread.scrollTop + thread.clientHeight >= thread.scrollHeight - 24;
+      })(),
+    }));
+    console.log(
+      `stress ${chunks} chunks (${shape}${scrollUp ? `, ${scrollUp}` : ""}): posted in ${Math.round(timing.last - timing.first)} ms, ` +
+        `fully shown ${Math.round(timing.shownAt - timing.last)} ms after the last chunk ` +
+        `(${timing.length} characters, scrolled to the end: ${timing.atBottom}); ` +
+        `tasks over 50 ms: ${JSON.stringify(timing.longTasks)}`,
+    );
+    if (scrollUp && Math.round(timing.scrollTop) !== 100) {
+      failures.push(`the stream moved a reader who scrolled up (scrollTop ${timing.scrollTop})`);
+    }
+    if (chunks === 5000 && shape === "blocks" && !scrollUp) await page.screenshot({ path: join(out, "stress-5000.png") });
+    const violations = await page.evaluate(() => window.tetherDev.cspViolations);
+    if (violations.length > 0) failures.push(`CSP violations (stress): ${violations.join(", ")}`);
+    await page.close();
+  }
+} finally {
+  await browser.close();
+  server.close();
+  rmSync(home, { recursive: true, force: true });
+}
+
+if (failures.length > 0) {
+  console.error(failures.join("\n"));
+  process.exit(1);
+}
+console.log(`screenshots in ${out}`);

@@ -1,0 +1,121 @@
+// Streaming markdown: render a growing text without re-rendering what is already final.
+//
+// An agent's reply arrives in thousands of small chunks. Re-rendering the whole reply on every
+// frame is quadratic (see NOTES.md, "Streaming into a webview"), so the text is cut into
+// *committed* blocks, rendered once and never touched again, and a *tail*, the last block that
+// may still grow, which is the only part rendered again.
+//
+// Where to cut is decided by markdown-it itself rather than by guessing at blank lines and code
+// fences: the complete lines of the tail are parsed, and every top-level block before the last
+// one is final, because markdown-it only ends a block once a later line cannot continue it, and
+// a block that ended never changes (a fence with blank lines inside stays one open block until
+// its closing fence). Only complete lines are looked at, so a half-received line ("-" that may
+// become "---") never decides anything, and the cut points do not depend on how the text was
+// chunked. The one construct that reaches across blocks is a link reference definition
+// (`[label]: url` can define a link used earlier), so once one appears the stream falls back to
+// rendering the whole text as one tail.
+
+import type { MarkdownRenderer } from "./markdown";
+
+/** What changed in the rendered HTML since the previous [`MarkdownStream.flush`]. */
+export interface StreamUpdate {
+  /** Everything rendered before is void: clear it, then apply `committed` and `tail`. */
+  reset: boolean;
+  /** Sanitized HTML of blocks that became final, in order, to append after earlier ones. */
+  committed: string[];
+  /** Sanitized HTML of the growing tail, replacing the previous tail; `null` if unchanged. */
+  tail: string | null;
+}
+
+export class MarkdownStream {
+  private text = "";
+  /** Offset in `text` where the tail starts; everything before it is committed. */
+  private committedEnd = 0;
+  /** End of the complete lines the last cut analysis saw, so unchanged lines are not re-parsed. */
+  private analysedEnd = 0;
+  /** A link reference definition was seen: the text is rendered whole from now on. */
+  private wholeDocument = false;
+  private tailChanged = false;
+
+  constructor(private readonly renderer: MarkdownRenderer) {}
+
+  /** Everything appended so far. */
+  get fullText(): string {
+    return this.text;
+  }
+
+  /** True when text arrived since the last flush. */
+  get hasPendingChanges(): boolean {
+    return this.tailChanged;
+  }
+
+  append(text: string): void {
+    if (text.length === 0) return;
+    this.text += text;
+    this.tailChanged = true;
+  }
+
+  /** Renders what changed since the last flush. Cheap when nothing did. */
+  flush(): StreamUpdate {
+    const update: StreamUpdate = { reset: false, committed: [], tail: null };
+    if (!this.tailChanged) return update;
+    this.tailChanged = false;
+
+    const completeEnd = this.text.lastIndexOf("\n") + 1;
+    if (!this.wholeDocument && completeEnd > this.analysedEnd && completeEnd > this.committedEnd) {
+      this.analysedEnd = completeEnd;
+      this.commitFinishedBlocks(completeEnd, update);
+    }
+    update.tail = this.renderer.render(this.text.slice(this.committedEnd));
+    return update;
+  }
+
+  private commitFinishedBlocks(completeEnd: number, update: StreamUpdate): void {
+    const source = this.text.slice(this.committedEnd, completeEnd);
+    const { tokens, env } = this.renderer.parse(source);
+    if (env.references !== undefined && Object.keys(env.references).length > 0) {
+      this.wholeDocument = true;
+      if (this.committedEnd > 0) {
+        this.committedEnd = 0;
+        update.reset = true;
+      }
+      return;
+    }
+    const lastBlock = lastTopLevelBlockStart(tokens);
+    if (lastBlock <= 0) return;
+    const startLine = tokens[lastBlock]?.map?.[0];
+    if (startLine === undefined) return;
+    update.committed.push(this.renderer.renderTokens(tokens.slice(0, lastBlock), env));
+    this.committedEnd += offsetOfLine(source, startLine);
+  }
+}
+
+/** Index of the token that opens the last top-level block, or -1 when there is none. */
+function lastTopLevelBlockStart(tokens: { level: number; nesting: number; map: [number, number] | null }[]): number {
+  for (let index = tokens.length - 1; index >= 0; index--) {
+    const token = tokens[index];
+    if (token !== undefined && token.level === 0 && token.nesting >= 0 && token.map !== null) {
+      return index;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Offset of the start of line `line` (0-based) in `text`, counting line breaks the way
+ * markdown-it does (`\r\n`, `\r` and `\n` each end a line).
+ */
+export function offsetOfLine(text: string, line: number): number {
+  let seen = 0;
+  for (let offset = 0; offset < text.length; offset++) {
+    if (seen === line) return offset;
+    const char = text.charCodeAt(offset);
+    if (char === 13 /* \r */) {
+      if (text.charCodeAt(offset + 1) === 10 /* \n */) offset++;
+      seen++;
+    } else if (char === 10 /* \n */) {
+      seen++;
+    }
+  }
+  return text.length;
+}

@@ -1,0 +1,75 @@
+// A `.markdown` element kept in step with a [`MarkdownStream`].
+//
+// Committed blocks are inserted once, before a tail element whose content is the only part
+// replaced as the text grows. The tail element is `display: contents`, so the blocks inside it
+// lay out exactly as if they were direct children, and nothing jumps when a block moves from the
+// tail to the committed part.
+//
+// Re-rendering the tail costs time in proportion to its length, and a tail can be long (a reply
+// that is one huge paragraph, a thousand-line code block still open). So the tail's renders are
+// rationed by what they cost: after a render that took `t` ms the next waits until `t` times
+// [`RENDER_COST_FACTOR`] has passed, which keeps rendering under a fifth of the main thread
+// however long the tail grows, while small tails (well under a millisecond) render every frame.
+
+import { element } from "./element";
+import type { MarkdownRenderer } from "./markdown";
+import { MarkdownStream } from "./markdown-stream";
+
+/** A tail render that took `t` ms is followed by at least `t` times this of not rendering. */
+const RENDER_COST_FACTOR = 5;
+
+/** Milliseconds, monotonic: `performance.now` in the webview, a fixed clock in tests. */
+export type Clock = () => number;
+
+export class MarkdownView {
+  readonly element: HTMLDivElement;
+  private readonly stream: MarkdownStream;
+  private tail: HTMLDivElement;
+  /** How many characters of the source text were handed to the stream. */
+  private consumed = 0;
+  /** The clock's time before which the next render waits (see the module comment). */
+  private nextRenderAt = Number.NEGATIVE_INFINITY;
+
+  constructor(renderer: MarkdownRenderer, className = "markdown") {
+    this.element = element("div", className);
+    this.tail = element("div", "markdown-tail");
+    this.element.append(this.tail);
+    this.stream = new MarkdownStream(renderer);
+  }
+
+  /**
+   * Brings the view up to `text`, which must extend the text seen so far (chunks only ever
+   * grow). Returns false if it does not, so the caller can rebuild the view instead.
+   */
+  syncTo(text: string): boolean {
+    if (text.length < this.consumed) return false;
+    if (text.length > this.consumed) {
+      this.stream.append(text.slice(this.consumed));
+      this.consumed = text.length;
+    }
+    return true;
+  }
+
+  /**
+   * Writes what changed into the DOM, unless the last render was too recent for its cost.
+   * Called at most once per frame; returns true while text is waiting to be shown, so the
+   * caller asks for another frame.
+   */
+  flush(clock: Clock): boolean {
+    if (!this.stream.hasPendingChanges) return false;
+    const start = clock();
+    if (start < this.nextRenderAt) return true;
+    const update = this.stream.flush();
+    if (update.reset) {
+      this.element.replaceChildren();
+      this.tail = element("div", "markdown-tail");
+      this.element.append(this.tail);
+    }
+    for (const html of update.committed) {
+      this.tail.insertAdjacentHTML("beforebegin", html);
+    }
+    if (update.tail !== null) this.tail.innerHTML = update.tail;
+    this.nextRenderAt = start + (clock() - start) * RENDER_COST_FACTOR;
+    return false;
+  }
+}

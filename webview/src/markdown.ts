@@ -1,0 +1,74 @@
+// Markdown to safe HTML: markdown-it for the syntax, DOMPurify for the guarantee.
+//
+// Everything an agent sends is untrusted (DESIGN.md, invariant 6). markdown-it runs with
+// `html: false`, so raw HTML in the text comes out escaped, and its link validator already drops
+// `javascript:` and friends; DOMPurify then sanitizes the produced HTML anyway, so a bug or a
+// plugin in the first stage cannot put a script, an event handler or a dangerous URL into the
+// DOM. The output also respects the webview's strict CSP: no `style` attributes (table
+// alignment becomes a class).
+
+import MarkdownIt from "markdown-it";
+import type { Env, MarkdownIt as MarkdownItInstance, StateCore, Token } from "markdown-it";
+import type { Config, DOMPurify } from "dompurify";
+
+/** Parsed markdown: the block tokens and the environment that carries reference definitions. */
+export interface ParsedMarkdown {
+  tokens: Token[];
+  env: MarkdownEnv;
+}
+
+/** markdown-it's parse environment; `references` appears once a `[label]: url` was defined. */
+export type MarkdownEnv = Env;
+
+const SANITIZE_CONFIG: Config = {
+  // The CSP forbids inline styles and markdown never needs them.
+  FORBID_ATTR: ["style"],
+  FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select"],
+};
+
+export class MarkdownRenderer {
+  private readonly markdown: MarkdownItInstance;
+
+  /**
+   * `purify` is DOMPurify bound to a window: the page's in the webview, a jsdom one in tests.
+   */
+  constructor(private readonly purify: DOMPurify) {
+    this.markdown = new MarkdownIt({ html: false, linkify: true, typographer: false });
+    this.markdown.core.ruler.push("tether_alignment_classes", (state: StateCore) => {
+      alignmentAsClasses(state.tokens);
+    });
+  }
+
+  parse(text: string): ParsedMarkdown {
+    const env: MarkdownEnv = {};
+    const tokens = this.markdown.parse(text, env);
+    return { tokens, env };
+  }
+
+  /** Renders tokens from [`parse`] (or a run of whole blocks of them) to sanitized HTML. */
+  renderTokens(tokens: Token[], env: MarkdownEnv): string {
+    const html = this.markdown.renderer.render(tokens, this.markdown.options, env);
+    return this.purify.sanitize(html, SANITIZE_CONFIG);
+  }
+
+  /** Renders a whole markdown text to sanitized HTML. */
+  render(text: string): string {
+    const { tokens, env } = this.parse(text);
+    return this.renderTokens(tokens, env);
+  }
+}
+
+/**
+ * markdown-it writes table column alignment as `style="text-align:…"`, which the webview's CSP
+ * would block (and report); a class carries the same meaning.
+ */
+function alignmentAsClasses(tokens: Token[]): void {
+  for (const token of tokens) {
+    if (token.type !== "th_open" && token.type !== "td_open") continue;
+    const style = token.attrGet("style");
+    if (style === null) continue;
+    const alignment = /text-align:\s*(left|center|right)/.exec(String(style))?.[1];
+    token.attrs = (token.attrs ?? []).filter((attribute) => attribute[0] !== "style");
+    if (alignment !== undefined) token.attrJoin("class", `align-${alignment}`);
+  }
+}

@@ -1,0 +1,163 @@
+// The webview's copy of the chat state, and the reducer that applies the host's messages to it.
+//
+// The host sends a `snapshot` (on `ready`, and when a session starts) and then `patch` messages
+// that carry only what changed, keyed by entry index. Applying a message here is cheap and
+// happens as soon as it arrives; the DOM is updated later, once per animation frame, from the
+// model and the [`ChangeSet`] the reducer filled in. That split is what keeps thousands of
+// chunks per second smooth: however many patches arrive in a frame, the view does one pass.
+//
+// The reducer never invents state: when a patch does not fit the model (an entry index that
+// skips ahead, a chunk for an entry that is not an agent message), it records that the model is
+// out of sync so the webview can ask the host for a fresh snapshot, rather than guessing.
+
+import type {
+  Entry,
+  HostToWebview,
+  PlanEntryView,
+  SessionView,
+  ThreadPatch,
+  TurnState,
+  ViewSnapshot,
+} from "./protocol";
+
+export interface ChatModel {
+  /**
+   * False until the first snapshot, and again after a patch did not fit: patches then describe
+   * a state this webview does not have, so they are ignored until the next snapshot.
+   */
+  loaded: boolean;
+  session: SessionView | null;
+  entries: Entry[];
+  plan: PlanEntryView[];
+  turn: TurnState;
+}
+
+/** What the view must redraw; filled in by [`applyHostMessage`], emptied by each frame. */
+export class ChangeSet {
+  /** Redraw everything (a snapshot arrived). */
+  reset = false;
+  session = false;
+  plan = false;
+  turn = false;
+  /** Entries that are new or were replaced as a whole: their DOM is rebuilt. */
+  readonly rebuilt = new Set<number>();
+  /** Agent messages whose chunks grew: their DOM is extended, not rebuilt. */
+  readonly grown = new Set<number>();
+  /** Why the model no longer matches the host's, if it does not. */
+  outOfSync: string | null = null;
+
+  get isEmpty(): boolean {
+    return (
+      !this.reset &&
+      !this.session &&
+      !this.plan &&
+      !this.turn &&
+      this.rebuilt.size === 0 &&
+      this.grown.size === 0
+    );
+  }
+}
+
+export function emptyModel(): ChatModel {
+  return { loaded: false, session: null, entries: [], plan: [], turn: { type: "idle" } };
+}
+
+/**
+ * Applies one message from the host. Messages of unknown shape are ignored (and reported through
+ * the return value) rather than thrown on: a newer host must not break an older webview.
+ */
+export function applyHostMessage(model: ChatModel, message: unknown, changes: ChangeSet): boolean {
+  if (!isHostMessage(message)) return false;
+  if (message.type === "snapshot") {
+    applySnapshot(model, message.snapshot, changes);
+    return true;
+  }
+  if (!model.loaded) {
+    // The snapshot that answers `ready` already contains whatever this patch changed.
+    return true;
+  }
+  if (message.session !== null && message.session !== undefined) {
+    model.session = message.session;
+    changes.session = true;
+  }
+  for (const patch of message.thread) {
+    applyThreadPatch(model, patch, changes);
+    if (changes.outOfSync !== null) {
+      // Later patches build on the one that did not fit: wait for a snapshot instead.
+      model.loaded = false;
+      break;
+    }
+  }
+  return true;
+}
+
+function applySnapshot(model: ChatModel, snapshot: ViewSnapshot, changes: ChangeSet): void {
+  model.loaded = true;
+  model.session = snapshot.session;
+  model.entries = snapshot.entries;
+  model.plan = snapshot.plan;
+  model.turn = snapshot.turn;
+  changes.reset = true;
+  changes.outOfSync = null;
+  changes.rebuilt.clear();
+  changes.grown.clear();
+}
+
+function applyThreadPatch(model: ChatModel, patch: ThreadPatch, changes: ChangeSet): void {
+  switch (patch.op) {
+    case "push":
+      if (patch.index > model.entries.length) {
+        changes.outOfSync = `entry ${patch.index} pushed after ${model.entries.length} entries`;
+        return;
+      }
+      // A push at an index that exists can only be a repeat of what a snapshot already held.
+      model.entries[patch.index] = patch.entry;
+      markRebuilt(changes, patch.index);
+      return;
+    case "replace":
+      if (patch.index >= model.entries.length) {
+        changes.outOfSync = `entry ${patch.index} replaced but only ${model.entries.length} exist`;
+        return;
+      }
+      model.entries[patch.index] = patch.entry;
+      markRebuilt(changes, patch.index);
+      return;
+    case "appendChunk": {
+      const entry = model.entries[patch.index];
+      if (entry === undefined || entry.type !== "agent") {
+        changes.outOfSync = `chunk appended to entry ${patch.index}, which is not an agent message`;
+        return;
+      }
+      const last = entry.chunks[entry.chunks.length - 1];
+      if (last !== undefined && last.kind === patch.kind) {
+        last.text += patch.text;
+      } else {
+        entry.chunks.push({ kind: patch.kind, text: patch.text });
+      }
+      if (!changes.rebuilt.has(patch.index)) changes.grown.add(patch.index);
+      return;
+    }
+    case "plan":
+      model.plan = patch.entries;
+      changes.plan = true;
+      return;
+    case "turn":
+      model.turn = patch.state;
+      changes.turn = true;
+      return;
+  }
+}
+
+function markRebuilt(changes: ChangeSet, index: number): void {
+  changes.grown.delete(index);
+  changes.rebuilt.add(index);
+}
+
+function isHostMessage(message: unknown): message is HostToWebview {
+  if (typeof message !== "object" || message === null) return false;
+  const candidate = message as { type?: unknown; snapshot?: unknown; thread?: unknown };
+  if (candidate.type === "snapshot") {
+    return typeof candidate.snapshot === "object" && candidate.snapshot !== null;
+  }
+  return candidate.type === "patch" && Array.isArray(candidate.thread);
+}

@@ -1,0 +1,42 @@
+// The wire types this webview speaks, re-exported from the code generated from Rust.
+//
+// `extension/src/generated/protocol.ts` is generated from tether-core (thread.rs, webview.rs);
+// importing it type-only keeps the bundle free of it while the compiler checks every field the
+// UI reads. `VsCodeApi` is the part of `acquireVsCodeApi()` this webview uses.
+
+export type {
+  AgentMessage,
+  ChunkKind,
+  Entry,
+  HostToWebview,
+  Location,
+  MessageChunk,
+  NoticeView,
+  PermissionKey,
+  PermissionOptionView,
+  PermissionOutcome,
+  PermissionView,
+  PlanEntryView,
+  SessionStatus,
+  SessionView,
+  ThreadPatch,
+  ToolCallView,
+  ToolContent,
+  ToolStatus,
+  TurnState,
+  UserMessage,
+  ViewSnapshot,
+  WebviewToHost,
+} from "../../extension/src/generated/protocol";
+
+import type { WebviewToHost } from "../../extension/src/generated/protocol";
+
+/** What `acquireVsCodeApi()` returns, narrowed to the messages this webview may send. */
+export interface VsCodeApi {
+  postMessage(message: WebviewToHost): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+
+/** Sends one intent to the host. Views get this rather than the whole API. */
+export type PostIntent = (message: WebviewToHost) => void;

@@ -1,0 +1,234 @@
+// A tool call card: title, kind, live status, content, locations, and the permission request
+// attached to it.
+//
+// A tool call changes as a whole (the host sends `replace`), so the card refills itself from
+// the new entry; the permission card is kept as is when nothing about it changed, so a status
+// update does not steal the focus from the option the person is about to press.
+//
+// The card never decides what an option means: it shows the agent's options in the agent's
+// order, sends the chosen option's id, and disables itself until the host's next patch shows
+// the outcome.
+
+import { diffLines } from "./diff-lines";
+import { element } from "./element";
+import type { MarkdownRenderer } from "./markdown";
+import type {
+  PermissionKey,
+  PermissionOptionView,
+  PermissionView,
+  PostIntent,
+  ToolCallView,
+  ToolContent,
+  ToolStatus,
+} from "./protocol";
+
+/** Longest tool text rendered as markdown; tools can return whole files. */
+const MAX_TOOL_TEXT = 20_000;
+
+/** Longest raw input or output shown in the collapsed details. */
+const MAX_RAW_JSON = 8_000;
+
+export interface ToolCallContext {
+  renderer: MarkdownRenderer;
+  post: PostIntent;
+  /** Permission requests the person answered here whose outcome the host has not sent yet. */
+  answered: Set<PermissionKey>;
+  /** Called with the button to focus when a pending permission request first appears. */
+  permissionShown(focusTarget: HTMLButtonElement): void;
+}
+
+const STATUS_LABELS: Record<ToolStatus, string> = {
+  pending: "Pending",
+  in_progress: "Running",
+  waiting_for_confirmation: "Awaiting approval",
+  completed: "Completed",
+  failed: "Failed",
+};
+
+/** How an answered request reads, by the kind of the option chosen. */
+const OUTCOME_LABELS: Record<string, string> = {
+  allow_once: "Allowed once",
+  allow_always: "Always allowed",
+  reject_once: "Rejected",
+  reject_always: "Always rejected",
+};
+
+export class ToolCallCard {
+  readonly element: HTMLElement;
+  private permissionCard: HTMLElement | null = null;
+  private permissionSignature = "";
+  private rawOpen = false;
+
+  constructor(
+    index: number,
+    private readonly context: ToolCallContext,
+  ) {
+    this.element = element("div", "entry tool-call");
+    this.element.dataset["index"] = String(index);
+  }
+
+  update(call: ToolCallView): void {
+    this.element.dataset["status"] = call.status;
+    this.element.dataset["kind"] = call.kind;
+
+    const header = element("div", "tool-header");
+    header.append(
+      element("span", "tool-kind", call.kind),
+      element("span", "tool-title", call.title),
+      element("span", "tool-status", STATUS_LABELS[call.status] ?? call.status),
+    );
+    const children: HTMLElement[] = [header];
+    if (call.content.length > 0) {
+      const content = element("div", "tool-content");
+      for (const item of call.content) content.append(this.renderContent(item));
+      children.push(content);
+    }
+    if (call.locations.length > 0) {
+      const locations = element("ul", "tool-locations");
+      for (const location of call.locations) {
+        const where = location.line === null ? location.path : `${location.path}:${location.line}`;
+        locations.append(element("li", "tool-location", where));
+      }
+      children.push(locations);
+    }
+    const raw = this.renderRaw(call.rawInput, call.rawOutput);
+    if (raw !== null) children.push(raw);
+    if (call.permission !== null) children.push(this.permission(call.permission));
+    else this.permissionCard = null;
+    this.element.replaceChildren(...children);
+  }
+
+  private renderContent(item: ToolContent): HTMLElement {
+    switch (item.type) {
+      case "text": {
+        const markdown = element("div", "markdown");
+        const shown = item.text.length > MAX_TOOL_TEXT ? item.text.slice(0, MAX_TOOL_TEXT) : item.text;
+        markdown.innerHTML = this.context.renderer.render(shown);
+        if (shown.length < item.text.length) {
+          const hidden = item.text.length - shown.length;
+          markdown.append(element("p", "tool-truncated", `… ${hidden} more characters`));
+        }
+        return markdown;
+      }
+      case "diff": {
+        const diff = element("div", "tool-diff");
+        diff.append(element("div", "tool-diff-path", item.path));
+        const block = element("pre", "tool-diff-lines");
+        for (const line of diffLines(item.oldText, item.newText)) {
+          const row = element("span", `diff-line ${DIFF_CLASSES[line.sign]}`);
+          row.textContent = line.sign === "…" ? `… ${line.text}\n` : `${line.sign} ${line.text}\n`;
+          block.append(row);
+        }
+        diff.append(block);
+        return diff;
+      }
+      case "terminal": {
+        const terminal = element("div", "tool-terminal", `Terminal ${item.terminalId}`);
+        terminal.dataset["terminalId"] = item.terminalId;
+        return terminal;
+      }
+    }
+    // Content of a kind a newer host added: shown as data rather than dropped.
+    return rawJson(item);
+  }
+
+  private renderRaw(input: unknown, output: unknown): HTMLElement | null {
+    const hasInput = input !== null && input !== undefined;
+    const hasOutput = output !== null && output !== undefined;
+    if (!hasInput && !hasOutput) return null;
+    const details = element("details", "tool-raw");
+    details.open = this.rawOpen;
+    details.addEventListener("toggle", () => {
+      this.rawOpen = details.open;
+    });
+    details.append(element("summary", undefined, "Details"));
+    if (hasInput) details.append(element("div", "tool-raw-label", "Input"), rawJson(input));
+    if (hasOutput) details.append(element("div", "tool-raw-label", "Output"), rawJson(output));
+    return details;
+  }
+
+  private permission(permission: PermissionView): HTMLElement {
+    const answeredHere = this.context.answered.has(permission.key);
+    const signature = JSON.stringify([permission, answeredHere]);
+    if (this.permissionCard !== null && signature === this.permissionSignature) {
+      return this.permissionCard;
+    }
+    const firstAppearance = this.permissionCard === null;
+    this.permissionSignature = signature;
+    const card = element("div", "permission-card");
+    card.setAttribute("role", "group");
+    card.setAttribute("aria-label", "Permission request");
+    this.permissionCard = card;
+
+    const outcome = permission.outcome;
+    if (outcome === null) {
+      card.dataset["state"] = "pending";
+      card.append(element("div", "permission-prompt", "The agent asks for permission:"));
+      const options = element("div", "permission-options");
+      for (const option of permission.options) {
+        options.append(this.optionButton(permission.key, option, answeredHere, card));
+      }
+      card.append(options);
+      if (firstAppearance && !answeredHere) {
+        const target =
+          permission.options.findIndex((option) => option.kind.startsWith("allow"));
+        const button = options.children.item(Math.max(target, 0));
+        if (button instanceof HTMLButtonElement) this.context.permissionShown(button);
+      }
+      return card;
+    }
+    card.dataset["state"] = outcome.type === "cancelled" ? "cancelled" : "answered";
+    card.append(element("div", "permission-outcome", outcomeLabel(permission.options, outcome)));
+    return card;
+  }
+
+  private optionButton(
+    key: PermissionKey,
+    option: PermissionOptionView,
+    answeredHere: boolean,
+    card: HTMLElement,
+  ): HTMLButtonElement {
+    const button = element("button", "permission-option", option.name);
+    button.type = "button";
+    button.dataset["optionId"] = option.id;
+    button.dataset["kind"] = option.kind;
+    button.disabled = answeredHere;
+    button.addEventListener("click", () => {
+      if (this.context.answered.has(key)) return;
+      this.context.answered.add(key);
+      for (const other of card.querySelectorAll("button")) other.disabled = true;
+      button.classList.add("chosen");
+      this.context.post({ type: "answerPermission", key, optionId: option.id });
+    });
+    return button;
+  }
+}
+
+const DIFF_CLASSES = {
+  "+": "diff-added",
+  "-": "diff-removed",
+  " ": "diff-context",
+  "…": "diff-skipped",
+} as const;
+
+function outcomeLabel(
+  options: PermissionOptionView[],
+  outcome: NonNullable<PermissionView["outcome"]>,
+): string {
+  if (outcome.type === "cancelled") return "Cancelled";
+  const chosen = options.find((option) => option.id === outcome.optionId);
+  if (chosen === undefined) return `Answered: ${outcome.optionId}`;
+  return OUTCOME_LABELS[chosen.kind] ?? chosen.name;
+}
+
+function rawJson(value: unknown): HTMLElement {
+  let text: string;
+  try {
+    text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  } catch {
+    // A value that came through postMessage is plain JSON, but a cycle must not break the card.
+    text = String(value);
+  }
+  if (text.length > MAX_RAW_JSON) text = `${text.slice(0, MAX_RAW_JSON)}\n…`;
+  return element("pre", "tool-raw-json", text);
+}

@@ -1,0 +1,73 @@
+// Local UI state that survives a webview reload: the unsent composer text and which thoughts
+// the person opened. It is the webview's own state (kept with `vscode.setState`), never sent to
+// the host: the host's state arrives in the snapshot.
+
+import type { ThoughtOpenState } from "./agent-message-view";
+import type { VsCodeApi } from "./protocol";
+
+interface SavedState {
+  composer: string;
+  openThoughts: string[];
+}
+
+/** Typing saves at most this often; `setState` crosses into the host. */
+const SAVE_DELAY_MS = 300;
+
+export class UiState implements ThoughtOpenState {
+  private composerText: string;
+  private readonly openThoughts: Set<string>;
+  private saveTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(private readonly api: VsCodeApi) {
+    const saved = readSaved(api.getState());
+    this.composerText = saved.composer;
+    this.openThoughts = new Set(saved.openThoughts);
+  }
+
+  get composer(): string {
+    return this.composerText;
+  }
+
+  set composer(text: string) {
+    this.composerText = text;
+    this.saveSoon();
+  }
+
+  isOpen(key: string): boolean {
+    return this.openThoughts.has(key);
+  }
+
+  setOpen(key: string, open: boolean): void {
+    if (open) this.openThoughts.add(key);
+    else this.openThoughts.delete(key);
+    this.saveSoon();
+  }
+
+  /** Forgets what belonged to entries of an earlier session once a new snapshot arrives. */
+  forgetEntriesFrom(entryCount: number): void {
+    for (const key of this.openThoughts) {
+      if (Number(key.split(":")[0]) >= entryCount) this.openThoughts.delete(key);
+    }
+    this.saveSoon();
+  }
+
+  private saveSoon(): void {
+    if (this.saveTimer !== null) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = null;
+      const state: SavedState = { composer: this.composerText, openThoughts: [...this.openThoughts] };
+      this.api.setState(state);
+    }, SAVE_DELAY_MS);
+  }
+}
+
+function readSaved(value: unknown): SavedState {
+  const saved: SavedState = { composer: "", openThoughts: [] };
+  if (typeof value !== "object" || value === null) return saved;
+  const candidate = value as Partial<Record<keyof SavedState, unknown>>;
+  if (typeof candidate.composer === "string") saved.composer = candidate.composer;
+  if (Array.isArray(candidate.openThoughts)) {
+    saved.openThoughts = candidate.openThoughts.filter((key): key is string => typeof key === "string");
+  }
+  return saved;
+}

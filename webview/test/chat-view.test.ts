@@ -1,0 +1,267 @@
+// The chat DOM as the end-to-end tests and the person see it: the selectors of the UI contract,
+// the permission flow, the composer's keys, and streaming that extends rather than rebuilds.
+
+import assert from "node:assert/strict";
+import { beforeEach, describe, it } from "node:test";
+import { ChatView } from "../src/chat-view";
+import { ChangeSet, type ChatModel, applyHostMessage, emptyModel } from "../src/model";
+import type { HostToWebview, VsCodeApi, WebviewToHost } from "../src/protocol";
+import { UiState } from "../src/ui-state";
+import { editToolCall, patch, session, snapshot } from "./fixtures";
+import { createRenderer, installDom, seededRandom } from "./support";
+
+const renderer = createRenderer();
+
+interface Harness {
+  window: ReturnType<typeof installDom>;
+  posted: WebviewToHost[];
+  /** Applies messages and renders one frame, as main.ts does. */
+  frame(...messages: HostToWebview[]): void;
+  query<T extends Element = HTMLElement>(selector: string): T;
+  queryAll(selector: string): HTMLElement[];
+  model: ChatModel;
+}
+
+function harness(savedState: unknown = undefined): Harness {
+  const window = installDom();
+  const posted: WebviewToHost[] = [];
+  const api: VsCodeApi = {
+    postMessage: (message) => posted.push(message),
+    getState: () => savedState,
+    setState: () => {},
+  };
+  const root = window.document.getElementById("app");
+  assert.ok(root !== null);
+  // A clock that never moves: every frame may render (the rationing has its own test).
+  const view = new ChatView(root, renderer, api.postMessage, new UiState(api), () => 0);
+  const model = emptyModel();
+  return {
+    window,
+    posted,
+    model,
+    frame(...messages) {
+      const changes = new ChangeSet();
+      for (const message of messages) applyHostMessage(model, message, changes);
+      view.render(model, changes);
+    },
+    query<T extends Element>(selector: string): T {
+      const found = window.document.querySelector<T>(selector);
+      assert.ok(found !== null, `no element matches ${selector}`);
+      return found;
+    },
+    queryAll(selector) {
+      return [...window.document.querySelectorAll<HTMLElement>(selector)];
+    },
+  };
+}
+
+/** The HTML a `.markdown` element shows, with the tail wrapper (display: contents) unwrapped. */
+function shownMarkdown(element: Element): string {
+  const clone = element.cloneNode(true) as Element;
+  for (const tail of clone.querySelectorAll(".markdown-tail")) tail.replaceWith(...tail.childNodes);
+  return clone.innerHTML;
+}
+
+describe("chat view", () => {
+  let ui: Harness;
+  beforeEach(() => {
+    ui = harness();
+  });
+
+  it("draws a snapshot with the contract's selectors", () => {
+    ui.frame(
+      snapshot(
+        [
+          { type: "user", text: "Please **edit** notes.md" },
+          {
+            type: "agent",
+            chunks: [
+              { kind: "thought", text: "The user wants an edit." },
+              { kind: "text", text: "Hello! I'm the Tether demo agent." },
+            ],
+          },
+          editToolCall(null),
+          { type: "notice", level: "warning", text: "Agent printed a malformed line", detail: "{oops" },
+        ],
+        {
+          plan: [
+            { content: "Read README.md", priority: "high", status: "completed" },
+            { content: "Edit notes.md", priority: "medium", status: "in_progress" },
+          ],
+          turn: { type: "running" },
+        },
+      ),
+    );
+    assert.equal(ui.query(".session-agent").textContent, "Demo");
+    assert.equal(ui.query(".session-status").dataset["status"], "ready");
+    assert.deepEqual(
+      ui.queryAll("main.thread > .entry").map((entry) => `${entry.dataset["index"]}:${entry.className}`),
+      ["0:entry user", "1:entry agent", "2:entry tool-call", "3:entry notice"],
+    );
+    assert.equal(ui.query(".entry.user .markdown").innerHTML, "<p>Please <strong>edit</strong> notes.md</p>\n");
+
+    const thought = ui.query<HTMLDetailsElement>(".entry.agent details.thought");
+    assert.equal(thought.open, false, "thoughts start collapsed");
+    assert.equal(thought.querySelector("summary")?.textContent, "Thinking");
+    assert.equal(ui.query(".entry.agent > .markdown").textContent?.trim(), "Hello! I'm the Tether demo agent.");
+
+    const tool = ui.query(".entry.tool-call");
+    assert.equal(tool.dataset["status"], "waiting_for_confirmation");
+    assert.equal(tool.dataset["kind"], "edit");
+    assert.equal(ui.query(".tool-title").textContent, "Edit notes.md");
+    assert.equal(ui.query(".tool-status").textContent, "Awaiting approval");
+    assert.equal(ui.query(".tool-content .tool-diff-path").textContent, "notes.md");
+    assert.equal(ui.query(".tool-content .tool-diff-lines").textContent, "  one\n- two\n+ 2\n");
+    assert.equal(ui.query(".tool-location").textContent, "notes.md:2");
+    assert.equal(ui.query(".permission-card").dataset["state"], "pending");
+    assert.deepEqual(
+      ui.queryAll("button.permission-option").map((b) => [b.dataset["optionId"], b.dataset["kind"], b.textContent]),
+      [
+        ["allow-once", "allow_once", "Allow once"],
+        ["allow-always", "allow_always", "Always allow"],
+        ["reject-once", "reject_once", "Reject"],
+        ["reject-always", "reject_always", "Always reject"],
+      ],
+    );
+
+    const notice = ui.query(".entry.notice");
+    assert.equal(notice.dataset["level"], "warning");
+    assert.equal(ui.query(".notice-text").textContent, "Agent printed a malformed line");
+    assert.equal(ui.query("details.notice-detail pre").textContent, "{oops");
+
+    assert.deepEqual(
+      ui.queryAll("aside.plan li").map((item) => [item.dataset["status"], item.textContent]),
+      [
+        ["completed", "Read README.md"],
+        ["in_progress", "Edit notes.md"],
+      ],
+    );
+    assert.equal(ui.query(".turn-state").dataset["state"], "running");
+    assert.equal(ui.query<HTMLButtonElement>("button.composer-send").disabled, true);
+    assert.equal(ui.query<HTMLButtonElement>("button.composer-cancel").hidden, false);
+  });
+
+  it("focuses the first allow option when a permission request appears", () => {
+    ui.frame(snapshot([]), patch([{ op: "push", index: 0, entry: editToolCall(null) }]));
+    assert.equal(ui.window.document.activeElement?.getAttribute("data-option-id"), "allow-once");
+  });
+
+  it("sends the chosen option, disables the card, then shows the host's outcome", () => {
+    ui.frame(snapshot([editToolCall(null)]));
+    ui.query<HTMLButtonElement>('button.permission-option[data-option-id="allow-once"]').click();
+    assert.deepEqual(ui.posted, [{ type: "answerPermission", key: 7, optionId: "allow-once" }]);
+    assert.ok(ui.queryAll("button.permission-option").every((b) => (b as HTMLButtonElement).disabled));
+
+    ui.query<HTMLButtonElement>('button.permission-option[data-option-id="reject-once"]').click();
+    assert.equal(ui.posted.length, 1, "a second click sends nothing");
+
+    ui.frame(patch([{ op: "replace", index: 0, entry: editToolCall({ type: "selected", optionId: "allow-once" }) }]));
+    assert.equal(ui.query(".permission-card").dataset["state"], "answered");
+    assert.equal(ui.query(".permission-outcome").textContent, "Allowed once");
+    assert.equal(ui.query(".entry.tool-call").dataset["status"], "completed");
+  });
+
+  it("shows a request the turn's cancellation withdrew as cancelled", () => {
+    ui.frame(snapshot([editToolCall({ type: "cancelled" })]));
+    assert.equal(ui.query(".permission-card").dataset["state"], "cancelled");
+    assert.equal(ui.query(".permission-outcome").textContent, "Cancelled");
+    assert.equal(ui.queryAll("button.permission-option").length, 0);
+  });
+
+  it("streams chunks into the same nodes and ends with the whole reply's markdown", () => {
+    ui.frame(snapshot([{ type: "user", text: "Go" }]), patch([{ op: "push", index: 1, entry: { type: "agent", chunks: [] } }]));
+    const entry = ui.query(".entry.agent");
+    const random = seededRandom(3);
+    let text = "";
+    let firstBlock: Element | null = null;
+    for (let frame = 0; frame < 200; frame++) {
+      const chunks = [];
+      for (let count = 0; count < 10; count++) {
+        const piece = random() < 0.1 ? "\n\n" : random() < 0.05 ? "\n```\ncode\n\nmore\n```\n" : "word ";
+        text += piece;
+        chunks.push({ op: "appendChunk" as const, index: 1, kind: "text" as const, text: piece });
+      }
+      ui.frame(patch(chunks));
+      firstBlock ??= entry.querySelector(".markdown > :first-child:not(.markdown-tail)");
+    }
+    assert.equal(ui.query(".entry.agent"), entry, "the entry's node is kept while it streams");
+    assert.ok(firstBlock !== null && firstBlock.isConnected, "a committed block is never re-rendered");
+    assert.equal(ui.queryAll(".entry.agent > .markdown").length, 1);
+    assert.equal(shownMarkdown(ui.query(".entry.agent > .markdown")), renderer.render(text));
+  });
+
+  it("opens a new chunk when the kind changes and keeps thoughts apart", () => {
+    ui.frame(
+      snapshot([{ type: "agent", chunks: [] }]),
+      patch([
+        { op: "appendChunk", index: 0, kind: "thought", text: "hmm" },
+        { op: "appendChunk", index: 0, kind: "text", text: "Answer" },
+      ]),
+    );
+    ui.frame(patch([{ op: "appendChunk", index: 0, kind: "thought", text: "more thinking" }]));
+    assert.deepEqual(
+      [...ui.query(".entry.agent").children].map((child) => `${child.tagName.toLowerCase()}.${child.className}`),
+      ["details.thought", "div.markdown", "details.thought"],
+    );
+    assert.equal(ui.queryAll("details.thought")[1]?.textContent?.trim(), "Thinkingmore thinking");
+  });
+
+  it("sends on Enter, keeps Shift+Enter for new lines, and only while the session is ready", () => {
+    ui.frame(snapshot([], { session: session({ status: { type: "starting", step: "initialize" } }) }));
+    const input = ui.query<HTMLTextAreaElement>("textarea.composer-input");
+    const press = (init: Partial<KeyboardEventInit>) =>
+      input.dispatchEvent(new ui.window.KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true, ...init }));
+
+    input.value = "hello";
+    press({});
+    assert.deepEqual(ui.posted, [], "nothing is sent while the session starts");
+    assert.equal(ui.query<HTMLButtonElement>("button.composer-send").disabled, true);
+    assert.equal(ui.query(".session-status").textContent, "initialize");
+
+    ui.frame(patch([], session()));
+    assert.equal(press({ shiftKey: true }), true, "Shift+Enter is left to the text area");
+    assert.deepEqual(ui.posted, []);
+    press({});
+    assert.deepEqual(ui.posted, [{ type: "prompt", text: "hello" }]);
+    assert.equal(input.value, "", "the composer empties once sent");
+
+    input.value = "   ";
+    press({});
+    assert.equal(ui.posted.length, 1, "blank prompts are not sent");
+  });
+
+  it("offers Cancel only while a turn runs", () => {
+    ui.frame(snapshot([], { turn: { type: "running" } }));
+    const cancel = ui.query<HTMLButtonElement>("button.composer-cancel");
+    cancel.click();
+    assert.deepEqual(ui.posted, [{ type: "cancel" }]);
+    ui.frame(patch([{ op: "turn", state: { type: "ended", stopReason: "end_turn" } }]));
+    assert.equal(cancel.hidden, true);
+    assert.equal(ui.query(".turn-state").textContent, "Done (end_turn)");
+    assert.equal(ui.query<HTMLButtonElement>("button.composer-send").disabled, false);
+  });
+
+  it("sends the agent picker's choice and a new-session request as intents", () => {
+    ui.frame(snapshot([]));
+    const picker = ui.query<HTMLSelectElement>("select.session-picker");
+    assert.deepEqual([...picker.options].map((option) => option.value), ["Demo", "Claude Code"]);
+    assert.equal(picker.value, "Demo");
+    picker.value = "Claude Code";
+    picker.dispatchEvent(new ui.window.Event("change"));
+    ui.query<HTMLButtonElement>("button.session-new").click();
+    assert.deepEqual(ui.posted, [{ type: "selectAgent", name: "Claude Code" }, { type: "newSession" }]);
+  });
+
+  it("restores the unsent prompt and opened thoughts after a reload", () => {
+    ui = harness({ composer: "half-written", openThoughts: ["0:0"] });
+    ui.frame(snapshot([{ type: "agent", chunks: [{ kind: "thought", text: "t" }] }]));
+    assert.equal(ui.query<HTMLTextAreaElement>("textarea.composer-input").value, "half-written");
+    assert.equal(ui.query<HTMLDetailsElement>("details.thought").open, true);
+  });
+
+  it("redraws everything from a new snapshot", () => {
+    ui.frame(snapshot([{ type: "user", text: "old" }, editToolCall(null)]));
+    ui.frame(snapshot([{ type: "user", text: "new" }]));
+    assert.deepEqual(ui.queryAll(".entry").map((entry) => entry.textContent?.trim()), ["new"]);
+  });
+});

@@ -1,0 +1,46 @@
+// Wire values the tests build on, spelled as the host sends them.
+
+import type { Entry, HostToWebview, SessionView, ThreadPatch, ViewSnapshot } from "../src/protocol";
+
+export function session(overrides: Partial<SessionView> = {}): SessionView {
+  return {
+    agent: "Demo",
+    agentInfo: "tether-test-agent 0.1.0",
+    status: { type: "ready" },
+    profiles: ["Demo", "Claude Code"],
+    ...overrides,
+  };
+}
+
+export function snapshot(entries: Entry[], overrides: Partial<ViewSnapshot> = {}): HostToWebview {
+  return {
+    type: "snapshot",
+    snapshot: { session: session(), entries, plan: [], turn: { type: "idle" }, ...overrides },
+  };
+}
+
+export function patch(thread: ThreadPatch[], header: SessionView | null = null): HostToWebview {
+  return { type: "patch", session: header, thread };
+}
+
+export const editPermissionOptions = [
+  { id: "allow-once", name: "Allow once", kind: "allow_once" },
+  { id: "allow-always", name: "Always allow", kind: "allow_always" },
+  { id: "reject-once", name: "Reject", kind: "reject_once" },
+  { id: "reject-always", name: "Always reject", kind: "reject_always" },
+];
+
+export function editToolCall(outcome: { type: "selected"; optionId: string } | { type: "cancelled" } | null): Entry {
+  return {
+    type: "toolCall",
+    id: "call-2",
+    title: "Edit notes.md",
+    kind: "edit",
+    status: outcome === null ? "waiting_for_confirmation" : "completed",
+    content: [{ type: "diff", path: "notes.md", oldText: "one\ntwo\n", newText: "one\n2\n" }],
+    locations: [{ path: "notes.md", line: 2 }],
+    rawInput: { path: "notes.md" },
+    rawOutput: null,
+    permission: { key: 7, options: editPermissionOptions, outcome },
+  };
+}

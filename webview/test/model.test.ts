@@ -1,0 +1,128 @@
+// The patch reducer: a snapshot then patches yields the entries the host has, and the change
+// set tells the view exactly what to redraw.
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ChangeSet, applyHostMessage, emptyModel } from "../src/model";
+import { editToolCall, patch, session, snapshot } from "./fixtures";
+
+describe("patch reducer", () => {
+  it("applies a snapshot then patches into the host's entries", () => {
+    const model = emptyModel();
+    const changes = new ChangeSet();
+    applyHostMessage(model, snapshot([{ type: "user", text: "Hi" }]), changes);
+    applyHostMessage(
+      model,
+      patch([
+        { op: "turn", state: { type: "running" } },
+        { op: "push", index: 1, entry: { type: "agent", chunks: [] } },
+        { op: "appendChunk", index: 1, kind: "thought", text: "Let me " },
+        { op: "appendChunk", index: 1, kind: "thought", text: "think." },
+        { op: "appendChunk", index: 1, kind: "text", text: "Hello" },
+        { op: "appendChunk", index: 1, kind: "text", text: ", world" },
+        { op: "appendChunk", index: 1, kind: "thought", text: "Again." },
+        { op: "push", index: 2, entry: editToolCall(null) },
+        { op: "replace", index: 2, entry: editToolCall({ type: "selected", optionId: "allow-once" }) },
+        { op: "plan", entries: [{ content: "Edit notes", priority: "high", status: "in_progress" }] },
+        { op: "turn", state: { type: "ended", stopReason: "end_turn" } },
+      ]),
+      changes,
+    );
+    assert.deepEqual(model.entries, [
+      { type: "user", text: "Hi" },
+      {
+        type: "agent",
+        chunks: [
+          { kind: "thought", text: "Let me think." },
+          { kind: "text", text: "Hello, world" },
+          { kind: "thought", text: "Again." },
+        ],
+      },
+      editToolCall({ type: "selected", optionId: "allow-once" }),
+    ]);
+    assert.deepEqual(model.plan, [{ content: "Edit notes", priority: "high", status: "in_progress" }]);
+    assert.deepEqual(model.turn, { type: "ended", stopReason: "end_turn" });
+  });
+
+  it("reports new entries as rebuilt and streamed ones as grown", () => {
+    const model = emptyModel();
+    applyHostMessage(model, snapshot([{ type: "agent", chunks: [{ kind: "text", text: "a" }] }]), new ChangeSet());
+    const changes = new ChangeSet();
+    applyHostMessage(
+      model,
+      patch([
+        { op: "appendChunk", index: 0, kind: "text", text: "b" },
+        { op: "push", index: 1, entry: { type: "agent", chunks: [] } },
+        { op: "appendChunk", index: 1, kind: "text", text: "c" },
+      ]),
+      changes,
+    );
+    assert.deepEqual([...changes.grown], [0]);
+    assert.deepEqual([...changes.rebuilt], [1], "an entry pushed this frame is built, not extended");
+    assert.equal(changes.reset, false);
+    assert.equal(changes.turn, false);
+  });
+
+  it("takes a new session header from a patch", () => {
+    const model = emptyModel();
+    applyHostMessage(model, snapshot([]), new ChangeSet());
+    const changes = new ChangeSet();
+    const failed = session({ status: { type: "failed", message: "agent not found" } });
+    applyHostMessage(model, patch([], failed), changes);
+    assert.deepEqual(model.session, failed);
+    assert.equal(changes.session, true);
+  });
+
+  it("ignores patches that arrive before the first snapshot", () => {
+    const model = emptyModel();
+    const changes = new ChangeSet();
+    applyHostMessage(model, patch([{ op: "push", index: 0, entry: { type: "user", text: "early" } }]), changes);
+    assert.deepEqual(model.entries, []);
+    assert.equal(changes.isEmpty, true);
+  });
+
+  it("stops and asks for a snapshot when a patch does not fit, instead of guessing", () => {
+    const model = emptyModel();
+    applyHostMessage(model, snapshot([{ type: "user", text: "Hi" }]), new ChangeSet());
+    const changes = new ChangeSet();
+    applyHostMessage(
+      model,
+      patch([
+        { op: "push", index: 3, entry: { type: "user", text: "skips ahead" } },
+        { op: "turn", state: { type: "running" } },
+      ]),
+      changes,
+    );
+    assert.match(changes.outOfSync ?? "", /entry 3 pushed after 1 entries/);
+    assert.equal(model.entries.length, 1);
+    assert.deepEqual(model.turn, { type: "idle" }, "nothing after the bad patch is applied");
+
+    applyHostMessage(model, patch([{ op: "appendChunk", index: 0, kind: "text", text: "x" }]), new ChangeSet());
+    assert.deepEqual(model.entries, [{ type: "user", text: "Hi" }], "later patches wait for the snapshot");
+
+    const resync = new ChangeSet();
+    applyHostMessage(model, snapshot([{ type: "user", text: "fresh" }]), resync);
+    assert.equal(resync.reset, true);
+    assert.equal(resync.outOfSync, null);
+    assert.deepEqual(model.entries, [{ type: "user", text: "fresh" }]);
+  });
+
+  it("rejects a chunk for an entry that is not an agent message", () => {
+    const model = emptyModel();
+    applyHostMessage(model, snapshot([{ type: "user", text: "Hi" }]), new ChangeSet());
+    const changes = new ChangeSet();
+    applyHostMessage(model, patch([{ op: "appendChunk", index: 0, kind: "text", text: "x" }]), changes);
+    assert.match(changes.outOfSync ?? "", /not an agent message/);
+    assert.deepEqual(model.entries, [{ type: "user", text: "Hi" }]);
+  });
+
+  it("ignores messages of unknown shape", () => {
+    const model = emptyModel();
+    const changes = new ChangeSet();
+    for (const message of [null, 42, "snapshot", { type: "mystery" }, { type: "patch" }, { type: "snapshot" }]) {
+      assert.equal(applyHostMessage(model, message, changes), false, JSON.stringify(message));
+    }
+    assert.equal(model.loaded, false);
+    assert.equal(changes.isEmpty, true);
+  });
+});
