@@ -1,0 +1,247 @@
+// Owns the WASM engine and pumps it: every input goes in through one of the methods below, and
+// after each one the host drains the engine's actions, carries them out with VS Code APIs, and
+// re-arms the single timer the engine asked for.
+//
+// Nothing here interprets a protocol message (DESIGN.md, invariant 3). An exception from the
+// engine is logged and the host carries on: one bad message must never take the extension host
+// down with it.
+
+import * as vscode from "vscode";
+
+import { describeError } from "./errors";
+import type * as TetherWasm from "../dist/wasm/tether_wasm";
+import type { EngineConfig, HostAction, HostCommand, LogLevel, WebviewToHost } from "./generated/protocol";
+
+/** The wasm-bindgen module (`dist/wasm/tether_wasm.js`). */
+export type WasmModule = typeof TetherWasm;
+
+/** Writes NDJSON lines to the connected tetherd socket. */
+export type SidecarWriter = (data: string) => void;
+
+/**
+ * Starts tetherd (replacing any earlier one) and reports back through `sidecarConnected` or
+ * `sidecarClosed`.
+ */
+export type SidecarStarter = () => void;
+
+/**
+ * Loads the engine from next to the bundle. It is required at run time rather than bundled
+ * because wasm-bindgen's Node.js output reads its `.wasm` file from its own directory, and the
+ * build marks this exact path as external (see the "build" script in package.json).
+ */
+export function loadWasm(): WasmModule {
+  return require("./wasm/tether_wasm.js") as WasmModule;
+}
+
+/** The longest delay `setTimeout` accepts; a later deadline is re-armed when this one fires. */
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+export class EngineHost implements vscode.Disposable {
+  private sidecarWriter: SidecarWriter | undefined;
+  private view: vscode.WebviewView | undefined;
+  private badgeCount = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private pumping = false;
+  private disposed = false;
+
+  private constructor(
+    private readonly engine: TetherWasm.Engine,
+    private readonly log: vscode.LogOutputChannel,
+    private readonly startSidecar: SidecarStarter,
+  ) {}
+
+  /**
+   * Creates the engine; throws (with the engine's message) when the configuration is invalid.
+   * Call `start` once the caller is ready for the engine's first actions.
+   */
+  static create(
+    wasm: WasmModule,
+    config: EngineConfig,
+    log: vscode.LogOutputChannel,
+    startSidecar: SidecarStarter,
+  ): EngineHost {
+    return new EngineHost(new wasm.Engine(config), log, startSidecar);
+  }
+
+  /** Carries out what the engine asked for when it was created (it starts tetherd). */
+  start(): void {
+    if (!this.disposed) {
+      this.pump();
+    }
+  }
+
+  /** The socket to tetherd is open; `write` sends to it until `sidecarClosed`. */
+  sidecarConnected(write: SidecarWriter): void {
+    this.sidecarWriter = write;
+    this.feed("the sidecar connection", (engine, now) => engine.handleSidecarConnected(now));
+  }
+
+  sidecarBytes(bytes: Uint8Array): void {
+    this.feed("bytes from the sidecar", (engine, now) => engine.handleSidecarBytes(bytes, now));
+  }
+
+  /** The socket closed, or tetherd could not be started or reached. */
+  sidecarClosed(reason: string): void {
+    this.sidecarWriter = undefined;
+    this.feed("the sidecar closing", (engine, now) => engine.handleSidecarClosed(reason, now));
+  }
+
+  /** A message the webview posted. It is untrusted: the engine validates it. */
+  webviewMessage(message: unknown): void {
+    this.feed("a webview message", (engine, now) => engine.handleWebview(message as WebviewToHost, now));
+  }
+
+  command(command: HostCommand): void {
+    this.feed(`the ${command.type} command`, (engine, now) => engine.handleCommand(command, now));
+  }
+
+  /** The chat view was resolved: posts and the badge go to it until it is disposed. */
+  attachView(view: vscode.WebviewView): void {
+    this.view = view;
+    this.applyBadge();
+    view.onDidDispose(() => {
+      if (this.view === view) {
+        this.view = undefined;
+        // Until a new webview says `ready`, the engine keeps its patches to itself.
+        this.feed("the chat view closing", (engine) => engine.handleWebviewGone());
+      }
+    });
+  }
+
+  dispose(): void {
+    if (this.disposed) {
+      return;
+    }
+    this.disposed = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.sidecarWriter = undefined;
+    this.view = undefined;
+    this.engine.free();
+  }
+
+  /** Hands one input to the engine, then carries out whatever it asks for. */
+  private feed(what: string, input: (engine: TetherWasm.Engine, nowMs: number) => void): void {
+    if (this.disposed) {
+      return;
+    }
+    try {
+      input(this.engine, performance.now());
+    } catch (error) {
+      this.log.error(`The engine failed to handle ${what}: ${describeError(error)}`);
+    }
+    this.pump();
+  }
+
+  private pump(): void {
+    // An action is carried out synchronously and none of them calls back into the engine today,
+    // but if one ever did, the outer loop below picks up what the inner input queued, in order.
+    if (this.pumping) {
+      return;
+    }
+    this.pumping = true;
+    try {
+      for (;;) {
+        let action: HostAction | undefined;
+        try {
+          action = this.engine.pollAction();
+        } catch (error) {
+          // Polling again would most likely fail the same way; the next input retries.
+          this.log.error(`The engine failed to produce its next action: ${describeError(error)}`);
+          break;
+        }
+        if (action === undefined) {
+          break;
+        }
+        try {
+          this.carryOut(action);
+        } catch (error) {
+          this.log.error(`Could not carry out the engine's ${action.type} action: ${describeError(error)}`);
+        }
+      }
+    } finally {
+      this.pumping = false;
+    }
+    this.armTimer();
+  }
+
+  private carryOut(action: HostAction): void {
+    switch (action.type) {
+      case "startSidecar":
+        // Whatever the old connection still had queued is meant for a tetherd that is gone.
+        this.sidecarWriter = undefined;
+        this.startSidecar();
+        return;
+      case "sidecarWrite":
+        if (this.sidecarWriter === undefined) {
+          this.log.warn("Dropped a message for tetherd: there is no connection to it.");
+        } else {
+          this.sidecarWriter(action.data);
+        }
+        return;
+      case "postWebview":
+        // Without a view the message is dropped: a webview asks for a snapshot when it appears.
+        this.view?.webview.postMessage(action.message).then(undefined, (error: unknown) => {
+          this.log.warn(`Could not post to the chat view: ${describeError(error)}`);
+        });
+        return;
+      case "showMessage":
+        this.showMessage(action.level, action.text);
+        return;
+      case "log":
+        this.log[action.level](action.text);
+        return;
+      case "setBadge":
+        this.badgeCount = action.count;
+        this.applyBadge();
+        return;
+      default: {
+        // The generated types make this unreachable; an engine newer than this host lands here.
+        const unknown: never = action;
+        this.log.warn(`Ignored an action this host does not know: ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+
+  private showMessage(level: LogLevel, text: string): void {
+    // The notifications' promises resolve when they are dismissed; nothing waits for that.
+    switch (level) {
+      case "error":
+        void vscode.window.showErrorMessage(text);
+        return;
+      case "warn":
+        void vscode.window.showWarningMessage(text);
+        return;
+      default:
+        void vscode.window.showInformationMessage(text);
+    }
+  }
+
+  private applyBadge(): void {
+    if (this.view !== undefined) {
+      this.view.badge =
+        this.badgeCount > 0 ? { value: this.badgeCount, tooltip: "Permission requests waiting" } : undefined;
+    }
+  }
+
+  /** Replaces the pending timer with one for the engine's next deadline, if it has one. */
+  private armTimer(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    let deadline: number | undefined;
+    try {
+      deadline = this.engine.pollTimeout();
+    } catch (error) {
+      this.log.error(`The engine failed to report its next deadline: ${describeError(error)}`);
+      return;
+    }
+    if (deadline === undefined) {
+      return;
+    }
+    const delay = Math.min(Math.max(0, Math.ceil(deadline - performance.now())), MAX_TIMER_DELAY_MS);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.feed("its timer", (engine, now) => engine.handleTimeout(now));
+    }, delay);
+  }
+}

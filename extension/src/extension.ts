@@ -1,0 +1,193 @@
+// The extension's entry point: wires VS Code (the chat view, commands, settings) to the engine
+// host and the engine host to tetherd. Activation and deactivation only; each part lives in its
+// own file.
+
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+
+import * as vscode from "vscode";
+
+import { CHAT_VIEW_ID, ChatViewProvider, FailedChatViewProvider } from "./chatView";
+import { EngineHost, loadWasm } from "./engineHost";
+import { describeError } from "./errors";
+import type { EngineConfig } from "./generated/protocol";
+import { readAgentSettings, readSidecarSettings, type AgentSettings } from "./settings";
+import { Sidecar } from "./sidecar";
+
+/** The built-in profile running the bundled scripted agent (`DEMO_PROFILE` in tether-core). */
+const DEMO_PROFILE = "Demo";
+
+/** The tetherd this window started last; the engine asks for a new one when it is lost. */
+let sidecar: Sidecar | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  const log = vscode.window.createOutputChannel("Tether", { log: true });
+  context.subscriptions.push(log);
+  // tetherd is started with this token and the engine presents it in its `hello`, so only this
+  // window can drive the tetherd it started.
+  const token = randomBytes(32).toString("hex");
+  let engineHost: EngineHost;
+  // Called by the engine host, never before `engineHost` below is assigned: the engine's first
+  // action (start tetherd) is only carried out by `engineHost.start()` at the end.
+  const startSidecar = () => {
+    sidecar?.dispose();
+    sidecar = spawnSidecar(context, token, log, engineHost);
+  };
+  try {
+    engineHost = createEngine(context, token, log, startSidecar);
+  } catch (error) {
+    const failure = describeError(error);
+    log.error(`Tether could not start: ${failure}`);
+    void vscode.window.showErrorMessage(`Tether could not start: ${failure}`);
+    context.subscriptions.push(
+      vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, new FailedChatViewProvider(failure)),
+      ...["tether.newSession", "tether.cancel", "tether.selectAgent"].map((command) =>
+        vscode.commands.registerCommand(command, () => {
+          void vscode.window.showErrorMessage(`Tether could not start: ${failure}`);
+        }),
+      ),
+    );
+    return;
+  }
+  context.subscriptions.push(engineHost, { dispose: deactivate });
+
+  context.subscriptions.push(
+    vscode.window.registerWebviewViewProvider(
+      CHAT_VIEW_ID,
+      new ChatViewProvider(context.extensionUri, engineHost),
+    ),
+    vscode.commands.registerCommand("tether.newSession", () => engineHost.command({ type: "newSession" })),
+    vscode.commands.registerCommand("tether.cancel", () => engineHost.command({ type: "cancel" })),
+    vscode.commands.registerCommand("tether.selectAgent", (name?: unknown) => selectAgent(engineHost, name)),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (!event.affectsConfiguration("tether")) {
+        return;
+      }
+      const settings = readAgentSettings();
+      reportProblems(settings, log);
+      engineHost.command({
+        type: "configure",
+        profiles: settings.profiles,
+        defaultProfile: settings.defaultProfile,
+      });
+      if (event.affectsConfiguration("tether.tetherdPath") || event.affectsConfiguration("tether.sidecarGraceSeconds")) {
+        log.info("The tetherd settings take effect the next time tetherd starts (after a window reload).");
+      }
+    }),
+  );
+  // The engine's first action starts tetherd.
+  engineHost.start();
+}
+
+export function deactivate(): void {
+  // Only the socket is closed: tetherd's grace period keeps the agents alive for a reload.
+  sidecar?.dispose();
+  sidecar = undefined;
+}
+
+function createEngine(
+  context: vscode.ExtensionContext,
+  token: string,
+  log: vscode.LogOutputChannel,
+  startSidecar: () => void,
+): EngineHost {
+  const wasm = loadWasm();
+  const extensionVersion = String(context.extension.packageJSON.version ?? "0.0.0");
+  log.info(`Tether ${extensionVersion}, engine ${wasm.version()}.`);
+
+  const settings = readAgentSettings();
+  reportProblems(settings, log);
+  const demoAgent = bundledBinary(context, "tether-test-agent");
+  const demoAgentCommand = fs.existsSync(demoAgent) ? demoAgent : null;
+  if (demoAgentCommand !== null) {
+    ensureExecutable(demoAgentCommand, log);
+  }
+  const config: EngineConfig = {
+    token,
+    clientName: "Tether",
+    clientVersion: extensionVersion,
+    workspaceRoot: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir(),
+    demoAgentCommand,
+    profiles: settings.profiles,
+    defaultProfile: settings.defaultProfile,
+  };
+  return EngineHost.create(wasm, config, log, startSidecar);
+}
+
+/** Starts tetherd with the current settings and wires its connection to the engine. */
+function spawnSidecar(
+  context: vscode.ExtensionContext,
+  token: string,
+  log: vscode.LogOutputChannel,
+  engineHost: EngineHost,
+): Sidecar {
+  const { tetherdPath, graceSeconds } = readSidecarSettings();
+  const binaryPath = tetherdPath ?? bundledBinary(context, "tetherd");
+  if (tetherdPath === undefined) {
+    ensureExecutable(binaryPath, log);
+  }
+  return Sidecar.start(
+    { binaryPath, token, graceSeconds, logDirectory: context.logUri.fsPath, log },
+    {
+      connected: (write) => engineHost.sidecarConnected(write),
+      bytes: (bytes) => engineHost.sidecarBytes(bytes),
+      closed: (reason) => engineHost.sidecarClosed(reason),
+      // The engine tells the person, with this message (binary path, tetherd's last output).
+      failedToStart: (message) => engineHost.sidecarClosed(message),
+    },
+  );
+}
+
+/**
+ * `tether.selectAgent`: with a name (from another extension or a test) it selects that agent,
+ * otherwise the person picks one.
+ */
+async function selectAgent(engineHost: EngineHost, name: unknown): Promise<void> {
+  let chosen = typeof name === "string" && name !== "" ? name : undefined;
+  if (chosen === undefined) {
+    const names = [DEMO_PROFILE, ...readAgentSettings().profiles.map((profile) => profile.name)];
+    chosen = await vscode.window.showQuickPick([...new Set(names)], {
+      title: "Tether: Select Agent",
+      placeHolder: "The agent to run in the chat",
+    });
+  }
+  if (chosen !== undefined) {
+    engineHost.command({ type: "selectAgent", name: chosen });
+  }
+}
+
+function reportProblems(settings: AgentSettings, log: vscode.LogOutputChannel): void {
+  if (settings.problems.length === 0) {
+    return;
+  }
+  for (const problem of settings.problems) {
+    log.warn(problem);
+  }
+  void vscode.window.showWarningMessage(`Tether: ${settings.problems.join(" ")}`);
+}
+
+function bundledBinary(context: vscode.ExtensionContext, name: string): string {
+  const executable = process.platform === "win32" ? `${name}.exe` : name;
+  return path.join(context.extensionPath, "bin", executable);
+}
+
+/**
+ * Restores the execute bit on a binary shipped in the extension, in case unpacking the .vsix
+ * lost it; without it the spawn fails with EACCES.
+ */
+function ensureExecutable(binaryPath: string, log: vscode.LogOutputChannel): void {
+  if (process.platform === "win32") {
+    return;
+  }
+  try {
+    const mode = fs.statSync(binaryPath).mode;
+    if ((mode & 0o111) !== 0o111) {
+      fs.chmodSync(binaryPath, mode | 0o111);
+    }
+  } catch (error) {
+    // A missing binary is reported when it is spawned, with a clearer message than this one.
+    log.debug(`Could not check ${binaryPath}: ${describeError(error)}`);
+  }
+}

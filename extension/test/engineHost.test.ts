@@ -1,0 +1,226 @@
+// The pump: whatever the engine asks for after an input is carried out, in order, with the VS
+// Code API it names; the engine's timer fires; a failing engine call is logged, not fatal.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { EngineHost, type WasmModule } from "../src/engineHost";
+import type { EngineConfig, HostAction } from "../src/generated/protocol";
+import { eventually, fakeView, recordingLog } from "./fakes";
+import { shownMessages } from "./vscodeStub";
+
+/** One recorded call into the fake engine. */
+type Input = { method: string; args: unknown[] };
+
+/** A stand-in engine: records its inputs and hands out whatever actions a test queued. */
+class ScriptedEngine {
+  static last: ScriptedEngine | undefined;
+  readonly inputs: Input[] = [];
+  readonly actions: HostAction[] = [];
+  deadline: number | undefined;
+  failNextInput: string | undefined;
+  /** Called on each input, so a test can queue the actions that input causes. */
+  react: (input: Input) => void = () => {};
+
+  constructor(readonly config: EngineConfig) {
+    ScriptedEngine.last = this;
+  }
+
+  private input(method: string, args: unknown[]): void {
+    if (this.failNextInput !== undefined) {
+      const message = this.failNextInput;
+      this.failNextInput = undefined;
+      throw new Error(message);
+    }
+    const input = { method, args };
+    this.inputs.push(input);
+    this.react(input);
+  }
+
+  handleSidecarConnected(now: number) { this.input("handleSidecarConnected", [now]); }
+  handleSidecarBytes(bytes: Uint8Array, now: number) { this.input("handleSidecarBytes", [bytes, now]); }
+  handleSidecarClosed(reason: string, now: number) { this.input("handleSidecarClosed", [reason, now]); }
+  handleWebview(message: unknown, now: number) { this.input("handleWebview", [message, now]); }
+  handleCommand(command: unknown, now: number) { this.input("handleCommand", [command, now]); }
+  handleTimeout(now: number) { this.input("handleTimeout", [now]); }
+  handleWebviewGone() { this.input("handleWebviewGone", []); }
+  pollAction(): HostAction | undefined { return this.actions.shift(); }
+  pollTimeout(): number | undefined { return this.deadline; }
+  free() {}
+}
+
+const config: EngineConfig = {
+  token: "t0ken",
+  clientName: "Tether",
+  clientVersion: "0.1.0",
+  workspaceRoot: "/workspace",
+  demoAgentCommand: null,
+  profiles: [],
+  defaultProfile: null,
+};
+
+function startHost() {
+  const wasm = { Engine: ScriptedEngine, version: () => "test" } as unknown as WasmModule;
+  const { log, lines } = recordingLog();
+  let sidecarStarts = 0;
+  const host = EngineHost.create(wasm, config, log, () => {
+    sidecarStarts += 1;
+  });
+  const engine = ScriptedEngine.last;
+  assert.ok(engine, "the host constructed an engine");
+  return { host, engine, lines, sidecarStarts: () => sidecarStarts };
+}
+
+test("every action an input causes is carried out, in the engine's order", () => {
+  const { host, engine, lines } = startHost();
+  const { view, posted } = fakeView();
+  host.attachView(view);
+  const written: string[] = [];
+  shownMessages.length = 0;
+  engine.react = (input) => {
+    if (input.method === "handleSidecarConnected") {
+      engine.actions.push(
+        { type: "sidecarWrite", data: '{"jsonrpc":"2.0","id":1,"method":"hello"}\n' },
+        { type: "log", level: "info", text: "said hello" },
+        { type: "postWebview", message: { type: "patch", session: null, thread: [] } },
+        { type: "setBadge", count: 2 },
+        { type: "showMessage", level: "error", text: "agent crashed" },
+        { type: "showMessage", level: "warn", text: "agent slow" },
+      );
+    }
+  };
+
+  host.sidecarConnected((data) => written.push(data));
+
+  assert.deepEqual(written, ['{"jsonrpc":"2.0","id":1,"method":"hello"}\n']);
+  assert.deepEqual(lines, [{ level: "info", text: "said hello" }]);
+  assert.deepEqual(posted, [{ type: "patch", session: null, thread: [] }]);
+  assert.deepEqual(view.badge, { value: 2, tooltip: "Permission requests waiting" });
+  assert.deepEqual(shownMessages, [
+    { level: "error", text: "agent crashed" },
+    { level: "warning", text: "agent slow" },
+  ]);
+
+  engine.actions.push({ type: "setBadge", count: 0 });
+  host.command({ type: "newSession" });
+  assert.equal(view.badge, undefined, "a zero count hides the badge");
+  host.dispose();
+});
+
+test("tetherd is started when the engine asks, first when the host starts", () => {
+  const { host, engine, sidecarStarts } = startHost();
+  engine.actions.push({ type: "startSidecar" });
+  assert.equal(sidecarStarts(), 0, "nothing happens before start()");
+  host.start();
+  assert.equal(sidecarStarts(), 1);
+
+  // After a loss the engine asks again; the old connection's writer must not be used any more.
+  const written: string[] = [];
+  host.sidecarConnected((data) => written.push(data));
+  engine.actions.push({ type: "startSidecar" }, { type: "sidecarWrite", data: "{}\n" });
+  host.command({ type: "newSession" });
+  assert.equal(sidecarStarts(), 2);
+  assert.deepEqual(written, []);
+  host.dispose();
+});
+
+test("webview messages and commands reach the engine untouched", () => {
+  const { host, engine } = startHost();
+  host.webviewMessage({ type: "prompt", text: "hi" });
+  host.command({ type: "selectAgent", name: "Demo" });
+  host.sidecarBytes(new Uint8Array([123, 10]));
+  host.sidecarClosed("tetherd closed the connection");
+  assert.deepEqual(
+    engine.inputs.map((input) => [input.method, input.args[0]]),
+    [
+      ["handleWebview", { type: "prompt", text: "hi" }],
+      ["handleCommand", { type: "selectAgent", name: "Demo" }],
+      ["handleSidecarBytes", new Uint8Array([123, 10])],
+      ["handleSidecarClosed", "tetherd closed the connection"],
+    ],
+  );
+  host.dispose();
+});
+
+test("posts without a view are dropped, and the badge shows once a view appears", () => {
+  const { host, engine } = startHost();
+  engine.actions.push(
+    { type: "postWebview", message: { type: "patch", session: null, thread: [] } },
+    { type: "setBadge", count: 1 },
+  );
+  host.command({ type: "cancel" });
+  assert.equal(engine.actions.length, 0, "the host drained the engine even with no view");
+
+  const { view, posted, dispose } = fakeView();
+  host.attachView(view);
+  assert.deepEqual(posted, []);
+  assert.deepEqual(view.badge, { value: 1, tooltip: "Permission requests waiting" });
+
+  dispose();
+  assert.equal(engine.inputs.at(-1)?.method, "handleWebviewGone", "the engine learns the view is gone");
+  engine.actions.push({ type: "postWebview", message: { type: "patch", session: null, thread: [] } });
+  host.command({ type: "cancel" });
+  assert.deepEqual(posted, [], "a disposed view gets nothing");
+  host.dispose();
+});
+
+test("a write with no sidecar connection is dropped with a warning", () => {
+  const { host, engine, lines } = startHost();
+  engine.actions.push({ type: "sidecarWrite", data: "{}\n" });
+  host.command({ type: "newSession" });
+  assert.match(lines.at(-1)?.text ?? "", /no connection/);
+  host.dispose();
+});
+
+test("an engine that throws is logged and the host keeps pumping", () => {
+  const { host, engine, lines } = startHost();
+  const { view, posted } = fakeView();
+  host.attachView(view);
+  engine.failNextInput = "invalid WebviewToHost: unknown variant `bogus`";
+  host.webviewMessage({ type: "bogus" });
+  assert.equal(lines.length, 1);
+  assert.equal(lines[0]?.level, "error");
+  assert.match(lines[0]?.text ?? "", /unknown variant `bogus`/);
+
+  engine.react = () => engine.actions.push({ type: "postWebview", message: { type: "patch", session: null, thread: [] } });
+  host.webviewMessage({ type: "ready" });
+  assert.equal(posted.length, 1, "the next input still works");
+  host.dispose();
+});
+
+test("the engine's deadline fires handleTimeout, once, and is re-armed from the new deadline", async () => {
+  const { host, engine } = startHost();
+  const { view, posted } = fakeView();
+  host.attachView(view);
+  let timeouts = 0;
+  engine.react = (input) => {
+    if (input.method === "handleTimeout") {
+      timeouts += 1;
+      engine.deadline = timeouts < 2 ? performance.now() + 5 : undefined;
+      engine.actions.push({ type: "postWebview", message: { type: "patch", session: null, thread: [] } });
+    }
+  };
+  engine.deadline = performance.now() + 5;
+  host.command({ type: "newSession" });
+  await eventually(() => timeouts === 2, "two timeouts");
+  assert.equal(posted.length, 2, "actions from a timeout are carried out");
+  // A replaced deadline must not leave a second timer behind.
+  engine.deadline = performance.now() + 5;
+  host.command({ type: "cancel" });
+  engine.deadline = performance.now() + 5;
+  host.command({ type: "cancel" });
+  await eventually(() => timeouts === 3, "the third timeout");
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(timeouts, 3, "only the latest deadline fired");
+  host.dispose();
+});
+
+test("nothing reaches the engine after dispose", async () => {
+  const { host, engine } = startHost();
+  engine.deadline = performance.now() + 5;
+  host.command({ type: "newSession" });
+  host.dispose();
+  host.webviewMessage({ type: "ready" });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(engine.inputs.map((input) => input.method), ["handleCommand"]);
+});

@@ -1,0 +1,64 @@
+// Fakes shared by the unit tests: a log channel that remembers its lines, and a webview view that
+// remembers what was posted to it and which badge it shows.
+
+import type * as vscode from "vscode";
+
+export interface LoggedLine {
+  level: "trace" | "debug" | "info" | "warn" | "error";
+  text: string;
+}
+
+export function recordingLog(): { log: vscode.LogOutputChannel; lines: LoggedLine[] } {
+  const lines: LoggedLine[] = [];
+  const record = (level: LoggedLine["level"]) => (text: string) => {
+    lines.push({ level, text });
+  };
+  const log = {
+    trace: record("trace"),
+    debug: record("debug"),
+    info: record("info"),
+    warn: record("warn"),
+    error: record("error"),
+  };
+  return { log: log as unknown as vscode.LogOutputChannel, lines };
+}
+
+export interface FakeView {
+  view: vscode.WebviewView;
+  posted: unknown[];
+  dispose(): void;
+}
+
+export function fakeView(): FakeView {
+  const posted: unknown[] = [];
+  const disposeListeners: Array<() => void> = [];
+  const view = {
+    badge: undefined as vscode.ViewBadge | undefined,
+    webview: {
+      postMessage(message: unknown): Promise<boolean> {
+        posted.push(message);
+        return Promise.resolve(true);
+      },
+    },
+    onDidDispose(listener: () => void) {
+      disposeListeners.push(listener);
+      return { dispose() {} };
+    },
+  };
+  return {
+    view: view as unknown as vscode.WebviewView,
+    posted,
+    dispose: () => disposeListeners.forEach((listener) => listener()),
+  };
+}
+
+/** Resolves once `condition` holds, polling; rejects after a generous timeout. */
+export async function eventually(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const start = Date.now();
+  while (!condition()) {
+    if (Date.now() - start > timeoutMs) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

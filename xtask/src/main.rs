@@ -1,0 +1,77 @@
+//! `cargo xtask`: the one entry point that sets up tools, builds, packages, runs and tests Tether.
+//!
+//! Every command is a plain sequence of external commands (cargo, wasm-bindgen, npm, code-server),
+//! each echoed before it runs, so a failing step can be copied and rerun by hand. One module per
+//! command; [`cmd`] is the runner they share and [`project`] knows where everything lives.
+
+mod build;
+mod cmd;
+mod codegen;
+mod project;
+mod run;
+mod setup;
+mod test;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::project::Project;
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "Build, run and test Tether.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Install what is missing: the wasm32 target, wasm-bindgen-cli, Debian packages, Node 24,
+    /// code-server and the npm dependencies. Fast when everything is present.
+    Setup,
+    /// Build the sidecar, the WASM engine, the webview and the extension, and package
+    /// target/tether.vsix.
+    Build(BuildArgs),
+    /// Build, then serve a local VS Code (code-server on 127.0.0.1) with Tether installed and a demo
+    /// workspace open, until Ctrl-C.
+    Run(BuildArgs),
+    /// Build, then run every Rust test and the end-to-end suite.
+    Test(TestArgs),
+    /// Regenerate the TypeScript wire types from the Rust types.
+    Codegen,
+}
+
+#[derive(Args, Clone, Copy)]
+struct BuildArgs {
+    /// Build tetherd and the test agent in release mode (the WASM engine is always release).
+    #[arg(long)]
+    release: bool,
+}
+
+#[derive(Args, Clone, Copy)]
+struct TestArgs {
+    #[command(flatten)]
+    build: BuildArgs,
+    /// Skip the end-to-end suite (code-server + Chromium) for a quick run.
+    #[arg(long)]
+    no_e2e: bool,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let project = Project::locate()?;
+    match cli.command {
+        Command::Setup => setup::run(&project).map(drop),
+        Command::Build(args) => build::run(&project, args.into()).map(drop),
+        Command::Run(args) => run::run(&project, args.into()),
+        Command::Test(args) => {
+            test::run(&project, test::Options { build: args.build.into(), end_to_end: !args.no_e2e })
+        }
+        Command::Codegen => codegen::run(&project),
+    }
+}
+
+impl From<BuildArgs> for build::Options {
+    fn from(args: BuildArgs) -> Self {
+        build::Options { release: args.release }
+    }
+}

@@ -1,0 +1,81 @@
+//! `cargo xtask test`: builds everything, then runs every Rust test and the end-to-end suite
+//! (code-server + Chromium), and fails if any of them failed.
+//!
+//! Both suites run even when the first fails, so one run reports everything; each prints its own
+//! summary (nextest's or cargo's, and node's test runner's).
+
+use std::fs;
+
+use anyhow::{Context, bail};
+
+use crate::build;
+use crate::cmd::Cmd;
+use crate::project::Project;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub build: build::Options,
+    /// Run the end-to-end suite (`--no-e2e` turns it off for quick runs).
+    pub end_to_end: bool,
+}
+
+pub fn run(project: &Project, options: Options) -> anyhow::Result<()> {
+    let built = build::run(project, options.build)?;
+    let mut failed = Vec::new();
+    if !run_rust_tests(project)? {
+        failed.push("Rust tests");
+    }
+    if options.end_to_end {
+        if !run_end_to_end_tests(project, &built)? {
+            failed.push("end-to-end tests");
+        }
+    } else {
+        eprintln!("test: skipping the end-to-end suite (--no-e2e)");
+    }
+    if !failed.is_empty() {
+        bail!("failed: {}", failed.join(", "));
+    }
+    eprintln!("test: everything passed");
+    Ok(())
+}
+
+/// Runs the workspace's tests with nextest when it is installed (its summary is easier to read),
+/// else with `cargo test`. Returns whether they all passed.
+fn run_rust_tests(project: &Project) -> anyhow::Result<bool> {
+    let has_nextest = Cmd::new("cargo").args(["nextest", "--version"]).probe().is_some();
+    if !has_nextest {
+        let status = Cmd::new("cargo").args(["test", "--workspace", "--no-fail-fast"]).dir(&project.root).status()?;
+        return Ok(status.success());
+    }
+    let tests =
+        Cmd::new("cargo").args(["nextest", "run", "--workspace", "--no-fail-fast"]).dir(&project.root).status()?;
+    // nextest does not run doctests; cargo does, separately.
+    let doctests = Cmd::new("cargo").args(["test", "--workspace", "--doc"]).dir(&project.root).status()?;
+    Ok(tests.success() && doctests.success())
+}
+
+/// Runs tests/e2e/*.test.mjs with node's test runner under Node 24, one file at a time (each
+/// starts its own code-server and Chromium; two cores do not fit more). Returns whether they
+/// all passed.
+fn run_end_to_end_tests(project: &Project, built: &build::Built) -> anyhow::Result<bool> {
+    let e2e_dir = project.tests_dir().join("e2e");
+    let mut files: Vec<String> = fs::read_dir(&e2e_dir)
+        .with_context(|| format!("reading {}", e2e_dir.display()))?
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".test.mjs"))
+        .map(|name| format!("e2e/{name}"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!("no end-to-end tests (*.test.mjs) in {}", e2e_dir.display());
+    }
+    let status = Cmd::new(project.tools.node())
+        .args(["--test", "--test-concurrency=1"])
+        .args(&files)
+        .env("TETHER_TOOLS_DIR", &project.tools.root)
+        .env("TETHER_VSIX", &built.vsix)
+        .dir(project.tests_dir())
+        .status()?;
+    Ok(status.success())
+}
