@@ -5,7 +5,7 @@
 //! comes first. A turn is an explicit state machine (a stack of step lists plus what it is
 //! waiting for) rather than a blocking call, so that several sessions can run turns at once, a
 //! `session/cancel` can cut a sleep or a stream short, and permission requests can be
-//! outstanding while the script goes on.
+//! outstanding while the script goes on (and be withdrawn with `$/cancel_request`).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io;
@@ -15,14 +15,15 @@ use std::time::{Duration, Instant};
 
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, ContentChunk, CreateTerminalRequest,
-    CreateTerminalResponse, Diff, Error, Implementation, InitializeRequest, InitializeResponse, NewSessionRequest,
-    NewSessionResponse, PermissionOption, PermissionOptionKind, Plan, PlanEntry, PromptCapabilities, PromptRequest,
-    PromptResponse, ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, SessionId, SessionNotification, SessionUpdate, StopReason,
-    Terminal, TerminalExitStatus, TerminalId, TerminalOutputRequest, TerminalOutputResponse, ToolCall, ToolCallContent,
-    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse, WriteTextFileRequest,
+    AgentCapabilities, CancelNotification, CancelRequestNotification, ClientCapabilities, ContentBlock, ContentChunk,
+    CreateTerminalRequest, CreateTerminalResponse, CurrentModeUpdate, Diff, Error, Implementation, InitializeRequest,
+    InitializeResponse, NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind, Plan, PlanEntry,
+    PromptCapabilities, PromptRequest, PromptResponse, ReadTextFileRequest, ReadTextFileResponse,
+    ReleaseTerminalRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
+    SessionMode, SessionModeState, SessionNotification, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
+    StopReason, Terminal, TerminalExitStatus, TerminalId, TerminalOutputRequest, TerminalOutputResponse, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    WaitForTerminalExitRequest, WaitForTerminalExitResponse, WriteTextFileRequest,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -64,12 +65,15 @@ struct Session {
     cwd: PathBuf,
     /// What permission requests repeat about a tool call announced earlier.
     tool_calls: HashMap<String, ToolCallSummary>,
+    /// The current session mode; `None` when the scenario declares no modes.
+    mode: Option<String>,
     turn: Option<Turn>,
 }
 
 struct ToolCallSummary {
     title: String,
     kind: ToolKind,
+    raw_input: Option<Value>,
 }
 
 /// A prompt turn in progress.
@@ -134,10 +138,16 @@ struct PendingRequest {
 /// Why the agent sent a request, and what it needs to carry on when the answer comes.
 enum Purpose {
     Permission {
+        tool_call_id: String,
         offered: Vec<PermissionOptionKind>,
         allowed: Vec<Step>,
         rejected: Vec<Step>,
         cancelled: Vec<Step>,
+        /// Start the selected branch with a message saying what the answer was.
+        report: bool,
+        /// The agent withdrew the request with `$/cancel_request`, so an error answer is
+        /// expected rather than worth a note on stderr.
+        withdrawn: bool,
     },
     ReadFile {
         path: PathBuf,
@@ -153,6 +163,16 @@ enum Purpose {
     Release(TerminalRun, ToolCallStatus, String),
     /// A request whose answer does not matter any more (a release sent while cancelling).
     Detached,
+}
+
+impl PendingRequest {
+    /// Whether this is a session's permission request about a tool call.
+    fn is_permission_for(&self, session_key: &str, tool_call_id: &str) -> bool {
+        let Purpose::Permission { tool_call_id: asked_about, .. } = &self.purpose else {
+            return false;
+        };
+        self.session_key == session_key && asked_about == tool_call_id
+    }
 }
 
 /// A command running in a client terminal, as far as the agent knows it.
@@ -265,6 +285,7 @@ impl Agent {
             "initialize" => self.initialize(params),
             "session/new" => self.new_session(params),
             "session/prompt" => return self.start_prompt(id, params),
+            "session/set_mode" => return self.set_mode(id, params),
             _ => Err(Error::new(code::METHOD_NOT_FOUND, format!("Method not found: {method}"))),
         };
         self.wire.respond(&id, answer)
@@ -306,10 +327,49 @@ impl Agent {
         }
         self.sessions_created += 1;
         let key = format!("test-session-{}", self.sessions_created);
-        let session =
-            Session { id: SessionId::new(key.as_str()), cwd: request.cwd, tool_calls: HashMap::new(), turn: None };
+        let modes = self.scenario.modes.as_ref().map(|modes| {
+            let available = modes
+                .available
+                .iter()
+                .map(|mode| SessionMode::new(mode.id.clone(), mode.name.clone()).description(mode.description.clone()))
+                .collect();
+            SessionModeState::new(modes.initial.clone(), available)
+        });
+        let session = Session {
+            id: SessionId::new(key.as_str()),
+            cwd: request.cwd,
+            tool_calls: HashMap::new(),
+            mode: self.scenario.modes.as_ref().map(|modes| modes.initial.clone()),
+            turn: None,
+        };
         self.sessions.insert(key.clone(), session);
-        Ok(to_json(NewSessionResponse::new(key)))
+        Ok(to_json(NewSessionResponse::new(key).modes(modes)))
+    }
+
+    /// Switches a session's mode. The `current_mode_update` goes out before the answer, so a
+    /// client that waits for the answer has already seen the new mode.
+    fn set_mode(&mut self, id: Value, params: Value) -> io::Result<()> {
+        let Some(modes) = &self.scenario.modes else {
+            let error = Error::new(code::METHOD_NOT_FOUND, "Method not found: session/set_mode");
+            return self.wire.respond(&id, Err(error));
+        };
+        let request: SetSessionModeRequest = match parse_params(params) {
+            Ok(request) => request,
+            Err(error) => return self.wire.respond(&id, Err(error)),
+        };
+        let Some(session) = self.sessions.get_mut(request.session_id.0.as_ref()) else {
+            return self.wire.respond(&id, Err(unknown_session(&request.session_id)));
+        };
+        if !modes.contains(&request.mode_id.0) {
+            let error = Error::new(
+                code::INVALID_PARAMS,
+                format!("Invalid params: unknown mode `{}` (modes: {})", request.mode_id, modes.ids()),
+            );
+            return self.wire.respond(&id, Err(error));
+        }
+        session.mode = Some(request.mode_id.0.to_string());
+        self.wire.update(&session.id, SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(request.mode_id)))?;
+        self.wire.respond(&id, Ok(to_json(SetSessionModeResponse::new())))
     }
 
     fn start_prompt(&mut self, id: Value, params: Value) -> io::Result<()> {
@@ -404,14 +464,18 @@ impl Agent {
         };
         let wire = &mut self.wire;
         match pending.purpose {
-            Purpose::Permission { offered, allowed, rejected, cancelled } => {
-                let branch = permission_branch(&offered, outcome);
+            Purpose::Permission { tool_call_id, offered, allowed, rejected, cancelled, report, withdrawn } => {
+                let (branch, answer) = read_permission_answer(&offered, outcome, withdrawn);
                 turn.unanswered_permissions.retain(|&unanswered| unanswered != request_id);
-                let steps = match branch {
+                let mut steps = match branch {
                     Branch::Allowed => allowed,
                     Branch::Rejected => rejected,
                     Branch::Cancelled => cancelled,
                 };
+                if report {
+                    let text = format!("Permission for {tool_call_id}: {answer}\n\n");
+                    steps.insert(0, Step::Say(Speech { text, chunks: 1, interval: Duration::ZERO }));
+                }
                 turn.answered_permissions.push_back(AnsweredPermission { request_id, branch, steps });
             }
             Purpose::ReadFile { path } => {
@@ -611,22 +675,29 @@ impl Agent {
             }
             Step::ToolCall(spec) => {
                 let kind = spec.kind.map_or(ToolKind::Other, |kind| kind.0);
-                session.tool_calls.insert(spec.id.clone(), ToolCallSummary { title: spec.title.clone(), kind });
+                let raw_input = spec.raw_input.map(|raw_input| raw_input.0);
+                let summary = ToolCallSummary { title: spec.title.clone(), kind, raw_input: raw_input.clone() };
+                session.tool_calls.insert(spec.id.clone(), summary);
                 let content = tool_content(&session.cwd, spec.text, spec.diff);
                 let tool_call = ToolCall::new(spec.id, spec.title)
                     .kind(kind)
                     .status(spec.status.unwrap_or(ToolCallStatus::Pending))
                     .locations(locations(&session.cwd, spec.locations))
-                    .content(content);
+                    .content(content)
+                    .raw_input(raw_input);
                 wire.update(&session.id, SessionUpdate::ToolCall(tool_call))?;
             }
             Step::ToolUpdate(spec) => {
+                let raw_input = spec.raw_input.map(|raw_input| raw_input.0);
                 if let Some(summary) = session.tool_calls.get_mut(&spec.id) {
                     if let Some(title) = &spec.title {
                         summary.title.clone_from(title);
                     }
                     if let Some(kind) = spec.kind {
                         summary.kind = kind.0;
+                    }
+                    if raw_input.is_some() {
+                        summary.raw_input.clone_from(&raw_input);
                     }
                 }
                 let content = (spec.text.is_some() || spec.diff.is_some())
@@ -636,7 +707,8 @@ impl Agent {
                     .kind(spec.kind.map(|kind| kind.0))
                     .status(spec.status)
                     .locations(spec.locations.map(|list| locations(&session.cwd, list)))
-                    .content(content);
+                    .content(content)
+                    .raw_input(raw_input);
                 let update = ToolCallUpdate::new(spec.id, fields);
                 wire.update(&session.id, SessionUpdate::ToolCallUpdate(update))?;
             }
@@ -648,6 +720,37 @@ impl Agent {
                 }
             }
             Step::AwaitPermissions => turn.wait = Wait::AllPermissions,
+            Step::CancelPermission(spec) => {
+                let mut request_ids: Vec<i64> = wire
+                    .pending
+                    .iter()
+                    .filter(|(_, pending)| pending.is_permission_for(key, &spec.tool_call_id))
+                    .map(|(&request_id, _)| request_id)
+                    .collect();
+                request_ids.sort_unstable();
+                if request_ids.is_empty() {
+                    // A mistake in the script, not in the client: say so where the person
+                    // running the test will look, and go on with the script.
+                    let message = format!(
+                        "scenario error: cancel_permission: no permission request for tool call `{}` is pending",
+                        spec.tool_call_id
+                    );
+                    eprintln!("tether-test-agent: {message}");
+                    wire.trace.note(&message);
+                }
+                for request_id in request_ids {
+                    if let Some(PendingRequest { purpose: Purpose::Permission { withdrawn, .. }, .. }) =
+                        wire.pending.get_mut(&request_id)
+                    {
+                        *withdrawn = true;
+                    }
+                    wire.notify("$/cancel_request", CancelRequestNotification::new(request_id))?;
+                }
+            }
+            Step::ReportMode => {
+                let mode = session.mode.as_deref().unwrap_or("none");
+                wire.say(&session.id, format!("Agent mode: {mode}.\n\n"))?;
+            }
             Step::ReadFile(spec) => {
                 let path = resolve(&session.cwd, &spec.path);
                 if capabilities.fs.read_text_file {
@@ -771,9 +874,13 @@ impl Wire {
         self.send(&message)
     }
 
+    fn notify(&mut self, method: &str, params: impl Serialize) -> io::Result<()> {
+        let params = to_json(params);
+        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }))
+    }
+
     fn update(&mut self, session_id: &SessionId, update: SessionUpdate) -> io::Result<()> {
-        let params = to_json(SessionNotification::new(session_id.clone(), update));
-        self.send(&json!({ "jsonrpc": "2.0", "method": "session/update", "params": params }))
+        self.notify("session/update", SessionNotification::new(session_id.clone(), update))
     }
 
     /// Sends agent text in one chunk: what the agent reports about file and terminal work.
@@ -809,15 +916,18 @@ fn ask_permission(
     let options = spec.options.iter().map(|&kind| permission_option(kind)).collect();
     let mut fields = ToolCallUpdateFields::new();
     if let Some(summary) = tool_calls.get(&spec.tool_call_id) {
-        fields = fields.title(summary.title.clone()).kind(summary.kind);
+        fields = fields.title(summary.title.clone()).kind(summary.kind).raw_input(summary.raw_input.clone());
     }
-    let tool_call = ToolCallUpdate::new(spec.tool_call_id, fields);
+    let tool_call = ToolCallUpdate::new(spec.tool_call_id.clone(), fields);
     let request = RequestPermissionRequest::new(session_id.clone(), tool_call, options);
     let purpose = Purpose::Permission {
+        tool_call_id: spec.tool_call_id,
         offered: spec.options,
         allowed: spec.allowed,
         rejected: spec.rejected,
         cancelled: spec.cancelled,
+        report: spec.report,
+        withdrawn: false,
     };
     wire.request(key, "session/request_permission", request, purpose)
 }
@@ -839,34 +949,69 @@ fn option_id_and_name(kind: PermissionOptionKind) -> (&'static str, &'static str
     }
 }
 
-/// Which branch a permission answer selects. An error answer, an unreadable one or an option
-/// the agent never offered counts as the safe choice (cancelled or rejected), noted on stderr.
-fn permission_branch(offered: &[PermissionOptionKind], outcome: Result<Value, Value>) -> Branch {
-    let response = match typed_result::<RequestPermissionResponse>(outcome) {
-        Ok(response) => response,
-        Err(message) => {
-            eprintln!("tether-test-agent: permission request failed, treating it as cancelled: {message}");
-            return Branch::Cancelled;
+/// What a permission answer means: the branch it selects, and the sentence a `report` says
+/// about it (after "Permission for <tool call id>: "). An error answer, an unreadable one or an
+/// option the agent never offered counts as the safe choice (cancelled or rejected), noted on
+/// stderr unless the agent had withdrawn the request and so expected the error.
+fn read_permission_answer(
+    offered: &[PermissionOptionKind],
+    outcome: Result<Value, Value>,
+    withdrawn: bool,
+) -> (Branch, String) {
+    let response = match outcome {
+        Err(error) => {
+            if !withdrawn {
+                eprintln!(
+                    "tether-test-agent: permission request failed, treating it as cancelled: {}",
+                    error_text(&error)
+                );
+            }
+            let message = error.get("message").and_then(Value::as_str).map_or_else(|| error.to_string(), str::to_owned);
+            return (Branch::Cancelled, format!("withdrawn ({message})."));
         }
+        Ok(result) => match serde_json::from_value::<RequestPermissionResponse>(result) {
+            Ok(response) => response,
+            Err(error) => {
+                eprintln!("tether-test-agent: unreadable permission answer, treating it as cancelled: {error}");
+                return (Branch::Cancelled, format!("unreadable answer ({error})."));
+            }
+        },
     };
-    match response.outcome {
+    let (branch, answer) = match response.outcome {
         RequestPermissionOutcome::Selected(selected) => {
-            let chosen =
-                offered.iter().copied().find(|&kind| option_id_and_name(kind).0 == selected.option_id.0.as_ref());
-            match chosen {
-                Some(PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways) => Branch::Allowed,
-                Some(_) => Branch::Rejected,
+            let option_id = selected.option_id.0.as_ref();
+            match offered.iter().copied().find(|&kind| option_id_and_name(kind).0 == option_id) {
+                Some(kind) => {
+                    let branch = match kind {
+                        PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways => Branch::Allowed,
+                        _ => Branch::Rejected,
+                    };
+                    let kind_name = to_json(kind).as_str().map_or_else(|| "other".to_owned(), str::to_owned);
+                    (branch, format!("{kind_name} ({option_id})"))
+                }
                 None => {
                     eprintln!(
-                        "tether-test-agent: the client chose option `{}`, which was not offered; treating it as a rejection",
-                        selected.option_id
+                        "tether-test-agent: the client chose option `{option_id}`, which was not offered; \
+                         treating it as a rejection"
                     );
-                    Branch::Rejected
+                    (Branch::Rejected, format!("an option that was not offered ({option_id})"))
                 }
             }
         }
-        _ => Branch::Cancelled,
+        _ => (Branch::Cancelled, "cancelled".to_owned()),
+    };
+    match permission_reason(response.meta.as_ref()) {
+        Some(reason) => (branch, format!("{answer}. Reason: {reason}.")),
+        None => (branch, format!("{answer}.")),
     }
+}
+
+/// The reason Tether gives for an answer it chose itself (a rule or a mode), found at
+/// `_meta.tether.reason`, without its final period so the report can add exactly one.
+fn permission_reason(meta: Option<&serde_json::Map<String, Value>>) -> Option<&str> {
+    let reason = meta?.get("tether")?.get("reason")?.as_str()?;
+    let reason = reason.trim_end().trim_end_matches('.');
+    (!reason.is_empty()).then_some(reason)
 }
 
 fn terminal_report(

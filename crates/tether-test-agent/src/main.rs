@@ -24,7 +24,7 @@ use clap::Parser;
 #[command(version, about, long_about = None)]
 struct Arguments {
     /// A built-in scenario name (demo, stream-many, slow-stream, permission-twice,
-    /// die-mid-turn, malformed, fs-and-terminal) or the path of a scenario .toml file.
+    /// die-mid-turn, malformed, fs-and-terminal, permissions) or the path of a scenario .toml file.
     #[arg(long, value_name = "NAME|PATH", default_value = scenario::DEFAULT_SCENARIO)]
     scenario: String,
 

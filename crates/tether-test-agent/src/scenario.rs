@@ -6,6 +6,31 @@
 //! action key (`say`, `tool_call`, `ask_permission`, ...), so a typo or an ambiguous step is a
 //! parse error that points at the file, line and column instead of a silently skipped step.
 //!
+//! A scenario may also declare session modes at top level:
+//!
+//! ```toml
+//! modes = [{ id = "default", name = "Ask" }, { id = "plan", name = "Plan", description = "Read only" }]
+//! current_mode = "default" # optional; the first mode when left out
+//! ```
+//!
+//! Then `session/new` announces them, `session/set_mode` switches between them (answered after a
+//! `current_mode_update`), and a `report_mode = true` step says which one is current. Without
+//! `modes`, `session/set_mode` is an unknown method, as it is for agents without modes.
+//!
+//! The steps about permissions, beyond `tool_call` and `tool_update` (which take a `raw_input`
+//! value, sent as the tool call's `rawInput`, e.g. `raw_input = { command = "npm test" }`):
+//!
+//! - `ask_permission = { tool_call_id, options, allowed, rejected, cancelled, wait, report }`
+//!   sends `session/request_permission` and runs the branch the answer selects. With
+//!   `report = true` the branch starts with one agent message saying what came back, e.g.
+//!   `Permission for edit-1: reject_once (reject-once). Reason: Plan mode is read-only.` (the
+//!   reason is the answer's `_meta.tether.reason`), `Permission for edit-1: cancelled.`, or
+//!   `Permission for edit-1: withdrawn (Request cancelled).` for an error answer.
+//! - `await_permissions = true` waits for every request sent with `wait = false`.
+//! - `cancel_permission = { tool_call_id }` withdraws the pending request for that tool call
+//!   with `$/cancel_request`; the client's error answer runs the `cancelled` branch. With no
+//!   such request pending it is a runtime error, reported on stderr, and the script goes on.
+//!
 //! The built-in scenarios live in `scenarios/*.toml` and are compiled into the binary, so the
 //! Demo profile works from a single file with nothing next to it.
 
@@ -29,6 +54,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("die-mid-turn", include_str!("../scenarios/die-mid-turn.toml")),
     ("malformed", include_str!("../scenarios/malformed.toml")),
     ("fs-and-terminal", include_str!("../scenarios/fs-and-terminal.toml")),
+    ("permissions", include_str!("../scenarios/permissions.toml")),
 ];
 
 /// The scenario a bare `tether-test-agent` runs: what a newcomer sees in the Demo profile.
@@ -41,6 +67,38 @@ pub struct Scenario {
     pub description: String,
     /// The prompt scripts, tried in order.
     pub prompts: Vec<PromptScript>,
+    /// The session modes every session offers; `None` when the scenario declares none.
+    pub modes: Option<Modes>,
+}
+
+/// The top-level `modes` and `current_mode` of a scenario, checked against each other.
+#[derive(Debug, Clone)]
+pub struct Modes {
+    /// At least one mode, ids unique, in the order declared.
+    pub available: Vec<ModeSpec>,
+    /// The mode a new session starts in; one of `available`.
+    pub initial: String,
+}
+
+impl Modes {
+    /// Whether a mode with this id is declared.
+    pub fn contains(&self, id: &str) -> bool {
+        self.available.iter().any(|mode| mode.id == id)
+    }
+
+    /// The mode ids, comma-separated, for error messages.
+    pub fn ids(&self) -> String {
+        self.available.iter().map(|mode| mode.id.as_str()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// One entry of the top-level `modes` list.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModeSpec {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
 }
 
 /// One `[[prompt]]` table: the steps to run for prompts that match.
@@ -68,6 +126,10 @@ pub enum Step {
     AskPermission(PermissionSpec),
     /// Wait until every permission request of this turn is answered, running their branches.
     AwaitPermissions,
+    /// Withdraw the pending permission request for this tool call with `$/cancel_request`.
+    CancelPermission(CancelPermissionSpec),
+    /// Say which session mode is current.
+    ReportMode,
     /// Call `fs/read_text_file` and report what came back as agent text.
     ReadFile(ReadFileSpec),
     /// Call `fs/write_text_file` and report the outcome as agent text.
@@ -154,6 +216,8 @@ pub struct ToolCallSpec {
     pub text: Option<String>,
     /// A proposed change shown as the tool call's diff content.
     pub diff: Option<DiffSpec>,
+    /// What the tool was called with, sent as `rawInput` (and repeated in permission requests).
+    pub raw_input: Option<RawInput>,
 }
 
 /// A `tool_update` step: only the fields given change.
@@ -168,6 +232,40 @@ pub struct ToolUpdateSpec {
     /// Replaces the tool call's content with this text (and `diff`, when both are given).
     pub text: Option<String>,
     pub diff: Option<DiffSpec>,
+    pub raw_input: Option<RawInput>,
+}
+
+/// A tool call's raw input: any TOML value, turned into the JSON an agent would send.
+///
+/// TOML dates and times become strings. TOML floats `nan` and `inf` are an error, because JSON
+/// has no way to write them and a client would never receive them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "toml::Value")]
+pub struct RawInput(pub serde_json::Value);
+
+impl TryFrom<toml::Value> for RawInput {
+    type Error = String;
+
+    fn try_from(value: toml::Value) -> Result<Self, Self::Error> {
+        toml_to_json(value).map(Self)
+    }
+}
+
+fn toml_to_json(value: toml::Value) -> Result<serde_json::Value, String> {
+    use serde_json::Value as Json;
+    Ok(match value {
+        toml::Value::String(text) => Json::String(text),
+        toml::Value::Integer(number) => Json::from(number),
+        toml::Value::Float(number) => serde_json::Number::from_f64(number)
+            .map(Json::Number)
+            .ok_or_else(|| format!("`raw_input` cannot hold {number}: JSON has no such number"))?,
+        toml::Value::Boolean(flag) => Json::Bool(flag),
+        toml::Value::Datetime(datetime) => Json::String(datetime.to_string()),
+        toml::Value::Array(items) => Json::Array(items.into_iter().map(toml_to_json).collect::<Result<_, _>>()?),
+        toml::Value::Table(table) => Json::Object(
+            table.into_iter().map(|(key, value)| Ok((key, toml_to_json(value)?))).collect::<Result<_, String>>()?,
+        ),
+    })
 }
 
 /// A file a tool call touches; relative paths are resolved against the session's cwd.
@@ -202,6 +300,16 @@ pub struct PermissionSpec {
     /// `false` sends the request and moves on; a later `await_permissions` step (or the end of
     /// the script) waits for the answer and runs the branch it selects.
     pub wait: bool,
+    /// Start the branch with one agent message saying what the answer was, so an end-to-end
+    /// test can read in the chat what the client decided.
+    pub report: bool,
+}
+
+/// A `cancel_permission` step.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CancelPermissionSpec {
+    pub tool_call_id: String,
 }
 
 fn all_permission_options() -> Vec<PermissionOptionKind> {
@@ -279,6 +387,8 @@ impl TryFrom<String> for StrictToolKind {
 #[serde(deny_unknown_fields)]
 struct RawScenario {
     description: String,
+    modes: Option<Spanned<Vec<ModeSpec>>>,
+    current_mode: Option<Spanned<String>>,
     #[serde(rename = "prompt", default)]
     prompts: Vec<RawPromptScript>,
 }
@@ -305,20 +415,30 @@ struct RawPermissionSpec {
     cancelled: Vec<Spanned<RawStep>>,
     #[serde(default = "wait_by_default")]
     wait: bool,
+    #[serde(default)]
+    report: bool,
 }
 
-/// A step that parsed as TOML but is not a valid step, and where it is in the file.
+/// Something that parsed as TOML but does not make sense as a scenario, and where it is in the
+/// file.
 struct StepError {
     span: Range<usize>,
     message: String,
 }
 
-fn convert_steps(raw_steps: Vec<Spanned<RawStep>>) -> Result<Vec<Step>, StepError> {
+/// What converting a step needs to know about the rest of the scenario.
+#[derive(Clone, Copy)]
+struct StepContext {
+    /// Whether the scenario declares `modes`, which `report_mode` needs.
+    has_modes: bool,
+}
+
+fn convert_steps(raw_steps: Vec<Spanned<RawStep>>, context: StepContext) -> Result<Vec<Step>, StepError> {
     raw_steps
         .into_iter()
         .map(|spanned| {
             let span = spanned.span();
-            convert_step(spanned.into_inner(), span)
+            convert_step(spanned.into_inner(), span, context)
         })
         .collect()
 }
@@ -338,6 +458,8 @@ struct RawStep {
     tool_update: Option<ToolUpdateSpec>,
     ask_permission: Option<RawPermissionSpec>,
     await_permissions: Option<bool>,
+    cancel_permission: Option<CancelPermissionSpec>,
+    report_mode: Option<bool>,
     read_file: Option<ReadFileSpec>,
     write_file: Option<WriteFileSpec>,
     terminal: Option<TerminalSpec>,
@@ -350,7 +472,7 @@ struct RawStep {
     stop: Option<StopReason>,
 }
 
-fn convert_step(raw: RawStep, span: Range<usize>) -> Result<Step, StepError> {
+fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Result<Step, StepError> {
     let here = |message: String| StepError { span: span.clone(), message };
     let RawStep {
         think,
@@ -363,6 +485,8 @@ fn convert_step(raw: RawStep, span: Range<usize>) -> Result<Step, StepError> {
         tool_update,
         ask_permission,
         await_permissions,
+        cancel_permission,
+        report_mode,
         read_file,
         write_file,
         terminal,
@@ -408,10 +532,11 @@ fn convert_step(raw: RawStep, span: Range<usize>) -> Result<Step, StepError> {
         let spec = PermissionSpec {
             tool_call_id: raw.tool_call_id,
             options: raw.options,
-            allowed: convert_steps(raw.allowed)?,
-            rejected: convert_steps(raw.rejected)?,
-            cancelled: convert_steps(raw.cancelled)?,
+            allowed: convert_steps(raw.allowed, context)?,
+            rejected: convert_steps(raw.rejected, context)?,
+            cancelled: convert_steps(raw.cancelled, context)?,
             wait: raw.wait,
+            report: raw.report,
         };
         actions.push(("ask_permission", Step::AskPermission(spec)));
     }
@@ -420,6 +545,18 @@ fn convert_step(raw: RawStep, span: Range<usize>) -> Result<Step, StepError> {
             return Err(here("`await_permissions` only accepts `true`".to_owned()));
         }
         actions.push(("await_permissions", Step::AwaitPermissions));
+    }
+    if let Some(spec) = cancel_permission {
+        actions.push(("cancel_permission", Step::CancelPermission(spec)));
+    }
+    if let Some(value) = report_mode {
+        if !value {
+            return Err(here("`report_mode` only accepts `true`".to_owned()));
+        }
+        if !context.has_modes {
+            return Err(here("`report_mode` needs the scenario to declare `modes` at top level".to_owned()));
+        }
+        actions.push(("report_mode", Step::ReportMode));
     }
     if let Some(spec) = read_file {
         actions.push(("read_file", Step::ReadFile(spec)));
@@ -455,8 +592,8 @@ fn convert_step(raw: RawStep, span: Range<usize>) -> Result<Step, StepError> {
     match actions.len() {
         0 => Err(here(
             "a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, \
-             await_permissions, read_file, write_file, terminal, sleep_ms, stderr, malformed, \
-             malformed_bytes, long_line, die or stop"
+             await_permissions, cancel_permission, report_mode, read_file, write_file, terminal, \
+             sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"
                 .to_owned(),
         )),
         1 => Ok(actions.remove(0).1),
@@ -541,13 +678,55 @@ pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
     if raw.prompts.is_empty() {
         return Err(located(None, "it has no [[prompt]] table"));
     }
+    let modes =
+        convert_modes(raw.modes, raw.current_mode).map_err(|error| located(Some(error.span), &error.message))?;
+    let context = StepContext { has_modes: modes.is_some() };
     let prompts = raw
         .prompts
         .into_iter()
-        .map(|script| Ok(PromptScript { matches: script.matches, steps: convert_steps(script.steps)? }))
+        .map(|script| Ok(PromptScript { matches: script.matches, steps: convert_steps(script.steps, context)? }))
         .collect::<Result<Vec<_>, StepError>>()
         .map_err(|error| located(Some(error.span), &error.message))?;
-    Ok(Scenario { description: raw.description, prompts })
+    Ok(Scenario { description: raw.description, prompts, modes })
+}
+
+/// Checks the top-level `modes` and `current_mode` together: a mode list that is not empty,
+/// without duplicate ids, and a current mode that is one of them.
+fn convert_modes(
+    modes: Option<Spanned<Vec<ModeSpec>>>,
+    current_mode: Option<Spanned<String>>,
+) -> Result<Option<Modes>, StepError> {
+    let Some(modes) = modes else {
+        return match current_mode {
+            Some(current) => Err(StepError {
+                span: current.span(),
+                message: "`current_mode` needs `modes` to choose from".to_owned(),
+            }),
+            None => Ok(None),
+        };
+    };
+    let span = modes.span();
+    let available = modes.into_inner();
+    let Some(first) = available.first() else {
+        return Err(StepError { span, message: "`modes` needs at least one mode".to_owned() });
+    };
+    let first = first.id.clone();
+    for (index, mode) in available.iter().enumerate() {
+        if available[..index].iter().any(|earlier| earlier.id == mode.id) {
+            return Err(StepError { span, message: format!("mode `{}` is declared twice", mode.id) });
+        }
+    }
+    let mut modes = Modes { available, initial: first };
+    if let Some(current) = current_mode {
+        let span = current.span();
+        let current = current.into_inner();
+        if !modes.contains(&current) {
+            let message = format!("`current_mode` is `{current}`, which is not one of the modes ({})", modes.ids());
+            return Err(StepError { span, message });
+        }
+        modes.initial = current;
+    }
+    Ok(Some(modes))
 }
 
 /// One-based line and column (in characters) of a byte offset.
@@ -628,7 +807,7 @@ mod tests {
     fn an_invalid_step_inside_a_permission_branch_is_reported_at_its_own_line() {
         let source = "description = \"x\"\n[[prompt]]\nsteps = [\n  { ask_permission = { tool_call_id = \"t\",\n      allowed = [\n        { say = \"ok\" },\n        { },\n      ] } },\n]\n";
         let error = parse(source, "branch.toml").expect_err("an empty step");
-        expect_test::expect!["invalid scenario branch.toml, line 7, column 9: a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, await_permissions, read_file, write_file, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"].assert_eq(&error.to_string());
+        expect_test::expect!["invalid scenario branch.toml, line 7, column 9: a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, await_permissions, cancel_permission, report_mode, read_file, write_file, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"].assert_eq(&error.to_string());
     }
 
     #[test]
@@ -659,5 +838,80 @@ mod tests {
         };
         assert_eq!(first_say("ask for PERMISSION please"), "first");
         assert_eq!(first_say("hello"), "fallback");
+    }
+
+    /// Parses a scenario made of `top` (top-level keys) and one prompt with `steps`, and returns
+    /// the error message, or "ok".
+    fn parse_outcome(top: &str, steps: &str) -> String {
+        let source = format!("description = \"x\"\n{top}\n[[prompt]]\nsteps = [\n  {steps},\n]\n");
+        match parse(&source, "new.toml") {
+            Ok(_) => "ok".to_owned(),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn mistakes_in_the_permission_and_mode_steps_are_errors_with_their_line() {
+        let modes = "modes = [{ id = \"default\", name = \"Ask\" }, { id = \"plan\", name = \"Plan\" }]";
+        let cases = [
+            ("", "{ say = \"hi\" }"),
+            (modes, "{ report_mode = true }"),
+            ("", "{ report_mode = true }"),
+            (modes, "{ report_mode = false }"),
+            ("", "{ cancel_permission = { tool_call_id = \"t\", now = true } }"),
+            ("", "{ cancel_permission = \"t\" }"),
+            ("", "{ ask_permission = { tool_call_id = \"t\", report = \"yes\" } }"),
+            ("", "{ tool_call = { id = \"t\", title = \"T\", raw_input = { ratio = nan } } }"),
+            ("", "{ tool_update = { id = \"t\", raw_input = [1, 2, inf] } }"),
+            ("", "{ ask_permission = { tool_call_id = \"t\", allowed = [{ report_mode = true }] } }"),
+            ("modes = []", "{ say = \"hi\" }"),
+            ("modes = [{ id = \"a\", name = \"A\" }, { id = \"a\", name = \"Again\" }]", "{ say = \"hi\" }"),
+            ("modes = [{ id = \"a\" }]", "{ say = \"hi\" }"),
+            ("current_mode = \"plan\"", "{ say = \"hi\" }"),
+            (&format!("{modes}\ncurrent_mode = \"yolo\""), "{ say = \"hi\" }"),
+        ];
+        let outcomes: Vec<String> = cases.iter().map(|(top, steps)| parse_outcome(top, steps)).collect();
+        expect_test::expect![[r#"
+            ok
+            ok
+            invalid scenario new.toml, line 5, column 3: `report_mode` needs the scenario to declare `modes` at top level
+            invalid scenario new.toml, line 5, column 3: `report_mode` only accepts `true`
+            invalid scenario new.toml, line 5, column 47: unknown field `now`, expected `tool_call_id`
+            invalid scenario new.toml, line 5, column 25: invalid type: string "t", expected struct CancelPermissionSpec
+            invalid scenario new.toml, line 5, column 53: invalid type: string "yes", expected a boolean
+            invalid scenario new.toml, line 5, column 54: `raw_input` cannot hold NaN: JSON has no such number
+            invalid scenario new.toml, line 5, column 43: `raw_input` cannot hold inf: JSON has no such number
+            invalid scenario new.toml, line 5, column 55: `report_mode` needs the scenario to declare `modes` at top level
+            invalid scenario new.toml, line 2, column 9: `modes` needs at least one mode
+            invalid scenario new.toml, line 2, column 9: mode `a` is declared twice
+            invalid scenario new.toml, line 2, column 10: missing field `name`
+            invalid scenario new.toml, line 2, column 16: `current_mode` needs `modes` to choose from
+            invalid scenario new.toml, line 3, column 16: `current_mode` is `yolo`, which is not one of the modes (default, plan)"#]]
+        .assert_eq(&outcomes.join("\n"));
+    }
+
+    #[test]
+    fn modes_start_in_the_first_mode_unless_current_mode_says_otherwise() {
+        let modes = "modes = [{ id = \"default\", name = \"Ask\" }, { id = \"plan\", name = \"Plan\" }]";
+        let initial = |top: &str| {
+            let source = format!("description = \"x\"\n{top}\n[[prompt]]\nsteps = [{{ say = \"hi\" }}]\n");
+            parse(&source, "modes.toml").expect("valid scenario").modes.map(|modes| modes.initial)
+        };
+        assert_eq!(initial(""), None);
+        assert_eq!(initial(modes).as_deref(), Some("default"));
+        assert_eq!(initial(&format!("{modes}\ncurrent_mode = \"plan\"")).as_deref(), Some("plan"));
+    }
+
+    #[test]
+    fn raw_input_becomes_the_json_an_agent_would_send() {
+        let source = "description = \"x\"\n[[prompt]]\nsteps = [\n  { tool_call = { id = \"t\", title = \"T\", raw_input = \
+            { command = \"npm test\", args = [\"--ci\", 3, 1.5, true], env = { CI = \"1\" }, at = 1979-05-27T07:32:00Z } } },\n]\n";
+        let scenario = parse(source, "raw.toml").expect("valid scenario");
+        let Step::ToolCall(spec) = &scenario.prompts[0].steps[0] else { panic!("a tool call") };
+        let raw_input = spec.raw_input.as_ref().expect("raw input").0.to_string();
+        expect_test::expect![[
+            r#"{"args":["--ci",3,1.5,true],"at":"1979-05-27T07:32:00Z","command":"npm test","env":{"CI":"1"}}"#
+        ]]
+        .assert_eq(&raw_input);
     }
 }

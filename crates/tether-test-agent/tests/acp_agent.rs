@@ -365,7 +365,7 @@ fn an_unknown_built_in_name_lists_the_built_in_scenarios() {
     let agent = AgentProcess::scenario("no-such-scenario");
     let (status, stderr) = agent.finish();
     assert_eq!(status.code(), Some(2));
-    expect!["tether-test-agent: no built-in scenario named `no-such-scenario` (built-in: demo, stream-many, slow-stream, permission-twice, die-mid-turn, malformed, fs-and-terminal); pass a path ending in .toml to load a file"].assert_eq(stderr.trim_end());
+    expect!["tether-test-agent: no built-in scenario named `no-such-scenario` (built-in: demo, stream-many, slow-stream, permission-twice, die-mid-turn, malformed, fs-and-terminal, permissions); pass a path ending in .toml to load a file"].assert_eq(stderr.trim_end());
 }
 
 #[test]
@@ -405,4 +405,254 @@ fn two_sessions_run_their_turns_at_the_same_time() {
     }
     answered.sort_unstable();
     assert_eq!(answered, prompts);
+}
+
+/// Sends a prompt and returns its id; the caller reads what follows.
+fn send_prompt(agent: &mut AgentProcess, session: &str, text: &str) -> i64 {
+    agent.send_request("session/prompt", json!({ "sessionId": session, "prompt": [{ "type": "text", "text": text }] }))
+}
+
+/// Reads messages into `transcript` until the answer to request `id`, and returns that answer.
+fn read_until_answer(agent: &AgentProcess, id: i64, transcript: &mut Vec<String>) -> Value {
+    loop {
+        let message = agent.next_message();
+        transcript.push(describe(&message));
+        if message["id"] == json!(id) && message.get("method").is_none() {
+            return message;
+        }
+    }
+}
+
+/// Reads messages into `transcript` until the next request from the agent, and returns it.
+fn read_until_request(agent: &AgentProcess, transcript: &mut Vec<String>) -> Value {
+    loop {
+        let message = agent.next_message();
+        transcript.push(describe(&message));
+        if message.get("method").is_some() && message.get("id").is_some() {
+            return message;
+        }
+    }
+}
+
+/// The agent message text of a transcript: what a person reads in the chat.
+fn chat_text(transcript: &[String]) -> String {
+    transcript
+        .iter()
+        .filter_map(|line| line.strip_prefix("say "))
+        .map(|quoted| serde_json::from_str::<String>(quoted).expect("say lines hold a JSON string"))
+        .collect()
+}
+
+#[test]
+fn run_tests_sends_the_command_as_raw_input_and_reports_the_choice() {
+    let mut agent = AgentProcess::scenario("permissions");
+    let session = agent.start_session(no_capabilities());
+    let transcript = run_turn(&mut agent, &session, "Please run tests", choose("allow-once"));
+    expect![[r#"
+        say "Running the tests.\n\n"
+        tool_call run-tests "Run npm test" kind=execute status=pending rawInput={"command":"npm test"}
+        permission {"toolCallId":"run-tests","kind":"execute","title":"Run npm test","rawInput":{"command":"npm test"}} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        say "Permission for run-tests: allow_once (allow-once).\n\n"
+        tool_update run-tests status=completed content=[{"type":"content","content":{"type":"text","text":"All 3 tests passed."}}]
+        say "Done."
+        result {"stopReason":"end_turn"}"#]]
+    .assert_eq(&transcript.join("\n"));
+}
+
+#[test]
+fn a_reason_in_tether_meta_is_reported_after_the_choice_with_one_period() {
+    let mut agent = AgentProcess::scenario("permissions");
+    let session = agent.start_session(no_capabilities());
+    let transcript = run_turn(&mut agent, &session, "edit the notes", |agent, request| {
+        assert_eq!(request["method"], "session/request_permission");
+        agent.respond(
+            &request["id"],
+            json!({ "outcome": { "outcome": "selected", "optionId": "reject-once" },
+                    "_meta": { "tether": { "reason": "Plan mode is read-only." } } }),
+        );
+    });
+    expect![[r##"
+        tool_call edit-notes "Edit notes.md" kind=edit status=pending locations=[{"path":"/tmp/tether-demo-workspace/notes.md","line":1}] content=[{"type":"diff","path":"/tmp/tether-demo-workspace/notes.md","oldText":"# Notes\n","newText":"# Notes\n\nEdited.\n"}]
+        permission {"toolCallId":"edit-notes","kind":"edit","title":"Edit notes.md"} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        say "Permission for edit-notes: reject_once (reject-once). Reason: Plan mode is read-only.\n\n"
+        tool_update edit-notes status=failed
+        say "Done."
+        result {"stopReason":"end_turn"}"##]]
+    .assert_eq(&transcript.join("\n"));
+}
+
+#[test]
+fn two_edits_report_each_answer_before_its_branch_once_both_are_in() {
+    let mut agent = AgentProcess::scenario("permissions");
+    let session = agent.start_session(no_capabilities());
+    let prompt_id = send_prompt(&mut agent, &session, "make two edits");
+    let mut transcript = Vec::new();
+    let first = read_until_request(&agent, &mut transcript);
+    let second = read_until_request(&agent, &mut transcript);
+    // A rule answers the second at once (its reason has no period); the person dismisses the first.
+    agent.respond(
+        &second["id"],
+        json!({ "outcome": { "outcome": "selected", "optionId": "allow-always" },
+                "_meta": { "tether": { "reason": "Rule: always allow edits" } } }),
+    );
+    agent.respond(&first["id"], json!({ "outcome": { "outcome": "cancelled" } }));
+    read_until_answer(&agent, prompt_id, &mut transcript);
+    expect![[r#"
+        tool_call edit-a "Edit a.txt" kind=edit status=pending locations=[{"path":"/tmp/tether-demo-workspace/a.txt"}] content=[{"type":"diff","path":"/tmp/tether-demo-workspace/a.txt","oldText":"a\n","newText":"A\n"}]
+        tool_call edit-b "Edit b.txt" kind=edit status=pending locations=[{"path":"/tmp/tether-demo-workspace/b.txt"}] content=[{"type":"diff","path":"/tmp/tether-demo-workspace/b.txt","oldText":"b\n","newText":"B\n"}]
+        permission {"toolCallId":"edit-a","kind":"edit","title":"Edit a.txt"} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        permission {"toolCallId":"edit-b","kind":"edit","title":"Edit b.txt"} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        say "Permission for edit-b: allow_always (allow-always). Reason: Rule: always allow edits.\n\n"
+        tool_update edit-b status=completed
+        say "Permission for edit-a: cancelled.\n\n"
+        tool_update edit-a status=failed
+        say "Both answers are in."
+        result {"stopReason":"end_turn"}"#]]
+    .assert_eq(&transcript.join("\n"));
+}
+
+#[test]
+fn a_report_still_runs_when_the_turn_is_cancelled_while_the_question_is_open() {
+    let mut agent = AgentProcess::scenario("permissions");
+    let session = agent.start_session(no_capabilities());
+    let cancel_session = session.clone();
+    let transcript = run_turn(&mut agent, &session, "edit", move |agent, request| {
+        agent.notify("session/cancel", json!({ "sessionId": cancel_session }));
+        agent.respond(&request["id"], json!({ "outcome": { "outcome": "cancelled" } }));
+    });
+    let after_permission: Vec<&str> =
+        transcript.iter().skip_while(|line| !line.starts_with("permission")).skip(1).map(String::as_str).collect();
+    expect![[r#"
+        say "Permission for edit-notes: cancelled.\n\n"
+        tool_update edit-notes status=failed
+        result {"stopReason":"cancelled"}"#]]
+    .assert_eq(&after_permission.join("\n"));
+}
+
+#[test]
+fn withdraw_sends_cancel_request_and_the_error_answer_runs_the_cancelled_branch() {
+    let mut agent = AgentProcess::scenario("permissions");
+    let session = agent.start_session(no_capabilities());
+    let prompt_id = send_prompt(&mut agent, &session, "withdraw");
+    let mut transcript = Vec::new();
+    let request = read_until_request(&agent, &mut transcript);
+    // The client leaves the question open; the agent withdraws it after its pause.
+    let withdrawal = agent.next_message();
+    assert_eq!(
+        withdrawal,
+        json!({ "jsonrpc": "2.0", "method": "$/cancel_request", "params": { "requestId": request["id"] } })
+    );
+    transcript.push("notification $/cancel_request (for the permission request)".to_owned());
+    agent.respond_error(&request["id"], -32800, "Request cancelled");
+    read_until_answer(&agent, prompt_id, &mut transcript);
+    expect![[r#"
+        tool_call fetch-docs "Fetch https://example.com/docs" kind=fetch status=pending
+        permission {"toolCallId":"fetch-docs","kind":"fetch","title":"Fetch https://example.com/docs"} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        notification $/cancel_request (for the permission request)
+        say "Permission for fetch-docs: withdrawn (Request cancelled).\n\n"
+        tool_update fetch-docs status=failed
+        say "I withdrew my request."
+        result {"stopReason":"end_turn"}"#]]
+    .assert_eq(&transcript.join("\n"));
+    let (_, stderr) = agent.finish();
+    assert_eq!(stderr, "", "an error answer to a withdrawn request is expected, not worth a warning");
+}
+
+#[test]
+fn cancel_permission_with_nothing_pending_is_reported_on_stderr_and_the_script_goes_on() {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cancel-nothing.toml");
+    std::fs::write(
+        &path,
+        r#"description = "withdraws a request it never sent, then one that was already answered"
+
+[[prompt]]
+steps = [
+  { tool_call = { id = "t", title = "T" } },
+  { cancel_permission = { tool_call_id = "never-asked" } },
+  { ask_permission = { tool_call_id = "t", report = true } },
+  { cancel_permission = { tool_call_id = "t" } },
+  { say = "Still here." },
+]
+"#,
+    )
+    .expect("the test can write to its temporary directory");
+    let mut agent = AgentProcess::scenario(path.to_str().expect("a UTF-8 path"));
+    let session = agent.start_session(no_capabilities());
+    let transcript = run_turn(&mut agent, &session, "go", choose("allow-once"));
+    expect![[r#"
+        tool_call t "T" kind=other status=pending
+        permission {"toolCallId":"t","kind":"other","title":"T"} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        say "Permission for t: allow_once (allow-once).\n\n"
+        say "Still here."
+        result {"stopReason":"end_turn"}"#]]
+    .assert_eq(&transcript.join("\n"));
+    let (status, stderr) = agent.finish();
+    assert!(status.success(), "{status}");
+    expect![[r#"
+        tether-test-agent: scenario error: cancel_permission: no permission request for tool call `never-asked` is pending
+        tether-test-agent: scenario error: cancel_permission: no permission request for tool call `t` is pending
+    "#]]
+    .assert_eq(&stderr);
+}
+
+#[test]
+fn session_new_announces_the_modes_and_set_mode_switches_them() {
+    let mut agent = AgentProcess::scenario("permissions");
+    agent.request(
+        "initialize",
+        json!({ "protocolVersion": 1, "clientCapabilities": {}, "clientInfo": { "name": "line-client", "version": "0" } }),
+    );
+    let created = agent.request("session/new", json!({ "cwd": line_client::WORKSPACE, "mcpServers": [] }));
+    expect![[r#"{"sessionId":"test-session-1","modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Ask"},{"id":"acceptEdits","name":"Accept edits"},{"id":"plan","name":"Plan"},{"id":"bypassPermissions","name":"Bypass"}]}}"#]]
+        .assert_eq(&created["result"].to_string());
+    let session = created["result"]["sessionId"].as_str().expect("a session id").to_owned();
+
+    let mut transcript = run_turn(&mut agent, &session, "which mode?", |_, request| panic!("unexpected {request}"));
+    let set_id = agent.send_request("session/set_mode", json!({ "sessionId": session, "modeId": "plan" }));
+    read_until_answer(&agent, set_id, &mut transcript);
+    transcript.extend(run_turn(&mut agent, &session, "MODE", |_, request| panic!("unexpected {request}")));
+    // A second session starts in the declared mode, whatever the first one switched to.
+    let other = agent.request("session/new", json!({ "cwd": line_client::WORKSPACE, "mcpServers": [] }));
+    assert_eq!(other["result"]["modes"]["currentModeId"], "default", "{other}");
+
+    expect![[r#"
+        say "Agent mode: default.\n\n"
+        result {"stopReason":"end_turn"}
+        mode plan
+        result {}
+        say "Agent mode: plan.\n\n"
+        result {"stopReason":"end_turn"}"#]]
+    .assert_eq(&transcript.join("\n"));
+}
+
+#[test]
+fn set_mode_refuses_unknown_modes_and_agents_without_modes() {
+    let mut agent = AgentProcess::scenario("permissions");
+    let session = agent.start_session(no_capabilities());
+    let mut answers = Vec::new();
+    answers.push(describe(&agent.request("session/set_mode", json!({ "sessionId": session, "modeId": "yolo" }))));
+    answers.push(describe(&agent.request("session/set_mode", json!({ "sessionId": "nope", "modeId": "plan" }))));
+    // The refused switch left the mode alone.
+    let chat = chat_text(&run_turn(&mut agent, &session, "mode", |_, request| panic!("unexpected {request}")));
+    answers.push(format!("chat {chat:?}"));
+
+    let mut demo = AgentProcess::scenario("demo");
+    let demo_session = demo.start_session(no_capabilities());
+    let created = demo.request("session/new", json!({ "cwd": line_client::WORKSPACE, "mcpServers": [] }));
+    assert_eq!(created["result"].get("modes"), None, "{created}");
+    answers.push(describe(&demo.request("session/set_mode", json!({ "sessionId": demo_session, "modeId": "plan" }))));
+    expect![[r#"
+        error {"code":-32602,"message":"Invalid params: unknown mode `yolo` (modes: default, acceptEdits, plan, bypassPermissions)"}
+        error {"code":-32002,"message":"Unknown session: nope","data":{"sessionId":"nope"}}
+        chat "Agent mode: default.\n\n"
+        error {"code":-32601,"message":"Method not found: session/set_mode"}"#]]
+    .assert_eq(&answers.join("\n"));
+}
+
+#[test]
+fn prompts_the_permissions_scenario_has_no_script_for_get_the_menu() {
+    let mut agent = AgentProcess::scenario("permissions");
+    let session = agent.start_session(no_capabilities());
+    let transcript = run_turn(&mut agent, &session, "hello", |_, request| panic!("unexpected {request}"));
+    assert_eq!(chat_text(&transcript), "Try: run tests, edit, two edits, withdraw, mode.");
 }

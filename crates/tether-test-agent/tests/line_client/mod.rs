@@ -103,6 +103,10 @@ impl AgentProcess {
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "result": result }));
     }
 
+    pub fn respond_error(&mut self, id: &Value, code: i64, message: &str) {
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }));
+    }
+
     pub fn next_line(&self) -> Vec<u8> {
         self.lines.recv_timeout(TIMEOUT).expect("the agent printed a line in time")
     }
@@ -208,23 +212,26 @@ pub fn describe(message: &Value) -> String {
                     format!("plan [{}]", entries.join("; "))
                 }
                 "tool_call" => format!(
-                    "tool_call {} {:?} kind={} status={}{}{}",
+                    "tool_call {} {:?} kind={} status={}{}{}{}",
                     update["toolCallId"].as_str().unwrap_or("?"),
                     update["title"].as_str().unwrap_or("?"),
                     update["kind"].as_str().unwrap_or("other"),
                     update["status"].as_str().unwrap_or("pending"),
                     field(update, "locations"),
                     field(update, "content"),
+                    field(update, "rawInput"),
                 ),
                 "tool_call_update" => format!(
-                    "tool_update {}{}{}",
+                    "tool_update {}{}{}{}",
                     update["toolCallId"].as_str().unwrap_or("?"),
                     update
                         .get("status")
                         .map(|status| format!(" status={}", status.as_str().unwrap_or("?")))
                         .unwrap_or_default(),
                     field(update, "content"),
+                    field(update, "rawInput"),
                 ),
+                "current_mode_update" => format!("mode {}", update["currentModeId"].as_str().unwrap_or("?")),
                 other => format!("update {other} {update}"),
             }
         }
@@ -246,6 +253,7 @@ pub fn describe(message: &Value) -> String {
                 .unwrap_or_default();
             format!("permission {} [{}]", params["toolCall"], options.join(", "))
         }
+        Some(method) if message.get("id").is_none() => format!("notification {method} {params}"),
         Some(method) => format!("request {method} {params}"),
         None => match (message.get("result"), message.get("error")) {
             (Some(result), _) => format!("result {result}"),
