@@ -12,9 +12,20 @@
 //! is answered or reported (a notice in the thread, an event for the log), never a panic, and the
 //! session goes on.
 //!
+//! Permission requests are first put to the session's [`PermissionPolicy`]: a rule or the mode may
+//! answer at once (the tool call then shows one line saying which), otherwise the request waits for
+//! the person. Whenever the policy changes (a rule added, an "always" chosen, the mode switched),
+//! every request still waiting is put to it again, so an "always allow" also answers the requests
+//! already pending that it matches. Every decision is raised as an [`AuditRecord`] for the log.
+//!
+//! The mode is Tether's own and applied here, client side; it is also sent to the agent when the
+//! agent offers a mode that means the same (`session/set_mode`, or a config option of category
+//! `mode`), and a mode the agent reports by itself is followed, but never sent back (no loop: see
+//! reference 000, §6.1).
+//!
 //! Deliberately absent for now: `fs/*` and `terminal/*` (the client declares neither capability, so
-//! an agent calling them gets "method not found"), permission rules and modes, `session/load`,
-//! and the session controls (modes, config options, commands). Each arrives with its own issue.
+//! an agent calling them gets "method not found"), `session/load`, and the other session controls
+//! (models, config options, commands). Each arrives with its own issue.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -23,6 +34,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
+use crate::permissions::{
+    AuditEvent, AuditRecord, AuditedToolCall, ChangedBy, DecidedBy, Mode, PermissionPolicy, RequestFacts, RuleDecision,
+    RuleError, RuleId, RuleOrigin, RuleScope, RuleSpec, RuleView, Verdict,
+};
 use crate::sidecar::BadLineKind;
 use crate::thread::{
     ChunkKind, Entry, EntryIndex, Location, NoticeLevel, NoticeView, PermissionKey, PermissionOptionView,
@@ -57,6 +72,11 @@ pub enum AcpEvent {
     ProtocolProblem { message: String },
     /// The number of permission requests waiting for the person changed.
     PermissionsWaiting { count: u32 },
+    /// The mode, the rules (or how often one fired) or the agent's own mode changed: the header
+    /// and the rules panel need redrawing.
+    PolicyChanged,
+    /// A decision for the session's audit log.
+    Audit(Box<AuditRecord>),
 }
 
 /// Why the engine refused an intent.
@@ -70,6 +90,10 @@ pub enum IntentError {
     UnknownPermission,
     #[error("the agent did not offer the option {0:?}")]
     UnknownOption(String),
+    #[error("that rule no longer exists")]
+    UnknownRule,
+    #[error("the rule cannot be used: {0}")]
+    Rule(#[from] RuleError),
 }
 
 /// What each request in flight was for.
@@ -78,6 +102,8 @@ enum RequestKind {
     Initialize,
     NewSession,
     Prompt,
+    /// `session/set_mode` or `session/set_config_option` for the mode.
+    SetAgentMode,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +127,59 @@ struct PendingPermission {
     status_before: ToolStatus,
 }
 
+/// How the agent lets a client switch its mode, when it does.
+#[derive(Debug, Clone)]
+enum AgentModes {
+    /// `modes` in the `session/new` answer, switched with `session/set_mode`.
+    SessionModes { current: String, available: Vec<(String, String)> },
+    /// A select config option of category `mode`, switched with `session/set_config_option`.
+    ConfigOption { config_id: String, current: String, available: Vec<(String, String)> },
+}
+
+impl AgentModes {
+    fn current(&self) -> &str {
+        match self {
+            AgentModes::SessionModes { current, .. } | AgentModes::ConfigOption { current, .. } => current,
+        }
+    }
+
+    fn set_current(&mut self, id: String) {
+        match self {
+            AgentModes::SessionModes { current, .. } | AgentModes::ConfigOption { current, .. } => *current = id,
+        }
+    }
+
+    fn available(&self) -> &[(String, String)] {
+        match self {
+            AgentModes::SessionModes { available, .. } | AgentModes::ConfigOption { available, .. } => available,
+        }
+    }
+
+    /// The agent's mode that means `mode`, matched on its id first, then its name.
+    fn matching(&self, mode: Mode) -> Option<&str> {
+        let available = self.available();
+        available
+            .iter()
+            .find(|(id, _)| Mode::from_agent_mode(id) == Some(mode))
+            .or_else(|| available.iter().find(|(_, name)| Mode::from_agent_mode(name) == Some(mode)))
+            .map(|(id, _)| id.as_str())
+    }
+
+    /// The Tether mode the agent's mode `id` stands for.
+    fn meaning(&self, id: &str) -> Option<Mode> {
+        let name = self.available().iter().find(|(known, _)| known == id).map(|(_, name)| name.as_str());
+        Mode::from_agent_mode(id).or_else(|| name.and_then(Mode::from_agent_mode))
+    }
+
+    fn current_name(&self) -> String {
+        let current = self.current();
+        self.available()
+            .iter()
+            .find(|(id, _)| id == current)
+            .map_or_else(|| current.to_owned(), |(_, name)| name.clone())
+    }
+}
+
 #[derive(Debug)]
 pub struct AcpClient {
     info: ClientInfo,
@@ -113,14 +192,26 @@ pub struct AcpClient {
     prompt_in_flight: Option<RequestId>,
     permissions: BTreeMap<PermissionKey, PendingPermission>,
     next_permission_key: PermissionKey,
+    policy: PermissionPolicy,
+    agent_modes: Option<AgentModes>,
+    /// Mode switches sent to the agent and not yet answered. While any is in flight, a mode the
+    /// agent reports is not followed: it may be the answer to an older switch.
+    mode_switches_in_flight: u32,
     outgoing: VecDeque<String>,
     events: VecDeque<AcpEvent>,
 }
 
 impl AcpClient {
-    /// A client for an agent started in `cwd`. Permission keys start at `first_permission_key`, so
-    /// a host that replaces its client never reuses a key a stale webview might still send.
-    pub fn new(info: ClientInfo, cwd: impl Into<String>, first_permission_key: PermissionKey) -> Self {
+    /// A client for an agent started in `cwd` (also the workspace root that rule paths are
+    /// relative to), deciding permission requests by `policy`. Permission keys start at
+    /// `first_permission_key`, so a host that replaces its client never reuses a key a stale
+    /// webview might still send.
+    pub fn new(
+        info: ClientInfo,
+        cwd: impl Into<String>,
+        first_permission_key: PermissionKey,
+        policy: PermissionPolicy,
+    ) -> Self {
         AcpClient {
             info,
             cwd: cwd.into(),
@@ -132,6 +223,9 @@ impl AcpClient {
             prompt_in_flight: None,
             permissions: BTreeMap::new(),
             next_permission_key: first_permission_key,
+            policy,
+            agent_modes: None,
+            mode_switches_in_flight: 0,
             outgoing: VecDeque::new(),
             events: VecDeque::new(),
         }
@@ -155,6 +249,70 @@ impl AcpClient {
 
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_ref().map(|id| &*id.0)
+    }
+
+    pub fn policy(&self) -> &PermissionPolicy {
+        &self.policy
+    }
+
+    /// The name of the agent's own current mode, when it has modes.
+    pub fn agent_mode(&self) -> Option<String> {
+        self.agent_modes.as_ref().map(AgentModes::current_name)
+    }
+
+    /// The person chose a mode in the header: applied now (requests waiting are put to it again)
+    /// and sent to the agent when it has a mode that means the same.
+    pub fn set_mode(&mut self, mode: Mode) {
+        let from = self.policy.mode();
+        if from == mode {
+            return;
+        }
+        self.policy.set_mode(mode);
+        self.audit(AuditEvent::ModeChanged { from, to: mode, by: ChangedBy::Person });
+        self.events.push_back(AcpEvent::PolicyChanged);
+        self.send_mode_to_agent();
+        self.reevaluate_waiting();
+    }
+
+    /// Adds a rule from the rules panel (or the settings, for the workspace scope).
+    pub fn add_rule(&mut self, spec: RuleSpec, scope: RuleScope) -> Result<RuleView, IntentError> {
+        let rule = self.policy.add_rule(spec, scope, RuleOrigin::Added)?;
+        self.audit(AuditEvent::RuleAdded { rule: rule.clone() });
+        self.events.push_back(AcpEvent::PolicyChanged);
+        self.reevaluate_waiting();
+        Ok(rule)
+    }
+
+    pub fn remove_rule(&mut self, id: RuleId) -> Result<RuleView, IntentError> {
+        let rule = self.policy.remove_rule(id).ok_or(IntentError::UnknownRule)?;
+        self.audit(AuditEvent::RuleRemoved { rule: rule.clone() });
+        self.events.push_back(AcpEvent::PolicyChanged);
+        Ok(rule)
+    }
+
+    /// Removes every rule of `scope`.
+    pub fn clear_rules(&mut self, scope: RuleScope) {
+        let removed: Vec<RuleView> = self.policy.rules().into_iter().filter(|rule| rule.scope == scope).collect();
+        self.policy.clear(scope);
+        for rule in removed {
+            self.audit(AuditEvent::RuleRemoved { rule });
+        }
+        self.events.push_back(AcpEvent::PolicyChanged);
+    }
+
+    /// Saves a session rule to the workspace.
+    pub fn keep_rule_for_workspace(&mut self, id: RuleId) -> Result<RuleView, IntentError> {
+        let rule = self.policy.keep_for_workspace(id).ok_or(IntentError::UnknownRule)?;
+        self.audit(AuditEvent::RuleKept { rule: rule.clone() });
+        self.events.push_back(AcpEvent::PolicyChanged);
+        Ok(rule)
+    }
+
+    /// The workspace rules as the settings now say.
+    pub fn set_workspace_rules(&mut self, specs: Vec<RuleSpec>) {
+        self.policy.set_workspace_rules(specs);
+        self.events.push_back(AcpEvent::PolicyChanged);
+        self.reevaluate_waiting();
     }
 
     /// Sends `initialize`; `session/new` follows when it succeeds.
@@ -197,24 +355,50 @@ impl AcpClient {
             return;
         };
         self.send_notification("session/cancel", &acp::CancelNotification::new(session_id));
-        let keys: Vec<PermissionKey> = self.permissions.keys().copied().collect();
-        for key in keys {
-            self.resolve_permission(key, PermissionOutcome::Cancelled);
-        }
+        self.cancel_waiting("the person cancelled the turn");
     }
 
     /// The person chose `option_id` on the permission request `key`.
     pub fn answer_permission(&mut self, key: PermissionKey, option_id: &str) -> Result<(), IntentError> {
         let pending = self.permissions.get(&key).ok_or(IntentError::UnknownPermission)?;
+        let pending = pending.clone();
         let offered = self
             .thread
             .tool_call(pending.tool_call)
             .and_then(|call| call.permission.as_ref())
-            .is_some_and(|permission| permission.options.iter().any(|option| option.id == option_id));
-        if !offered {
+            .and_then(|permission| permission.options.iter().find(|option| option.id == option_id))
+            .cloned();
+        let Some(option) = offered else {
             return Err(IntentError::UnknownOption(option_id.to_owned()));
+        };
+        let facts = self.facts_of(pending.tool_call);
+        if let Some(facts) = &facts {
+            self.audit(AuditEvent::Answered { tool_call: facts.clone(), option: option.clone() });
         }
-        self.resolve_permission(key, PermissionOutcome::Selected { option_id: option_id.to_owned() });
+        self.resolve_permission(key, PermissionOutcome::Selected { option_id: option_id.to_owned() }, None);
+        // An "always" choice is remembered as a session rule, which then answers every request
+        // still waiting that it matches.
+        let decision = match option.kind.as_str() {
+            "allow_always" => Some(RuleDecision::Allow),
+            "reject_always" => Some(RuleDecision::Deny),
+            _ => None,
+        };
+        if let (Some(decision), Some(facts)) = (decision, facts) {
+            let spec = RuleSpec::from_choice(decision, &facts.facts);
+            let origin = RuleOrigin::Chosen { option: option.name.clone(), tool_title: facts.facts.title.clone() };
+            match self.policy.add_rule(spec, RuleScope::Session, origin) {
+                Ok(rule) => {
+                    self.audit(AuditEvent::RuleAdded { rule });
+                    self.events.push_back(AcpEvent::PolicyChanged);
+                    self.reevaluate_waiting();
+                }
+                // Cannot happen for a rule built from a request (it always has a kind), but a
+                // rule that cannot be made only means the next request asks again.
+                Err(error) => self.events.push_back(AcpEvent::ProtocolProblem {
+                    message: format!("could not remember the choice as a rule: {error}"),
+                }),
+            }
+        }
         Ok(())
     }
 
@@ -267,6 +451,9 @@ impl AcpClient {
         let was_running = self.prompt_in_flight.take().is_some();
         for (_, pending) in std::mem::take(&mut self.permissions) {
             // Nobody is left to answer: the request is shown as cancelled.
+            if let Some(tool_call) = self.facts_of(pending.tool_call) {
+                self.audit(AuditEvent::Cancelled { tool_call, why: format!("the agent {description}") });
+            }
             self.thread.update_tool_call(pending.tool_call, |call| {
                 call.status = pending.status_before;
                 if let Some(permission) = &mut call.permission {
@@ -342,6 +529,19 @@ impl AcpClient {
                 }
                 self.clear_stale_permissions();
             }
+            (RequestKind::SetAgentMode, result) => {
+                self.mode_switches_in_flight = self.mode_switches_in_flight.saturating_sub(1);
+                if let Err(error) = result {
+                    self.problem(
+                        format!(
+                            "the agent refused to switch its own mode ({}); Tether still applies {} mode itself",
+                            describe_error(&error),
+                            self.policy.mode()
+                        ),
+                        None,
+                    );
+                }
+            }
             (RequestKind::Initialize | RequestKind::NewSession, Err(error)) => {
                 self.fail(format!("{} failed: {}", pending.method, describe_error(&error)));
             }
@@ -380,7 +580,14 @@ impl AcpClient {
                 let session_id = response.session_id.0.to_string();
                 self.session_id = Some(response.session_id);
                 self.phase = Phase::Ready;
+                self.agent_modes = agent_modes(response.modes, response.config_options.as_deref());
                 self.events.push_back(AcpEvent::SessionReady { session_id });
+                if self.agent_modes.is_some() {
+                    self.events.push_back(AcpEvent::PolicyChanged);
+                    // A mode chosen before the session existed (or the default from settings)
+                    // reaches the agent now.
+                    self.send_mode_to_agent();
+                }
             }
             Err(error) => self.fail(format!("the agent's answer to session/new is malformed: {error}")),
         }
@@ -498,7 +705,30 @@ impl AcpClient {
                     .collect();
                 self.thread.set_plan(entries);
             }
-            // Commands, modes, config options, usage and session info are shown by a later issue.
+            acp::SessionUpdate::CurrentModeUpdate(update) => {
+                self.on_agent_mode(update.current_mode_id.0.to_string(), false);
+            }
+            acp::SessionUpdate::ConfigOptionUpdate(update) => {
+                let config_id = match &self.agent_modes {
+                    Some(AgentModes::ConfigOption { config_id, .. }) => Some(config_id.clone()),
+                    _ => None,
+                };
+                let current = update.config_options.iter().find_map(|option| {
+                    let acp::SessionConfigKind::Select(select) = &option.kind else { return None };
+                    let is_ours = match &config_id {
+                        Some(id) => *option.id.0 == **id,
+                        None => option.category == Some(acp::SessionConfigOptionCategory::Mode),
+                    };
+                    is_ours.then(|| select.current_value.0.to_string())
+                });
+                if config_id.is_none() && !matches!(self.agent_modes, Some(AgentModes::SessionModes { .. })) {
+                    self.agent_modes = agent_modes(None, Some(&update.config_options));
+                }
+                if let Some(current) = current {
+                    self.on_agent_mode(current, true);
+                }
+            }
+            // Commands, config options, usage and session info are shown by a later issue.
             _ => {}
         }
     }
@@ -567,7 +797,7 @@ impl AcpClient {
         }
         let key = self.next_permission_key;
         self.next_permission_key += 1;
-        let options = request
+        let options: Vec<PermissionOptionView> = request
             .options
             .iter()
             .map(|option| PermissionOptionView {
@@ -580,22 +810,160 @@ impl AcpClient {
         let index = self.upsert_tool_call(request.tool_call, |call| {
             status_before = call.status;
             call.status = ToolStatus::WaitingForConfirmation;
-            call.permission = Some(PermissionView { key, options, outcome: None });
+            call.permission = Some(PermissionView { key, options: options.clone(), outcome: None });
         });
-        self.permissions.insert(key, PendingPermission { request_id: id, tool_call: index, status_before });
-        self.emit_permission_count();
+        let pending = PendingPermission { request_id: id, tool_call: index, status_before };
+        self.permissions.insert(key, pending);
+        if !self.decide_by_policy(key) {
+            if let Some(tool_call) = self.facts_of(index) {
+                self.audit(AuditEvent::Asked { tool_call, options });
+            }
+            self.emit_permission_count();
+        }
     }
 
-    /// Answers a waiting permission request and shows the outcome on its tool call.
-    fn resolve_permission(&mut self, key: PermissionKey, outcome: PermissionOutcome) {
+    /// Puts a waiting request to the policy and answers it when a rule or the mode decides.
+    /// Returns whether it was answered.
+    fn decide_by_policy(&mut self, key: PermissionKey) -> bool {
+        let Some(pending) = self.permissions.get(&key) else { return false };
+        let index = pending.tool_call;
+        let Some(tool_call) = self.facts_of(index) else { return false };
+        let (allowed, by, reason) = match self.policy.decide(&tool_call.facts) {
+            Verdict::Ask => return false,
+            Verdict::Allow { by } => (true, by, None),
+            Verdict::Reject { by, reason } => (false, by, Some(reason)),
+        };
+        let options = self.thread.tool_call(index).and_then(|call| call.permission.as_ref()).map(|p| p.options.clone());
+        let preferred: [&str; 2] =
+            if allowed { ["allow_once", "allow_always"] } else { ["reject_once", "reject_always"] };
+        // A decision the agent gave no option for cannot be sent: the person is asked instead.
+        let Some(option) =
+            preferred.iter().find_map(|kind| options.iter().flatten().find(|option| option.kind == *kind)).cloned()
+        else {
+            return false;
+        };
+        if let DecidedBy::Rule { id, .. } = &by {
+            self.policy.record_fired(*id);
+            self.events.push_back(AcpEvent::PolicyChanged);
+        }
+        self.audit(AuditEvent::Decided {
+            tool_call,
+            option: option.clone(),
+            allowed,
+            by: by.clone(),
+            reason: reason.clone(),
+        });
+        let outcome = PermissionOutcome::Auto { option_id: option.id, allowed, by: by.clone(), reason: reason.clone() };
+        let told = reason.unwrap_or_else(|| format!("Approved by the person's {by}"));
+        self.resolve_permission(key, outcome, Some(told));
+        true
+    }
+
+    /// Puts every waiting request to the policy again, after it changed.
+    fn reevaluate_waiting(&mut self) {
+        let keys: Vec<PermissionKey> = self.permissions.keys().copied().collect();
+        for key in keys {
+            self.decide_by_policy(key);
+        }
+    }
+
+    /// Answers every waiting request `cancelled`, as ACP requires when a turn is cancelled.
+    fn cancel_waiting(&mut self, why: &str) {
+        let keys: Vec<PermissionKey> = self.permissions.keys().copied().collect();
+        for key in keys {
+            if let Some(tool_call) = self.permissions.get(&key).and_then(|pending| self.facts_of(pending.tool_call)) {
+                self.audit(AuditEvent::Cancelled { tool_call, why: why.to_owned() });
+            }
+            self.resolve_permission(key, PermissionOutcome::Cancelled, None);
+        }
+    }
+
+    /// The tool call at `index` as an audit record names it.
+    fn facts_of(&self, index: EntryIndex) -> Option<AuditedToolCall> {
+        let call = self.thread.tool_call(index)?;
+        Some(AuditedToolCall { id: call.id.clone(), facts: RequestFacts::of_tool_call(call, &self.cwd) })
+    }
+
+    fn audit(&mut self, event: AuditEvent) {
+        self.events.push_back(AcpEvent::Audit(Box::new(AuditRecord { event, mode: self.policy.mode() })));
+    }
+
+    /// Sends Tether's mode to the agent, when the agent has a mode that means the same and is not
+    /// in it already.
+    fn send_mode_to_agent(&mut self) {
+        let (Some(session_id), Some(modes)) = (self.session_id.clone(), &self.agent_modes) else { return };
+        let Some(target) = modes.matching(self.policy.mode()).map(str::to_owned) else { return };
+        if modes.current() == target {
+            return;
+        }
+        match modes {
+            AgentModes::SessionModes { .. } => {
+                let params = acp::SetSessionModeRequest::new(session_id, target.clone());
+                self.send_request("session/set_mode", &params, RequestKind::SetAgentMode, None);
+            }
+            AgentModes::ConfigOption { config_id, .. } => {
+                let params = acp::SetSessionConfigOptionRequest::new(
+                    session_id,
+                    config_id.clone(),
+                    acp::SessionConfigValueId::new(target.clone()),
+                );
+                self.send_request("session/set_config_option", &params, RequestKind::SetAgentMode, None);
+            }
+        }
+        self.mode_switches_in_flight += 1;
+        if let Some(modes) = &mut self.agent_modes {
+            modes.set_current(target);
+        }
+        self.events.push_back(AcpEvent::PolicyChanged);
+    }
+
+    /// The agent reports its current mode. Tether follows it when it means one of Tether's modes,
+    /// unless a switch Tether asked for is still unanswered (the report may be about an older
+    /// switch). Following never sends the mode back.
+    fn on_agent_mode(&mut self, id: String, from_config_option: bool) {
+        let Some(modes) = &mut self.agent_modes else {
+            self.problem(format!("the agent reported mode {id:?} but never said it has modes"), None);
+            return;
+        };
+        if from_config_option != matches!(modes, AgentModes::ConfigOption { .. }) {
+            return;
+        }
+        modes.set_current(id.clone());
+        let meaning = modes.meaning(&id);
+        self.events.push_back(AcpEvent::PolicyChanged);
+        let from = self.policy.mode();
+        if let Some(mode) = meaning
+            && mode != from
+            && self.mode_switches_in_flight == 0
+        {
+            self.policy.set_mode(mode);
+            self.audit(AuditEvent::ModeChanged { from, to: mode, by: ChangedBy::Agent });
+            self.thread.push(Entry::Notice(NoticeView {
+                level: NoticeLevel::Info,
+                text: format!("The agent switched to its {id:?} mode; Tether's mode follows: {mode}."),
+                detail: None,
+            }));
+            self.reevaluate_waiting();
+        }
+    }
+
+    /// Answers a waiting permission request and shows the outcome on its tool call. `reason` is
+    /// sent in the response's `_meta.tether.reason`: the only place ACP leaves for telling the
+    /// agent why a client decided as it did.
+    fn resolve_permission(&mut self, key: PermissionKey, outcome: PermissionOutcome, reason: Option<String>) {
         let Some(pending) = self.permissions.remove(&key) else { return };
         let acp_outcome = match &outcome {
-            PermissionOutcome::Selected { option_id } => {
+            PermissionOutcome::Selected { option_id } | PermissionOutcome::Auto { option_id, .. } => {
                 acp::RequestPermissionOutcome::Selected(acp::SelectedPermissionOutcome::new(option_id.clone()))
             }
-            PermissionOutcome::Cancelled => acp::RequestPermissionOutcome::Cancelled,
+            PermissionOutcome::Cancelled | PermissionOutcome::Withdrawn => acp::RequestPermissionOutcome::Cancelled,
         };
-        let response = acp::RequestPermissionResponse::new(acp_outcome);
+        let mut response = acp::RequestPermissionResponse::new(acp_outcome);
+        if let Some(reason) = reason {
+            let mut meta = serde_json::Map::new();
+            meta.insert("tether".to_owned(), serde_json::json!({ "reason": reason }));
+            response = response.meta(meta);
+        }
         self.outgoing.push_back(jsonrpc::encode_result(&pending.request_id, &response));
         self.show_outcome(&pending, outcome);
     }
@@ -604,9 +972,12 @@ impl AcpClient {
     /// and the card says so.
     fn withdraw_permission(&mut self, key: PermissionKey) {
         let Some(pending) = self.permissions.remove(&key) else { return };
+        if let Some(tool_call) = self.facts_of(pending.tool_call) {
+            self.audit(AuditEvent::Withdrawn { tool_call });
+        }
         let error = RpcError::new(-32800, "Request cancelled");
         self.outgoing.push_back(jsonrpc::encode_error(&pending.request_id, &error));
-        self.show_outcome(&pending, PermissionOutcome::Cancelled);
+        self.show_outcome(&pending, PermissionOutcome::Withdrawn);
     }
 
     fn show_outcome(&mut self, pending: &PendingPermission, outcome: PermissionOutcome) {
@@ -622,10 +993,7 @@ impl AcpClient {
     /// When a turn ends, a permission request the agent left unanswered can no longer matter to
     /// it; it is answered cancelled so that nothing stays pending silently.
     fn clear_stale_permissions(&mut self) {
-        let keys: Vec<PermissionKey> = self.permissions.keys().copied().collect();
-        for key in keys {
-            self.resolve_permission(key, PermissionOutcome::Cancelled);
-        }
+        self.cancel_waiting("the turn ended before an answer");
     }
 
     fn emit_permission_count(&mut self) {
@@ -706,7 +1074,8 @@ fn tool_status(status: acp::ToolCallStatus) -> ToolStatus {
     }
 }
 
-fn tool_call_view(call: acp::ToolCall) -> ToolCallView {
+/// The thread's view of a tool call the agent announced.
+pub fn tool_call_view(call: acp::ToolCall) -> ToolCallView {
     ToolCallView {
         id: call.tool_call_id.0.to_string(),
         title: call.title,
@@ -752,4 +1121,38 @@ fn content_text(block: &acp::ContentBlock) -> String {
         },
         _ => "[content]".to_owned(),
     }
+}
+
+/// How the agent lets Tether switch its mode, from the `session/new` answer: its session modes,
+/// else a select config option of category `mode`.
+fn agent_modes(
+    modes: Option<acp::SessionModeState>,
+    options: Option<&[acp::SessionConfigOption]>,
+) -> Option<AgentModes> {
+    if let Some(modes) = modes {
+        let available = modes.available_modes.iter().map(|mode| (mode.id.0.to_string(), mode.name.clone())).collect();
+        return Some(AgentModes::SessionModes { current: modes.current_mode_id.0.to_string(), available });
+    }
+    options?.iter().find_map(|option| {
+        let acp::SessionConfigKind::Select(select) = &option.kind else { return None };
+        if option.category != Some(acp::SessionConfigOptionCategory::Mode) {
+            return None;
+        }
+        let available = match &select.options {
+            acp::SessionConfigSelectOptions::Ungrouped(options) => {
+                options.iter().map(|option| (option.value.0.to_string(), option.name.clone())).collect()
+            }
+            acp::SessionConfigSelectOptions::Grouped(groups) => groups
+                .iter()
+                .flat_map(|group| group.options.iter())
+                .map(|option| (option.value.0.to_string(), option.name.clone()))
+                .collect(),
+            _ => Vec::new(),
+        };
+        Some(AgentModes::ConfigOption {
+            config_id: option.id.0.to_string(),
+            current: select.current_value.0.to_string(),
+            available,
+        })
+    })
 }

@@ -6,6 +6,12 @@
 //! DESIGN.md, invariant 3). One session is live at a time: "New Session" and "Select Agent" stop
 //! the current agent and start another.
 //!
+//! The person's permission policy outlives sessions in the same window: a new session keeps the
+//! mode and the workspace rules (session rules end with their session). Workspace rules come from
+//! the settings and are written back through the host (`SaveWorkspaceRules`); a rule in the
+//! settings that cannot be used is reported and kept as written, never dropped. Every decision is
+//! sent to tetherd for the session's audit log.
+//!
 //! The webview gets a snapshot when it says `ready` and then patches, batched so that at most one
 //! post leaves per [`FRAME_MS`] of the host's clock however fast the agent streams: the engine holds
 //! patches back and asks for a timer (`poll_timeout`) instead of posting early.
@@ -17,14 +23,17 @@ use serde_json::value::RawValue;
 
 use crate::acp::{AcpClient, AcpEvent, ClientInfo, IntentError, capitalize};
 use crate::framing::{self, LineFramer};
-use crate::host_api::{AgentProfile, DEMO_PROFILE, EngineConfig, HostAction, HostCommand, LogLevel};
+use crate::host_api::{
+    AgentProfile, DEMO_PROFILE, EngineConfig, HostAction, HostCommand, LogLevel, PermissionSettings,
+};
 use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
+use crate::permissions::{PermissionPolicy, RuleScope, RuleSpec};
 use crate::sidecar::{
     AgentBadLine, AgentExited, AgentId, AgentMessage, AgentRef, AgentStderr, HelloParams, SIDECAR_PROTOCOL_VERSION,
     SpawnParams, SpawnResult, method,
 };
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch};
-use crate::webview::{HostToWebview, SessionStatus, SessionView, ViewSnapshot, WebviewToHost};
+use crate::webview::{HostToWebview, PermissionsView, SessionStatus, SessionView, ViewSnapshot, WebviewToHost};
 
 /// The shortest time between two posts to the webview: one animation frame at 60 Hz.
 pub const FRAME_MS: u64 = 16;
@@ -68,6 +77,10 @@ struct AgentSlot {
     agent_id: Option<AgentId>,
     client: AcpClient,
     stderr_tail: VecDeque<String>,
+    /// The session folder tetherd created, holding the audit log.
+    session_dir: Option<String>,
+    /// Audit records made before tetherd said which agent this is; sent once it has.
+    unsent_audit: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -84,6 +97,11 @@ pub struct HostEngine {
     session: SessionView,
     webview: WebviewOutbox,
     badge: u32,
+    /// The policy while no agent session exists; a session starts from it and leaves its mode
+    /// and workspace rules to it when it ends.
+    idle_policy: PermissionPolicy,
+    /// Rules in the settings the engine cannot use: shown with why, and saved back unchanged.
+    unusable_rules: Vec<(serde_json::Value, String)>,
     actions: VecDeque<HostAction>,
 }
 
@@ -100,6 +118,7 @@ struct WebviewOutbox {
 impl HostEngine {
     pub fn new(config: EngineConfig) -> Self {
         let selected_profile = config.default_profile.clone();
+        let idle_policy = PermissionPolicy::new(config.permissions.default_mode, 1);
         let mut engine = HostEngine {
             config,
             sidecar: SidecarState::Disconnected,
@@ -113,11 +132,16 @@ impl HostEngine {
                 agent_info: None,
                 status: SessionStatus::Starting { step: "Starting tetherd".to_owned() },
                 profiles: Vec::new(),
+                permissions: PermissionsView::default(),
             },
             webview: WebviewOutbox::default(),
             badge: 0,
+            idle_policy,
+            unusable_rules: Vec::new(),
             actions: VecDeque::new(),
         };
+        let settings = engine.config.permissions.clone();
+        engine.configure_permissions(&settings);
         engine.session.profiles = engine.profiles().into_iter().map(|profile| profile.name).collect();
         engine.session.agent = engine.current_profile().map(|profile| profile.name).unwrap_or_default();
         engine.start_sidecar();
@@ -158,7 +182,10 @@ impl HostEngine {
         if let Some(slot) = &mut self.agent {
             slot.client.handle_exited(&format!("is out of reach: Tether {message}"), false, "");
         }
-        self.agent = None;
+        // The client's last words (cancelled requests, their audit records) are drained before
+        // it goes; the records cannot reach tetherd now and are logged instead.
+        self.drain_client();
+        self.end_session();
         self.log(LogLevel::Error, format!("Tether {message}"));
         self.show(LogLevel::Error, format!("Tether {message}. Start a new session to start it again."));
         self.set_status(SessionStatus::Failed { message: capitalize(&message) });
@@ -176,7 +203,71 @@ impl HostEngine {
             WebviewToHost::AnswerPermission { key, option_id } => self.answer_permission(key, &option_id, now),
             WebviewToHost::NewSession => self.start_session(now),
             WebviewToHost::SelectAgent { name } => self.select_agent(name, now),
+            WebviewToHost::SetMode { mode } => match &mut self.agent {
+                Some(slot) => slot.client.set_mode(mode),
+                None => {
+                    self.idle_policy.set_mode(mode);
+                    self.refresh_permissions_view();
+                }
+            },
+            WebviewToHost::AddRule { spec, scope } => {
+                let result = match &mut self.agent {
+                    Some(slot) => slot.client.add_rule(spec, scope).map(|_| ()),
+                    None => self
+                        .idle_policy
+                        .add_rule(spec, scope, crate::permissions::RuleOrigin::Added)
+                        .map(|_| ())
+                        .map_err(IntentError::from),
+                };
+                match result {
+                    Ok(()) if scope == RuleScope::Workspace => self.save_workspace_rules(),
+                    Ok(()) => {}
+                    Err(error) => self.show(LogLevel::Warn, format!("The rule was not added: {error}.")),
+                }
+            }
+            WebviewToHost::RemoveRule { id } => {
+                let scope = self.policy().rules().into_iter().find(|rule| rule.id == id).map(|rule| rule.scope);
+                let result = match &mut self.agent {
+                    Some(slot) => slot.client.remove_rule(id).map(|_| ()),
+                    None => self.idle_policy.remove_rule(id).map(|_| ()).ok_or(IntentError::UnknownRule),
+                };
+                match result {
+                    Ok(()) if scope == Some(RuleScope::Workspace) => self.save_workspace_rules(),
+                    Ok(()) => {}
+                    Err(error) => self.show(LogLevel::Warn, format!("The rule was not removed: {error}.")),
+                }
+            }
+            WebviewToHost::ClearRules { scope } => {
+                match &mut self.agent {
+                    Some(slot) => slot.client.clear_rules(scope),
+                    None => {
+                        self.idle_policy.clear(scope);
+                    }
+                }
+                if scope == RuleScope::Workspace {
+                    self.save_workspace_rules();
+                }
+            }
+            WebviewToHost::KeepRuleForWorkspace { id } => {
+                let result = match &mut self.agent {
+                    Some(slot) => slot.client.keep_rule_for_workspace(id).map(|_| ()),
+                    None => self.idle_policy.keep_for_workspace(id).map(|_| ()).ok_or(IntentError::UnknownRule),
+                };
+                match result {
+                    Ok(()) => self.save_workspace_rules(),
+                    Err(error) => self.show(LogLevel::Warn, format!("The rule was not saved: {error}.")),
+                }
+            }
+            WebviewToHost::OpenAuditLog => match self.audit_log() {
+                Some(path) => self.actions.push_back(HostAction::OpenFile { path }),
+                None => self.show(
+                    LogLevel::Info,
+                    "This session has no audit log yet (it is kept once the agent has started, in a workspace folder)."
+                        .to_owned(),
+                ),
+            },
         }
+        self.refresh_permissions_view();
         self.finish(now);
     }
 
@@ -185,13 +276,16 @@ impl HostEngine {
             HostCommand::NewSession => self.start_session(now),
             HostCommand::Cancel => self.cancel(now),
             HostCommand::SelectAgent { name } => self.select_agent(name, now),
-            HostCommand::Configure { profiles, default_profile } => {
+            HostCommand::Configure { profiles, default_profile, permissions } => {
                 self.config.profiles = profiles;
                 self.config.default_profile = default_profile;
                 self.session.profiles = self.profiles().into_iter().map(|profile| profile.name).collect();
                 self.webview.session_changed = true;
+                self.configure_permissions(&permissions);
+                self.config.permissions = permissions;
             }
         }
+        self.refresh_permissions_view();
         self.finish(now);
     }
 
@@ -275,7 +369,7 @@ impl HostEngine {
             // The session starts as soon as tetherd has accepted our hello.
             SidecarState::Starting | SidecarState::Greeting => return,
         }
-        if let Some(agent_id) = self.agent.take().and_then(|old| old.agent_id) {
+        if let Some(agent_id) = self.end_session() {
             self.sidecar_request(method::AGENT_KILL, &AgentRef { agent_id }, SidecarRequest::Kill, now);
         }
         self.set_badge(0);
@@ -292,13 +386,16 @@ impl HostEngine {
         let info = ClientInfo { name: self.config.client_name.clone(), version: self.config.client_version.clone() };
         // Keys of different sessions never collide: a click on a stale card cannot answer a new
         // request.
-        let client = AcpClient::new(info, self.config.workspace_root.clone(), generation << 32);
+        // Rule ids, like permission keys, never repeat across sessions.
+        let policy = self.idle_policy.for_new_session(self.idle_policy.mode(), generation << 32);
+        let client = AcpClient::new(info, self.config.workspace_root.clone(), generation << 32, policy);
         let spawn = SpawnParams {
             name: profile.name.clone(),
             command: profile.command.clone(),
             args: profile.args.clone(),
             env: profile.env.clone(),
             cwd,
+            tether_dir: self.config.tether_dir.clone(),
         };
         self.log(
             LogLevel::Info,
@@ -307,7 +404,16 @@ impl HostEngine {
         self.sidecar_request(method::AGENT_SPAWN, &spawn, SidecarRequest::Spawn { generation }, now);
         self.session.agent = profile.name.clone();
         self.session.agent_info = None;
-        self.agent = Some(AgentSlot { generation, profile, agent_id: None, client, stderr_tail: VecDeque::new() });
+        self.agent = Some(AgentSlot {
+            generation,
+            profile,
+            agent_id: None,
+            client,
+            stderr_tail: VecDeque::new(),
+            session_dir: None,
+            unsent_audit: Vec::new(),
+        });
+        self.refresh_permissions_view();
         self.set_status(SessionStatus::Starting { step: "Starting the agent".to_owned() });
         self.post_snapshot(now);
     }
@@ -383,7 +489,13 @@ impl HostEngine {
                 match (spawned, &mut self.agent) {
                     (Ok(spawned), Some(slot)) if slot.generation == generation => {
                         slot.agent_id = Some(spawned.agent_id);
+                        slot.session_dir = spawned.session_dir;
+                        let unsent = std::mem::take(&mut slot.unsent_audit);
                         slot.client.start(now);
+                        for record in unsent {
+                            self.send_audit(spawned.agent_id, &record);
+                        }
+                        self.refresh_permissions_view();
                         self.log(LogLevel::Info, format!("agent started (pid {})", spawned.pid));
                         self.set_status(SessionStatus::Starting { step: "Initializing the agent".to_owned() });
                     }
@@ -544,6 +656,109 @@ impl HostEngine {
             }
             AcpEvent::ProtocolProblem { message } => self.log(LogLevel::Warn, message),
             AcpEvent::PermissionsWaiting { count } => self.set_badge(count),
+            AcpEvent::PolicyChanged => self.refresh_permissions_view(),
+            AcpEvent::Audit(record) => {
+                let record = *record;
+                let record = match serde_json::to_string(&record) {
+                    Ok(record) => record,
+                    Err(error) => {
+                        return self.log(LogLevel::Error, format!("could not encode an audit record: {error}"));
+                    }
+                };
+                match self.agent.as_mut() {
+                    Some(AgentSlot { agent_id: Some(agent_id), .. }) => {
+                        let agent_id = *agent_id;
+                        self.send_audit(agent_id, &record);
+                    }
+                    Some(slot) => slot.unsent_audit.push(record),
+                    None => self.log(LogLevel::Info, format!("audit (no session to record it in): {record}")),
+                }
+            }
+        }
+    }
+
+    fn send_audit(&mut self, agent_id: AgentId, record: &str) {
+        if self.sidecar != SidecarState::Ready {
+            return self.log(LogLevel::Info, format!("audit (tetherd is not connected): {record}"));
+        }
+        // The record is JSON the engine encoded itself: embedded as it is.
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"{}","params":{{"agentId":{agent_id},"record":{record}}}}}"#,
+            method::SESSION_AUDIT
+        );
+        self.sidecar_write(line);
+    }
+
+    /// The policy in force: the session's, or the idle one between sessions.
+    fn policy(&self) -> &PermissionPolicy {
+        self.agent.as_ref().map_or(&self.idle_policy, |slot| slot.client.policy())
+    }
+
+    fn audit_log(&self) -> Option<String> {
+        self.agent.as_ref()?.session_dir.as_ref().map(|dir| format!("{dir}/audit.jsonl"))
+    }
+
+    /// Ends the current session's slot, keeping its mode and workspace rules for the next one.
+    /// Returns the agent to stop, if it had started.
+    fn end_session(&mut self) -> Option<AgentId> {
+        let slot = self.agent.take()?;
+        let policy = slot.client.policy();
+        self.idle_policy = policy.for_new_session(policy.mode(), 1);
+        self.refresh_permissions_view();
+        slot.agent_id
+    }
+
+    /// Reads `tether.permissions`: usable rules go to the policy, the others are reported.
+    fn configure_permissions(&mut self, settings: &PermissionSettings) {
+        let mut specs = Vec::new();
+        let mut unusable = Vec::new();
+        for (index, value) in settings.rules.iter().enumerate() {
+            match RuleSpec::from_setting(value) {
+                Ok(spec) => specs.push(spec),
+                Err(error) => {
+                    unusable.push((value.clone(), format!("Rule {} in tether.permissions.rules: {error}", index + 1)))
+                }
+            }
+        }
+        if !unusable.is_empty() && unusable != self.unusable_rules {
+            let problems: Vec<&str> = unusable.iter().map(|(_, problem)| problem.as_str()).collect();
+            self.show(LogLevel::Warn, format!("Tether skipped rules it cannot use: {}", problems.join("; ")));
+        }
+        self.unusable_rules = unusable;
+        if let Some(slot) = &mut self.agent {
+            slot.client.set_workspace_rules(specs.clone());
+        }
+        self.idle_policy.set_workspace_rules(specs);
+        self.refresh_permissions_view();
+    }
+
+    /// Asks the host to write the workspace rules: the policy's, then the unusable ones as they
+    /// were written, so a typo in the settings is never lost by a click in the panel.
+    fn save_workspace_rules(&mut self) {
+        let mut rules: Vec<serde_json::Value> = Vec::new();
+        for spec in self.policy().workspace_specs() {
+            match serde_json::to_value(spec) {
+                Ok(value) => rules.push(value),
+                Err(error) => self.log(LogLevel::Error, format!("could not encode a rule: {error}")),
+            }
+        }
+        rules.extend(self.unusable_rules.iter().map(|(value, _)| value.clone()));
+        self.config.permissions.rules = rules.clone();
+        self.actions.push_back(HostAction::SaveWorkspaceRules { rules });
+    }
+
+    fn refresh_permissions_view(&mut self) {
+        let policy = self.policy();
+        let view = PermissionsView {
+            mode: policy.mode(),
+            agent_mode: self.agent.as_ref().and_then(|slot| slot.client.agent_mode()),
+            rules: policy.rules(),
+            rule_problems: self.unusable_rules.iter().map(|(_, problem)| problem.clone()).collect(),
+            audit_log: self.audit_log(),
+        };
+        if self.session.permissions != view {
+            self.session.permissions = view;
+            self.webview.session_changed = true;
         }
     }
 
@@ -561,7 +776,7 @@ impl HostEngine {
         let session = std::mem::take(&mut self.webview.session_changed).then(|| self.session.clone());
         let thread = std::mem::take(&mut self.webview.patches);
         self.webview.last_post = Some(now);
-        self.actions.push_back(HostAction::PostWebview { message: HostToWebview::Patch { session, thread } });
+        self.actions.push_back(HostAction::PostWebview { message: Box::new(HostToWebview::Patch { session, thread }) });
     }
 
     /// Replaces the webview's state with the current one. Patches not yet posted are part of it.
@@ -590,7 +805,7 @@ impl HostEngine {
                 turn: Default::default(),
             },
         };
-        self.actions.push_back(HostAction::PostWebview { message: HostToWebview::Snapshot { snapshot } });
+        self.actions.push_back(HostAction::PostWebview { message: Box::new(HostToWebview::Snapshot { snapshot }) });
     }
 
     fn set_status(&mut self, status: SessionStatus) {

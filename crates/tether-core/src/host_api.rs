@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::permissions::Mode;
 use crate::webview::HostToWebview;
 
 /// An agent the person can run: a command speaking ACP on its stdio.
@@ -40,6 +41,10 @@ pub struct EngineConfig {
     pub client_version: String,
     /// The workspace folder: the cwd of sessions and agent processes.
     pub workspace_root: String,
+    /// The workspace's `.tether` folder, where sessions and their audit logs are kept; absent
+    /// when no folder is open (nothing is written then).
+    #[serde(default)]
+    pub tether_dir: Option<String>,
     /// Path of the scripted test agent binary shipped with the extension, for the "Demo" profile.
     pub demo_agent_command: Option<String>,
     /// The `tether.agents` setting, as the person wrote it.
@@ -48,6 +53,22 @@ pub struct EngineConfig {
     /// The `tether.defaultAgent` setting; the first profile when absent or unknown.
     #[serde(default)]
     pub default_profile: Option<String>,
+    #[serde(default)]
+    pub permissions: PermissionSettings,
+}
+
+/// The `tether.permissions.*` settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionSettings {
+    /// The mode the window starts in (`tether.permissions.defaultMode`).
+    #[serde(default)]
+    pub default_mode: Mode,
+    /// The workspace's rules (`tether.permissions.rules`), as written: the engine checks each and
+    /// reports the ones it cannot use without dropping them.
+    #[serde(default)]
+    #[ts(type = "unknown[]")]
+    pub rules: Vec<serde_json::Value>,
 }
 
 /// A VS Code command or event the host forwards.
@@ -63,6 +84,7 @@ pub enum HostCommand {
     Configure {
         profiles: Vec<AgentProfile>,
         default_profile: Option<String>,
+        permissions: PermissionSettings,
     },
 }
 
@@ -88,11 +110,19 @@ pub enum HostAction {
     SidecarWrite { data: String },
     /// Post this message to the chat webview (dropped by the host when no webview is open: the
     /// webview asks for a snapshot when it appears).
-    PostWebview { message: HostToWebview },
+    PostWebview { message: Box<HostToWebview> },
     /// Show a VS Code notification.
     ShowMessage { level: LogLevel, text: String },
     /// Append to the Tether log channel.
     Log { level: LogLevel, text: String },
     /// The number shown on the Tether view's badge (permission requests waiting); 0 hides it.
     SetBadge { count: u32 },
+    /// Write `tether.permissions.rules` in the workspace settings (the person saved or removed a
+    /// workspace rule). The host reports the new settings back with `configure` as usual.
+    SaveWorkspaceRules {
+        #[ts(type = "unknown[]")]
+        rules: Vec<serde_json::Value>,
+    },
+    /// Open this file in an editor.
+    OpenFile { path: String },
 }

@@ -10,7 +10,8 @@
 //! - [`framing`]: NDJSON bytes in any chunking → whole lines, with bounded memory.
 //! - [`jsonrpc`]: JSON-RPC 2.0 messages, outgoing request ids, pending requests and timeouts.
 //! - [`acp`]: the ACP client engine for one agent connection, folding `session/update` into a
-//!   [`thread::Thread`].
+//!   [`thread::Thread`], and answering permission requests by the person's
+//!   [`permissions::PermissionPolicy`] (mode and rules) before asking them.
 //! - [`host`]: the host's whole brain: the tetherd connection ([`sidecar`] wire), the agents, the
 //!   webview ([`webview`] wire) and VS Code commands ([`host_api`]).
 //!
@@ -22,6 +23,7 @@ pub mod framing;
 pub mod host;
 pub mod host_api;
 pub mod jsonrpc;
+pub mod permissions;
 pub mod sidecar;
 pub mod thread;
 pub mod typescript;

@@ -15,6 +15,7 @@
 //! | host → tetherd | `agent/spawn` | request | [`SpawnParams`] → [`SpawnResult`] |
 //! | host → tetherd | `agent/kill` | request | [`AgentRef`] → `{}` |
 //! | host → tetherd | `agent/send` | notification | [`AgentSend`] |
+//! | host → tetherd | `session/audit` | notification | [`AuditAppend`] |
 //! | tetherd → host | `agent/message` | notification | [`AgentMessage`] |
 //! | tetherd → host | `agent/badLine` | notification | [`AgentBadLine`] |
 //! | tetherd → host | `agent/stderr` | notification | [`AgentStderr`] |
@@ -39,6 +40,7 @@ pub mod method {
     pub const AGENT_SPAWN: &str = "agent/spawn";
     pub const AGENT_KILL: &str = "agent/kill";
     pub const AGENT_SEND: &str = "agent/send";
+    pub const SESSION_AUDIT: &str = "session/audit";
     pub const AGENT_MESSAGE: &str = "agent/message";
     pub const AGENT_BAD_LINE: &str = "agent/badLine";
     pub const AGENT_STDERR: &str = "agent/stderr";
@@ -89,6 +91,12 @@ pub struct SpawnParams {
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     pub cwd: String,
+    /// The workspace's `.tether` folder. When given, tetherd makes sure it holds a `.gitignore`
+    /// of `*` and creates a new session folder under `sessions/` in it, where it keeps the
+    /// session's audit log (and, later, its event log). Everything is created owner-only (0700
+    /// folders, 0600 files). Without it nothing is written to disk.
+    #[serde(default)]
+    pub tether_dir: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -96,6 +104,11 @@ pub struct SpawnParams {
 pub struct SpawnResult {
     pub agent_id: AgentId,
     pub pid: u32,
+    /// The session folder tetherd created (`<tetherDir>/sessions/<id>`), as an absolute path.
+    /// `null` without `tetherDir`, or when the folder could not be created: that is logged but
+    /// is not a spawn failure, so the agent runs either way, only without an audit log.
+    #[serde(default)]
+    pub session_dir: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -111,6 +124,22 @@ pub struct AgentSend<'a> {
     pub agent_id: AgentId,
     #[serde(borrow)]
     pub message: &'a RawValue,
+}
+
+/// One record for the session's audit log (`<sessionDir>/audit.jsonl`). tetherd writes it as one
+/// line with the wall-clock time first: `{"time":"2026-11-22T06:13:00.123Z",...record}`, and
+/// writes it at once (no buffering), so a crash right after a decision still has it on disk.
+/// The record's text is spliced in as sent, not re-serialised; it should have no `time` field of
+/// its own. Records still land after the agent has exited (the session folder outlives it).
+/// Records for an agent without a session folder, or one tetherd never spawned, and records that
+/// are not objects, are logged and dropped: the audit is a record, not a channel the host waits on.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditAppend<'a> {
+    pub agent_id: AgentId,
+    /// A JSON object.
+    #[serde(borrow)]
+    pub record: &'a RawValue,
 }
 
 /// One complete JSON line from the agent's stdout.

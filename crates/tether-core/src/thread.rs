@@ -13,6 +13,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::permissions::DecidedBy;
+
 /// Index of an entry in [`Thread::entries`]. Entries are only ever appended, so an index stays
 /// valid for the life of the thread.
 pub type EntryIndex = u32;
@@ -141,8 +143,18 @@ pub struct PermissionOptionView {
 pub enum PermissionOutcome {
     /// The person chose this option.
     Selected { option_id: String },
-    /// The turn was cancelled (or the agent withdrew the request) before the person answered.
+    /// A rule or the mode answered without asking; the card shows one line saying which.
+    Auto {
+        option_id: String,
+        allowed: bool,
+        by: DecidedBy,
+        /// What the agent was told (a rejection's reason).
+        reason: Option<String>,
+    },
+    /// The turn was cancelled, ended or the agent stopped before the person answered.
     Cancelled,
+    /// The agent withdrew the request (`$/cancel_request`) before the person answered.
+    Withdrawn,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

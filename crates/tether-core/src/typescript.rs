@@ -7,7 +7,7 @@
 
 use ts_rs::{Config, TS};
 
-use crate::{host_api, sidecar, thread, webview};
+use crate::{host_api, permissions, sidecar, thread, webview};
 
 /// The whole generated file.
 pub fn generate() -> String {
@@ -32,12 +32,22 @@ pub fn generate() -> String {
         host_api::HostCommand,
         host_api::LogLevel,
         host_api::HostAction,
+        host_api::PermissionSettings,
         // host ↔ webview
         webview::SessionView,
         webview::SessionStatus,
         webview::ViewSnapshot,
         webview::HostToWebview,
         webview::WebviewToHost,
+        webview::PermissionsView,
+        // permission policy
+        permissions::Mode,
+        permissions::RuleDecision,
+        permissions::RuleSpec,
+        permissions::RuleScope,
+        permissions::RuleOrigin,
+        permissions::RuleView,
+        permissions::DecidedBy,
         // the thread model the webview renders
         thread::Entry,
         thread::UserMessage,
@@ -60,7 +70,7 @@ pub fn generate() -> String {
         sidecar::BadLineKind,
     );
     out.push_str(
-        "\n/** Type aliases used above. */\nexport type EntryIndex = number;\nexport type PermissionKey = number;\n",
+        "\n/** Type aliases used above. */\nexport type EntryIndex = number;\nexport type PermissionKey = number;\nexport type RuleId = number;\n",
     );
     out
 }

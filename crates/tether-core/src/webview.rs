@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::permissions::{Mode, RuleId, RuleScope, RuleSpec, RuleView};
 use crate::thread::{Entry, PermissionKey, PlanEntryView, ThreadPatch, TurnState};
 
 /// What the chat header shows about the session.
@@ -23,6 +24,23 @@ pub struct SessionView {
     pub status: SessionStatus,
     /// Every profile the person can pick from, in settings order.
     pub profiles: Vec<String>,
+    pub permissions: PermissionsView,
+}
+
+/// The mode picker and the rules panel.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionsView {
+    pub mode: Mode,
+    /// The agent's own current mode, when it has modes (Tether's mode is sent to it when one
+    /// matches).
+    pub agent_mode: Option<String>,
+    /// Every rule in force: the session's first, then the workspace's.
+    pub rules: Vec<RuleView>,
+    /// Rules in the workspace settings that could not be used, and why.
+    pub rule_problems: Vec<String>,
+    /// The session's audit log, once tetherd created it.
+    pub audit_log: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -80,4 +98,24 @@ pub enum WebviewToHost {
     SelectAgent {
         name: String,
     },
+    /// The person chose a mode in the header.
+    SetMode {
+        mode: Mode,
+    },
+    /// The person added a rule in the rules panel.
+    AddRule {
+        spec: RuleSpec,
+        scope: RuleScope,
+    },
+    RemoveRule {
+        id: RuleId,
+    },
+    ClearRules {
+        scope: RuleScope,
+    },
+    /// Save a session rule to the workspace settings.
+    KeepRuleForWorkspace {
+        id: RuleId,
+    },
+    OpenAuditLog,
 }

@@ -12,6 +12,12 @@
 //! - `> badline <tooLong|invalidUtf8|invalidJson> <preview>`: a line tetherd could not forward
 //! - `> exit <description>` / `> killed <description>`: the agent process ended
 //! - `> time <ms>`: the clock moves; expired requests time out
+//! - `> mode <ask|acceptEdits|plan|bypass>`: the person picks a mode
+//! - `> rule <session|workspace> <json rule>` / `> unrule <id>` / `> keep <id>`: the rules panel
+//! - `> settings <json array of rules>`: the workspace settings changed
+//!
+//! Audit records are written as `audit <json>`; whenever the policy changed, one `policy` line
+//! shows the mode, the agent's own mode and every rule with how often it fired.
 
 // Test helpers unwrap freely: a panic here is a failed test with its message.
 #![allow(clippy::unwrap_used)]
@@ -19,13 +25,14 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use tether_core::acp::{AcpClient, ClientInfo};
+use tether_core::acp::{AcpClient, AcpEvent, ClientInfo};
+use tether_core::permissions::{Mode, PermissionPolicy, RuleScope, RuleSpec};
 use tether_core::sidecar::BadLineKind;
 use tether_core::thread::Entry;
 
 fn run_script(script: &str) -> String {
     let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
-    let mut client = AcpClient::new(info, "/workspace", 1);
+    let mut client = AcpClient::new(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1));
     let mut now = 0;
     let mut out = String::new();
     for line in script.lines() {
@@ -65,13 +72,60 @@ fn run_script(script: &str) -> String {
                 now = rest.parse().unwrap();
                 client.handle_timeout(now);
             }
+            "mode" => client.set_mode(serde_json::from_value(serde_json::Value::String(rest.to_owned())).unwrap()),
+            "rule" => {
+                let (scope, spec) = rest.split_once(' ').expect("rule <scope> <json>");
+                let scope = match scope {
+                    "session" => RuleScope::Session,
+                    "workspace" => RuleScope::Workspace,
+                    other => panic!("unknown scope {other}"),
+                };
+                match serde_json::from_str::<RuleSpec>(spec) {
+                    Ok(spec) => {
+                        if let Err(error) = client.add_rule(spec, scope) {
+                            writeln!(out, "  refused: {error}").unwrap();
+                        }
+                    }
+                    Err(error) => writeln!(out, "  refused: {error}").unwrap(),
+                }
+            }
+            "unrule" => {
+                if let Err(error) = client.remove_rule(rest.parse().unwrap()) {
+                    writeln!(out, "  refused: {error}").unwrap();
+                }
+            }
+            "keep" => {
+                if let Err(error) = client.keep_rule_for_workspace(rest.parse().unwrap()) {
+                    writeln!(out, "  refused: {error}").unwrap();
+                }
+            }
+            "settings" => client.set_workspace_rules(serde_json::from_str(rest).unwrap()),
             other => panic!("unknown input {other:?}"),
         }
         while let Some(line) = client.poll_outgoing() {
             writeln!(out, "  -> {line}").unwrap();
         }
+        let mut policy_changed = false;
         while let Some(event) = client.poll_event() {
-            writeln!(out, "  event {event:?}").unwrap();
+            match event {
+                AcpEvent::Audit(record) => {
+                    writeln!(out, "  audit {}", serde_json::to_string(&record).unwrap()).unwrap()
+                }
+                AcpEvent::PolicyChanged => policy_changed = true,
+                event => writeln!(out, "  event {event:?}").unwrap(),
+            }
+        }
+        if policy_changed {
+            let policy = client.policy();
+            write!(out, "  policy mode={:?}", policy.mode()).unwrap();
+            if let Some(agent_mode) = client.agent_mode() {
+                write!(out, " agent={agent_mode:?}").unwrap();
+            }
+            writeln!(out).unwrap();
+            for rule in policy.rules() {
+                writeln!(out, "    #{} {} ({:?}, fired {})", rule.id, rule.description, rule.scope, rule.fired)
+                    .unwrap();
+            }
         }
         for patch in client.thread_mut().take_patches() {
             writeln!(out, "  patch {}", serde_json::to_string(&patch).unwrap()).unwrap();
@@ -94,6 +148,26 @@ fn handshake_and_streamed_turn() {
 #[test]
 fn permission_answered_and_cancelled() {
     check("permission");
+}
+
+#[test]
+fn rules_answer_requests_and_always_answers_pending() {
+    check("rules");
+}
+
+#[test]
+fn modes_decide_requests_client_side() {
+    check("modes");
+}
+
+#[test]
+fn mode_is_sent_to_an_agent_with_matching_modes() {
+    check("agent-modes");
+}
+
+#[test]
+fn mode_is_sent_as_a_config_option() {
+    check("agent-config-mode");
 }
 
 #[test]
@@ -128,7 +202,7 @@ fn replay_of_a_recorded_sdk_example_turn() {
     let client_lines = std::fs::read_to_string(dir.join("sdk-example.client.ndjson")).unwrap();
 
     let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
-    let mut client = AcpClient::new(info, "/tmp/tether-transcript", 1);
+    let mut client = AcpClient::new(info, "/tmp/tether-transcript", 1, PermissionPolicy::new(Mode::Ask, 1));
     let mut sent = Vec::new();
     client.start(0);
     for line in agent_lines.lines().filter(|line| !line.trim().is_empty()) {

@@ -24,6 +24,8 @@ fn config() -> EngineConfig {
             cwd: None,
         }],
         default_profile: None,
+        tether_dir: Some("/ws/.tether".to_owned()),
+        permissions: Default::default(),
     }
 }
 
@@ -77,7 +79,7 @@ fn handshake_with_tetherd_then_agent() {
         1,
     );
     expect_test::expect![[r#"
-        {"jsonrpc":"2.0","id":1,"method":"agent/spawn","params":{"name":"Demo","command":"/ext/bin/tether-test-agent","args":["--scenario","demo"],"env":{},"cwd":"/ws"}}
+        {"jsonrpc":"2.0","id":1,"method":"agent/spawn","params":{"name":"Demo","command":"/ext/bin/tether-test-agent","args":["--scenario","demo"],"env":{},"cwd":"/ws","tetherDir":"/ws/.tether"}}
     "#]]
     .assert_eq(&sidecar_lines(&drain(&mut engine)));
 
@@ -92,7 +94,7 @@ fn handshake_with_tetherd_then_agent() {
     engine.handle_command(HostCommand::SelectAgent { name: "Other".to_owned() }, 3);
     expect_test::expect![[r#"
         {"jsonrpc":"2.0","id":2,"method":"agent/kill","params":{"agentId":3}}
-        {"jsonrpc":"2.0","id":3,"method":"agent/spawn","params":{"name":"Other","command":"other-agent","args":["--acp"],"env":{},"cwd":"/ws"}}
+        {"jsonrpc":"2.0","id":3,"method":"agent/spawn","params":{"name":"Other","command":"other-agent","args":["--acp"],"env":{},"cwd":"/ws","tetherDir":"/ws/.tether"}}
     "#]]
     .assert_eq(&sidecar_lines(&drain(&mut engine)));
 
@@ -148,9 +150,10 @@ fn tetherd_refusing_the_token_is_shown() {
         .collect();
     assert_eq!(shown, ["Tether: tetherd refused the connection: wrong token."]);
     let header = actions.iter().find_map(|action| match action {
-        HostAction::PostWebview { message: HostToWebview::Patch { session: Some(session), .. } } => {
-            Some(session.status.clone())
-        }
+        HostAction::PostWebview { message } => match &**message {
+            HostToWebview::Patch { session: Some(session), .. } => Some(session.status.clone()),
+            _ => None,
+        },
         _ => None,
     });
     assert_eq!(
@@ -186,7 +189,7 @@ fn stream_to_webview(chunks: usize) -> (Vec<(u64, HostToWebview)>, String) {
     let collect = |engine: &mut HostEngine, now: u64, posts: &mut Vec<(u64, HostToWebview)>| {
         for action in drain(engine) {
             if let HostAction::PostWebview { message } = action {
-                posts.push((now, message));
+                posts.push((now, *message));
             }
         }
     };
@@ -255,4 +258,193 @@ fn webview_gets_every_chunk_at_most_once_per_frame() {
         assert!(pair[1] >= pair[0] + FRAME_MS, "two posts within one frame: {pair:?}");
     }
     assert!(patch_times.len() < 2000 / 4, "{} posts for 2000 chunks", patch_times.len());
+}
+
+/// A line from the agent, as tetherd forwards it.
+fn from_agent(agent_id: u64, message: &str) -> Vec<u8> {
+    format!("{{\"jsonrpc\":\"2.0\",\"method\":\"agent/message\",\"params\":{{\"agentId\":{agent_id},\"message\":{message}}}}}\n")
+        .into_bytes()
+}
+
+fn permission_request(id: u64, tool_call: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"session/request_permission","params":{{"sessionId":"s1","toolCall":{tool_call},"options":[{{"optionId":"once","name":"Allow","kind":"allow_once"}},{{"optionId":"always","name":"Always allow","kind":"allow_always"}},{{"optionId":"no","name":"Reject","kind":"reject_once"}}]}}}}"#
+    )
+}
+
+fn saved_rules(actions: &[HostAction]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|action| match action {
+            HostAction::SaveWorkspaceRules { rules } => Some(serde_json::to_string(rules).unwrap()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn last_session(actions: &[HostAction]) -> Option<tether_core::webview::SessionView> {
+    actions.iter().rev().find_map(|action| match action {
+        HostAction::PostWebview { message } => match &**message {
+            HostToWebview::Patch { session, .. } => session.clone(),
+            HostToWebview::Snapshot { snapshot } => Some(snapshot.session.clone()),
+        },
+        _ => None,
+    })
+}
+
+/// Workspace rules live in the settings: the engine asks the host to write them when the person
+/// changes them, keeps a rule it cannot use exactly as written (a click in the panel must not
+/// delete the person's typo), and reading back what it asked to save changes nothing.
+#[test]
+fn workspace_rules_are_saved_without_losing_unusable_ones() {
+    use tether_core::host_api::PermissionSettings;
+    use tether_core::permissions::{RuleDecision, RuleScope, RuleSpec};
+
+    let typo = serde_json::json!({ "decision": "allow", "kinds": ["exec"] });
+    let fetch = serde_json::json!({ "decision": "allow", "kinds": ["fetch"] });
+    let mut config = config();
+    config.permissions = PermissionSettings { rules: vec![fetch.clone(), typo.clone()], ..Default::default() };
+    let mut engine = HostEngine::new(config);
+    engine.handle_webview(WebviewToHost::Ready, 0);
+    let actions = drain(&mut engine);
+    let session = last_session(&actions).unwrap();
+    assert_eq!(
+        session.permissions.rules.iter().map(|rule| rule.description.as_str()).collect::<Vec<_>>(),
+        ["Allow fetch"]
+    );
+    assert_eq!(
+        session.permissions.rule_problems,
+        [
+            r#"Rule 2 in tether.permissions.rules: unknown tool kind "exec"; the kinds are read, edit, delete, move, search, execute, think, fetch, switch_mode, other"#
+        ]
+    );
+
+    let mut now = 0;
+    let mut engine = {
+        let mut config = self::config();
+        config.permissions = PermissionSettings { rules: vec![fetch.clone(), typo.clone()], ..Default::default() };
+        let mut engine = HostEngine::new(config);
+        engine.handle_sidecar_connected(now);
+        engine.handle_sidecar_bytes(
+            b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"tetherdVersion\":\"0.1.0\",\"pid\":9}}\n",
+            now,
+        );
+        engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"agentId\":7,\"pid\":10}}\n", now);
+        engine
+    };
+    now += 1;
+    let spec = RuleSpec { decision: RuleDecision::Deny, kinds: vec![], pattern: None, path: Some(".env".to_owned()) };
+    engine.handle_webview(WebviewToHost::AddRule { spec, scope: RuleScope::Workspace }, now);
+    let saved = saved_rules(&drain(&mut engine));
+    expect_test::expect![[r#"
+        [
+            "[{\"decision\":\"allow\",\"kinds\":[\"fetch\"]},{\"decision\":\"deny\",\"path\":\".env\"},{\"decision\":\"allow\",\"kinds\":[\"exec\"]}]",
+        ]
+    "#]]
+    .assert_debug_eq(&saved);
+
+    // The host writes the settings and reports them back: nothing to save again, same rule ids.
+    let ids_before: Vec<u64> = engine_rules(&mut engine).iter().map(|rule| rule.id).collect();
+    let rules: Vec<serde_json::Value> = serde_json::from_str(&saved[0]).unwrap();
+    engine.handle_command(
+        HostCommand::Configure {
+            profiles: vec![],
+            default_profile: None,
+            permissions: PermissionSettings { rules, ..Default::default() },
+        },
+        now,
+    );
+    let actions = drain(&mut engine);
+    assert!(saved_rules(&actions).is_empty(), "reading back the saved rules saves nothing: {actions:?}");
+    let ids_after: Vec<u64> = engine_rules(&mut engine).iter().map(|rule| rule.id).collect();
+    assert_eq!(ids_before, ids_after);
+
+    // Removing the fetch rule saves the rest, the unusable one still as written.
+    engine.handle_webview(WebviewToHost::RemoveRule { id: ids_after[0] }, now);
+    expect_test::expect![[r#"
+        [
+            "[{\"decision\":\"deny\",\"path\":\".env\"},{\"decision\":\"allow\",\"kinds\":[\"exec\"]}]",
+        ]
+    "#]]
+    .assert_debug_eq(&saved_rules(&drain(&mut engine)));
+}
+
+/// The rules as the webview would show them now (a fresh `ready` gets a snapshot).
+fn engine_rules(engine: &mut HostEngine) -> Vec<tether_core::permissions::RuleView> {
+    engine.handle_webview(WebviewToHost::Ready, 0);
+    last_session(&drain(engine)).unwrap().permissions.rules
+}
+
+/// Every decision is sent to tetherd for the session's audit log, tagged with the agent, and the
+/// log can be opened from the rules panel once tetherd has created the session folder.
+#[test]
+fn decisions_are_audited_through_tetherd() {
+    let mut now = 0;
+    let mut engine = HostEngine::new(config());
+    engine.handle_sidecar_connected(now);
+    engine.handle_sidecar_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"tetherdVersion\":\"0.1.0\",\"pid\":9}}\n",
+        now,
+    );
+    // The person picks Plan before the agent exists: recorded once tetherd says which agent it is.
+    engine.handle_webview(WebviewToHost::SetMode { mode: tether_core::permissions::Mode::Plan }, now);
+    drain(&mut engine);
+    engine.handle_sidecar_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"agentId\":7,\"pid\":10,\"sessionDir\":\"/ws/.tether/sessions/20261122-061300-7\"}}\n",
+        now,
+    );
+    engine.handle_sidecar_bytes(&from_agent(7, r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#), now);
+    engine.handle_sidecar_bytes(&from_agent(7, r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#), now);
+    engine.handle_webview(WebviewToHost::Prompt { text: "edit".to_owned() }, now);
+    drain(&mut engine);
+    now += 1;
+    let edit = r#"{"toolCallId":"t1","title":"Edit notes.md","kind":"edit","locations":[{"path":"/ws/notes.md"}]}"#;
+    engine.handle_sidecar_bytes(&from_agent(7, &permission_request(5, edit)), now);
+    let audit: String = sidecar_lines(&drain(&mut engine))
+        .lines()
+        .filter(|line| line.contains("session/audit"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    expect_test::expect![[r#"
+        {"jsonrpc":"2.0","method":"session/audit","params":{"agentId":7,"record":{"event":"decided","toolCall":{"id":"t1","kind":"edit","title":"Edit notes.md","paths":[{"inside":"notes.md"}]},"option":{"id":"no","name":"Reject","kind":"reject_once"},"allowed":false,"by":{"type":"mode","mode":"plan"},"reason":"Tether is in Plan mode, which is read only: edit tools are not allowed until the person switches the mode","mode":"plan"}}}
+    "#]]
+    .assert_eq(&audit);
+
+    engine.handle_webview(WebviewToHost::OpenAuditLog, now);
+    assert!(
+        drain(&mut engine)
+            .contains(&HostAction::OpenFile { path: "/ws/.tether/sessions/20261122-061300-7/audit.jsonl".to_owned() })
+    );
+}
+
+/// The mode and the workspace rules (with how often they fired) carry over to a new session in
+/// the same window; the session's own rules end with it.
+#[test]
+fn a_new_session_keeps_the_mode_and_workspace_rules() {
+    use tether_core::permissions::{Mode, RuleDecision, RuleScope, RuleSpec};
+    let mut now = 0;
+    let mut engine = ready_engine(&mut now);
+    let allow = |kinds: &[&str]| RuleSpec {
+        decision: RuleDecision::Allow,
+        kinds: kinds.iter().map(|kind| kind.to_string()).collect(),
+        pattern: None,
+        path: None,
+    };
+    engine.handle_webview(WebviewToHost::AddRule { spec: allow(&["fetch"]), scope: RuleScope::Workspace }, now);
+    engine.handle_webview(WebviewToHost::AddRule { spec: allow(&["search"]), scope: RuleScope::Session }, now);
+    engine.handle_webview(WebviewToHost::SetMode { mode: Mode::AcceptEdits }, now);
+    engine.handle_webview(WebviewToHost::Prompt { text: "go".to_owned() }, now);
+    engine.handle_sidecar_bytes(
+        &from_agent(7, &permission_request(5, r#"{"toolCallId":"t1","title":"Fetch","kind":"fetch"}"#)),
+        now,
+    );
+    drain(&mut engine);
+
+    engine.handle_webview(WebviewToHost::NewSession, now);
+    engine.handle_webview(WebviewToHost::Ready, now);
+    let session = last_session(&drain(&mut engine)).unwrap();
+    assert_eq!(session.permissions.mode, Mode::AcceptEdits);
+    let rules: Vec<(String, RuleScope, u32)> =
+        session.permissions.rules.iter().map(|rule| (rule.description.clone(), rule.scope, rule.fired)).collect();
+    assert_eq!(rules, [("Allow fetch".to_owned(), RuleScope::Workspace, 1)]);
 }

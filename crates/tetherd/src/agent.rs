@@ -5,13 +5,16 @@
 //! ACP adapter is often a Node wrapper around the real CLI). One supervisor task per agent owns
 //! the [`Child`]: it waits for the exit, escalates a kill from SIGTERM to SIGKILL, makes sure
 //! everything the agent printed has been forwarded, and only then reports `agent/exited`.
+//!
+//! The registry also remembers each agent's session folder (see [`crate::session`]), for longer
+//! than the agent itself: the host still audits what happened to a session after its agent died.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::value::RawValue;
 use tether_core::framing::{FrameError, LineFramer};
@@ -26,6 +29,8 @@ use tokio::sync::{Notify, mpsc, watch};
 use tokio::time::Instant;
 
 use crate::fanout::Fanout;
+use crate::session;
+use crate::utc::UtcTime;
 
 /// The environment variable carrying the hello token. Agents never see it: it would let any
 /// agent (or anything an agent runs) drive tetherd.
@@ -59,6 +64,15 @@ pub struct SpawnFailed(pub String);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UnknownAgent(pub AgentId);
 
+/// Why an agent has no session folder to write to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoSessionDir {
+    /// tetherd never spawned an agent with this id.
+    UnknownAgent,
+    /// The agent was spawned without `tetherDir`, or its folder could not be created.
+    NotCreated,
+}
+
 /// What the registry keeps about a live agent.
 #[derive(Debug, Clone)]
 struct AgentHandle {
@@ -72,6 +86,10 @@ struct AgentHandle {
 #[derive(Debug, Default)]
 struct Agents {
     live: HashMap<AgentId, AgentHandle>,
+    /// The session folder of every agent that has one, live or reaped. Kept after the agent is
+    /// reaped because the host audits the end of a session after the exit ("cancelled: the agent
+    /// died"); one path per agent started is little to keep for a tetherd's lifetime.
+    session_dirs: HashMap<AgentId, PathBuf>,
     /// Set at shutdown: no new agent may start once the old ones are being killed.
     closed: bool,
 }
@@ -151,6 +169,10 @@ impl AgentRegistry {
         );
         drop(agents);
         tracing::info!(agent = %params.name, agent_id, pid, command = %params.command, "agent started");
+        // Before the forwarders start, so that no host can hear of the agent before its folder
+        // is known.
+        let session_dir =
+            params.tether_dir.as_deref().and_then(|tether_dir| self.open_session(agent_id, &params.name, tether_dir));
 
         tokio::spawn(write_stdin(agent_id, params.name.clone(), stdin, stdin_receiver));
         let supervisor = Supervisor {
@@ -162,7 +184,42 @@ impl AgentRegistry {
             reaped: reaped_sender,
         };
         tokio::spawn(supervisor.run(child, stdout, stderr));
-        Ok(SpawnResult { agent_id, pid })
+        Ok(SpawnResult { agent_id, pid, session_dir })
+    }
+
+    /// Creates the agent's session folder under `tether_dir` and remembers it; returns its path
+    /// for the host.
+    ///
+    /// Failing here does not fail the spawn: the agent is already running, and a person who
+    /// asked for an agent should get it even when, say, the workspace is read-only. They lose the
+    /// session's audit log, which the log line says and the host sees from the `null` folder.
+    fn open_session(&self, agent_id: AgentId, name: &str, tether_dir: &str) -> Option<String> {
+        let now = UtcTime::from_system_time(SystemTime::now());
+        match session::create(Path::new(tether_dir), agent_id, now) {
+            Ok(dir) => {
+                tracing::info!(agent = %name, agent_id, dir = %dir.display(), "session folder created");
+                // `create` returns UTF-8 paths, so nothing is lost here.
+                let path = dir.to_string_lossy().into_owned();
+                self.lock().session_dirs.insert(agent_id, dir);
+                Some(path)
+            }
+            Err(error) => {
+                tracing::warn!(agent = %name, agent_id, tether_dir, error = format!("{error:#}"),
+                    "no session folder for this agent; it runs without an audit log");
+                None
+            }
+        }
+    }
+
+    /// The session folder of an agent, whether it still runs or not.
+    pub fn session_dir(&self, agent_id: AgentId) -> Result<PathBuf, NoSessionDir> {
+        let agents = self.lock();
+        match agents.session_dirs.get(&agent_id) {
+            Some(dir) => Ok(dir.clone()),
+            // Ids are handed out in order from 1 and only to agents that started.
+            None if (1..self.next_id.load(Ordering::Relaxed)).contains(&agent_id) => Err(NoSessionDir::NotCreated),
+            None => Err(NoSessionDir::UnknownAgent),
+        }
     }
 
     /// Queues one message for the agent's stdin.

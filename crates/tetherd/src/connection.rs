@@ -16,13 +16,16 @@ use tether_core::jsonrpc::{
     ErrorCode, Message, RequestId, RpcError, encode_error, encode_result, method_not_found, parse_message, parse_params,
 };
 use tether_core::sidecar::{
-    AgentRef, AgentSend, HelloParams, HelloResult, SIDECAR_PROTOCOL_VERSION, SpawnParams, error_code, method,
+    AgentRef, AgentSend, AuditAppend, HelloParams, HelloResult, SIDECAR_PROTOCOL_VERSION, SpawnParams, error_code,
+    method,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
 
-use crate::agent::AgentRegistry;
+use crate::agent::{AgentRegistry, NoSessionDir};
 use crate::fanout::{self, Fanout, Inbox, Outbox, Phase};
+use crate::session;
+use crate::utc::UtcTime;
 
 /// How long a new connection has to say `hello`.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -197,6 +200,7 @@ fn handle_message(line: &str, outbox: &Outbox, context: &Arc<Context>) -> Option
         Message::Notification { method, params } => {
             match &*method {
                 method::AGENT_SEND => send_to_agent(params, context),
+                method::SESSION_AUDIT => append_audit(params, context),
                 // Notifications get no response, by JSON-RPC's rules; the log is all there is.
                 other => tracing::warn!(method = other, "ignoring an unknown notification from the host"),
             }
@@ -221,6 +225,41 @@ fn send_to_agent(params: Option<&serde_json::value::RawValue>, context: &Context
                 tracing::warn!(agent_id = unknown.0, "message dropped: no such agent (it may have exited)");
             }
         }
+    }
+}
+
+/// Appends an audit record to the agent's session folder.
+///
+/// This runs in the connection's task, not on a blocking thread, on purpose: the host's messages
+/// are handled in order, so the records of a connection land in the order it sent them, and
+/// one small append to a local file is quick.
+fn append_audit(params: Option<&serde_json::value::RawValue>, context: &Context) {
+    let Some(params) = params else {
+        tracing::warn!("ignoring session/audit without params");
+        return;
+    };
+    let audit = match serde_json::from_str::<AuditAppend<'_>>(params.get()) {
+        Ok(audit) => audit,
+        Err(error) => {
+            tracing::warn!(%error, "ignoring session/audit with invalid params");
+            return;
+        }
+    };
+    let agent_id = audit.agent_id;
+    let session_dir = match context.registry.session_dir(agent_id) {
+        Ok(dir) => dir,
+        Err(NoSessionDir::UnknownAgent) => {
+            tracing::warn!(agent_id, "audit record dropped: no such agent");
+            return;
+        }
+        Err(NoSessionDir::NotCreated) => {
+            tracing::warn!(agent_id, "audit record dropped: the agent has no session folder");
+            return;
+        }
+    };
+    let now = UtcTime::from_system_time(std::time::SystemTime::now());
+    if let Err(error) = session::append_audit(&session_dir, audit.record, now) {
+        tracing::warn!(agent_id, error = format!("{error:#}"), "audit record dropped");
     }
 }
 

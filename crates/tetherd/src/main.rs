@@ -1,5 +1,7 @@
-//! tetherd, Tether's sidecar: the native process that owns agent processes and talks to the VS
-//! Code host over a local socket (see `tether_core::sidecar` for the wire).
+//! tetherd, Tether's sidecar: the native process that owns agent processes and the session
+//! folders in the workspace's `.tether` folder (see [`session`]), and talks to the VS Code host
+//! over a local socket (see `tether_core::sidecar` for the wire). It owns the files because it
+//! outlives the window: what the host asked it to record is on disk even if the window reloads.
 //!
 //! The host starts `tetherd serve --socket <path>` with a random token in `TETHER_TOKEN`, waits
 //! for the one line tetherd prints on stdout once it listens, and connects. tetherd keeps running
@@ -10,7 +12,9 @@ mod agent;
 mod connection;
 mod fanout;
 mod server;
+mod session;
 mod socket_dir;
+mod utc;
 
 use std::fs::OpenOptions;
 use std::path::PathBuf;

@@ -21,6 +21,11 @@ clientName: string, clientVersion: string,
  */
 workspaceRoot: string, 
 /**
+ * The workspace's `.tether` folder, where sessions and their audit logs are kept; absent
+ * when no folder is open (nothing is written then).
+ */
+tetherDir: string | null, 
+/**
  * Path of the scripted test agent binary shipped with the extension, for the "Demo" profile.
  */
 demoAgentCommand: string | null, 
@@ -31,13 +36,24 @@ profiles: Array<AgentProfile>,
 /**
  * The `tether.defaultAgent` setting; the first profile when absent or unknown.
  */
-defaultProfile: string | null, };
+defaultProfile: string | null, permissions: PermissionSettings, };
 
-export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, };
+export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, };
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
-export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, };
+export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, };
+
+export type PermissionSettings = { 
+/**
+ * The mode the window starts in (`tether.permissions.defaultMode`).
+ */
+defaultMode: Mode, 
+/**
+ * The workspace's rules (`tether.permissions.rules`), as written: the engine checks each and
+ * reports the ones it cannot use without dropping them.
+ */
+rules: unknown[], };
 
 export type SessionView = { 
 /**
@@ -51,7 +67,7 @@ agentInfo: string | null, status: SessionStatus,
 /**
  * Every profile the person can pick from, in settings order.
  */
-profiles: Array<string>, };
+profiles: Array<string>, permissions: PermissionsView, };
 
 export type SessionStatus = { "type": "starting", step: string, } | { "type": "ready" } | { "type": "failed", message: string, } | { "type": "exited", message: string, };
 
@@ -63,7 +79,62 @@ export type HostToWebview = { "type": "snapshot", snapshot: ViewSnapshot, } | { 
  */
 session: SessionView | null, thread: Array<ThreadPatch>, };
 
-export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, };
+export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" };
+
+export type PermissionsView = { mode: Mode, 
+/**
+ * The agent's own current mode, when it has modes (Tether's mode is sent to it when one
+ * matches).
+ */
+agentMode: string | null, 
+/**
+ * Every rule in force: the session's first, then the workspace's.
+ */
+rules: Array<RuleView>, 
+/**
+ * Rules in the workspace settings that could not be used, and why.
+ */
+ruleProblems: Array<string>, 
+/**
+ * The session's audit log, once tetherd created it.
+ */
+auditLog: string | null, };
+
+export type Mode = "ask" | "acceptEdits" | "plan" | "bypass";
+
+export type RuleDecision = "allow" | "deny";
+
+export type RuleSpec = { decision: RuleDecision, 
+/**
+ * Tool kinds (`execute`, `edit`, ...); empty matches every kind.
+ */
+kinds?: Array<string>, 
+/**
+ * A glob (`*` any text, `?` one character) the whole command line or the whole tool title
+ * must match: `npm test`, `npm run *`, `Read *`.
+ */
+pattern?: string, 
+/**
+ * A glob over workspace-relative paths: `src/**`, `docs/*.md`; without a `/` it matches a
+ * file name at any depth (`*.lock`), and `**` is every path inside the workspace.
+ */
+path?: string, };
+
+export type RuleScope = "session" | "workspace";
+
+export type RuleOrigin = { "type": "chosen", option: string, toolTitle: string, } | { "type": "added" } | { "type": "settings" };
+
+export type RuleView = { id: number, spec: RuleSpec, scope: RuleScope, origin: RuleOrigin, 
+/**
+ * How many requests it answered.
+ */
+fired: number, 
+/**
+ * [`RuleSpec::describe`].
+ */
+description: string, };
+
+export type DecidedBy = { "type": "rule", id: number, description: string, scope: RuleScope, } | { "type": "mode", mode: Mode, };
 
 export type Entry = { "type": "user" } & UserMessage | { "type": "agent" } & AgentMessage | { "type": "toolCall" } & ToolCallView | { "type": "notice" } & NoticeView;
 
@@ -111,7 +182,11 @@ export type PermissionOptionView = { id: string, name: string,
  */
 kind: string, };
 
-export type PermissionOutcome = { "type": "selected", optionId: string, } | { "type": "cancelled" };
+export type PermissionOutcome = { "type": "selected", optionId: string, } | { "type": "auto", optionId: string, allowed: boolean, by: DecidedBy, 
+/**
+ * What the agent was told (a rejection's reason).
+ */
+reason: string | null, } | { "type": "cancelled" } | { "type": "withdrawn" };
 
 export type NoticeLevel = "info" | "warning" | "error";
 
@@ -140,3 +215,4 @@ export type BadLineKind = "tooLong" | "invalidUtf8" | "invalidJson";
 /** Type aliases used above. */
 export type EntryIndex = number;
 export type PermissionKey = number;
+export type RuleId = number;

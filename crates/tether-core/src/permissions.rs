@@ -1,0 +1,744 @@
+//! The person's permission policy: the mode and the rules that answer an agent's
+//! `session/request_permission` without asking, and the facts of a request they are matched on.
+//!
+//! A [`PermissionPolicy`] is pure data and pure decisions: the ACP client asks it for a
+//! [`Verdict`] on each request (and again on every request still waiting whenever the policy
+//! changes), and turns the verdict into an answer. The order of precedence is the one a person
+//! can predict without reading code:
+//!
+//! 1. a **deny rule** that matches rejects, whatever the mode (an explicit "never" wins);
+//! 2. **Plan** mode rejects every tool that writes or executes (`edit`, `delete`, `move`,
+//!    `execute`), with a reason the agent is sent;
+//! 3. **Bypass** mode approves everything else;
+//! 4. an **allow rule** that matches approves (session rules are tried before workspace rules);
+//! 5. **Accept edits** mode approves `edit` and `move` of files inside the workspace;
+//! 6. otherwise the person is asked.
+//!
+//! Matching is conservative. A rule's conditions must all hold. A path condition is a glob over
+//! workspace-relative paths: an allow rule needs every path the request touches to match (and at
+//! least one path), a deny rule fires when any path matches, and a path outside the workspace never
+//! matches an allow rule nor counts as an edit Accept-edits may approve.
+//!
+//! Deliberately absent: regular expressions (globs are what people write in settings and can
+//! read back), and any IO: saving workspace rules is the host's job, asked for by the engine.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::thread::{ToolCallView, ToolContent};
+
+/// How much the person wants to be asked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum Mode {
+    /// Every request is shown, unless a rule answers it.
+    #[default]
+    Ask,
+    /// File edits inside the workspace are approved; commands and everything else still ask.
+    AcceptEdits,
+    /// Read only: anything that writes or executes is rejected, with a reason the agent sees.
+    Plan,
+    /// Everything is approved, except what a deny rule rejects.
+    Bypass,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 4] = [Mode::Ask, Mode::AcceptEdits, Mode::Plan, Mode::Bypass];
+
+    /// The name shown in the chat header and in notes.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Ask => "Ask",
+            Mode::AcceptEdits => "Accept edits",
+            Mode::Plan => "Plan",
+            Mode::Bypass => "Bypass",
+        }
+    }
+
+    /// The Tether mode an agent's own mode stands for, recognised by its id or name
+    /// (Claude Code's `default`/`acceptEdits`/`plan`/`bypassPermissions`, Gemini's `autoEdit` and
+    /// `yolo`, Codex's `read-only` and `full-access`, ...). `None` for modes with no counterpart.
+    pub fn from_agent_mode(id_or_name: &str) -> Option<Mode> {
+        let folded: String =
+            id_or_name.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_lowercase()).collect();
+        match folded.as_str() {
+            "default" | "ask" | "askalways" | "alwaysask" => Some(Mode::Ask),
+            "acceptedits" | "autoedit" | "autoedits" => Some(Mode::AcceptEdits),
+            "plan" | "readonly" | "planmode" => Some(Mode::Plan),
+            "bypass" | "bypasspermissions" | "yolo" | "fullaccess" | "dontask" => Some(Mode::Bypass),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// The ACP tool kinds, as a rule may name them.
+pub const TOOL_KINDS: [&str; 10] =
+    ["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"];
+
+/// Kinds that change the workspace or run something: what Plan mode rejects.
+const WRITING_KINDS: [&str; 4] = ["edit", "delete", "move", "execute"];
+
+/// Kinds Accept-edits mode approves inside the workspace.
+const EDIT_KINDS: [&str; 2] = ["edit", "move"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum RuleDecision {
+    Allow,
+    Deny,
+}
+
+/// A rule as the person writes it in `tether.permissions.rules` or the rules panel: a decision
+/// and the conditions a request must meet. Absent conditions match anything, but a rule needs at
+/// least one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RuleSpec {
+    pub decision: RuleDecision,
+    /// Tool kinds (`execute`, `edit`, ...); empty matches every kind.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<String>,
+    /// A glob (`*` any text, `?` one character) the whole command line or the whole tool title
+    /// must match: `npm test`, `npm run *`, `Read *`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub pattern: Option<String>,
+    /// A glob over workspace-relative paths: `src/**`, `docs/*.md`; without a `/` it matches a
+    /// file name at any depth (`*.lock`), and `**` is every path inside the workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub path: Option<String>,
+}
+
+/// Why a rule cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    #[error("a rule needs at least one condition (kinds, pattern or path)")]
+    NoCondition,
+    #[error("unknown tool kind {0:?}; the kinds are {kinds}", kinds = TOOL_KINDS.join(", "))]
+    UnknownKind(String),
+    #[error("the pattern is empty")]
+    EmptyPattern,
+    #[error("the path {0:?} is not a workspace-relative glob")]
+    BadPath(String),
+    #[error("{0}")]
+    Malformed(String),
+}
+
+impl RuleSpec {
+    /// Checks a rule the person wrote; a rule that fails is shown with the error, never applied.
+    pub fn validate(&self) -> Result<(), RuleError> {
+        if self.kinds.is_empty() && self.pattern.is_none() && self.path.is_none() {
+            return Err(RuleError::NoCondition);
+        }
+        if let Some(kind) = self.kinds.iter().find(|kind| !TOOL_KINDS.contains(&kind.as_str())) {
+            return Err(RuleError::UnknownKind(kind.clone()));
+        }
+        if self.pattern.as_deref().is_some_and(|pattern| pattern.trim().is_empty()) {
+            return Err(RuleError::EmptyPattern);
+        }
+        if let Some(path) = &self.path
+            && (path.trim().is_empty() || path.starts_with('/') || path.split('/').any(|part| part == ".."))
+        {
+            return Err(RuleError::BadPath(path.clone()));
+        }
+        Ok(())
+    }
+
+    /// Reads a rule from a settings value, with a message a person can act on when it is wrong.
+    pub fn from_setting(value: &serde_json::Value) -> Result<RuleSpec, RuleError> {
+        // serde would also read a struct from an array; a rule written as one is a mistake.
+        if !value.is_object() {
+            return Err(RuleError::Malformed(
+                r#"a rule is an object such as {"decision": "allow", "kinds": ["read"]}"#.to_owned(),
+            ));
+        }
+        let spec: RuleSpec =
+            serde_json::from_value(value.clone()).map_err(|error| RuleError::Malformed(error.to_string()))?;
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// One line saying what the rule does: `Allow execute matching “npm test”`.
+    pub fn describe(&self) -> String {
+        let mut text = String::from(match self.decision {
+            RuleDecision::Allow => "Allow",
+            RuleDecision::Deny => "Deny",
+        });
+        text.push(' ');
+        text.push_str(&if self.kinds.is_empty() { "any tool".to_owned() } else { self.kinds.join(", ") });
+        if let Some(pattern) = &self.pattern {
+            text.push_str(&format!(" matching “{pattern}”"));
+        }
+        match self.path.as_deref() {
+            Some("**") => text.push_str(" in the workspace"),
+            Some(path) => text.push_str(&format!(" on {path}")),
+            None => {}
+        }
+        text
+    }
+
+    /// Whether the rule applies to the request.
+    pub fn matches(&self, facts: &RequestFacts) -> bool {
+        if !self.kinds.is_empty() && !self.kinds.contains(&facts.kind) {
+            return false;
+        }
+        if let Some(pattern) = &self.pattern {
+            let on_command = facts.command.as_deref().is_some_and(|command| text_glob(pattern, command));
+            if !on_command && !text_glob(pattern, &facts.title) {
+                return false;
+            }
+        }
+        if let Some(glob) = &self.path {
+            let matches = |path: &RequestPath| match path {
+                RequestPath::Inside(relative) => path_glob(glob, relative),
+                RequestPath::Outside(_) => false,
+            };
+            let fires = match self.decision {
+                // A deny rule protects what it names: one matching path is enough.
+                RuleDecision::Deny => facts.paths.iter().any(matches),
+                // An allow rule must cover everything the tool touches.
+                RuleDecision::Allow => !facts.paths.is_empty() && facts.paths.iter().all(matches),
+            };
+            if !fires {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The rule an "always" choice on this request creates: as narrow as what the person saw.
+    /// A command is remembered as that exact command; a file tool as that kind of tool anywhere
+    /// in the workspace (or, when it reached outside, that exact title); reads, searches, fetches
+    /// and thinking as the kind; anything else as the kind with that exact title.
+    pub fn from_choice(decision: RuleDecision, facts: &RequestFacts) -> RuleSpec {
+        let kinds = vec![facts.kind.clone()];
+        let exact = |text: &str| Some(escape_glob(text));
+        let (pattern, path) = match facts.kind.as_str() {
+            "execute" => (exact(facts.command.as_deref().unwrap_or(&facts.title)), None),
+            "edit" | "delete" | "move" | "read" if facts.all_inside() => (None, Some("**".to_owned())),
+            "edit" | "delete" | "move" | "read" => (exact(&facts.title), None),
+            "search" | "fetch" | "think" => (None, None),
+            _ => (exact(&facts.title), None),
+        };
+        RuleSpec { decision, kinds, pattern, path }
+    }
+}
+
+/// Where a rule applies and lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum RuleScope {
+    /// This session only; gone with it.
+    Session,
+    /// Saved in the workspace settings (`tether.permissions.rules`); every session uses it.
+    Workspace,
+}
+
+/// Where a rule came from, shown beside it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum RuleOrigin {
+    /// The person chose an "always" option on a request.
+    Chosen { option: String, tool_title: String },
+    /// The person added it in the rules panel.
+    Added,
+    /// Read from the workspace settings.
+    Settings,
+}
+
+/// Identifies a rule within an engine; never reused.
+pub type RuleId = u64;
+
+/// A rule in force, as the rules panel lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleView {
+    pub id: RuleId,
+    pub spec: RuleSpec,
+    pub scope: RuleScope,
+    pub origin: RuleOrigin,
+    /// How many requests it answered.
+    pub fired: u32,
+    /// [`RuleSpec::describe`].
+    pub description: String,
+}
+
+/// A path a request touches, resolved against the workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RequestPath {
+    /// Relative to the workspace root, `/`-separated, never empty (the root itself is `.`).
+    Inside(String),
+    /// Absolute and normalised.
+    Outside(String),
+}
+
+/// What a permission request is about, as rules see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestFacts {
+    pub kind: String,
+    pub title: String,
+    /// The command line of an `execute` tool, when the agent sent one in `rawInput`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<RequestPath>,
+}
+
+impl RequestFacts {
+    /// The facts of a tool call: its kind and title, the command in its raw input, and every path
+    /// in its locations, diffs and raw input, resolved against `workspace_root`.
+    pub fn of_tool_call(call: &ToolCallView, workspace_root: &str) -> RequestFacts {
+        let mut raw_paths: Vec<&str> = call.locations.iter().map(|location| location.path.as_str()).collect();
+        for content in &call.content {
+            if let ToolContent::Diff { path, .. } = content {
+                raw_paths.push(path);
+            }
+        }
+        let raw_input = call.raw_input.as_ref().and_then(serde_json::Value::as_object);
+        if let Some(input) = raw_input {
+            for key in ["path", "file_path", "filePath", "abs_path", "absPath", "notebook_path", "destination"] {
+                if let Some(path) = input.get(key).and_then(serde_json::Value::as_str) {
+                    raw_paths.push(path);
+                }
+            }
+        }
+        let mut paths: Vec<RequestPath> = Vec::new();
+        for raw in raw_paths {
+            let path = resolve_path(workspace_root, raw);
+            if !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+        let command = raw_input.and_then(|input| {
+            ["command", "cmd", "commandLine"].iter().find_map(|key| input.get(*key).and_then(command_text))
+        });
+        RequestFacts { kind: call.kind.clone(), title: call.title.clone(), command, paths }
+    }
+
+    fn all_inside(&self) -> bool {
+        !self.paths.is_empty() && self.paths.iter().all(|path| matches!(path, RequestPath::Inside(_)))
+    }
+}
+
+/// A command given as a string, or as an argument vector (`["bash", "-lc", "npm test"]` is the
+/// command `npm test`).
+fn command_text(value: &serde_json::Value) -> Option<String> {
+    match value {
+        serde_json::Value::String(text) => Some(text.clone()),
+        serde_json::Value::Array(items) => {
+            let words: Vec<&str> = items.iter().filter_map(serde_json::Value::as_str).collect();
+            if words.len() != items.len() || words.is_empty() {
+                return None;
+            }
+            let is_shell = |word: &str| word.rsplit('/').next().is_some_and(|name| name.ends_with("sh"));
+            match words.as_slice() {
+                [shell, flag, script] if is_shell(shell) && matches!(*flag, "-c" | "-lc") => Some((*script).to_owned()),
+                _ => Some(words.join(" ")),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `path` made absolute against `root` and normalised lexically (`.` and `..` removed), then
+/// classified as inside or outside the workspace. Lexical, because the file may not exist yet and
+/// the engine does no IO; a symlink pointing out of the workspace is the host's to catch when it
+/// touches the file.
+pub fn resolve_path(root: &str, path: &str) -> RequestPath {
+    let root = normalize(root, "");
+    let absolute = if path.starts_with('/') { normalize(path, "") } else { normalize(path, &root) };
+    if absolute == root {
+        return RequestPath::Inside(".".to_owned());
+    }
+    match absolute.strip_prefix(&root).and_then(|rest| if root == "/" { Some(rest) } else { rest.strip_prefix('/') }) {
+        Some(relative) if !relative.is_empty() => RequestPath::Inside(relative.to_owned()),
+        _ => RequestPath::Outside(absolute),
+    }
+}
+
+fn normalize(path: &str, base: &str) -> String {
+    let mut parts: Vec<&str> = base.split('/').filter(|part| !part.is_empty()).collect();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+/// Escapes glob characters so that `text` matches only itself.
+fn escape_glob(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '\\') {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
+}
+
+/// A glob over free text: `*` any run of characters, `?` one character, `\` escapes.
+pub fn text_glob(pattern: &str, text: &str) -> bool {
+    let pattern: Vec<char> = pattern.chars().collect();
+    let text: Vec<char> = text.chars().collect();
+    glob_chars(&pattern, &text, false)
+}
+
+/// A glob over a workspace-relative path: `*` and `?` stay within one path segment, `**` spans
+/// segments. A pattern without `/` matches the last segment at any depth.
+pub fn path_glob(pattern: &str, path: &str) -> bool {
+    let target = if pattern.contains('/') || pattern == "**" { path } else { path.rsplit('/').next().unwrap_or(path) };
+    let pattern: Vec<char> = pattern.chars().collect();
+    let target: Vec<char> = target.chars().collect();
+    glob_chars(&pattern, &target, true)
+}
+
+/// Backtracking glob matcher. With `segments`, a single `*` does not cross `/`, `**` does, and
+/// `**/` also matches nothing (so `src/**/x` matches `src/x`). Patterns are short (a person
+/// writes them), so the worst case of backtracking does not matter.
+fn glob_chars(pattern: &[char], text: &[char], segments: bool) -> bool {
+    match pattern.first() {
+        None => text.is_empty(),
+        Some('\\') if pattern.len() > 1 => {
+            text.first() == Some(&pattern[1]) && glob_chars(&pattern[2..], &text[1..], segments)
+        }
+        Some('*') if segments && pattern.get(1) == Some(&'*') => {
+            let rest = &pattern[2..];
+            if rest.first() == Some(&'/') && glob_chars(&rest[1..], text, segments) {
+                return true;
+            }
+            (0..=text.len()).any(|skip| glob_chars(rest, &text[skip..], segments))
+        }
+        Some('*') => {
+            let rest = &pattern[1..];
+            for skip in 0..=text.len() {
+                if glob_chars(rest, &text[skip..], segments) {
+                    return true;
+                }
+                if segments && text.get(skip) == Some(&'/') {
+                    break;
+                }
+            }
+            false
+        }
+        Some('?') => {
+            text.first().is_some_and(|c| !(segments && *c == '/')) && glob_chars(&pattern[1..], &text[1..], segments)
+        }
+        Some(c) => text.first() == Some(c) && glob_chars(&pattern[1..], &text[1..], segments),
+    }
+}
+
+/// Who decided a request that was not shown as a question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum DecidedBy {
+    Rule { id: RuleId, description: String, scope: RuleScope },
+    Mode { mode: Mode },
+}
+
+impl fmt::Display for DecidedBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecidedBy::Rule { description, scope: RuleScope::Session, .. } => {
+                write!(f, "rule: {description} (this session)")
+            }
+            DecidedBy::Rule { description, scope: RuleScope::Workspace, .. } => {
+                write!(f, "rule: {description} (workspace)")
+            }
+            DecidedBy::Mode { mode } => write!(f, "{mode} mode"),
+        }
+    }
+}
+
+/// The policy's answer to one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Show the request and wait for the person.
+    Ask,
+    Allow {
+        by: DecidedBy,
+    },
+    /// `reason` is sent to the agent (in the response's `_meta`) and shown on the card.
+    Reject {
+        by: DecidedBy,
+        reason: String,
+    },
+}
+
+#[derive(Debug, Clone)]
+struct Rule {
+    id: RuleId,
+    spec: RuleSpec,
+    scope: RuleScope,
+    origin: RuleOrigin,
+    fired: u32,
+}
+
+impl Rule {
+    fn view(&self) -> RuleView {
+        RuleView {
+            id: self.id,
+            spec: self.spec.clone(),
+            scope: self.scope,
+            origin: self.origin.clone(),
+            fired: self.fired,
+            description: self.spec.describe(),
+        }
+    }
+
+    fn decided_by(&self) -> DecidedBy {
+        DecidedBy::Rule { id: self.id, description: self.spec.describe(), scope: self.scope }
+    }
+}
+
+/// The mode and the rules of one session (its own rules and the workspace's).
+#[derive(Debug, Clone)]
+pub struct PermissionPolicy {
+    mode: Mode,
+    rules: Vec<Rule>,
+    next_rule_id: RuleId,
+}
+
+impl PermissionPolicy {
+    /// A policy with no rules. Rule ids start at `first_rule_id`, so ids of different sessions
+    /// never collide and a stale click cannot delete a newer rule.
+    pub fn new(mode: Mode, first_rule_id: RuleId) -> Self {
+        PermissionPolicy { mode, rules: Vec::new(), next_rule_id: first_rule_id }
+    }
+
+    /// The policy of a new session: this one's workspace rules (with how often they fired), no
+    /// session rules, and `mode`.
+    pub fn for_new_session(&self, mode: Mode, first_rule_id: RuleId) -> Self {
+        let rules = self.rules.iter().filter(|rule| rule.scope == RuleScope::Workspace).cloned().collect();
+        PermissionPolicy { mode, rules, next_rule_id: first_rule_id.max(self.next_rule_id) }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn set_mode(&mut self, mode: Mode) {
+        self.mode = mode;
+    }
+
+    /// The verdict on a request, by the precedence in this module's documentation.
+    pub fn decide(&self, facts: &RequestFacts) -> Verdict {
+        if let Some(rule) = self.first_match(RuleDecision::Deny, facts) {
+            let by = rule.decided_by();
+            let reason = format!("Denied by the person's {by}");
+            return Verdict::Reject { by, reason };
+        }
+        let mode = self.mode;
+        if mode == Mode::Plan && WRITING_KINDS.contains(&facts.kind.as_str()) {
+            let reason = format!(
+                "Tether is in Plan mode, which is read only: {} tools are not allowed until the person switches the mode",
+                facts.kind
+            );
+            return Verdict::Reject { by: DecidedBy::Mode { mode }, reason };
+        }
+        if mode == Mode::Bypass {
+            return Verdict::Allow { by: DecidedBy::Mode { mode } };
+        }
+        if let Some(rule) = self.first_match(RuleDecision::Allow, facts) {
+            return Verdict::Allow { by: rule.decided_by() };
+        }
+        if mode == Mode::AcceptEdits && EDIT_KINDS.contains(&facts.kind.as_str()) && facts.all_inside() {
+            return Verdict::Allow { by: DecidedBy::Mode { mode } };
+        }
+        Verdict::Ask
+    }
+
+    /// Counts one request answered by rule `id`.
+    pub fn record_fired(&mut self, id: RuleId) {
+        if let Some(rule) = self.rules.iter_mut().find(|rule| rule.id == id) {
+            rule.fired += 1;
+        }
+    }
+
+    /// Adds a rule; an identical rule already in that scope is kept instead of a duplicate.
+    pub fn add_rule(&mut self, spec: RuleSpec, scope: RuleScope, origin: RuleOrigin) -> Result<RuleView, RuleError> {
+        spec.validate()?;
+        if let Some(existing) = self.rules.iter().find(|rule| rule.scope == scope && rule.spec == spec) {
+            return Ok(existing.view());
+        }
+        let rule = Rule { id: self.next_rule_id, spec, scope, origin, fired: 0 };
+        self.next_rule_id += 1;
+        let view = rule.view();
+        self.rules.push(rule);
+        Ok(view)
+    }
+
+    pub fn remove_rule(&mut self, id: RuleId) -> Option<RuleView> {
+        let index = self.rules.iter().position(|rule| rule.id == id)?;
+        Some(self.rules.remove(index).view())
+    }
+
+    /// Removes every rule of `scope`; returns how many there were.
+    pub fn clear(&mut self, scope: RuleScope) -> usize {
+        let before = self.rules.len();
+        self.rules.retain(|rule| rule.scope != scope);
+        before - self.rules.len()
+    }
+
+    /// Moves a session rule to the workspace. Returns the rule as it now is.
+    pub fn keep_for_workspace(&mut self, id: RuleId) -> Option<RuleView> {
+        let index = self.rules.iter().position(|rule| rule.id == id && rule.scope == RuleScope::Session)?;
+        let spec = self.rules[index].spec.clone();
+        if let Some(existing) =
+            self.rules.iter().position(|rule| rule.scope == RuleScope::Workspace && rule.spec == spec)
+        {
+            // Already saved: the session copy only duplicates it.
+            let fired = self.rules[index].fired;
+            self.rules[existing].fired += fired;
+            self.rules.remove(index);
+            let existing = if existing > index { existing - 1 } else { existing };
+            return Some(self.rules[existing].view());
+        }
+        self.rules[index].scope = RuleScope::Workspace;
+        Some(self.rules[index].view())
+    }
+
+    /// Replaces the workspace rules with those read from settings. A rule that was already there
+    /// keeps its id, origin and count, so saving the settings the engine asked for changes nothing.
+    pub fn set_workspace_rules(&mut self, specs: Vec<RuleSpec>) {
+        let mut old: Vec<Rule> = Vec::new();
+        self.rules.retain(|rule| {
+            if rule.scope == RuleScope::Workspace {
+                old.push(rule.clone());
+                false
+            } else {
+                true
+            }
+        });
+        for spec in specs {
+            if self.rules.iter().any(|rule| rule.scope == RuleScope::Workspace && rule.spec == spec) {
+                continue;
+            }
+            match old.iter().position(|rule| rule.spec == spec) {
+                Some(index) => self.rules.push(old.remove(index)),
+                None => {
+                    self.rules.push(Rule {
+                        id: self.next_rule_id,
+                        spec,
+                        scope: RuleScope::Workspace,
+                        origin: RuleOrigin::Settings,
+                        fired: 0,
+                    });
+                    self.next_rule_id += 1;
+                }
+            }
+        }
+    }
+
+    /// The workspace rules as they should be saved.
+    pub fn workspace_specs(&self) -> Vec<RuleSpec> {
+        self.rules.iter().filter(|rule| rule.scope == RuleScope::Workspace).map(|rule| rule.spec.clone()).collect()
+    }
+
+    /// Every rule in force, session rules first.
+    pub fn rules(&self) -> Vec<RuleView> {
+        let session = self.rules.iter().filter(|rule| rule.scope == RuleScope::Session);
+        let workspace = self.rules.iter().filter(|rule| rule.scope == RuleScope::Workspace);
+        session.chain(workspace).map(Rule::view).collect()
+    }
+
+    fn first_match(&self, decision: RuleDecision, facts: &RequestFacts) -> Option<&Rule> {
+        let session = self.rules.iter().filter(|rule| rule.scope == RuleScope::Session);
+        let workspace = self.rules.iter().filter(|rule| rule.scope == RuleScope::Workspace);
+        session.chain(workspace).find(|rule| rule.spec.decision == decision && rule.spec.matches(facts))
+    }
+}
+
+/// Who changed the mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ChangedBy {
+    Person,
+    /// The agent reported a mode of its own (`current_mode_update`), which Tether follows.
+    Agent,
+}
+
+/// One decision for the session's audit log. The host has it written with the wall-clock time
+/// (tetherd adds it); `mode` is the mode in force when it was made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditRecord {
+    #[serde(flatten)]
+    pub event: AuditEvent,
+    pub mode: Mode,
+}
+
+/// What happened, with the tool call it concerns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "event", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum AuditEvent {
+    /// A request was shown to the person.
+    Asked {
+        tool_call: AuditedToolCall,
+        options: Vec<crate::thread::PermissionOptionView>,
+    },
+    /// The person chose an option.
+    Answered {
+        tool_call: AuditedToolCall,
+        option: crate::thread::PermissionOptionView,
+    },
+    /// A rule or the mode answered without asking.
+    Decided {
+        tool_call: AuditedToolCall,
+        option: crate::thread::PermissionOptionView,
+        allowed: bool,
+        by: DecidedBy,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// Answered `cancelled` before the person chose: the turn was cancelled or ended, or the
+    /// agent went away.
+    Cancelled {
+        tool_call: AuditedToolCall,
+        why: String,
+    },
+    /// The agent withdrew the request.
+    Withdrawn {
+        tool_call: AuditedToolCall,
+    },
+    RuleAdded {
+        rule: RuleView,
+    },
+    RuleRemoved {
+        rule: RuleView,
+    },
+    /// A session rule was saved to the workspace.
+    RuleKept {
+        rule: RuleView,
+    },
+    ModeChanged {
+        from: Mode,
+        to: Mode,
+        by: ChangedBy,
+    },
+}
+
+/// The tool call a decision was about, as the person saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditedToolCall {
+    pub id: String,
+    #[serde(flatten)]
+    pub facts: RequestFacts,
+}

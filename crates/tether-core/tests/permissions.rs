@@ -1,0 +1,124 @@
+//! Data-driven tests of permission rules and modes: `test_data/permissions/matching.txt` lists
+//! cases (rules, a mode, requests as an agent sends them), and the verdict on each request is
+//! written beside it in `matching.out` (`UPDATE_EXPECT=1` accepts a change). How requests waiting
+//! in a live session are answered is covered by `tests/acp.rs` (rules.script, modes.script).
+
+// Test helpers unwrap freely: a panic here is a failed test with its message.
+#![allow(clippy::unwrap_used)]
+
+use std::fmt::Write;
+use std::path::Path;
+
+use agent_client_protocol_schema::v1 as acp;
+use tether_core::acp::tool_call_view;
+use tether_core::permissions::{
+    Mode, PermissionPolicy, RequestFacts, RuleDecision, RuleOrigin, RuleScope, RuleSpec, Verdict,
+};
+
+const WORKSPACE: &str = "/ws";
+
+fn facts(json: &str) -> RequestFacts {
+    let mut value: serde_json::Value = serde_json::from_str(json).unwrap();
+    value["toolCallId"] = serde_json::Value::String("t".to_owned());
+    let call: acp::ToolCall = serde_json::from_value(value).unwrap();
+    RequestFacts::of_tool_call(&tool_call_view(call), WORKSPACE)
+}
+
+fn run(cases: &str) -> String {
+    let mut out = String::new();
+    let mut policy = PermissionPolicy::new(Mode::Ask, 1);
+    for line in cases.lines() {
+        if let Some(title) = line.strip_prefix("== ") {
+            policy = PermissionPolicy::new(Mode::Ask, 1);
+            writeln!(out, "\n== {title}").unwrap();
+            continue;
+        }
+        let Some((verb, rest)) = line.split_once(' ') else { continue };
+        match verb {
+            "mode" => {
+                policy.set_mode(serde_json::from_value(serde_json::Value::String(rest.to_owned())).unwrap());
+                writeln!(out, "mode {rest}").unwrap();
+            }
+            "rule" => {
+                let (scope, spec) = rest.split_once(' ').unwrap();
+                let scope = if scope == "session" { RuleScope::Session } else { RuleScope::Workspace };
+                let rule = policy.add_rule(serde_json::from_str(spec).unwrap(), scope, RuleOrigin::Added).unwrap();
+                writeln!(out, "rule #{} {} ({scope:?})", rule.id, rule.description).unwrap();
+            }
+            "request" => {
+                let verdict = match policy.decide(&facts(rest)) {
+                    Verdict::Ask => "ask".to_owned(),
+                    Verdict::Allow { by } => format!("allow, by {by}"),
+                    Verdict::Reject { by, reason } => format!("reject, by {by}: {reason}"),
+                };
+                writeln!(out, "{rest}\n  => {verdict}").unwrap();
+            }
+            "always" => {
+                let (decision, request) = rest.split_once(' ').unwrap();
+                let decision = if decision == "allow" { RuleDecision::Allow } else { RuleDecision::Deny };
+                let spec = RuleSpec::from_choice(decision, &facts(request));
+                writeln!(out, "{request}\n  => {} {}", spec.describe(), serde_json::to_string(&spec).unwrap()).unwrap();
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn rule_matching_and_modes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/permissions");
+    let cases = std::fs::read_to_string(dir.join("matching.txt")).unwrap();
+    expect_test::expect_file![dir.join("matching.out")].assert_eq(&run(&cases));
+}
+
+/// An "always" rule made from a command matches that command again and nothing longer, even when
+/// the command contains glob characters.
+#[test]
+fn a_rule_from_a_choice_matches_the_request_it_came_from() {
+    for request in [
+        r#"{"title":"Run","kind":"execute","rawInput":{"command":"ls *.rs [a]? \\x"}}"#,
+        r#"{"title":"Edit","kind":"edit","locations":[{"path":"/ws/a/b.rs"}]}"#,
+        r#"{"title":"Weird * title ?","kind":"other"}"#,
+    ] {
+        let facts = facts(request);
+        let spec = RuleSpec::from_choice(RuleDecision::Allow, &facts);
+        assert!(spec.matches(&facts), "{spec:?} does not match {request}");
+    }
+    let spec = RuleSpec::from_choice(
+        RuleDecision::Allow,
+        &facts(r#"{"title":"Run","kind":"execute","rawInput":{"command":"ls *"}}"#),
+    );
+    assert!(!spec.matches(&facts(r#"{"title":"Run","kind":"execute","rawInput":{"command":"ls x"}}"#)));
+}
+
+/// Rules in the settings are checked with a message a person can act on.
+#[test]
+fn settings_rules_are_validated() {
+    let problems: Vec<String> = [
+        r#"{"decision":"allow"}"#,
+        r#"{"decision":"allow","kinds":["exec"]}"#,
+        r#"{"decision":"maybe","kinds":["read"]}"#,
+        r#"{"decision":"allow","path":"../outside/**"}"#,
+        r#"{"decision":"allow","pattern":"  "}"#,
+        r#"{"decision":"allow","kinds":["read"],"scope":"session"}"#,
+        r#"["allow"]"#,
+    ]
+    .iter()
+    .map(|json| match RuleSpec::from_setting(&serde_json::from_str(json).unwrap()) {
+        Ok(spec) => format!("ok: {}", spec.describe()),
+        Err(error) => error.to_string(),
+    })
+    .collect();
+    expect_test::expect![[r#"
+        [
+            "a rule needs at least one condition (kinds, pattern or path)",
+            "unknown tool kind \"exec\"; the kinds are read, edit, delete, move, search, execute, think, fetch, switch_mode, other",
+            "unknown variant `maybe`, expected `allow` or `deny`",
+            "the path \"../outside/**\" is not a workspace-relative glob",
+            "the pattern is empty",
+            "unknown field `scope`, expected one of `decision`, `kinds`, `pattern`, `path`",
+            "a rule is an object such as {\"decision\": \"allow\", \"kinds\": [\"read\"]}",
+        ]
+    "#]].assert_debug_eq(&problems);
+}
