@@ -195,6 +195,12 @@ export class EngineHost implements vscode.Disposable {
         this.badgeCount = action.count;
         this.applyBadge();
         return;
+      case "saveWorkspaceRules":
+        this.saveWorkspaceRules(action.rules);
+        return;
+      case "openFile":
+        this.openFile(action.path);
+        return;
       default: {
         // The generated types make this unreachable; an engine newer than this host lands here.
         const unknown: never = action;
@@ -217,11 +223,42 @@ export class EngineHost implements vscode.Disposable {
     }
   }
 
+  /**
+   * Writes `tether.permissions.rules` in the workspace settings. The change comes back as a
+   * configuration event, which sends the engine `configure` with these rules, as it expects.
+   * Without a workspace (or with unwritable settings) VS Code refuses; the person is told, since
+   * the rule they meant to keep is then only kept for the session.
+   */
+  private saveWorkspaceRules(rules: unknown[]): void {
+    vscode.workspace
+      .getConfiguration("tether")
+      .update("permissions.rules", rules, vscode.ConfigurationTarget.Workspace)
+      .then(undefined, (error: unknown) => {
+        const message = `Tether could not save the workspace's permission rules: ${describeError(error)}`;
+        this.log.error(message);
+        void vscode.window.showErrorMessage(message);
+      });
+  }
+
+  private openFile(path: string): void {
+    vscode.window.showTextDocument(vscode.Uri.file(path)).then(undefined, (error: unknown) => {
+      const message = `Tether could not open ${path}: ${describeError(error)}`;
+      this.log.error(message);
+      void vscode.window.showErrorMessage(message);
+    });
+  }
+
   private applyBadge(): void {
-    if (this.view !== undefined) {
-      this.view.badge =
-        this.badgeCount > 0 ? { value: this.badgeCount, tooltip: "Permission requests waiting" } : undefined;
+    if (this.view === undefined) {
+      return;
     }
+    const count = this.badgeCount;
+    // With nothing waiting the badge goes entirely, tooltip included: a stale "1 waiting" tooltip
+    // on a view with nothing to answer would send the person looking for a request.
+    this.view.badge =
+      count > 0
+        ? { value: count, tooltip: `${count} permission ${count === 1 ? "request" : "requests"} waiting` }
+        : undefined;
   }
 
   /** Replaces the pending timer with one for the engine's next deadline, if it has one. */

@@ -13,7 +13,7 @@ import { CHAT_VIEW_ID, ChatViewProvider, FailedChatViewProvider } from "./chatVi
 import { EngineHost, loadWasm } from "./engineHost";
 import { describeError } from "./errors";
 import type { EngineConfig } from "./generated/protocol";
-import { readAgentSettings, readSidecarSettings, type AgentSettings } from "./settings";
+import { readAgentSettings, readSidecarSettings, reportProblems, watchSettings, workspaceTetherDir } from "./settings";
 import { Sidecar } from "./sidecar";
 
 /** The built-in profile running the bundled scripted agent (`DEMO_PROFILE` in tether-core). */
@@ -61,21 +61,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("tether.newSession", () => engineHost.command({ type: "newSession" })),
     vscode.commands.registerCommand("tether.cancel", () => engineHost.command({ type: "cancel" })),
     vscode.commands.registerCommand("tether.selectAgent", (name?: unknown) => selectAgent(engineHost, name)),
-    vscode.workspace.onDidChangeConfiguration((event) => {
-      if (!event.affectsConfiguration("tether")) {
-        return;
-      }
-      const settings = readAgentSettings();
-      reportProblems(settings, log);
-      engineHost.command({
-        type: "configure",
-        profiles: settings.profiles,
-        defaultProfile: settings.defaultProfile,
-      });
-      if (event.affectsConfiguration("tether.tetherdPath") || event.affectsConfiguration("tether.sidecarGraceSeconds")) {
-        log.info("The tetherd settings take effect the next time tetherd starts (after a window reload).");
-      }
-    }),
+    watchSettings((command) => engineHost.command(command), log),
   );
   // The engine's first action starts tetherd.
   engineHost.start();
@@ -109,9 +95,11 @@ function createEngine(
     clientName: "Tether",
     clientVersion: extensionVersion,
     workspaceRoot: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir(),
+    tetherDir: workspaceTetherDir(),
     demoAgentCommand,
     profiles: settings.profiles,
     defaultProfile: settings.defaultProfile,
+    permissions: settings.permissions,
   };
   return EngineHost.create(wasm, config, log, startSidecar);
 }
@@ -156,16 +144,6 @@ async function selectAgent(engineHost: EngineHost, name: unknown): Promise<void>
   if (chosen !== undefined) {
     engineHost.command({ type: "selectAgent", name: chosen });
   }
-}
-
-function reportProblems(settings: AgentSettings, log: vscode.LogOutputChannel): void {
-  if (settings.problems.length === 0) {
-    return;
-  }
-  for (const problem of settings.problems) {
-    log.warn(problem);
-  }
-  void vscode.window.showWarningMessage(`Tether: ${settings.problems.join(" ")}`);
 }
 
 function bundledBinary(context: vscode.ExtensionContext, name: string): string {

@@ -1,22 +1,36 @@
-// Reads Tether's settings and shapes them into the engine's wire types.
+// Reads Tether's settings, shapes them into the engine's wire types, and tells the engine when
+// they change.
 //
 // Settings are hand-written JSON, so an entry of `tether.agents` can be anything. The engine
 // rejects a whole configuration that does not match its types, which would leave the person with
 // no agents at all because of one typo; so entries that cannot be an agent profile are dropped
 // here, each with a warning naming it, and the rest go through. Nothing here decides what a
-// profile means: that is the engine's job.
+// profile or a rule means: that is the engine's job. Permission rules in particular go through
+// exactly as written: the engine checks each one, shows the person what is wrong with the ones it
+// cannot use, and writes them back untouched when it saves the workspace's rules.
+
+import * as path from "node:path";
 
 import * as vscode from "vscode";
 
-import type { AgentProfile } from "./generated/protocol";
+import type { AgentProfile, HostCommand, Mode, PermissionSettings } from "./generated/protocol";
 
 /** The settings the engine is configured with, plus what was wrong with them. */
 export interface AgentSettings {
   profiles: AgentProfile[];
   defaultProfile: string | null;
-  /** One sentence per `tether.agents` entry that was dropped. */
+  permissions: PermissionSettings;
+  /** One sentence per setting (or `tether.agents` entry) that was ignored. */
   problems: string[];
 }
+
+const MODES: readonly Mode[] = ["ask", "acceptEdits", "plan", "bypass"];
+
+/** The settings whose change the engine hears about through `configure`. */
+const ENGINE_SETTINGS = ["tether.agents", "tether.defaultAgent", "tether.permissions"];
+
+/** The settings tetherd is started with; a change waits for the next start. */
+const SIDECAR_SETTINGS = ["tether.tetherdPath", "tether.sidecarGraceSeconds"];
 
 /** The settings that only take effect when tetherd is started, i.e. at activation. */
 export interface SidecarSettings {
@@ -46,7 +60,87 @@ export function readAgentSettings(): AgentSettings {
   }
   const rawDefault: unknown = configuration.get("defaultAgent");
   const defaultProfile = typeof rawDefault === "string" && rawDefault.trim() !== "" ? rawDefault.trim() : null;
-  return { profiles, defaultProfile, problems };
+  return { profiles, defaultProfile, permissions: readPermissions(configuration, problems), problems };
+}
+
+/** `tether.permissions.*`; a setting of the wrong shape is reported and its default used. */
+function readPermissions(configuration: vscode.WorkspaceConfiguration, problems: string[]): PermissionSettings {
+  const rawMode: unknown = configuration.get("permissions.defaultMode");
+  let defaultMode: Mode = "ask";
+  if (MODES.includes(rawMode as Mode)) {
+    defaultMode = rawMode as Mode;
+  } else if (rawMode !== undefined && rawMode !== null) {
+    problems.push(`tether.permissions.defaultMode must be one of ${MODES.join(", ")}; "ask" is used.`);
+  }
+  // Rules belong to a workspace: only the workspace's own value is read. Merged with the user's
+  // settings, rules of every project would count as this one's, and the first save from the
+  // Rules panel would copy them into this workspace's settings file.
+  const inspected = configuration.inspect<unknown>("permissions.rules");
+  const rawRules: unknown = inspected?.workspaceValue;
+  if (Array.isArray(inspected?.globalValue) && inspected.globalValue.length > 0) {
+    problems.push(
+      "tether.permissions.rules in your user settings are not used: rules belong to a workspace " +
+        "(its settings, or the Rules panel in the chat).",
+    );
+  }
+  let rules: unknown[] = [];
+  if (Array.isArray(rawRules)) {
+    rules = rawRules;
+  } else if (rawRules !== undefined && rawRules !== null) {
+    problems.push("tether.permissions.rules must be an array of rules; it was ignored.");
+  }
+  return { defaultMode, rules };
+}
+
+/** The `configure` command that tells the engine about the current settings. */
+export function configureCommand(settings: AgentSettings): HostCommand {
+  return {
+    type: "configure",
+    profiles: settings.profiles,
+    defaultProfile: settings.defaultProfile,
+    permissions: settings.permissions,
+  };
+}
+
+/**
+ * The workspace's `.tether` folder, where tetherd keeps sessions and audit logs: in the first
+ * workspace folder (the one sessions run in), or null when no folder is open.
+ */
+export function workspaceTetherDir(): string | null {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  return folder === undefined ? null : path.join(folder.uri.fsPath, ".tether");
+}
+
+/**
+ * Sends `configure` whenever a setting the engine uses changes (including when the engine itself
+ * had the workspace's rules saved: it expects them back this way), and reports what is wrong
+ * with the new settings.
+ */
+export function watchSettings(
+  configure: (command: HostCommand) => void,
+  log: vscode.LogOutputChannel,
+): vscode.Disposable {
+  return vscode.workspace.onDidChangeConfiguration((event) => {
+    if (ENGINE_SETTINGS.some((section) => event.affectsConfiguration(section))) {
+      const settings = readAgentSettings();
+      reportProblems(settings, log);
+      configure(configureCommand(settings));
+    }
+    if (SIDECAR_SETTINGS.some((section) => event.affectsConfiguration(section))) {
+      log.info("The tetherd settings take effect the next time tetherd starts (after a window reload).");
+    }
+  });
+}
+
+/** Logs each problem and shows them together, once per reading of the settings. */
+export function reportProblems(settings: AgentSettings, log: vscode.LogOutputChannel): void {
+  if (settings.problems.length === 0) {
+    return;
+  }
+  for (const problem of settings.problems) {
+    log.warn(problem);
+  }
+  void vscode.window.showWarningMessage(`Tether: ${settings.problems.join(" ")}`);
 }
 
 export function readSidecarSettings(): SidecarSettings {

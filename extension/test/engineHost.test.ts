@@ -1,5 +1,7 @@
 // The pump: whatever the engine asks for after an input is carried out, in order, with the VS
 // Code API it names; the engine's timer fires; a failing engine call is logged, not fatal.
+// Saving the workspace's rules and opening the audit log reach the settings and the editor, and
+// tell the person when they cannot.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -7,7 +9,7 @@ import { test } from "node:test";
 import { EngineHost, type WasmModule } from "../src/engineHost";
 import type { EngineConfig, HostAction } from "../src/generated/protocol";
 import { eventually, fakeView, recordingLog } from "./fakes";
-import { shownMessages } from "./vscodeStub";
+import { ConfigurationTarget, failures, openedDocuments, settingUpdates, shownMessages } from "./vscodeStub";
 
 /** One recorded call into the fake engine. */
 type Input = { method: string; args: unknown[] };
@@ -54,9 +56,11 @@ const config: EngineConfig = {
   clientName: "Tether",
   clientVersion: "0.1.0",
   workspaceRoot: "/workspace",
+  tetherDir: "/workspace/.tether",
   demoAgentCommand: null,
   profiles: [],
   defaultProfile: null,
+  permissions: { defaultMode: "ask", rules: [] },
 };
 
 function startHost() {
@@ -95,7 +99,7 @@ test("every action an input causes is carried out, in the engine's order", () =>
   assert.deepEqual(written, ['{"jsonrpc":"2.0","id":1,"method":"hello"}\n']);
   assert.deepEqual(lines, [{ level: "info", text: "said hello" }]);
   assert.deepEqual(posted, [{ type: "patch", session: null, thread: [] }]);
-  assert.deepEqual(view.badge, { value: 2, tooltip: "Permission requests waiting" });
+  assert.deepEqual(view.badge, { value: 2, tooltip: "2 permission requests waiting" });
   assert.deepEqual(shownMessages, [
     { level: "error", text: "agent crashed" },
     { level: "warning", text: "agent slow" },
@@ -154,7 +158,7 @@ test("posts without a view are dropped, and the badge shows once a view appears"
   const { view, posted, dispose } = fakeView();
   host.attachView(view);
   assert.deepEqual(posted, []);
-  assert.deepEqual(view.badge, { value: 1, tooltip: "Permission requests waiting" });
+  assert.deepEqual(view.badge, { value: 1, tooltip: "1 permission request waiting" });
 
   dispose();
   assert.equal(engine.inputs.at(-1)?.method, "handleWebviewGone", "the engine learns the view is gone");
@@ -212,6 +216,68 @@ test("the engine's deadline fires handleTimeout, once, and is re-armed from the 
   await eventually(() => timeouts === 3, "the third timeout");
   await new Promise((resolve) => setTimeout(resolve, 50));
   assert.equal(timeouts, 3, "only the latest deadline fired");
+  host.dispose();
+});
+
+test("the workspace's rules are saved to the workspace settings, exactly as the engine gave them", async () => {
+  const { host, engine } = startHost();
+  settingUpdates.length = 0;
+  const rules = [
+    { decision: "allow", kinds: ["execute"], pattern: "npm test" },
+    { decision: "alow", kinds: ["read"] },
+  ];
+  engine.actions.push({ type: "saveWorkspaceRules", rules }, { type: "saveWorkspaceRules", rules: [] });
+  host.command({ type: "cancel" });
+  await eventually(() => settingUpdates.length === 2, "two settings updates");
+  assert.deepEqual(settingUpdates, [
+    { key: "tether.permissions.rules", value: rules, target: ConfigurationTarget.Workspace },
+    { key: "tether.permissions.rules", value: [], target: ConfigurationTarget.Workspace },
+  ]);
+  host.dispose();
+});
+
+test("a workspace that cannot take the rules says so, in a notification and the log", async () => {
+  const { host, engine, lines } = startHost();
+  shownMessages.length = 0;
+  failures.update = "Unable to write to Workspace Settings because no workspace is opened.";
+  try {
+    engine.actions.push({ type: "saveWorkspaceRules", rules: [{ decision: "deny", kinds: ["delete"] }] });
+    host.command({ type: "cancel" });
+    await eventually(() => shownMessages.length === 1, "an error notification");
+  } finally {
+    delete failures.update;
+  }
+  assert.deepEqual(shownMessages, [
+    {
+      level: "error",
+      text: "Tether could not save the workspace's permission rules: Unable to write to Workspace Settings because no workspace is opened.",
+    },
+  ]);
+  assert.deepEqual(lines.map((line) => line.level), ["error"]);
+  host.dispose();
+});
+
+test("the audit log opens in an editor, and a file that cannot be opened is reported", async () => {
+  const { host, engine, lines } = startHost();
+  openedDocuments.length = 0;
+  shownMessages.length = 0;
+  engine.actions.push({ type: "openFile", path: "/workspace/.tether/sessions/s1/audit.jsonl" });
+  host.command({ type: "cancel" });
+  await eventually(() => openedDocuments.length === 1, "the document to open");
+  assert.deepEqual(openedDocuments, ["/workspace/.tether/sessions/s1/audit.jsonl"]);
+
+  failures.showTextDocument = "cannot open file:///gone.jsonl";
+  try {
+    engine.actions.push({ type: "openFile", path: "/gone.jsonl" });
+    host.command({ type: "cancel" });
+    await eventually(() => shownMessages.length === 1, "an error notification");
+  } finally {
+    delete failures.showTextDocument;
+  }
+  assert.deepEqual(shownMessages, [
+    { level: "error", text: "Tether could not open /gone.jsonl: cannot open file:///gone.jsonl" },
+  ]);
+  assert.equal(lines.at(-1)?.level, "error");
   host.dispose();
 });
 

@@ -1,8 +1,11 @@
 // A fake VS Code host for the dev page: defines `acquireVsCodeApi` and answers the webview the
 // way the real host does (a snapshot on `ready`, then patches), from a script.
 //
-//   ?scenario=demo                  the demo agent's turn: text, a read, an edit that asks
-//                                   permission, and the end of the turn after "Allow once"
+//   ?scenario=demo                  the demo agent's turn: text, a read, a command a session rule
+//                                   approves, an edit that asks permission, and the end of the
+//                                   turn after "Allow once"; the header's mode picker and the
+//                                   rules panel work on a fake policy (a session rule, a
+//                                   workspace rule, and a setting that could not be used)
 //   ?scenario=stress&chunks=5000&shape=blocks
 //                                   one reply streamed as N chunks of 20 characters, posted as
 //                                   one message per chunk (worse than the real host, which
@@ -14,6 +17,9 @@
 import type {
   Entry,
   HostToWebview,
+  PlanEntryView,
+  RuleSpec,
+  RuleView,
   SessionView,
   ThreadPatch,
   ToolCallView,
@@ -59,7 +65,32 @@ let session: SessionView = {
   agentInfo: "tether-test-agent 0.1.0",
   status: { type: "starting", step: "Starting the agent…" },
   profiles: ["Demo", "Claude Code", "Gemini CLI"],
+  permissions: {
+    mode: "ask",
+    agentMode: null,
+    rules: [
+      {
+        id: 1,
+        spec: { decision: "allow", kinds: ["execute"], pattern: "npm test" },
+        scope: "session",
+        origin: { type: "chosen", option: "Always allow", toolTitle: "Run npm test" },
+        fired: 2,
+        description: "Allow execute matching “npm test”",
+      },
+      {
+        id: 2,
+        spec: { decision: "deny", path: ".env" },
+        scope: "workspace",
+        origin: { type: "settings" },
+        fired: 0,
+        description: "Deny any tool on .env",
+      },
+    ],
+    ruleProblems: ['Rule 3 in tether.permissions.rules: unknown tool kind "exec"; the kinds are read, edit, …'],
+    auditLog: "/workspace/.tether/sessions/demo/audit.jsonl",
+  },
 };
+let nextRuleId = 3;
 
 function send(message: HostToWebview): void {
   window.postMessage(message, "*");
@@ -76,6 +107,35 @@ function push(entry: Entry): number {
   const index = entries.length;
   sendPatch([{ op: "push", index, entry }]);
   return index;
+}
+
+/** The demo's plan, with each step's status in order. */
+function sendPlan(...statuses: [string, string, string]): void {
+  const steps: Array<[string, string]> = [
+    ["Read README.md", "high"],
+    ["Edit notes.md", "medium"],
+    ["Summarise", "low"],
+  ];
+  const entries: PlanEntryView[] = steps.map(([content, priority], index) => ({
+    content,
+    priority,
+    status: statuses[index] ?? "pending",
+  }));
+  sendPatch([{ op: "plan", entries }]);
+}
+
+/** Changes the fake policy and sends the header, as the engine does after an intent. */
+function updatePermissions(change: (permissions: SessionView["permissions"]) => SessionView["permissions"]): void {
+  session = { ...session, permissions: change(session.permissions) };
+  sendPatch([], session);
+}
+
+/** A rough `RuleSpec::describe`, enough for the dev page. */
+function describe(spec: RuleSpec): string {
+  const kinds = spec.kinds !== undefined && spec.kinds.length > 0 ? spec.kinds.join(", ") : "any tool";
+  const pattern = spec.pattern !== undefined ? ` matching “${spec.pattern}”` : "";
+  const path = spec.path !== undefined ? ` on ${spec.path}` : "";
+  return `${spec.decision === "allow" ? "Allow" : "Deny"} ${kinds}${pattern}${path}`;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -116,16 +176,7 @@ async function demoTurn(prompt: string): Promise<void> {
       "- streamed **markdown** with `code`\n- a tool call that reads a file\n- an edit that asks your permission\n\n" +
       "```rust\nfn main() {\n    println!(\"hello from the demo\");\n}\n```\n",
   );
-  sendPatch([
-    {
-      op: "plan",
-      entries: [
-        { content: "Read README.md", priority: "high", status: "in_progress" },
-        { content: "Edit notes.md", priority: "medium", status: "pending" },
-        { content: "Summarise", priority: "low", status: "pending" },
-      ],
-    },
-  ]);
+  sendPlan("in_progress", "pending", "pending");
   const readCall = { id: "call-1", title: "Read README.md", kind: "read", locations: [{ path: "README.md", line: null }] };
   const read = push(toolCall({ ...readCall, status: "in_progress", rawInput: { path: "README.md" } }));
   await sleep(300);
@@ -141,6 +192,41 @@ async function demoTurn(prompt: string): Promise<void> {
       }),
     },
   ]);
+  // A command the session rule "Allow execute matching “npm test”" answers without asking.
+  const testRule = session.permissions.rules.find((rule) => rule.id === 1);
+  push(
+    toolCall({
+      id: "call-3",
+      title: "Run npm test",
+      kind: "execute",
+      status: "completed",
+      rawInput: { command: ["bash", "-lc", "npm test"] },
+      content: [{ type: "text", text: "```\n> tether@0.1.0 test\n> node --test\n\n# pass 12\n```" }],
+      permission: {
+        key: 2,
+        options: [
+          { id: "allow", name: "Allow", kind: "allow_once" },
+          { id: "reject", name: "Reject", kind: "reject_once" },
+        ],
+        outcome:
+          testRule === undefined
+            ? { type: "selected", optionId: "allow" }
+            : {
+                type: "auto",
+                optionId: "allow",
+                allowed: true,
+                by: { type: "rule", id: testRule.id, description: testRule.description, scope: testRule.scope },
+                reason: null,
+              },
+      },
+    }),
+  );
+  if (testRule !== undefined) {
+    updatePermissions((permissions) => ({
+      ...permissions,
+      rules: permissions.rules.map((rule) => (rule.id === testRule.id ? { ...rule, fired: rule.fired + 1 } : rule)),
+    }));
+  }
   const editCall = {
     id: "call-2",
     title: "Edit notes.md",
@@ -169,16 +255,7 @@ async function demoTurn(prompt: string): Promise<void> {
       outcome: null,
     },
   });
-  sendPatch([
-    {
-      op: "plan",
-      entries: [
-        { content: "Read README.md", priority: "high", status: "completed" },
-        { content: "Edit notes.md", priority: "medium", status: "in_progress" },
-        { content: "Summarise", priority: "low", status: "pending" },
-      ],
-    },
-  ]);
+  sendPlan("completed", "in_progress", "pending");
   pendingEdit = { index: push(call), call };
 }
 
@@ -203,17 +280,8 @@ async function answerEdit(optionId: string): Promise<void> {
   const reply = push({ type: "agent", chunks: [] });
   await streamText(reply, "Permission granted: the edit is done.\n\nThat was a full turn.");
   push({ type: "notice", level: "info", text: "The demo agent wrote 1 file.", detail: "notes.md (+2 -1)" });
-  sendPatch([
-    {
-      op: "plan",
-      entries: [
-        { content: "Read README.md", priority: "high", status: "completed" },
-        { content: "Edit notes.md", priority: "medium", status: "completed" },
-        { content: "Summarise", priority: "low", status: "completed" },
-      ],
-    },
-    { op: "turn", state: { type: "ended", stopReason: "end_turn" } },
-  ]);
+  sendPlan("completed", "completed", "completed");
+  sendPatch([{ op: "turn", state: { type: "ended", stopReason: "end_turn" } }]);
 }
 
 async function stress(chunkCount: number, shape: string): Promise<void> {
@@ -272,6 +340,52 @@ async function onIntent(message: WebviewToHost): Promise<void> {
     case "selectAgent":
       session = { ...session, agent: message.name };
       sendPatch([], session);
+      return;
+    case "setMode":
+      updatePermissions((permissions) => ({ ...permissions, mode: message.mode }));
+      return;
+    case "addRule": {
+      const rule: RuleView = {
+        id: nextRuleId++,
+        spec: message.spec,
+        scope: message.scope,
+        origin: { type: "added" },
+        fired: 0,
+        description: describe(message.spec),
+      };
+      // Session rules come first, as the engine lists them.
+      updatePermissions((permissions) => {
+        const inScope = (scope: string) => permissions.rules.filter((other) => other.scope === scope);
+        const rules =
+          rule.scope === "session"
+            ? [...inScope("session"), rule, ...inScope("workspace")]
+            : [...permissions.rules, rule];
+        return { ...permissions, rules };
+      });
+      return;
+    }
+    case "removeRule":
+      updatePermissions((permissions) => ({
+        ...permissions,
+        rules: permissions.rules.filter((rule) => rule.id !== message.id),
+      }));
+      return;
+    case "clearRules":
+      updatePermissions((permissions) => ({
+        ...permissions,
+        rules: permissions.rules.filter((rule) => rule.scope !== message.scope),
+      }));
+      return;
+    case "keepRuleForWorkspace":
+      updatePermissions((permissions) => {
+        const kept = permissions.rules.find((rule) => rule.id === message.id);
+        if (kept === undefined) return permissions;
+        const others = permissions.rules.filter((rule) => rule.id !== message.id);
+        return { ...permissions, rules: [...others, { ...kept, scope: "workspace" }] };
+      });
+      return;
+    case "openAuditLog":
+      // The real host opens the file in an editor; the dev page only records the intent.
       return;
   }
 }

@@ -1,5 +1,6 @@
 // Opens the dev page in headless Chromium and checks the webview as a person would see it:
-// the demo turn (screenshots before and after answering the permission request) and a stress
+// the demo turn (screenshots before and after answering the permission request, then the rules
+// panel open and Bypass mode's warning, answered through the fake host) and a stress
 // stream (how long after the last chunk the reply is fully shown). Screenshots go to
 // dist/dev/*.png. Needs `npm run build -- --dev` first (`npm run dev` does both).
 //
@@ -82,6 +83,16 @@ try {
     document.querySelector("main.thread").scrollTop = 0;
   });
   await demo.screenshot({ path: join(out, "demo-top.png") });
+  await demo.click("button.rules-toggle");
+  await demo.waitForSelector("section.rules-panel .rule");
+  await demo.fill('form.rule-add input[name="pattern"]', "cargo *");
+  await demo.check('form.rule-add input[name="kind"][value="execute"]');
+  await demo.click("form.rule-add button.rule-add-submit");
+  await demo.waitForSelector('.rule .rule-description >> text=Allow execute matching “cargo *”');
+  await demo.screenshot({ path: join(out, "rules-panel.png") });
+  await demo.selectOption("select.mode-select", "bypass");
+  await demo.waitForSelector('header.session[data-mode="bypass"] .mode-warning:visible');
+  await demo.screenshot({ path: join(out, "mode-bypass.png") });
   await demo.setViewportSize({ width: 260, height: 820 });
   await demo.screenshot({ path: join(out, "demo-narrow.png") });
   console.log(`demo: turn state "${await demo.textContent(".turn-state")}", ` +

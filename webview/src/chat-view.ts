@@ -1,12 +1,19 @@
 // The whole chat UI inside `#app`, redrawn from the model once per frame.
+//
+// Besides placing the parts, it owns what spans them: the focus and the screen reader
+// announcement when a permission request appears, and the keys 1 to 9, which answer the oldest
+// request still waiting with its first to ninth option wherever the focus is, unless the person
+// is typing in a field.
 
 import { ComposerView } from "./composer-view";
+import { element } from "./element";
 import { FollowBottom } from "./follow-bottom";
 import type { MarkdownRenderer } from "./markdown";
 import type { Clock } from "./markdown-view";
 import type { ChangeSet, ChatModel } from "./model";
 import { PlanView } from "./plan-view";
 import type { PermissionKey, PostIntent } from "./protocol";
+import { RulesPanelView } from "./rules-panel-view";
 import { SessionHeaderView } from "./session-header-view";
 import { ThreadView } from "./thread-view";
 import { TurnView } from "./turn-view";
@@ -14,13 +21,17 @@ import type { UiState } from "./ui-state";
 
 export class ChatView {
   private readonly header: SessionHeaderView;
+  private readonly rules: RulesPanelView;
   private readonly thread: ThreadView;
   private readonly plan = new PlanView();
   private readonly turn = new TurnView();
   private readonly composer: ComposerView;
   private readonly follow: FollowBottom;
   private readonly answered = new Set<PermissionKey>();
+  /** Polite: a new request is announced once the screen reader finishes what it is saying. */
+  private readonly announcer = element("div", "permission-announcement");
   private focusAfterFrame: HTMLElement | null = null;
+  private announceAfterFrame: string[] = [];
 
   constructor(
     root: HTMLElement,
@@ -29,30 +40,40 @@ export class ChatView {
     private readonly uiState: UiState,
     clock: Clock = () => performance.now(),
   ) {
-    this.header = new SessionHeaderView(post);
+    this.rules = new RulesPanelView(post, uiState);
+    this.header = new SessionHeaderView(post, this.rules.toggle);
     this.thread = new ThreadView(renderer, uiState, {
       renderer,
       post,
       answered: this.answered,
-      permissionShown: (button) => {
+      permissionShown: (button, title) => {
         this.focusAfterFrame = button;
+        this.announceAfterFrame.push(title);
       },
     }, clock);
     this.composer = new ComposerView(post, uiState);
+    this.announcer.setAttribute("aria-live", "polite");
+    this.announcer.setAttribute("role", "status");
     root.replaceChildren(
       this.header.element,
+      this.rules.element,
       this.thread.element,
       this.plan.element,
       this.turn.element,
       this.composer.element,
+      this.announcer,
     );
     this.follow = new FollowBottom(this.thread.element);
+    root.ownerDocument.addEventListener("keydown", (event) => this.answerByKey(event));
   }
 
   /** Draws one frame; returns true when another frame is needed to finish showing new text. */
   render(model: ChatModel, changes: ChangeSet): boolean {
     if (changes.reset) this.uiState.forgetEntriesFrom(model.entries.length);
-    if (changes.reset || changes.session) this.header.render(model.session);
+    if (changes.reset || changes.session) {
+      this.header.render(model.session);
+      this.rules.render(model.session?.permissions ?? null);
+    }
     if (changes.reset || changes.plan) this.plan.render(model.plan);
     if (changes.reset || changes.turn) this.turn.render(model.turn);
     if (changes.reset || changes.session || changes.turn) {
@@ -61,6 +82,7 @@ export class ChatView {
     const textWaiting = this.thread.render(model, changes);
     this.follow.pin();
     this.focusPermission();
+    this.announcePermissions();
     return textWaiting;
   }
 
@@ -75,5 +97,48 @@ export class ChatView {
     const typing =
       document.activeElement === this.composer.input && this.composer.input.value.trim() !== "";
     if (!typing) target.focus({ preventScroll: true });
+  }
+
+  private announcePermissions(): void {
+    if (this.announceAfterFrame.length === 0) return;
+    this.announcer.textContent = this.announceAfterFrame.map((title) => `Permission needed: ${title}`).join(". ");
+    this.announceAfterFrame = [];
+  }
+
+  /** 1 to 9: the option with that number of the oldest request the person has not answered. */
+  private answerByKey(event: KeyboardEvent): void {
+    if (event.defaultPrevented || event.isComposing || event.ctrlKey || event.altKey || event.metaKey) return;
+    if (!/^[1-9]$/.test(event.key) || isTextField(document.activeElement)) return;
+    let oldest: { key: number; card: HTMLElement } | null = null;
+    for (const card of this.thread.element.querySelectorAll<HTMLElement>('.permission-card[data-state="waiting"]')) {
+      const key = Number(card.dataset["key"]);
+      // A request answered here but not yet settled by the host is no longer the person's to answer.
+      if (this.answered.has(key)) continue;
+      if (oldest === null || key < oldest.key) oldest = { key, card };
+    }
+    if (oldest === null) return;
+    const button = oldest.card.querySelector<HTMLButtonElement>(
+      `button.permission-option[data-shortcut="${event.key}"]`,
+    );
+    if (button === null || button.disabled) return;
+    event.preventDefault();
+    button.click();
+  }
+}
+
+/** Where a digit is text the person is typing: text inputs, text areas, selects, editables. */
+function isTextField(target: Element | null): boolean {
+  if (target === null) return false;
+  if (target instanceof HTMLElement && target.isContentEditable) return true;
+  switch (target.tagName) {
+    case "TEXTAREA":
+    case "SELECT":
+      return true;
+    case "INPUT":
+      return !["checkbox", "radio", "button", "submit", "reset", "range", "color", "file"].includes(
+        (target as HTMLInputElement).type,
+      );
+    default:
+      return false;
   }
 }

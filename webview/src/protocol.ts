@@ -1,22 +1,30 @@
 // The wire types this webview speaks, re-exported from the code generated from Rust.
 //
-// `extension/src/generated/protocol.ts` is generated from tether-core (thread.rs, webview.rs);
-// importing it type-only keeps the bundle free of it while the compiler checks every field the
-// UI reads. `VsCodeApi` is the part of `acquireVsCodeApi()` this webview uses.
+// `extension/src/generated/protocol.ts` is generated from tether-core (thread.rs, webview.rs,
+// permissions.rs); importing it type-only keeps the bundle free of it while the compiler checks
+// every field the UI reads. `VsCodeApi` is the part of `acquireVsCodeApi()` this webview uses.
 
 export type {
   AgentMessage,
   ChunkKind,
+  DecidedBy,
   Entry,
   HostToWebview,
   Location,
   MessageChunk,
+  Mode,
   NoticeView,
   PermissionKey,
   PermissionOptionView,
   PermissionOutcome,
   PermissionView,
+  PermissionsView,
   PlanEntryView,
+  RuleDecision,
+  RuleOrigin,
+  RuleScope,
+  RuleSpec,
+  RuleView,
   SessionStatus,
   SessionView,
   ThreadPatch,

@@ -1,11 +1,16 @@
-// The chat header (`header.session`): which agent, how its session stands, and the two session
-// actions (pick another agent, start a new session).
+// The chat header (`header.session`): which agent, how its session stands, the two session
+// actions (pick another agent, start a new session), and the permission controls: the mode
+// picker, the agent's own mode, and the toggle of the rules panel.
 //
-// The picker shows the host's choice; choosing sends `selectAgent` and the host's next header
-// patch says what actually happened, so the picker is reset to the host's value on every update.
+// The pickers show the host's choice; choosing sends an intent (`selectAgent`, `setMode`) and the
+// host's next header patch says what actually happened, so each picker is set to the host's
+// value on every update. Setting a select's value from code fires no `change` event, and only a
+// `change` posts: drawing the host's state can never send an intent back (no UI → host → UI
+// loop; see DESIGN.md, invariant 5).
 
 import { element } from "./element";
-import type { PostIntent, SessionStatus, SessionView } from "./protocol";
+import { MODES, modeLabel } from "./permission-labels";
+import type { Mode, PermissionsView, PostIntent, SessionStatus, SessionView } from "./protocol";
 
 export class SessionHeaderView {
   readonly element: HTMLElement;
@@ -13,9 +18,14 @@ export class SessionHeaderView {
   private readonly status = element("span", "session-status");
   private readonly picker = element("select", "session-picker");
   private readonly newSession = element("button", "session-new", "New session");
+  private readonly permissions = element("div", "session-permissions");
+  private readonly modeSelect = element("select", "mode-select");
+  private readonly agentMode = element("span", "agent-mode");
+  private readonly bypassWarning = element("div", "mode-warning", "⚠ Bypass: every request is approved");
   private shownProfiles = "";
 
-  constructor(post: PostIntent) {
+  /** `rulesToggle` is the rules panel's own button; the header only gives it its place. */
+  constructor(post: PostIntent, rulesToggle: HTMLElement) {
     this.element = element("header", "session");
     const identity = element("div", "session-identity");
     identity.append(this.agent, this.status);
@@ -25,12 +35,29 @@ export class SessionHeaderView {
     this.newSession.type = "button";
     this.newSession.title = "Start a new session with the selected agent";
     actions.append(this.picker, this.newSession);
-    this.element.append(identity, actions);
+
+    this.modeSelect.setAttribute("aria-label", "Permission mode");
+    this.modeSelect.replaceChildren(
+      ...MODES.map((choice) => {
+        const option = element("option", undefined, choice.label);
+        option.value = choice.mode;
+        option.title = choice.description;
+        return option;
+      }),
+    );
+    const modeField = element("label", "mode-field");
+    modeField.append(element("span", "mode-field-label", "Mode"), this.modeSelect);
+    this.bypassWarning.setAttribute("role", "note");
+    this.permissions.append(modeField, this.agentMode, rulesToggle);
+    this.element.append(identity, actions, this.permissions, this.bypassWarning);
 
     this.picker.addEventListener("change", () => {
       post({ type: "selectAgent", name: this.picker.value });
     });
     this.newSession.addEventListener("click", () => post({ type: "newSession" }));
+    this.modeSelect.addEventListener("change", () => {
+      post({ type: "setMode", mode: this.modeSelect.value as Mode });
+    });
     this.render(null);
   }
 
@@ -40,6 +67,9 @@ export class SessionHeaderView {
       this.agent.removeAttribute("title");
       this.showStatus({ type: "starting", step: "Connecting…" });
       this.picker.hidden = true;
+      this.permissions.hidden = true;
+      this.bypassWarning.hidden = true;
+      delete this.element.dataset["mode"];
       return;
     }
     this.agent.textContent = session.agent;
@@ -60,6 +90,26 @@ export class SessionHeaderView {
     }
     this.picker.hidden = session.profiles.length === 0;
     this.picker.value = session.agent;
+    this.showPermissions(session.permissions);
+  }
+
+  private showPermissions(permissions: PermissionsView): void {
+    const mode = permissions.mode;
+    this.permissions.hidden = false;
+    this.element.dataset["mode"] = mode;
+    if (![...this.modeSelect.options].some((option) => option.value === mode)) {
+      // A mode a newer host added: shown as it is rather than as whichever mode comes first.
+      const option = element("option", undefined, modeLabel(mode));
+      option.value = mode;
+      this.modeSelect.append(option);
+    }
+    this.modeSelect.value = mode;
+    this.modeSelect.title = MODES.find((choice) => choice.mode === mode)?.description ?? modeLabel(mode);
+    this.bypassWarning.hidden = mode !== "bypass";
+    const agentMode = permissions.agentMode;
+    this.agentMode.hidden = agentMode === null;
+    this.agentMode.textContent = agentMode === null ? "" : `Agent mode: ${agentMode}`;
+    this.agentMode.title = agentMode === null ? "" : "The agent's own mode; Tether sends it yours when they match";
   }
 
   private showStatus(status: SessionStatus): void {

@@ -7,14 +7,19 @@
 //
 // The card never decides what an option means: it shows the agent's options in the agent's
 // order, sends the chosen option's id, and disables itself until the host's next patch shows
-// the outcome.
+// the outcome. Once there is one, the options give way to a single line saying how the request
+// was settled: by the person, by a rule or the mode (the engine decided, the card only words it),
+// or not at all because the turn was cancelled or the agent withdrew the request.
 
 import { diffLines } from "./diff-lines";
 import { element } from "./element";
 import type { MarkdownRenderer } from "./markdown";
+import { SCOPE_LABELS, modeLabel } from "./permission-labels";
 import type {
+  DecidedBy,
   PermissionKey,
   PermissionOptionView,
+  PermissionOutcome,
   PermissionView,
   PostIntent,
   ToolCallView,
@@ -33,9 +38,15 @@ export interface ToolCallContext {
   post: PostIntent;
   /** Permission requests the person answered here whose outcome the host has not sent yet. */
   answered: Set<PermissionKey>;
-  /** Called with the button to focus when a pending permission request first appears. */
-  permissionShown(focusTarget: HTMLButtonElement): void;
+  /**
+   * Called when a request waiting for the person first appears, with the button to focus and
+   * the tool call's title to announce.
+   */
+  permissionShown(focusTarget: HTMLButtonElement, title: string): void;
 }
+
+/** Options past the ninth have no digit: the keys 1 to 9 choose the first nine. */
+const MAX_SHORTCUT_OPTIONS = 9;
 
 const STATUS_LABELS: Record<ToolStatus, string> = {
   pending: "Pending",
@@ -43,6 +54,14 @@ const STATUS_LABELS: Record<ToolStatus, string> = {
   waiting_for_confirmation: "Awaiting approval",
   completed: "Completed",
   failed: "Failed",
+};
+
+/** The card's `data-state` once the request has an outcome. */
+const OUTCOME_STATES: Record<PermissionOutcome["type"], string> = {
+  selected: "answered",
+  auto: "auto",
+  cancelled: "cancelled",
+  withdrawn: "withdrawn",
 };
 
 /** How an answered request reads, by the kind of the option chosen. */
@@ -57,6 +76,8 @@ export class ToolCallCard {
   readonly element: HTMLElement;
   private permissionCard: HTMLElement | null = null;
   private permissionSignature = "";
+  /** The request the card shows: another request on the same tool call is announced anew. */
+  private permissionKey: PermissionKey | null = null;
   private rawOpen = false;
 
   constructor(
@@ -93,8 +114,11 @@ export class ToolCallCard {
     }
     const raw = this.renderRaw(call.rawInput, call.rawOutput);
     if (raw !== null) children.push(raw);
-    if (call.permission !== null) children.push(this.permission(call.permission));
-    else this.permissionCard = null;
+    if (call.permission !== null) children.push(this.permission(call, call.permission));
+    else {
+      this.permissionCard = null;
+      this.permissionKey = null;
+    }
     this.element.replaceChildren(...children);
   }
 
@@ -147,44 +171,49 @@ export class ToolCallCard {
     return details;
   }
 
-  private permission(permission: PermissionView): HTMLElement {
+  private permission(call: ToolCallView, permission: PermissionView): HTMLElement {
     const answeredHere = this.context.answered.has(permission.key);
-    const signature = JSON.stringify([permission, answeredHere]);
+    const command = commandLine(call.rawInput);
+    const signature = JSON.stringify([permission, answeredHere, command, call.title]);
     if (this.permissionCard !== null && signature === this.permissionSignature) {
       return this.permissionCard;
     }
-    const firstAppearance = this.permissionCard === null;
+    const firstAppearance = this.permissionKey !== permission.key;
+    this.permissionKey = permission.key;
     this.permissionSignature = signature;
     const card = element("div", "permission-card");
+    card.dataset["key"] = String(permission.key);
     card.setAttribute("role", "group");
-    card.setAttribute("aria-label", "Permission request");
+    card.setAttribute("aria-label", `Permission request: ${call.title}`);
     this.permissionCard = card;
+    // The command is what an execute request is about; the title often only paraphrases it.
+    if (command !== null) card.append(element("code", "permission-command", `$ ${command}`));
 
     const outcome = permission.outcome;
     if (outcome === null) {
-      card.dataset["state"] = "pending";
+      card.dataset["state"] = "waiting";
       card.append(element("div", "permission-prompt", "The agent asks for permission:"));
       const options = element("div", "permission-options");
-      for (const option of permission.options) {
-        options.append(this.optionButton(permission.key, option, answeredHere, card));
-      }
+      permission.options.forEach((option, index) => {
+        options.append(this.optionButton(permission.key, option, index, answeredHere, card));
+      });
       card.append(options);
       if (firstAppearance && !answeredHere) {
-        const target =
-          permission.options.findIndex((option) => option.kind.startsWith("allow"));
+        const target = permission.options.findIndex((option) => option.kind.startsWith("allow"));
         const button = options.children.item(Math.max(target, 0));
-        if (button instanceof HTMLButtonElement) this.context.permissionShown(button);
+        if (button instanceof HTMLButtonElement) this.context.permissionShown(button, call.title);
       }
       return card;
     }
-    card.dataset["state"] = outcome.type === "cancelled" ? "cancelled" : "answered";
-    card.append(element("div", "permission-outcome", outcomeLabel(permission.options, outcome)));
+    card.dataset["state"] = OUTCOME_STATES[outcome.type] ?? outcome.type;
+    card.append(outcomeElement(permission.options, outcome));
     return card;
   }
 
   private optionButton(
     key: PermissionKey,
     option: PermissionOptionView,
+    index: number,
     answeredHere: boolean,
     card: HTMLElement,
   ): HTMLButtonElement {
@@ -192,6 +221,15 @@ export class ToolCallCard {
     button.type = "button";
     button.dataset["optionId"] = option.id;
     button.dataset["kind"] = option.kind;
+    if (index < MAX_SHORTCUT_OPTIONS) {
+      // The digit is drawn by the stylesheet from this attribute rather than put in the text, so
+      // the button's text stays the agent's option name (what tests and screen readers read);
+      // `aria-keyshortcuts` tells assistive technology about the key instead.
+      const digit = String(index + 1);
+      button.dataset["shortcut"] = digit;
+      button.setAttribute("aria-keyshortcuts", digit);
+      button.title = `${option.name} (${digit})`;
+    }
     button.disabled = answeredHere;
     button.addEventListener("click", () => {
       if (this.context.answered.has(key)) return;
@@ -204,6 +242,30 @@ export class ToolCallCard {
   }
 }
 
+/**
+ * The command line in a tool's raw input, read the way tether-core's rules read it (so that what
+ * the card shows is what a pattern is matched against): `command`, `cmd` or `commandLine`, as a
+ * string or an argument vector, where `["bash", "-lc", script]` is the script.
+ */
+export function commandLine(rawInput: unknown): string | null {
+  if (typeof rawInput !== "object" || rawInput === null || Array.isArray(rawInput)) return null;
+  const input = rawInput as Record<string, unknown>;
+  for (const key of ["command", "cmd", "commandLine"]) {
+    const value = input[key];
+    if (typeof value === "string") return value;
+    if (Array.isArray(value)) {
+      if (value.length === 0 || !value.every((word): word is string => typeof word === "string")) continue;
+      const [shell, flag, script] = value;
+      const isShell = shell !== undefined && (shell.split("/").pop() ?? "").endsWith("sh");
+      if (value.length === 3 && isShell && (flag === "-c" || flag === "-lc") && script !== undefined) {
+        return script;
+      }
+      return value.join(" ");
+    }
+  }
+  return null;
+}
+
 const DIFF_CLASSES = {
   "+": "diff-added",
   "-": "diff-removed",
@@ -211,14 +273,43 @@ const DIFF_CLASSES = {
   "…": "diff-skipped",
 } as const;
 
-function outcomeLabel(
-  options: PermissionOptionView[],
-  outcome: NonNullable<PermissionView["outcome"]>,
-): string {
-  if (outcome.type === "cancelled") return "Cancelled";
-  const chosen = options.find((option) => option.id === outcome.optionId);
-  if (chosen === undefined) return `Answered: ${outcome.optionId}`;
-  return OUTCOME_LABELS[chosen.kind] ?? chosen.name;
+/** The one line that replaces the options once the request is settled. */
+function outcomeElement(options: PermissionOptionView[], outcome: PermissionOutcome): HTMLElement {
+  switch (outcome.type) {
+    case "selected": {
+      const chosen = options.find((option) => option.id === outcome.optionId);
+      if (chosen === undefined) return element("div", "permission-outcome", `Answered: ${outcome.optionId}`);
+      return element("div", "permission-outcome", OUTCOME_LABELS[chosen.kind] ?? chosen.name);
+    }
+    case "auto": {
+      const by = decidedBy(outcome.by);
+      const text = outcome.allowed
+        ? `Auto-approved by ${by}`
+        : `Rejected by ${by}${outcome.reason !== null && outcome.reason !== "" ? `: ${outcome.reason}` : ""}`;
+      const line = element("div", "permission-auto", text);
+      line.dataset["allowed"] = String(outcome.allowed);
+      const chosen = options.find((option) => option.id === outcome.optionId);
+      if (chosen !== undefined) line.title = `Answered “${chosen.name}” for you`;
+      return line;
+    }
+    case "cancelled":
+      return element("div", "permission-note", "Cancelled before you answered");
+    case "withdrawn":
+      return element("div", "permission-note", "The agent withdrew this request");
+  }
+  // An outcome a newer host added: shown as data rather than dropped.
+  return rawJson(outcome);
+}
+
+function decidedBy(by: DecidedBy): string {
+  switch (by.type) {
+    case "rule":
+      return `rule “${by.description}” (${SCOPE_LABELS[by.scope] ?? by.scope})`;
+    case "mode":
+      return `${modeLabel(by.mode)} mode`;
+  }
+  // A kind of decision a newer host added: still say it was not the person.
+  return "Tether";
 }
 
 function rawJson(value: unknown): HTMLElement {

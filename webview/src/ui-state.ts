@@ -1,6 +1,6 @@
-// Local UI state that survives a webview reload: the unsent composer text and which thoughts
-// the person opened. It is the webview's own state (kept with `vscode.setState`), never sent to
-// the host: the host's state arrives in the snapshot.
+// Local UI state that survives a webview reload: the unsent composer text, which thoughts the
+// person opened, and whether the rules panel is open. It is the webview's own state (kept with
+// `vscode.setState`), never sent to the host: the host's state arrives in the snapshot.
 
 import type { ThoughtOpenState } from "./agent-message-view";
 import type { VsCodeApi } from "./protocol";
@@ -8,20 +8,28 @@ import type { VsCodeApi } from "./protocol";
 interface SavedState {
   composer: string;
   openThoughts: string[];
+  rulesOpen: boolean;
 }
 
 /** Typing saves at most this often; `setState` crosses into the host. */
 const SAVE_DELAY_MS = 300;
 
-export class UiState implements ThoughtOpenState {
+/** Whether the rules panel is open: the panel's part of the UI state. */
+export interface RulesPanelState {
+  rulesOpen: boolean;
+}
+
+export class UiState implements ThoughtOpenState, RulesPanelState {
   private composerText: string;
   private readonly openThoughts: Set<string>;
+  private rulesPanelOpen: boolean;
   private saveTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly api: VsCodeApi) {
     const saved = readSaved(api.getState());
     this.composerText = saved.composer;
     this.openThoughts = new Set(saved.openThoughts);
+    this.rulesPanelOpen = saved.rulesOpen;
   }
 
   get composer(): string {
@@ -30,6 +38,15 @@ export class UiState implements ThoughtOpenState {
 
   set composer(text: string) {
     this.composerText = text;
+    this.saveSoon();
+  }
+
+  get rulesOpen(): boolean {
+    return this.rulesPanelOpen;
+  }
+
+  set rulesOpen(open: boolean) {
+    this.rulesPanelOpen = open;
     this.saveSoon();
   }
 
@@ -55,19 +72,24 @@ export class UiState implements ThoughtOpenState {
     if (this.saveTimer !== null) return;
     this.saveTimer = setTimeout(() => {
       this.saveTimer = null;
-      const state: SavedState = { composer: this.composerText, openThoughts: [...this.openThoughts] };
+      const state: SavedState = {
+        composer: this.composerText,
+        openThoughts: [...this.openThoughts],
+        rulesOpen: this.rulesPanelOpen,
+      };
       this.api.setState(state);
     }, SAVE_DELAY_MS);
   }
 }
 
 function readSaved(value: unknown): SavedState {
-  const saved: SavedState = { composer: "", openThoughts: [] };
+  const saved: SavedState = { composer: "", openThoughts: [], rulesOpen: false };
   if (typeof value !== "object" || value === null) return saved;
   const candidate = value as Partial<Record<keyof SavedState, unknown>>;
   if (typeof candidate.composer === "string") saved.composer = candidate.composer;
   if (Array.isArray(candidate.openThoughts)) {
     saved.openThoughts = candidate.openThoughts.filter((key): key is string => typeof key === "string");
   }
+  if (typeof candidate.rulesOpen === "boolean") saved.rulesOpen = candidate.rulesOpen;
   return saved;
 }

@@ -1,6 +1,20 @@
 // Wire values the tests build on, spelled as the host sends them.
 
-import type { Entry, HostToWebview, SessionView, ThreadPatch, ViewSnapshot } from "../src/protocol";
+import type {
+  Entry,
+  HostToWebview,
+  PermissionOutcome,
+  PermissionsView,
+  RuleView,
+  SessionView,
+  ThreadPatch,
+  ToolCallView,
+  ViewSnapshot,
+} from "../src/protocol";
+
+export function permissions(overrides: Partial<PermissionsView> = {}): PermissionsView {
+  return { mode: "ask", agentMode: null, rules: [], ruleProblems: [], auditLog: null, ...overrides };
+}
 
 export function session(overrides: Partial<SessionView> = {}): SessionView {
   return {
@@ -8,6 +22,7 @@ export function session(overrides: Partial<SessionView> = {}): SessionView {
     agentInfo: "tether-test-agent 0.1.0",
     status: { type: "ready" },
     profiles: ["Demo", "Claude Code"],
+    permissions: permissions(),
     ...overrides,
   };
 }
@@ -30,7 +45,7 @@ export const editPermissionOptions = [
   { id: "reject-always", name: "Always reject", kind: "reject_always" },
 ];
 
-export function editToolCall(outcome: { type: "selected"; optionId: string } | { type: "cancelled" } | null): Entry {
+export function editToolCall(outcome: PermissionOutcome | null): Entry {
   return {
     type: "toolCall",
     id: "call-2",
@@ -42,5 +57,39 @@ export function editToolCall(outcome: { type: "selected"; optionId: string } | {
     rawInput: { path: "notes.md" },
     rawOutput: null,
     permission: { key: 7, options: editPermissionOptions, outcome },
+  };
+}
+
+/** An `execute` tool call asking to run `command` (as the agent put it in `rawInput`). */
+export function commandToolCall(
+  key: number,
+  command: unknown,
+  outcome: PermissionOutcome | null = null,
+  overrides: Partial<ToolCallView> = {},
+): Entry {
+  return {
+    type: "toolCall",
+    id: `call-${key}`,
+    title: `Run tests (${key})`,
+    kind: "execute",
+    status: outcome === null ? "waiting_for_confirmation" : "completed",
+    content: [],
+    locations: [],
+    rawInput: { command },
+    rawOutput: null,
+    permission: { key, options: editPermissionOptions, outcome },
+    ...overrides,
+  };
+}
+
+export function rule(overrides: Partial<RuleView> = {}): RuleView {
+  return {
+    id: 1,
+    spec: { decision: "allow", kinds: ["execute"], pattern: "npm test" },
+    scope: "session",
+    origin: { type: "chosen", option: "Always allow", toolTitle: "Run tests" },
+    fired: 0,
+    description: "Allow execute matching “npm test”",
+    ...overrides,
   };
 }

@@ -1,9 +1,14 @@
-// What the unit tests share: a jsdom window for DOMPurify and the views, and a seeded random
-// source so a failing property test can be replayed.
+// What the unit tests share: a jsdom window for DOMPurify and the views, the whole chat drawn in
+// it frame by frame, and a seeded random source so a failing property test can be replayed.
 
+import assert from "node:assert/strict";
 import DOMPurify from "dompurify";
 import { JSDOM } from "jsdom";
+import { ChatView } from "../src/chat-view";
 import { MarkdownRenderer } from "../src/markdown";
+import { ChangeSet, type ChatModel, applyHostMessage, emptyModel } from "../src/model";
+import type { HostToWebview, VsCodeApi, WebviewToHost } from "../src/protocol";
+import { UiState } from "../src/ui-state";
 
 /** A renderer whose DOMPurify runs on a fresh jsdom window, as it runs on the page's window. */
 export function createRenderer(): MarkdownRenderer {
@@ -23,11 +28,70 @@ export function installDom(): JSDOM["window"] {
   globals["document"] = window.document;
   globals["HTMLElement"] = window.HTMLElement;
   globals["HTMLButtonElement"] = window.HTMLButtonElement;
+  globals["HTMLInputElement"] = window.HTMLInputElement;
   globals["ResizeObserver"] = class {
     observe(): void {}
     disconnect(): void {}
   };
   return window;
+}
+
+export interface Harness {
+  window: ReturnType<typeof installDom>;
+  posted: WebviewToHost[];
+  /** What the webview saved with `setState`, once its save timer fired. */
+  saved(): unknown;
+  /** Applies messages and renders one frame, as main.ts does. */
+  frame(...messages: HostToWebview[]): void;
+  query<T extends Element = HTMLElement>(selector: string): T;
+  queryAll(selector: string): HTMLElement[];
+  /** Presses a key on the focused element (or the body), as the person would. */
+  press(key: string, init?: Partial<KeyboardEventInit>): void;
+  model: ChatModel;
+}
+
+const renderer = createRenderer();
+
+/** The whole chat in a fresh jsdom document, with a webview API that records what is posted. */
+export function harness(savedState: unknown = undefined): Harness {
+  const window = installDom();
+  const posted: WebviewToHost[] = [];
+  let saved = savedState;
+  const api: VsCodeApi = {
+    postMessage: (message) => posted.push(message),
+    getState: () => savedState,
+    setState: (state) => {
+      saved = state;
+    },
+  };
+  const root = window.document.getElementById("app");
+  assert.ok(root !== null);
+  // A clock that never moves: every frame may render (the rationing has its own test).
+  const view = new ChatView(root, renderer, api.postMessage, new UiState(api), () => 0);
+  const model = emptyModel();
+  return {
+    window,
+    posted,
+    model,
+    saved: () => saved,
+    frame(...messages) {
+      const changes = new ChangeSet();
+      for (const message of messages) applyHostMessage(model, message, changes);
+      view.render(model, changes);
+    },
+    query<T extends Element>(selector: string): T {
+      const found = window.document.querySelector<T>(selector);
+      assert.ok(found !== null, `no element matches ${selector}`);
+      return found;
+    },
+    queryAll(selector) {
+      return [...window.document.querySelectorAll<HTMLElement>(selector)];
+    },
+    press(key, init = {}) {
+      const target = window.document.activeElement ?? window.document.body;
+      target.dispatchEvent(new window.KeyboardEvent("keydown", { key, bubbles: true, cancelable: true, ...init }));
+    },
+  };
 }
 
 /** mulberry32: small, fast, and the same sequence for the same seed on every machine. */

@@ -1,0 +1,114 @@
+// The settings the engine is configured with: the permission settings read as written (the
+// engine judges each rule), wrong shapes reported instead of breaking the configuration, the
+// workspace's `.tether` folder, and a `configure` for every change the engine cares about.
+
+import assert from "node:assert/strict";
+import { beforeEach, test } from "node:test";
+
+import type { HostCommand } from "../src/generated/protocol";
+import { configureCommand, readAgentSettings, watchSettings, workspaceTetherDir } from "../src/settings";
+import { recordingLog } from "./fakes";
+import { Uri, changeSettings, settings, shownMessages, userSettings, workspace } from "./vscodeStub";
+
+beforeEach(() => {
+  settings.clear();
+  userSettings.clear();
+  shownMessages.length = 0;
+  workspace.workspaceFolders = undefined;
+});
+
+test("the permission settings go to the engine as written, bad rules included", () => {
+  const rules = [
+    { decision: "allow", kinds: ["execute"], pattern: "npm test" },
+    { decision: "deny", path: ".env" },
+    { decision: "allow", kinds: ["exec"] },
+    "not even an object",
+  ];
+  settings.set("tether.permissions.defaultMode", "acceptEdits");
+  settings.set("tether.permissions.rules", rules);
+  settings.set("tether.agents", [{ name: "Gemini", command: "gemini", args: ["--acp"] }]);
+  settings.set("tether.defaultAgent", "Gemini");
+  const read = readAgentSettings();
+  assert.deepEqual(read.problems, []);
+  assert.deepEqual(configureCommand(read), {
+    type: "configure",
+    profiles: [{ name: "Gemini", command: "gemini", args: ["--acp"], env: {}, cwd: null }],
+    defaultProfile: "Gemini",
+    permissions: { defaultMode: "acceptEdits", rules },
+  });
+});
+
+test("permission settings of the wrong shape fall back to their defaults, with a sentence each", () => {
+  const cases: Array<[unknown, unknown, { defaultMode: string; rules: unknown[] }, string[]]> = [
+    [undefined, undefined, { defaultMode: "ask", rules: [] }, []],
+    ["plan", [], { defaultMode: "plan", rules: [] }, []],
+    [
+      "yolo",
+      { decision: "allow" },
+      { defaultMode: "ask", rules: [] },
+      [
+        'tether.permissions.defaultMode must be one of ask, acceptEdits, plan, bypass; "ask" is used.',
+        "tether.permissions.rules must be an array of rules; it was ignored.",
+      ],
+    ],
+  ];
+  for (const [mode, rules, expected, problems] of cases) {
+    settings.clear();
+    settings.set("tether.permissions.defaultMode", mode);
+    settings.set("tether.permissions.rules", rules);
+    const read = readAgentSettings();
+    assert.deepEqual([read.permissions, read.problems], [expected, problems], JSON.stringify([mode, rules]));
+  }
+});
+
+test("rules come from the workspace only; rules in the user settings are reported, not copied", () => {
+  userSettings.set("tether.permissions.rules", [{ decision: "allow", kinds: ["execute"] }]);
+  let read = readAgentSettings();
+  assert.deepEqual(read.permissions.rules, []);
+  assert.deepEqual(read.problems, [
+    "tether.permissions.rules in your user settings are not used: rules belong to a workspace " +
+      "(its settings, or the Rules panel in the chat).",
+  ]);
+  settings.set("tether.permissions.rules", [{ decision: "deny", path: ".env" }]);
+  read = readAgentSettings();
+  assert.deepEqual(read.permissions.rules, [{ decision: "deny", path: ".env" }]);
+});
+
+test("sessions and audit logs live in the first workspace folder's .tether, and nowhere without one", () => {
+  assert.equal(workspaceTetherDir(), null);
+  workspace.workspaceFolders = [{ uri: Uri.file("/home/me/project") }, { uri: Uri.file("/home/me/other") }];
+  assert.equal(workspaceTetherDir(), "/home/me/project/.tether");
+});
+
+test("a change the engine cares about sends configure with every setting; tetherd's only log", () => {
+  const sent: HostCommand[] = [];
+  const { log, lines } = recordingLog();
+  const watching = watchSettings((command) => sent.push(command), log);
+  try {
+    changeSettings({ "tether.permissions.rules": [{ decision: "deny", kinds: ["delete"] }] });
+    changeSettings({ "tether.permissions.defaultMode": "bypass" });
+    changeSettings({ "tether.agents": [{ name: "Codex" }] });
+    changeSettings({ "tether.sidecarGraceSeconds": 5 });
+  } finally {
+    watching.dispose();
+  }
+  changeSettings({ "tether.defaultAgent": "Codex" });
+
+  const permissions = { defaultMode: "bypass", rules: [{ decision: "deny", kinds: ["delete"] }] };
+  assert.deepEqual(sent, [
+    {
+      type: "configure",
+      profiles: [],
+      defaultProfile: null,
+      permissions: { defaultMode: "ask", rules: permissions.rules },
+    },
+    { type: "configure", profiles: [], defaultProfile: null, permissions },
+    { type: "configure", profiles: [], defaultProfile: null, permissions },
+  ]);
+  assert.deepEqual(shownMessages, [{ level: "warning", text: 'Tether: tether.agents[0] was ignored: "Codex" has no "command".' }]);
+  assert.deepEqual(
+    lines.map((line) => line.level),
+    ["warn", "info"],
+    "the dropped agent is logged, and the tetherd setting's delay explained",
+  );
+});
