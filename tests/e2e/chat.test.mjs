@@ -39,7 +39,7 @@ test("Demo agent: streamed text, a completed tool call, and a permission card", 
       .waitFor();
 
     const edit = chat.locator(".entry.tool-call", { hasText: "Edit notes.md" });
-    const card = edit.locator('.permission-card[data-state="pending"]');
+    const card = edit.locator('.permission-card[data-state="waiting"]');
     await card.waitFor();
     assert.equal(await edit.getAttribute("data-status"), "waiting_for_confirmation");
     assert.deepEqual(await permissionOptions(card), [
@@ -111,7 +111,7 @@ test("SDK example agent: a real ACP agent's turn, with its permission request", 
     const edit = chat.locator(".entry.tool-call", {
       hasText: "Modifying critical configuration file",
     });
-    const card = edit.locator('.permission-card[data-state="pending"]');
+    const card = edit.locator('.permission-card[data-state="waiting"]');
     await card.waitFor();
     assert.equal(await edit.getAttribute("data-kind"), "edit");
     assert.deepEqual(await permissionOptions(card), [

@@ -1,8 +1,9 @@
-//! `cargo xtask test`: builds everything, then runs every Rust test and the end-to-end suite
-//! (code-server + Chromium), and fails if any of them failed.
+//! `cargo xtask test`: builds everything, then runs every Rust test, the TypeScript type checks
+//! and unit tests of the webview and the extension host, and the end-to-end suite (code-server +
+//! Chromium), and fails if any of them failed.
 //!
-//! Both suites run even when the first fails, so one run reports everything; each prints its own
-//! summary (nextest's or cargo's, and node's test runner's).
+//! Every suite runs even when an earlier one fails, so one run reports everything; each prints its
+//! own summary (nextest's or cargo's, and node's test runner's).
 
 use std::fs;
 
@@ -21,13 +22,18 @@ pub struct Options {
 
 pub fn run(project: &Project, options: Options) -> anyhow::Result<()> {
     let built = build::run(project, options.build)?;
-    let mut failed = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
     if !run_rust_tests(project)? {
-        failed.push("Rust tests");
+        failed.push("Rust tests".to_owned());
+    }
+    for package in TYPESCRIPT_PACKAGES {
+        if !run_typescript_checks(project, package)? {
+            failed.push(format!("{package}/ type checks or unit tests"));
+        }
     }
     if options.end_to_end {
         if !run_end_to_end_tests(project, &built)? {
-            failed.push("end-to-end tests");
+            failed.push("end-to-end tests".to_owned());
         }
     } else {
         eprintln!("test: skipping the end-to-end suite (--no-e2e)");
@@ -52,6 +58,19 @@ fn run_rust_tests(project: &Project) -> anyhow::Result<bool> {
     // nextest does not run doctests; cargo does, separately.
     let doctests = Cmd::new("cargo").args(["test", "--workspace", "--doc"]).dir(&project.root).status()?;
     Ok(tests.success() && doctests.success())
+}
+
+/// The TypeScript packages with unit tests of their own. The build bundles them with esbuild,
+/// which does not check types, so the checks run here.
+const TYPESCRIPT_PACKAGES: [&str; 2] = ["webview", "extension"];
+
+/// Type-checks one TypeScript package and runs its unit tests (`npm run typecheck`, `npm test`).
+/// Returns whether both passed.
+fn run_typescript_checks(project: &Project, package: &str) -> anyhow::Result<bool> {
+    let dir = project.root.join(package);
+    let typecheck = Cmd::new("npm").args(["run", "typecheck"]).dir(&dir).status()?;
+    let tests = Cmd::new("npm").arg("test").dir(&dir).status()?;
+    Ok(typecheck.success() && tests.success())
 }
 
 /// Runs tests/e2e/*.test.mjs with node's test runner under Node 24, one file at a time (each

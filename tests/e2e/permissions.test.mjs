@@ -1,0 +1,249 @@
+// End to end: the person's permission decisions in a real VS Code. The scripted test agent runs
+// its "permissions" scenario (crates/tether-test-agent/scenarios/permissions.toml): each prompt
+// makes it ask for one kind of permission, and it reports every answer it gets in the chat,
+// including the reason Tether sends in `_meta`, so the tests see what the agent saw.
+//
+// One VS Code serves every step (starting one costs most of a minute on two cores). The steps run
+// in order in one session, as a person would use it, each as its own subtest; a step that fails
+// skips the rest. Every wait is for something to appear; none measures time.
+
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { test } from "node:test";
+
+import { ACTIVATION_TIMEOUT_MS, STEP_TIMEOUT_MS, repoRoot, withVSCode } from "./harness.mjs";
+
+const TEST_TIMEOUT_MS = 15 * 60_000;
+
+// The test agent shipped in the extension (the binary the Demo profile runs).
+const testAgent = path.join(repoRoot, "extension", "bin", "tether-test-agent");
+
+const settings = {
+  "tether.sidecarGraceSeconds": 5,
+  "tether.agents": [{ name: "Permissions", command: testAgent, args: ["--scenario", "permissions"] }],
+  "tether.defaultAgent": "Permissions",
+};
+
+test("permissions: cards, rules, modes, concurrent requests, withdrawal and the audit log", {
+  timeout: TEST_TIMEOUT_MS,
+}, async (t) => {
+  await withVSCode({ name: "permissions", settings }, async (vscode) => {
+    await vscode.openTetherView();
+    const chat = vscode.chatFrame();
+    await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+    const badge = vscode.page.locator(
+      '.activitybar .action-item:has(a[aria-label^="Tether"]) .badge .badge-content',
+    );
+
+    // Sends a prompt and waits until its turn has ended. Turns are counted by the person's
+    // messages, so each wait is for this turn, not an earlier one.
+    let turns = 0;
+    const prompt = async (text) => {
+      turns += 1;
+      await vscode.sendPrompt(text);
+      await chat.locator(".entry.user").nth(turns - 1).waitFor();
+    };
+    const turnEnded = () => chat.locator('.turn-state[data-state="ended"]').waitFor();
+    const agentSays = (text) => chat.locator(".entry.agent", { hasText: text }).last().waitFor();
+    // The tool call entry of this turn with this title (earlier turns have the same titles).
+    const toolCall = (title) => chat.locator(".entry.tool-call", { hasText: title }).last();
+
+    let ok = true;
+    const step = (name, body) =>
+      t.test(name, { skip: !ok && "an earlier step failed" }, async () => {
+        try {
+          await body();
+        } catch (error) {
+          ok = false;
+          await vscode.screenshot(`permissions-failed-${name.slice(0, 3).replace(/\W/g, "")}.png`);
+          throw error;
+        }
+      });
+
+    await step("(1) a request is shown with what it is about, and answered by a click", async () => {
+      await prompt("edit");
+      const edit = toolCall("Edit notes.md");
+      const card = edit.locator('.permission-card[data-state="waiting"]');
+      await card.waitFor();
+      assert.deepEqual(await optionIds(card), ["allow-once", "allow-always", "reject-once", "reject-always"]);
+      assert.match(await edit.innerText(), /notes\.md/, "the card names the file");
+      assert.equal(await edit.getAttribute("data-status"), "waiting_for_confirmation");
+      // The Tether view's badge says one request waits, even if the view were hidden.
+      await badge.filter({ hasText: /^1$/ }).waitFor();
+
+      await card.locator('button.permission-option[data-option-id="allow-once"]').click();
+      await agentSays("Permission for edit-notes: allow_once (allow-once).");
+      await edit.locator('.permission-card[data-state="answered"]').waitFor();
+      await turnEnded();
+      await badge.waitFor({ state: "hidden" });
+    });
+
+    await step("(2) always allow makes a rule; it answers the next request; deleting it asks again", async () => {
+      await prompt("run tests");
+      let card = toolCall("Run npm test").locator('.permission-card[data-state="waiting"]');
+      await card.waitFor();
+      assert.equal((await card.locator(".permission-command").innerText()).trim(), "$ npm test");
+      await card.locator('button.permission-option[data-option-id="allow-always"]').click();
+      await agentSays("Permission for run-tests: allow_always (allow-always).");
+      await turnEnded();
+
+      // The same command again: approved by the rule without a question, and the agent is told so.
+      await prompt("run tests");
+      const auto = toolCall("Run npm test").locator('.permission-auto[data-allowed="true"]');
+      await auto.waitFor();
+      assert.match(await auto.innerText(), /Auto-approved by rule/);
+      await agentSays("Permission for run-tests: allow_once (allow-once). Reason: Approved by the person's rule");
+      await turnEnded();
+      assert.equal(await toolCall("Run npm test").locator("button.permission-option").count(), 0);
+
+      // The rules panel lists the rule, where it came from and that it fired once.
+      await chat.locator("button.rules-toggle").click();
+      const rule = chat.locator('.rules-panel .rule[data-scope="session"]');
+      await rule.waitFor();
+      assert.equal(await rule.count(), 1);
+      assert.match(await rule.locator(".rule-description").innerText(), /Allow execute matching .npm test./);
+      assert.match(await rule.locator(".rule-origin").innerText(), /Always allow/);
+      assert.match(await rule.locator(".rule-fired").innerText(), /fired 1 time\b/);
+
+      // Deleted: the next request asks again, and is answered from the keyboard (3 = Reject).
+      await rule.locator("button.rule-delete").click();
+      await chat.locator(".rules-panel .rules-empty").waitFor();
+      await prompt("run tests");
+      card = toolCall("Run npm test").locator('.permission-card[data-state="waiting"]');
+      await card.waitFor();
+      await card.locator("button.permission-option").first().focus();
+      await card.locator("button.permission-option").first().press("3");
+      await agentSays("Permission for run-tests: reject_once (reject-once).");
+      await turnEnded();
+    });
+
+    await step("(3) Plan mode rejects a write, and the agent is told why", async () => {
+      await chat.locator("select.mode-select").selectOption("plan");
+      await chat.locator('[data-mode="plan"]').first().waitFor();
+      // The scripted agent offers a "plan" mode of its own: Tether switched it too.
+      await chat.locator(".agent-mode", { hasText: "Plan" }).waitFor();
+      await prompt("mode");
+      await agentSays("Agent mode: plan.");
+      await turnEnded();
+
+      await prompt("edit");
+      const rejected = toolCall("Edit notes.md").locator('.permission-auto[data-allowed="false"]');
+      await rejected.waitFor();
+      assert.match(await rejected.innerText(), /Rejected by Plan mode/);
+      await agentSays(
+        "Permission for edit-notes: reject_once (reject-once). Reason: Tether is in Plan mode, which is read only",
+      );
+      await turnEnded();
+      assert.equal(
+        await fsp.readFile(path.join(vscode.workspace, "notes.md"), "utf8"),
+        "# Notes\n\n- Try the Tether sidebar.\n",
+        "nothing was written",
+      );
+
+      await chat.locator("select.mode-select").selectOption("ask");
+      await chat.locator(".agent-mode", { hasText: "Ask" }).waitFor();
+    });
+
+    await step("(4) two requests wait at once; one always-allow answers both", async () => {
+      await prompt("two edits");
+      const a = toolCall("Edit a.txt");
+      const b = toolCall("Edit b.txt");
+      await a.locator('.permission-card[data-state="waiting"]').waitFor();
+      await b.locator('.permission-card[data-state="waiting"]').waitFor();
+      await badge.filter({ hasText: /^2$/ }).waitFor();
+
+      await a.locator('button.permission-option[data-option-id="allow-always"]').click();
+      await b.locator('.permission-auto[data-allowed="true"]').waitFor();
+      await agentSays("Permission for edit-a: allow_always (allow-always).");
+      await agentSays("Permission for edit-b: allow_once (allow-once). Reason: Approved by the person's rule");
+      await agentSays("Both answers are in.");
+      await turnEnded();
+      await badge.waitFor({ state: "hidden" });
+
+      // The rule the choice made can be kept for the workspace: it lands in the workspace settings.
+      const rule = chat.locator('.rules-panel .rule[data-scope="session"]', { hasText: "Allow edit" });
+      await rule.locator("button.rule-keep").click();
+      await chat.locator('.rules-panel .rule[data-scope="workspace"]', { hasText: "Allow edit" }).waitFor();
+      const saved = await waitForFile(path.join(vscode.workspace, ".vscode", "settings.json"), (text) =>
+        text.includes("tether.permissions.rules"),
+      );
+      assert.deepEqual(JSON.parse(saved)["tether.permissions.rules"], [
+        { decision: "allow", kinds: ["edit"], path: "**" },
+      ]);
+    });
+
+    await step("(5) the agent withdraws a pending request and the card goes away with a note", async () => {
+      await prompt("withdraw");
+      const fetch = toolCall("Fetch https://example.com/docs");
+      await fetch.locator('.permission-card[data-state="waiting"]').waitFor();
+      await fetch.locator('.permission-card[data-state="withdrawn"]').waitFor();
+      assert.match(await fetch.locator(".permission-note").innerText(), /withdrew/);
+      assert.equal(await fetch.locator("button.permission-option").count(), 0);
+      await agentSays("Permission for fetch-docs: withdrawn (Request cancelled).");
+      await agentSays("I withdrew my request.");
+      await turnEnded();
+      await badge.waitFor({ state: "hidden" });
+    });
+
+    await step("the audit log holds every decision, with the time", async () => {
+      const tetherDir = path.join(vscode.workspace, ".tether");
+      assert.equal(await fsp.readFile(path.join(tetherDir, ".gitignore"), "utf8"), "*\n");
+      const [session] = await fsp.readdir(path.join(tetherDir, "sessions"));
+      const log = path.join(tetherDir, "sessions", session, "audit.jsonl");
+      const records = (await fsp.readFile(log, "utf8")).trim().split("\n").map((line) => JSON.parse(line));
+      for (const record of records) assert.ok(!Number.isNaN(Date.parse(record.time)), JSON.stringify(record));
+      const summary = records.map((r) =>
+        [r.event, r.toolCall?.id, r.option?.id ?? r.by?.type ?? r.to ?? r.rule?.description].filter(Boolean).join(" "),
+      );
+      assert.deepEqual(summary, [
+        "asked edit-notes",
+        "answered edit-notes allow-once",
+        "asked run-tests",
+        "answered run-tests allow-always",
+        "ruleAdded Allow execute matching “npm test”",
+        "decided run-tests allow-once",
+        "ruleRemoved Allow execute matching “npm test”",
+        "asked run-tests",
+        "answered run-tests reject-once",
+        "modeChanged plan",
+        "decided edit-notes reject-once",
+        "modeChanged ask",
+        "asked edit-a",
+        "asked edit-b",
+        "answered edit-a allow-always",
+        "ruleAdded Allow edit in the workspace",
+        "decided edit-b allow-once",
+        "ruleKept Allow edit in the workspace",
+        "asked fetch-docs",
+        "withdrawn fetch-docs",
+      ]);
+      const planned = records.find((r) => r.event === "decided" && r.by?.type === "mode");
+      assert.equal(planned.allowed, false);
+      assert.match(planned.reason, /Plan mode/);
+
+      // The rules panel opens the same log in an editor.
+      await chat.locator("button.audit-open").click();
+      await vscode.page.locator(".tabs-container .tab", { hasText: "audit.jsonl" }).waitFor();
+      await vscode.screenshot("permissions.png");
+    });
+  });
+});
+
+// The option ids a permission card offers, in the order shown.
+async function optionIds(card) {
+  return card.locator("button.permission-option").evaluateAll((buttons) => buttons.map((b) => b.dataset.optionId));
+}
+
+// Waits until `file` exists and `ready(text)` holds, then returns its text. The workspace settings
+// are written by VS Code after the click, on its own schedule.
+async function waitForFile(file, ready) {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  for (;;) {
+    const text = fs.existsSync(file) ? await fsp.readFile(file, "utf8") : "";
+    if (ready(text)) return text;
+    if (Date.now() > deadline) throw new Error(`${file} never had what was expected; it has:\n${text}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
