@@ -157,6 +157,7 @@ function toolCall(overrides: Partial<ToolCallView>): Entry {
     content: [],
     locations: [],
     rawInput: null,
+    command: null,
     rawOutput: null,
     permission: null,
     ...overrides,
@@ -201,6 +202,7 @@ async function demoTurn(prompt: string): Promise<void> {
       kind: "execute",
       status: "completed",
       rawInput: { command: ["bash", "-lc", "npm test"] },
+      command: "npm test",
       content: [{ type: "text", text: "```\n> tether@0.1.0 test\n> node --test\n\n# pass 12\n```" }],
       permission: {
         key: 2,

@@ -173,7 +173,7 @@ export class ToolCallCard {
 
   private permission(call: ToolCallView, permission: PermissionView): HTMLElement {
     const answeredHere = this.context.answered.has(permission.key);
-    const command = commandLine(call.rawInput);
+    const command = call.command;
     const signature = JSON.stringify([permission, answeredHere, command, call.title]);
     if (this.permissionCard !== null && signature === this.permissionSignature) {
       return this.permissionCard;
@@ -240,30 +240,6 @@ export class ToolCallCard {
     });
     return button;
   }
-}
-
-/**
- * The command line in a tool's raw input, read the way tether-core's rules read it (so that what
- * the card shows is what a pattern is matched against): `command`, `cmd` or `commandLine`, as a
- * string or an argument vector, where `["bash", "-lc", script]` is the script.
- */
-export function commandLine(rawInput: unknown): string | null {
-  if (typeof rawInput !== "object" || rawInput === null || Array.isArray(rawInput)) return null;
-  const input = rawInput as Record<string, unknown>;
-  for (const key of ["command", "cmd", "commandLine"]) {
-    const value = input[key];
-    if (typeof value === "string") return value;
-    if (Array.isArray(value)) {
-      if (value.length === 0 || !value.every((word): word is string => typeof word === "string")) continue;
-      const [shell, flag, script] = value;
-      const isShell = shell !== undefined && (shell.split("/").pop() ?? "").endsWith("sh");
-      if (value.length === 3 && isShell && (flag === "-c" || flag === "-lc") && script !== undefined) {
-        return script;
-      }
-      return value.join(" ");
-    }
-  }
-  return null;
 }
 
 const DIFF_CLASSES = {

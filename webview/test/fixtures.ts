@@ -55,15 +55,16 @@ export function editToolCall(outcome: PermissionOutcome | null): Entry {
     content: [{ type: "diff", path: "notes.md", oldText: "one\ntwo\n", newText: "one\n2\n" }],
     locations: [{ path: "notes.md", line: 2 }],
     rawInput: { path: "notes.md" },
+    command: null,
     rawOutput: null,
     permission: { key: 7, options: editPermissionOptions, outcome },
   };
 }
 
-/** An `execute` tool call asking to run `command` (as the agent put it in `rawInput`). */
+/** An `execute` tool call asking to run `command` (the engine reads it from `rawInput`). */
 export function commandToolCall(
   key: number,
-  command: unknown,
+  command: string,
   outcome: PermissionOutcome | null = null,
   overrides: Partial<ToolCallView> = {},
 ): Entry {
@@ -76,6 +77,7 @@ export function commandToolCall(
     content: [],
     locations: [],
     rawInput: { command },
+    command,
     rawOutput: null,
     permission: { key, options: editPermissionOptions, outcome },
     ...overrides,

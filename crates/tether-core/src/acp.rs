@@ -36,7 +36,7 @@ use serde_json::value::RawValue;
 use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
 use crate::permissions::{
     AuditEvent, AuditRecord, AuditedToolCall, ChangedBy, DecidedBy, Mode, PermissionPolicy, RequestFacts, RuleDecision,
-    RuleError, RuleId, RuleOrigin, RuleScope, RuleSpec, RuleView, Verdict,
+    RuleError, RuleId, RuleOrigin, RuleScope, RuleSpec, RuleView, Verdict, command_of,
 };
 use crate::sidecar::BadLineKind;
 use crate::thread::{
@@ -748,6 +748,7 @@ impl AcpClient {
                 content: Vec::new(),
                 locations: Vec::new(),
                 raw_input: None,
+                command: None,
                 raw_output: None,
                 permission: None,
             });
@@ -773,6 +774,7 @@ impl AcpClient {
             call.locations = locations.iter().map(location).collect();
         }
         if let Some(raw_input) = fields.raw_input {
+            call.command = command_of(&raw_input);
             call.raw_input = Some(raw_input);
         }
         if let Some(raw_output) = fields.raw_output {
@@ -1083,6 +1085,7 @@ pub fn tool_call_view(call: acp::ToolCall) -> ToolCallView {
         status: tool_status(call.status),
         content: call.content.iter().map(tool_content).collect(),
         locations: call.locations.iter().map(location).collect(),
+        command: call.raw_input.as_ref().and_then(command_of),
         raw_input: call.raw_input,
         raw_output: call.raw_output,
         permission: None,

@@ -320,15 +320,19 @@ impl RequestFacts {
                 paths.push(path);
             }
         }
-        let command = raw_input.and_then(|input| {
-            ["command", "cmd", "commandLine"].iter().find_map(|key| input.get(*key).and_then(command_text))
-        });
-        RequestFacts { kind: call.kind.clone(), title: call.title.clone(), command, paths }
+        RequestFacts { kind: call.kind.clone(), title: call.title.clone(), command: call.command.clone(), paths }
     }
 
     fn all_inside(&self) -> bool {
         !self.paths.is_empty() && self.paths.iter().all(|path| matches!(path, RequestPath::Inside(_)))
     }
+}
+
+/// The command line in a tool call's raw input: `command`, `cmd` or `commandLine`, the first
+/// that holds a command.
+pub fn command_of(raw_input: &serde_json::Value) -> Option<String> {
+    let input = raw_input.as_object()?;
+    ["command", "cmd", "commandLine"].iter().find_map(|key| input.get(*key).and_then(command_text))
 }
 
 /// A command given as a string, or as an argument vector (`["bash", "-lc", "npm test"]` is the

@@ -89,6 +89,10 @@ pub struct ToolCallView {
     pub locations: Vec<Location>,
     #[ts(type = "unknown")]
     pub raw_input: Option<serde_json::Value>,
+    /// The command line in `raw_input` (`command`, `cmd` or `commandLine`; an argument vector
+    /// joined, `["bash", "-lc", script]` read as the script): what the card shows and what rule
+    /// patterns are matched against, derived once here so the two cannot disagree.
+    pub command: Option<String>,
     #[ts(type = "unknown")]
     pub raw_output: Option<serde_json::Value>,
     /// The permission request attached to this tool call, if the agent asked for one.

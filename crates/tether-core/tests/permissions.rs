@@ -122,3 +122,44 @@ fn settings_rules_are_validated() {
         ]
     "#]].assert_debug_eq(&problems);
 }
+
+/// The command line the card shows and rule patterns match, read from the agent's raw input the
+/// ways real agents send it.
+#[test]
+fn the_command_line_is_read_from_raw_input() {
+    let cases = [
+        r#"{"command":"npm test"}"#,
+        r#"{"command":["npm","run","build"]}"#,
+        r#"{"command":["bash","-lc","npm test && npm run lint"]}"#,
+        r#"{"command":["/bin/zsh","-c","make"]}"#,
+        r#"{"command":["python","-c","print(1)"]}"#,
+        r#"{"cmd":"cargo test"}"#,
+        r#"{"commandLine":"ls -la"}"#,
+        r#"{"command":["npm",42],"cmd":"fallback"}"#,
+        r#"{"command":[]}"#,
+        r#"{"path":"notes.md"}"#,
+        r#""npm test""#,
+    ];
+    let read: Vec<String> = cases
+        .iter()
+        .map(|json| {
+            format!("{json} => {:?}", tether_core::permissions::command_of(&serde_json::from_str(json).unwrap()))
+        })
+        .collect();
+    expect_test::expect![[r#"
+        [
+            "{\"command\":\"npm test\"} => Some(\"npm test\")",
+            "{\"command\":[\"npm\",\"run\",\"build\"]} => Some(\"npm run build\")",
+            "{\"command\":[\"bash\",\"-lc\",\"npm test && npm run lint\"]} => Some(\"npm test && npm run lint\")",
+            "{\"command\":[\"/bin/zsh\",\"-c\",\"make\"]} => Some(\"make\")",
+            "{\"command\":[\"python\",\"-c\",\"print(1)\"]} => Some(\"python -c print(1)\")",
+            "{\"cmd\":\"cargo test\"} => Some(\"cargo test\")",
+            "{\"commandLine\":\"ls -la\"} => Some(\"ls -la\")",
+            "{\"command\":[\"npm\",42],\"cmd\":\"fallback\"} => Some(\"fallback\")",
+            "{\"command\":[]} => None",
+            "{\"path\":\"notes.md\"} => None",
+            "\"npm test\" => None",
+        ]
+    "#]]
+    .assert_debug_eq(&read);
+}

@@ -156,7 +156,13 @@ export type ToolCallView = { id: string, title: string,
 /**
  * ACP's tool kind, as the agent sent it (`read`, `edit`, `execute`, ... `other`).
  */
-kind: string, status: ToolStatus, content: Array<ToolContent>, locations: Array<Location>, rawInput: unknown, rawOutput: unknown, 
+kind: string, status: ToolStatus, content: Array<ToolContent>, locations: Array<Location>, rawInput: unknown, 
+/**
+ * The command line in `raw_input` (`command`, `cmd` or `commandLine`; an argument vector
+ * joined, `["bash", "-lc", script]` read as the script): what the card shows and what rule
+ * patterns are matched against, derived once here so the two cannot disagree.
+ */
+command: string | null, rawOutput: unknown, 
 /**
  * The permission request attached to this tool call, if the agent asked for one.
  */
