@@ -369,6 +369,11 @@ impl HostEngine {
             // The session starts as soon as tetherd has accepted our hello.
             SidecarState::Starting | SidecarState::Greeting => return,
         }
+        // Requests the old agent left waiting are settled (and audited as cancelled) before it goes.
+        if let Some(slot) = &mut self.agent {
+            slot.client.handle_exited("was stopped: a new session was started", true, "");
+        }
+        self.drain_client();
         if let Some(agent_id) = self.end_session() {
             self.sidecar_request(method::AGENT_KILL, &AgentRef { agent_id }, SidecarRequest::Kill, now);
         }

@@ -438,9 +438,18 @@ fn a_new_session_keeps_the_mode_and_workspace_rules() {
         &from_agent(7, &permission_request(5, r#"{"toolCallId":"t1","title":"Fetch","kind":"fetch"}"#)),
         now,
     );
+    engine.handle_sidecar_bytes(
+        &from_agent(7, &permission_request(6, r#"{"toolCallId":"t2","title":"Other","kind":"other"}"#)),
+        now,
+    );
     drain(&mut engine);
 
     engine.handle_webview(WebviewToHost::NewSession, now);
+    // The request left waiting is audited as cancelled before the old agent is stopped.
+    let lines = sidecar_lines(&drain(&mut engine));
+    let cancelled = lines.lines().position(|line| line.contains(r#""event":"cancelled","toolCall":{"id":"t2""#));
+    let killed = lines.lines().position(|line| line.contains("agent/kill"));
+    assert!(cancelled.is_some() && cancelled < killed, "{lines}");
     engine.handle_webview(WebviewToHost::Ready, now);
     let session = last_session(&drain(&mut engine)).unwrap();
     assert_eq!(session.permissions.mode, Mode::AcceptEdits);
