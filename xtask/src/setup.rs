@@ -19,9 +19,10 @@ use crate::project::{CODE_SERVER_VERSION, NODE_VERSION, Project, node_package_na
 
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 
-/// Debian packages the pipeline needs: Chromium for the end-to-end tests, and what node-gyp needs
-/// to build code-server's `kerberos` module.
-const DEBIAN_PACKAGES: &[&str] = &["chromium", "libkrb5-dev", "python3", "make", "g++"];
+/// Debian packages the pipeline needs: Chromium for the end-to-end tests, what node-gyp needs to
+/// build code-server's `kerberos` module, and GNU `diff` and `patch`, which tether-diff's tests
+/// check its patches against (`diffutils` is essential on Debian, `patch` is not).
+const DEBIAN_PACKAGES: &[&str] = &["chromium", "libkrb5-dev", "python3", "make", "g++", "diffutils", "patch"];
 
 /// The file `setup` writes into a `node_modules` after installing it, so later runs can tell an
 /// install that matches package-lock.json from one that predates it.
