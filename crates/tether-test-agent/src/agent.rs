@@ -776,6 +776,14 @@ impl Agent {
                     wire.say(&session.id, report)?;
                 }
             }
+            Step::WriteDisk(spec) => {
+                let path = resolve(&session.cwd, &spec.path);
+                let report = match std::fs::write(&path, &spec.content) {
+                    Ok(()) => format!("Wrote {} myself.\n\n", path.display()),
+                    Err(error) => format!("Could not write {}: {error}.\n\n", path.display()),
+                };
+                wire.say(&session.id, report)?;
+            }
             Step::Terminal(spec) => {
                 let command_line = std::iter::once(spec.command.as_str())
                     .chain(spec.args.iter().map(String::as_str))

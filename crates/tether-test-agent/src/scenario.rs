@@ -134,6 +134,9 @@ pub enum Step {
     ReadFile(ReadFileSpec),
     /// Call `fs/write_text_file` and report the outcome as agent text.
     WriteFile(WriteFileSpec),
+    /// Write the file straight to disk, without asking the client, as recent Claude and Codex
+    /// adapters do (they only report a diff in a tool call); report the outcome as agent text.
+    WriteDisk(WriteFileSpec),
     /// Run a command through `terminal/create`, `wait_for_exit`, `output` and `release`.
     Terminal(TerminalSpec),
     /// Pause; a `session/cancel` cuts the pause short.
@@ -334,7 +337,7 @@ pub struct ReadFileSpec {
     pub limit: Option<u32>,
 }
 
-/// A `write_file` step.
+/// A `write_file` or `write_disk` step.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WriteFileSpec {
@@ -462,6 +465,7 @@ struct RawStep {
     report_mode: Option<bool>,
     read_file: Option<ReadFileSpec>,
     write_file: Option<WriteFileSpec>,
+    write_disk: Option<WriteFileSpec>,
     terminal: Option<TerminalSpec>,
     sleep_ms: Option<u64>,
     stderr: Option<String>,
@@ -489,6 +493,7 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
         report_mode,
         read_file,
         write_file,
+        write_disk,
         terminal,
         sleep_ms,
         stderr,
@@ -564,6 +569,9 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
     if let Some(spec) = write_file {
         actions.push(("write_file", Step::WriteFile(spec)));
     }
+    if let Some(spec) = write_disk {
+        actions.push(("write_disk", Step::WriteDisk(spec)));
+    }
     if let Some(spec) = terminal {
         actions.push(("terminal", Step::Terminal(spec)));
     }
@@ -592,8 +600,8 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
     match actions.len() {
         0 => Err(here(
             "a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, \
-             await_permissions, cancel_permission, report_mode, read_file, write_file, terminal, \
-             sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"
+             await_permissions, cancel_permission, report_mode, read_file, write_file, write_disk, \
+             terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"
                 .to_owned(),
         )),
         1 => Ok(actions.remove(0).1),
@@ -807,7 +815,7 @@ mod tests {
     fn an_invalid_step_inside_a_permission_branch_is_reported_at_its_own_line() {
         let source = "description = \"x\"\n[[prompt]]\nsteps = [\n  { ask_permission = { tool_call_id = \"t\",\n      allowed = [\n        { say = \"ok\" },\n        { },\n      ] } },\n]\n";
         let error = parse(source, "branch.toml").expect_err("an empty step");
-        expect_test::expect!["invalid scenario branch.toml, line 7, column 9: a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, await_permissions, cancel_permission, report_mode, read_file, write_file, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"].assert_eq(&error.to_string());
+        expect_test::expect!["invalid scenario branch.toml, line 7, column 9: a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, await_permissions, cancel_permission, report_mode, read_file, write_file, write_disk, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"].assert_eq(&error.to_string());
     }
 
     #[test]

@@ -656,3 +656,31 @@ fn prompts_the_permissions_scenario_has_no_script_for_get_the_menu() {
     let transcript = run_turn(&mut agent, &session, "hello", |_, request| panic!("unexpected {request}"));
     assert_eq!(chat_text(&transcript), "Try: run tests, edit, two edits, withdraw, mode.");
 }
+
+/// `write_disk` changes the file without asking the client, as agents that edit files themselves
+/// do, and says so; a write that fails is reported, not fatal.
+#[test]
+fn write_disk_writes_the_file_itself_and_says_so() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("write-disk");
+    std::fs::create_dir_all(&dir).expect("the test can create its temporary directory");
+    let target = dir.join("notes.md");
+    std::fs::write(&target, "# Notes\n").expect("the test can write its fixture");
+    let unwritable = dir.join("missing-folder").join("x.md");
+    let scenario = dir.join("write-disk.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "description = \"writes to disk\"\n\n[[prompt]]\nsteps = [\n  {{ write_disk = {{ path = {:?}, content = \"# Notes\\n\\nEdited.\\n\" }} }},\n  {{ write_disk = {{ path = {:?}, content = \"x\" }} }},\n]\n",
+            target.display().to_string(),
+            unwritable.display().to_string(),
+        ),
+    )
+    .expect("the test can write its scenario");
+    let mut agent = AgentProcess::scenario(scenario.to_str().expect("a UTF-8 path"));
+    let session = agent.start_session(no_capabilities());
+    let transcript = run_turn(&mut agent, &session, "go", |_, request| panic!("no request expected: {request}"));
+    assert_eq!(std::fs::read_to_string(&target).expect("the file is there"), "# Notes\n\nEdited.\n");
+    let said = chat_text(&transcript);
+    assert!(said.starts_with(&format!("Wrote {} myself.\n\n", target.display())), "{said}");
+    assert!(said.contains(&format!("Could not write {}: ", unwritable.display())), "{said}");
+}
