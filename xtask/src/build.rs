@@ -36,7 +36,7 @@ pub fn run(project: &Project, options: Options) -> anyhow::Result<Built> {
     let tools = setup::run(project)?;
     build_native_binaries(project, options)?;
     build_extension_bundle(project)?;
-    let wasm = build_wasm_engine(project, &tools)?;
+    let wasm = build_wasm_engine(project, &tools, &project.extension_dir().join("dist/wasm"))?;
     build_webview(project)?;
     copy_native_binaries(project, options)?;
     let vsix = package(project)?;
@@ -64,14 +64,14 @@ fn build_extension_bundle(project: &Project) -> anyhow::Result<()> {
 }
 
 /// Sizes of the WASM engine at each step, printed at the end of the build.
-struct WasmSizes {
+pub struct WasmSizes {
     compiled: u64,
     bound: u64,
     optimized: u64,
 }
 
 impl WasmSizes {
-    fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         format!(
             "{} compiled, {} after wasm-bindgen, {} after wasm-opt",
             kib(self.compiled),
@@ -81,7 +81,9 @@ impl WasmSizes {
     }
 }
 
-fn build_wasm_engine(project: &Project, tools: &Tools) -> anyhow::Result<WasmSizes> {
+/// Compiles the WASM engine and writes the Node package wasm-bindgen makes of it, optimized by
+/// wasm-opt, into `out_dir` (emptied first).
+pub fn build_wasm_engine(project: &Project, tools: &Tools, out_dir: &Path) -> anyhow::Result<WasmSizes> {
     Cmd::new("cargo")
         .args(["build", "-p", "tether-wasm", "--target", WASM_TARGET, "--release"])
         .dir(&project.root)
@@ -89,9 +91,8 @@ fn build_wasm_engine(project: &Project, tools: &Tools) -> anyhow::Result<WasmSiz
     let compiled = project.target_dir().join(WASM_TARGET).join("release/tether_wasm.wasm");
     require_output(&compiled, "cargo build -p tether-wasm")?;
 
-    let out_dir = project.extension_dir().join("dist/wasm");
-    recreate_dir(&out_dir)?;
-    Cmd::new(&tools.wasm_bindgen).args(["--target", "nodejs", "--out-dir"]).arg(&out_dir).arg(&compiled).run()?;
+    recreate_dir(out_dir)?;
+    Cmd::new(&tools.wasm_bindgen).args(["--target", "nodejs", "--out-dir"]).arg(out_dir).arg(&compiled).run()?;
     let bound = out_dir.join("tether_wasm_bg.wasm");
     require_output(&bound, "wasm-bindgen")?;
     let bound_size = file_size(&bound)?;

@@ -4,6 +4,7 @@
 //! each echoed before it runs, so a failing step can be copied and rerun by hand. One module per
 //! command; [`cmd`] is the runner they share and [`project`] knows where everything lives.
 
+mod bench;
 mod build;
 mod cmd;
 mod codegen;
@@ -38,6 +39,9 @@ enum Command {
     Test(TestArgs),
     /// Regenerate the TypeScript wire types from the Rust types.
     Codegen,
+    /// Build the WASM engine and compare tether-diff in WASM with npm's `diff` (jsdiff) on large
+    /// generated files. Prints figures; never fails on timing.
+    Bench,
 }
 
 #[derive(Args, Clone, Copy)]
@@ -67,6 +71,7 @@ fn main() -> anyhow::Result<()> {
             test::run(&project, test::Options { build: args.build.into(), end_to_end: !args.no_e2e })
         }
         Command::Codegen => codegen::run(&project),
+        Command::Bench => bench::run(&project),
     }
 }
 

@@ -1,4 +1,5 @@
-//! The wasm-bindgen facade: the VS Code host's handle on tether-core's [`HostEngine`].
+//! The wasm-bindgen facade: the VS Code host's handle on tether-core's [`HostEngine`], and on
+//! tether-diff for the diff card and per-hunk review.
 //!
 //! Every shim is the same shape: convert the JS arguments at the edge (serde-wasm-bindgen for
 //! structured values, `&[u8]` for socket bytes since bytes cross into WASM about twice as fast as
@@ -6,10 +7,12 @@
 //! message; nothing in here may panic, because a panic in WASM aborts the whole engine.
 //!
 //! The TypeScript signatures name the generated wire types (`extension/src/generated/protocol.ts`),
-//! so the host is type-checked against the Rust definitions.
+//! so the host is type-checked against the Rust definitions. tether-diff's shapes are not part of
+//! any wire, so they are declared here, next to the shim that returns them.
 
 use serde::Serialize;
 use tether_core::host::HostEngine;
+use tether_diff::Budget;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -107,6 +110,38 @@ impl Engine {
 #[wasm_bindgen]
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_owned()
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_DIFF: &'static str = r#"
+/** `count` lines from the 0-based index `start`; `line` is the 1-based number shown to people. */
+export interface LineRange { start: number; count: number; line: number }
+/** The `old` lines (`removed`) are replaced by the `new` lines (`added`); lines keep their endings. */
+export interface Hunk { old: LineRange; new: LineRange; removed: string[]; added: string[] }
+/** The hunks between two texts, in order; `degraded` when the step budget ran out (still exact). */
+export interface LineDiff { hunks: Hunk[]; degraded: boolean }
+"#;
+
+/// The line hunks between two versions of a file, given as UTF-8 bytes (they cross into WASM
+/// about twice as fast as strings). `maxSteps` bounds the work (see tether-diff's `Budget`; left
+/// out, the default, sized for about 16 ms of host time): past it the diff degrades to coarser but
+/// still exact hunks instead of blocking the host. `Infinity` means no limit. Invalid UTF-8 or a
+/// negative or NaN budget is an error.
+#[wasm_bindgen(js_name = diffLines, unchecked_return_type = "LineDiff")]
+pub fn diff_lines(
+    #[wasm_bindgen(js_name = oldText)] old: &[u8],
+    #[wasm_bindgen(js_name = newText)] new: &[u8],
+    #[wasm_bindgen(js_name = maxSteps)] max_steps: Option<f64>,
+) -> Result<JsValue, JsError> {
+    let old = std::str::from_utf8(old).map_err(|error| JsError::new(&format!("old text is not UTF-8: {error}")))?;
+    let new = std::str::from_utf8(new).map_err(|error| JsError::new(&format!("new text is not UTF-8: {error}")))?;
+    let budget = match max_steps {
+        None => Budget::DEFAULT,
+        // A float cast saturates, so `Infinity` (or anything past 2^64) is the unlimited budget.
+        Some(steps) if steps >= 0.0 => Budget { max_steps: steps as u64 },
+        Some(steps) => return Err(JsError::new(&format!("maxSteps must be a non-negative number, not {steps}"))),
+    };
+    to_js(&tether_diff::diff_lines(old, new, &budget))
 }
 
 /// `performance.now()` is a non-negative fraction of milliseconds; the engine counts whole ones.
