@@ -38,12 +38,19 @@ use crate::permissions::{
     AuditEvent, AuditRecord, AuditedToolCall, ChangedBy, DecidedBy, Mode, PermissionPolicy, RequestFacts, RuleDecision,
     RuleError, RuleId, RuleOrigin, RuleScope, RuleSpec, RuleView, Verdict, command_of,
 };
+use crate::review::preview_lines;
+
+mod fs;
 use crate::sidecar::BadLineKind;
 use crate::thread::{
     ChunkKind, Entry, EntryIndex, Location, NoticeLevel, NoticeView, PermissionKey, PermissionOptionView,
     PermissionOutcome, PermissionView, PlanEntryView, Thread, ToolCallView, ToolContent, ToolStatus, TurnState,
     UserMessage,
 };
+
+/// The step budget for the diff of a tool call's card: tool calls are updated often, so a huge
+/// diff degrades sooner than a review's.
+const PREVIEW_BUDGET: tether_diff::Budget = tether_diff::Budget { max_steps: 200_000 };
 
 /// The ACP protocol version this client speaks.
 pub const PROTOCOL_VERSION: u16 = 1;
@@ -1095,11 +1102,20 @@ pub fn tool_call_view(call: acp::ToolCall) -> ToolCallView {
 fn tool_content(content: &acp::ToolCallContent) -> ToolContent {
     match content {
         acp::ToolCallContent::Content(content) => ToolContent::Text { text: content_text(&content.content) },
-        acp::ToolCallContent::Diff(diff) => ToolContent::Diff {
-            path: diff.path.to_string_lossy().into_owned(),
-            old_text: diff.old_text.clone(),
-            new_text: diff.new_text.clone(),
-        },
+        acp::ToolCallContent::Diff(diff) => {
+            let (lines, preview, hidden_lines) =
+                preview_lines(diff.old_text.as_deref().unwrap_or(""), &diff.new_text, &PREVIEW_BUDGET);
+            let stats = preview.stats();
+            ToolContent::Diff {
+                path: diff.path.to_string_lossy().into_owned(),
+                old_text: diff.old_text.clone(),
+                new_text: diff.new_text.clone(),
+                added: stats.added as u32,
+                removed: stats.removed as u32,
+                lines,
+                hidden_lines,
+            }
+        }
         acp::ToolCallContent::Terminal(terminal) => {
             ToolContent::Terminal { terminal_id: terminal.terminal_id.0.to_string() }
         }

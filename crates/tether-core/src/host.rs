@@ -24,7 +24,7 @@ use serde_json::value::RawValue;
 use crate::acp::{AcpClient, AcpEvent, ClientInfo, IntentError, capitalize};
 use crate::framing::{self, LineFramer};
 use crate::host_api::{
-    AgentProfile, DEMO_PROFILE, EngineConfig, HostAction, HostCommand, LogLevel, PermissionSettings,
+    AgentProfile, DEMO_PROFILE, EngineConfig, FileReadReply, HostAction, HostCommand, LogLevel, PermissionSettings,
 };
 use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
 use crate::permissions::{PermissionPolicy, RuleScope, RuleSpec};
@@ -33,7 +33,9 @@ use crate::sidecar::{
     SpawnParams, SpawnResult, method,
 };
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch};
-use crate::webview::{HostToWebview, PermissionsView, SessionStatus, SessionView, ViewSnapshot, WebviewToHost};
+use crate::webview::{
+    HostToWebview, PermissionsView, ReviewIntent, SessionStatus, SessionView, ViewSnapshot, WebviewToHost,
+};
 
 /// The shortest time between two posts to the webview: one animation frame at 60 Hz.
 pub const FRAME_MS: u64 = 16;
@@ -102,6 +104,8 @@ pub struct HostEngine {
     idle_policy: PermissionPolicy,
     /// Rules in the settings the engine cannot use: shown with why, and saved back unchanged.
     unusable_rules: Vec<(serde_json::Value, String)>,
+    /// The files open in editors, for the snapshot before each turn.
+    open_documents: Vec<String>,
     actions: VecDeque<HostAction>,
 }
 
@@ -133,11 +137,13 @@ impl HostEngine {
                 status: SessionStatus::Starting { step: "Starting tetherd".to_owned() },
                 profiles: Vec::new(),
                 permissions: PermissionsView::default(),
+                changes: Vec::new(),
             },
             webview: WebviewOutbox::default(),
             badge: 0,
             idle_policy,
             unusable_rules: Vec::new(),
+            open_documents: Vec::new(),
             actions: VecDeque::new(),
         };
         let settings = engine.config.permissions.clone();
@@ -258,6 +264,7 @@ impl HostEngine {
                     Err(error) => self.show(LogLevel::Warn, format!("The rule was not saved: {error}.")),
                 }
             }
+            WebviewToHost::Review { intent } => self.review(intent, now),
             WebviewToHost::OpenAuditLog => match self.audit_log() {
                 Some(path) => self.actions.push_back(HostAction::OpenFile { path }),
                 None => self.show(
@@ -284,8 +291,28 @@ impl HostEngine {
                 self.configure_permissions(&permissions);
                 self.config.permissions = permissions;
             }
+            HostCommand::Review { intent } => self.review(intent, now),
+            HostCommand::OpenDocuments { paths } => self.open_documents = paths,
+            HostCommand::FileChanged { path } => {
+                if let Some(slot) = &mut self.agent {
+                    slot.client.handle_file_changed(&path);
+                }
+            }
+            HostCommand::EditDone { edit, outcome } => {
+                if let Some(slot) = &mut self.agent {
+                    slot.client.handle_edit_done(edit, outcome);
+                }
+            }
         }
         self.refresh_permissions_view();
+        self.finish(now);
+    }
+
+    /// The host's answer to a `ReadFile` action.
+    pub fn handle_file_read(&mut self, reply: FileReadReply, data: &[u8], now: u64) {
+        if let Some(slot) = &mut self.agent {
+            slot.client.handle_file_read(reply, data, now);
+        }
         self.finish(now);
     }
 
@@ -449,6 +476,18 @@ impl HostEngine {
         };
         if let Err(error) = result {
             self.show(LogLevel::Warn, format!("The answer was not sent: {error}."));
+        }
+    }
+
+    /// A review decision, from the webview or the diff editor.
+    fn review(&mut self, intent: ReviewIntent, now: u64) {
+        match &mut self.agent {
+            Some(slot) => {
+                if let Err(error) = slot.client.review(intent, now) {
+                    self.show(LogLevel::Warn, format!("Tether: {error}."));
+                }
+            }
+            None => self.show(LogLevel::Info, "That change belongs to a session that has ended.".to_owned()),
         }
     }
 

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::permissions::Mode;
-use crate::webview::HostToWebview;
+use crate::review::{ChangeId, ReviewDocument, ReviewHunk, TextEdit};
+use crate::webview::{HostToWebview, ReviewIntent};
 
 /// An agent the person can run: a command speaking ACP on its stdio.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -86,6 +87,54 @@ pub enum HostCommand {
         default_profile: Option<String>,
         permissions: PermissionSettings,
     },
+    /// A review decision from the diff editor (CodeLens, title buttons) or the command palette.
+    Review {
+        intent: ReviewIntent,
+    },
+    /// The files open in editors changed: their absolute paths (`file:` documents only). They
+    /// are included in the snapshot taken before each turn.
+    OpenDocuments {
+        paths: Vec<String>,
+    },
+    /// A file under review changed in an editor or on disk (see [`HostAction::ShowReview`]).
+    FileChanged {
+        path: String,
+    },
+    /// The outcome of an [`HostAction::EditFile`].
+    EditDone {
+        edit: u64,
+        outcome: EditOutcome,
+    },
+}
+
+/// How an [`HostAction::EditFile`] went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum EditOutcome {
+    /// The edit is in the file; `saved` when it is on disk too (a document with unsaved edits of
+    /// the person's is not saved by Tether).
+    Applied { saved: bool },
+    /// The file did not hold `expected`: nothing was changed.
+    Conflict,
+    Failed { message: String },
+}
+
+/// The host's answer to an [`HostAction::ReadFile`]; the bytes travel beside it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FileReadReply {
+    pub read: u64,
+    pub outcome: FileReadOutcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum FileReadOutcome {
+    /// The bytes from `offset` (UTF-8); `eof` when the file ends with them. `fromEditor` when
+    /// they come from an open document (unsaved edits included) rather than the disk.
+    Data { eof: bool, from_editor: bool },
+    NotFound,
+    Failed { message: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -125,4 +174,29 @@ pub enum HostAction {
     },
     /// Open this file in an editor.
     OpenFile { path: String },
+    /// Read up to `maxBytes` bytes of `path` from byte `offset` of its UTF-8 text: from the open
+    /// document when the file is open in an editor (unsaved edits included), else from disk.
+    /// Answer with `handleFileRead`.
+    ReadFile { read: u64, path: String, offset: u64, max_bytes: u64 },
+    /// Change a file through VS Code's workspace edit API, if and only if it holds `expected`
+    /// now (`None`: the file must not exist). `result` is what it must hold after (`None`:
+    /// delete it); `edits` turn `expected` into `result` (UTF-16 offsets). Save it afterwards
+    /// unless it had unsaved edits before. Answer with the `editDone` command.
+    EditFile {
+        edit: u64,
+        path: String,
+        expected: Option<String>,
+        result: Option<String>,
+        edits: Vec<TextEdit>,
+    },
+    /// Register (or replace) a change for the diff editor: its texts for the content provider,
+    /// its hunks for the CodeLens. `open` opens the diff editor on it now. Report edits and saves
+    /// of `path` with the `fileChanged` command while it is registered.
+    ShowReview { document: ReviewDocument, open: bool },
+    /// The decisions on a registered change moved on: redraw its CodeLens.
+    UpdateReview { change: ChangeId, hunks: Vec<ReviewHunk>, settled: bool },
+    /// Open registered changes: one in the diff editor, several in a multi-file diff view.
+    OpenReviews { changes: Vec<ChangeId>, title: String },
+    /// Forget every registered change (a new session started).
+    ClearReviews,
 }

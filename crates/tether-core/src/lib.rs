@@ -19,11 +19,13 @@
 //! fails when the committed file is stale.
 
 pub mod acp;
+pub mod files;
 pub mod framing;
 pub mod host;
 pub mod host_api;
 pub mod jsonrpc;
 pub mod permissions;
+pub mod review;
 pub mod sidecar;
 pub mod thread;
 pub mod typescript;

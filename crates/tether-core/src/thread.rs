@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::permissions::DecidedBy;
+use crate::review::{DiffLineView, FileChangeView};
 
 /// Index of an entry in [`Thread::entries`]. Entries are only ever appended, so an index stays
 /// valid for the life of the thread.
@@ -31,6 +32,8 @@ pub enum Entry {
     User(UserMessage),
     Agent(AgentMessage),
     ToolCall(ToolCallView),
+    /// A file change to review: a write the agent proposed, or an edit it made on disk itself.
+    FileChange(FileChangeView),
     /// Something the person should know that is not part of the conversation with the agent: the
     /// agent exited, printed a malformed line, a request failed.
     Notice(NoticeView),
@@ -106,10 +109,19 @@ pub enum ToolContent {
     Text {
         text: String,
     },
+    /// A file edit the tool made or proposes, as the card shows it (diffed by tether-diff). The
+    /// texts stay in the engine: the webview only needs the lines.
     Diff {
         path: String,
+        #[serde(skip)]
         old_text: Option<String>,
+        #[serde(skip)]
         new_text: String,
+        added: u32,
+        removed: u32,
+        lines: Vec<DiffLineView>,
+        /// Changed lines the card leaves out.
+        hidden_lines: u32,
     },
     Terminal {
         terminal_id: String,

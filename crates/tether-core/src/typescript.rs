@@ -7,7 +7,7 @@
 
 use ts_rs::{Config, TS};
 
-use crate::{host_api, permissions, sidecar, thread, webview};
+use crate::{host_api, permissions, review, sidecar, thread, webview};
 
 /// The whole generated file.
 pub fn generate() -> String {
@@ -33,6 +33,9 @@ pub fn generate() -> String {
         host_api::LogLevel,
         host_api::HostAction,
         host_api::PermissionSettings,
+        host_api::EditOutcome,
+        host_api::FileReadReply,
+        host_api::FileReadOutcome,
         // host ↔ webview
         webview::SessionView,
         webview::SessionStatus,
@@ -40,6 +43,20 @@ pub fn generate() -> String {
         webview::HostToWebview,
         webview::WebviewToHost,
         webview::PermissionsView,
+        webview::ChangedFileView,
+        webview::ReviewIntent,
+        // file review
+        review::ChangeOrigin,
+        review::FileChangeKind,
+        review::HunkState,
+        review::ChangePhase,
+        review::DiffSign,
+        review::DiffLineView,
+        review::HunkView,
+        review::FileChangeView,
+        review::TextEdit,
+        review::ReviewHunk,
+        review::ReviewDocument,
         // permission policy
         permissions::Mode,
         permissions::RuleDecision,

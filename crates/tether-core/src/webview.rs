@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::permissions::{Mode, RuleId, RuleScope, RuleSpec, RuleView};
+use crate::review::{ChangeId, ChangePhase, FileChangeKind};
 use crate::thread::{Entry, PermissionKey, PlanEntryView, ThreadPatch, TurnState};
 
 /// What the chat header shows about the session.
@@ -25,6 +26,40 @@ pub struct SessionView {
     /// Every profile the person can pick from, in settings order.
     pub profiles: Vec<String>,
     pub permissions: PermissionsView,
+    /// The changes bar: the files changed in the current (or last) turn, and any earlier change
+    /// still waiting for a decision.
+    pub changes: Vec<ChangedFileView>,
+}
+
+/// One row of the changes bar.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangedFileView {
+    pub change: ChangeId,
+    pub label: String,
+    pub kind: FileChangeKind,
+    pub phase: ChangePhase,
+    pub added: u32,
+    pub removed: u32,
+    /// Hunks (or the whole change, when it has none) still waiting for a decision.
+    pub pending: u32,
+}
+
+/// The person's decision on a file change, from the chat's card, the changes bar, or the diff
+/// editor's CodeLens and title buttons.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum ReviewIntent {
+    /// Keep or reject (revert, once on disk) one hunk.
+    Hunk { change: ChangeId, hunk: u32, keep: bool },
+    /// Keep or reject every hunk still pending.
+    All { change: ChangeId, keep: bool },
+    /// Open the change in VS Code's diff editor.
+    Open { change: ChangeId },
+    /// Open every change of the changes bar in one multi-file diff view.
+    OpenAll,
+    /// After a conflict: show the change again, against the file as it is now.
+    Retry { change: ChangeId },
 }
 
 /// The mode picker and the rules panel.
@@ -118,4 +153,7 @@ pub enum WebviewToHost {
         id: RuleId,
     },
     OpenAuditLog,
+    Review {
+        intent: ReviewIntent,
+    },
 }

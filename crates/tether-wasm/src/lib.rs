@@ -17,7 +17,7 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_IMPORTS: &'static str = r#"
-import type { EngineConfig, HostAction, HostCommand, WebviewToHost } from "../../src/generated/protocol";
+import type { EngineConfig, FileReadReply, HostAction, HostCommand, WebviewToHost } from "../../src/generated/protocol";
 "#;
 
 /// The protocol brain of one VS Code window. Time is passed in by the host as milliseconds on a
@@ -74,6 +74,20 @@ impl Engine {
     ) -> Result<(), JsError> {
         let command = serde_wasm_bindgen::from_value(command).map_err(invalid("HostCommand"))?;
         self.inner.handle_command(command, millis(now_ms));
+        Ok(())
+    }
+
+    /// The answer to a `readFile` action: what happened, and the bytes read (empty unless the
+    /// outcome is `data`).
+    #[wasm_bindgen(js_name = handleFileRead)]
+    pub fn handle_file_read(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "FileReadReply")] reply: JsValue,
+        data: &[u8],
+        now_ms: f64,
+    ) -> Result<(), JsError> {
+        let reply = serde_wasm_bindgen::from_value(reply).map_err(invalid("FileReadReply"))?;
+        self.inner.handle_file_read(reply, data, millis(now_ms));
         Ok(())
     }
 

@@ -38,11 +38,11 @@ profiles: Array<AgentProfile>,
  */
 defaultProfile: string | null, permissions: PermissionSettings, };
 
-export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, };
+export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "review", intent: ReviewIntent, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, };
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
-export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, };
+export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews" };
 
 export type PermissionSettings = { 
 /**
@@ -54,6 +54,12 @@ defaultMode: Mode,
  * reports the ones it cannot use without dropping them.
  */
 rules: unknown[], };
+
+export type EditOutcome = { "type": "applied", saved: boolean, } | { "type": "conflict" } | { "type": "failed", message: string, };
+
+export type FileReadReply = { read: number, outcome: FileReadOutcome, };
+
+export type FileReadOutcome = { "type": "data", eof: boolean, fromEditor: boolean, } | { "type": "notFound" } | { "type": "failed", message: string, };
 
 export type SessionView = { 
 /**
@@ -67,7 +73,12 @@ agentInfo: string | null, status: SessionStatus,
 /**
  * Every profile the person can pick from, in settings order.
  */
-profiles: Array<string>, permissions: PermissionsView, };
+profiles: Array<string>, permissions: PermissionsView, 
+/**
+ * The changes bar: the files changed in the current (or last) turn, and any earlier change
+ * still waiting for a decision.
+ */
+changes: Array<ChangedFileView>, };
 
 export type SessionStatus = { "type": "starting", step: string, } | { "type": "ready" } | { "type": "failed", message: string, } | { "type": "exited", message: string, };
 
@@ -79,7 +90,7 @@ export type HostToWebview = { "type": "snapshot", snapshot: ViewSnapshot, } | { 
  */
 session: SessionView | null, thread: Array<ThreadPatch>, };
 
-export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" };
+export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, };
 
 export type PermissionsView = { mode: Mode, 
 /**
@@ -99,6 +110,85 @@ ruleProblems: Array<string>,
  * The session's audit log, once tetherd created it.
  */
 auditLog: string | null, };
+
+export type ChangedFileView = { change: number, label: string, kind: FileChangeKind, phase: ChangePhase, added: number, removed: number, 
+/**
+ * Hunks (or the whole change, when it has none) still waiting for a decision.
+ */
+pending: number, };
+
+export type ReviewIntent = { "type": "hunk", change: number, hunk: number, keep: boolean, } | { "type": "all", change: number, keep: boolean, } | { "type": "open", change: number, } | { "type": "openAll" } | { "type": "retry", change: number, };
+
+export type ChangeOrigin = "write" | "agent";
+
+export type FileChangeKind = "modified" | "created" | "deleted";
+
+export type HunkState = "pending" | "kept" | "rejected";
+
+export type ChangePhase = { "type": "proposed" } | { "type": "applied" } | { "type": "writing" } | { "type": "settled" } | { "type": "conflict", message: string, } | { "type": "failed", message: string, } | { "type": "unreviewable", reason: string, };
+
+export type DiffSign = "context" | "removed" | "added" | "gap";
+
+export type DiffLineView = { sign: DiffSign, text: string, highlights: Array<[number, number]>, };
+
+export type HunkView = { 
+/**
+ * The hunk's index in its change, for decisions.
+ */
+index: number, 
+/**
+ * 1-based first line on each side, and line counts.
+ */
+oldLine: number, oldCount: number, newLine: number, newCount: number, state: HunkState, 
+/**
+ * The removed then the added lines, up to the card's limit.
+ */
+lines: Array<DiffLineView>, 
+/**
+ * Lines of this hunk the card leaves out.
+ */
+hiddenLines: number, };
+
+export type FileChangeView = { id: number, 
+/**
+ * Absolute path.
+ */
+path: string, 
+/**
+ * The path relative to the workspace (absolute when outside it), for people.
+ */
+label: string, origin: ChangeOrigin, kind: FileChangeKind, phase: ChangePhase, added: number, removed: number, hunks: Array<HunkView>, 
+/**
+ * The diff ran out of budget: hunks are coarser than they need be (still exact).
+ */
+degraded: boolean, 
+/**
+ * What the agent was told about a write, once it was answered.
+ */
+outcome: string | null, };
+
+export type TextEdit = { start: number, end: number, text: string, };
+
+export type ReviewHunk = { index: number, 
+/**
+ * 0-based first line in the new text, and how many lines the hunk has there (0 for a pure
+ * deletion, which sits before line `newStart`).
+ */
+newStart: number, newCount: number, oldStart: number, oldCount: number, state: HunkState, };
+
+export type ReviewDocument = { change: number, path: string, label: string, 
+/**
+ * The text before the change (empty for a file the change creates).
+ */
+original: string, 
+/**
+ * The proposed text while nothing is written; `None` once the right side is the file on disk.
+ */
+proposed: string | null, hunks: Array<ReviewHunk>, 
+/**
+ * No hunk is left to decide.
+ */
+settled: boolean, };
 
 export type Mode = "ask" | "acceptEdits" | "plan" | "bypass";
 
@@ -136,7 +226,7 @@ description: string, };
 
 export type DecidedBy = { "type": "rule", id: number, description: string, scope: RuleScope, } | { "type": "mode", mode: Mode, };
 
-export type Entry = { "type": "user" } & UserMessage | { "type": "agent" } & AgentMessage | { "type": "toolCall" } & ToolCallView | { "type": "notice" } & NoticeView;
+export type Entry = { "type": "user" } & UserMessage | { "type": "agent" } & AgentMessage | { "type": "toolCall" } & ToolCallView | { "type": "fileChange" } & FileChangeView | { "type": "notice" } & NoticeView;
 
 export type UserMessage = { 
 /**
@@ -168,7 +258,11 @@ command: string | null, rawOutput: unknown,
  */
 permission: PermissionView | null, };
 
-export type ToolContent = { "type": "text", text: string, } | { "type": "diff", path: string, oldText: string | null, newText: string, } | { "type": "terminal", terminalId: string, };
+export type ToolContent = { "type": "text", text: string, } | { "type": "diff", path: string, added: number, removed: number, lines: Array<DiffLineView>, 
+/**
+ * Changed lines the card leaves out.
+ */
+hiddenLines: number, } | { "type": "terminal", terminalId: string, };
 
 export type Location = { path: string, line: number | null, };
 
