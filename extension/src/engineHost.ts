@@ -9,8 +9,18 @@
 import * as vscode from "vscode";
 
 import { describeError } from "./errors";
+import { FileAccess } from "./fileAccess";
 import type * as TetherWasm from "../dist/wasm/tether_wasm";
-import type { EngineConfig, HostAction, HostCommand, LogLevel, WebviewToHost } from "./generated/protocol";
+import type {
+  EngineConfig,
+  FileReadReply,
+  HostAction,
+  HostCommand,
+  LogLevel,
+  ReviewDocument,
+  ReviewHunk,
+  WebviewToHost,
+} from "./generated/protocol";
 
 /** The wasm-bindgen module (`dist/wasm/tether_wasm.js`). */
 export type WasmModule = typeof TetherWasm;
@@ -33,6 +43,14 @@ export function loadWasm(): WasmModule {
   return require("./wasm/tether_wasm.js") as WasmModule;
 }
 
+/** Carries out the engine's review actions: the `ReviewRegistry` (review.ts), or a test's fake. */
+export interface ReviewActions {
+  show(review: ReviewDocument, open: boolean): void;
+  update(change: number, hunks: ReviewHunk[], settled: boolean): void;
+  open(changes: number[], title: string): void;
+  clear(): void;
+}
+
 /** The longest delay `setTimeout` accepts; a later deadline is re-armed when this one fires. */
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
@@ -43,12 +61,16 @@ export class EngineHost implements vscode.Disposable {
   private timer: NodeJS.Timeout | undefined;
   private pumping = false;
   private disposed = false;
+  private readonly files: FileAccess;
 
   private constructor(
     private readonly engine: TetherWasm.Engine,
     private readonly log: vscode.LogOutputChannel,
     private readonly startSidecar: SidecarStarter,
-  ) {}
+    private readonly reviews: ReviewActions,
+  ) {
+    this.files = new FileAccess(log);
+  }
 
   /**
    * Creates the engine; throws (with the engine's message) when the configuration is invalid.
@@ -59,8 +81,9 @@ export class EngineHost implements vscode.Disposable {
     config: EngineConfig,
     log: vscode.LogOutputChannel,
     startSidecar: SidecarStarter,
+    reviews: ReviewActions,
   ): EngineHost {
-    return new EngineHost(new wasm.Engine(config), log, startSidecar);
+    return new EngineHost(new wasm.Engine(config), log, startSidecar, reviews);
   }
 
   /** Carries out what the engine asked for when it was created (it starts tetherd). */
@@ -93,6 +116,11 @@ export class EngineHost implements vscode.Disposable {
 
   command(command: HostCommand): void {
     this.feed(`the ${command.type} command`, (engine, now) => engine.handleCommand(command, now));
+  }
+
+  /** The answer to a `readFile` action, with the bytes read (empty unless there is data). */
+  fileRead(reply: FileReadReply, data: Uint8Array): void {
+    this.feed("a file read", (engine, now) => engine.handleFileRead(reply, data, now));
   }
 
   /** The chat view was resolved: posts and the badge go to it until it is disposed. */
@@ -134,8 +162,9 @@ export class EngineHost implements vscode.Disposable {
   }
 
   private pump(): void {
-    // An action is carried out synchronously and none of them calls back into the engine today,
-    // but if one ever did, the outer loop below picks up what the inner input queued, in order.
+    // An action is carried out synchronously (reads and edits answer later, through `feed`) and
+    // none of them calls back into the engine today, but if one ever did, the outer loop below
+    // picks up what the inner input queued, in order.
     if (this.pumping) {
       return;
     }
@@ -200,6 +229,32 @@ export class EngineHost implements vscode.Disposable {
         return;
       case "openFile":
         this.openFile(action.path);
+        return;
+      case "readFile": {
+        const { read, path, offset, maxBytes } = action;
+        // `read` never rejects: a failure is an outcome the engine answers the agent with.
+        void this.files
+          .read(path, offset, maxBytes)
+          .then(({ outcome, data }) => this.fileRead({ read, outcome }, data));
+        return;
+      }
+      case "editFile": {
+        const { edit, ...request } = action;
+        // `edit` never rejects, as above.
+        void this.files.edit(request).then((outcome) => this.command({ type: "editDone", edit, outcome }));
+        return;
+      }
+      case "showReview":
+        this.reviews.show(action.document, action.open);
+        return;
+      case "updateReview":
+        this.reviews.update(action.change, action.hunks, action.settled);
+        return;
+      case "openReviews":
+        this.reviews.open(action.changes, action.title);
+        return;
+      case "clearReviews":
+        this.reviews.clear();
         return;
       default: {
         // The generated types make this unreachable; an engine newer than this host lands here.

@@ -10,9 +10,11 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 
 import { CHAT_VIEW_ID, ChatViewProvider, FailedChatViewProvider } from "./chatView";
+import { reportOpenDocuments, reportReviewedFileChanges } from "./documentEvents";
 import { EngineHost, loadWasm } from "./engineHost";
 import { describeError } from "./errors";
-import type { EngineConfig } from "./generated/protocol";
+import type { EngineConfig, HostCommand } from "./generated/protocol";
+import { HUNK_COMMAND, KEEP_ALL_COMMAND, REJECT_ALL_COMMAND, ReviewRegistry, registerReviewUi } from "./review";
 import { readAgentSettings, readSidecarSettings, reportProblems, watchSettings, workspaceTetherDir } from "./settings";
 import { Sidecar } from "./sidecar";
 
@@ -35,15 +37,24 @@ export function activate(context: vscode.ExtensionContext): void {
     sidecar?.dispose();
     sidecar = spawnSidecar(context, token, log, engineHost);
   };
+  const reviews = new ReviewRegistry(log);
+  context.subscriptions.push(reviews);
   try {
-    engineHost = createEngine(context, token, log, startSidecar);
+    engineHost = createEngine(context, token, log, startSidecar, reviews);
   } catch (error) {
     const failure = describeError(error);
     log.error(`Tether could not start: ${failure}`);
     void vscode.window.showErrorMessage(`Tether could not start: ${failure}`);
     context.subscriptions.push(
       vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, new FailedChatViewProvider(failure)),
-      ...["tether.newSession", "tether.cancel", "tether.selectAgent"].map((command) =>
+      ...[
+        "tether.newSession",
+        "tether.cancel",
+        "tether.selectAgent",
+        HUNK_COMMAND,
+        KEEP_ALL_COMMAND,
+        REJECT_ALL_COMMAND,
+      ].map((command) =>
         vscode.commands.registerCommand(command, () => {
           void vscode.window.showErrorMessage(`Tether could not start: ${failure}`);
         }),
@@ -52,6 +63,7 @@ export function activate(context: vscode.ExtensionContext): void {
     return;
   }
   context.subscriptions.push(engineHost, { dispose: deactivate });
+  const send = (command: HostCommand) => engineHost.command(command);
 
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider(
@@ -61,10 +73,14 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("tether.newSession", () => engineHost.command({ type: "newSession" })),
     vscode.commands.registerCommand("tether.cancel", () => engineHost.command({ type: "cancel" })),
     vscode.commands.registerCommand("tether.selectAgent", (name?: unknown) => selectAgent(engineHost, name)),
-    watchSettings((command) => engineHost.command(command), log),
+    watchSettings(send, log),
+    registerReviewUi(reviews, send, log),
+    reportReviewedFileChanges(reviews, send),
   );
   // The engine's first action starts tetherd.
   engineHost.start();
+  // After the start, so that the engine has its first actions behind it when this arrives.
+  context.subscriptions.push(reportOpenDocuments(send));
 }
 
 export function deactivate(): void {
@@ -78,6 +94,7 @@ function createEngine(
   token: string,
   log: vscode.LogOutputChannel,
   startSidecar: () => void,
+  reviews: ReviewRegistry,
 ): EngineHost {
   const wasm = loadWasm();
   const extensionVersion = String(context.extension.packageJSON.version ?? "0.0.0");
@@ -101,7 +118,7 @@ function createEngine(
     defaultProfile: settings.defaultProfile,
     permissions: settings.permissions,
   };
-  return EngineHost.create(wasm, config, log, startSidecar);
+  return EngineHost.create(wasm, config, log, startSidecar, reviews);
 }
 
 /** Starts tetherd with the current settings and wires its connection to the engine. */

@@ -1,15 +1,26 @@
 // The pump: whatever the engine asks for after an input is carried out, in order, with the VS
 // Code API it names; the engine's timer fires; a failing engine call is logged, not fatal.
 // Saving the workspace's rules and opening the audit log reach the settings and the editor, and
-// tell the person when they cannot.
+// tell the person when they cannot. Reads and edits of files answer the engine when they are
+// done; review actions reach the review registry.
 
 import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { test } from "node:test";
 
-import { EngineHost, type WasmModule } from "../src/engineHost";
-import type { EngineConfig, HostAction } from "../src/generated/protocol";
-import { eventually, fakeView, recordingLog } from "./fakes";
-import { ConfigurationTarget, failures, openedDocuments, settingUpdates, shownMessages } from "./vscodeStub";
+import { EngineHost, type ReviewActions, type WasmModule } from "../src/engineHost";
+import type { EngineConfig, HostAction, ReviewDocument, ReviewHunk } from "../src/generated/protocol";
+import { eventually, fakeView, recordingLog, tempFolder } from "./fakes";
+import {
+  ConfigurationTarget,
+  failures,
+  openDocument,
+  openedDocuments,
+  resetWorkspace,
+  settingUpdates,
+  shownMessages,
+} from "./vscodeStub";
 
 /** One recorded call into the fake engine. */
 type Input = { method: string; args: unknown[] };
@@ -45,6 +56,7 @@ class ScriptedEngine {
   handleWebview(message: unknown, now: number) { this.input("handleWebview", [message, now]); }
   handleCommand(command: unknown, now: number) { this.input("handleCommand", [command, now]); }
   handleTimeout(now: number) { this.input("handleTimeout", [now]); }
+  handleFileRead(reply: unknown, data: Uint8Array, now: number) { this.input("handleFileRead", [reply, data, now]); }
   handleWebviewGone() { this.input("handleWebviewGone", []); }
   pollAction(): HostAction | undefined { return this.actions.shift(); }
   pollTimeout(): number | undefined { return this.deadline; }
@@ -63,16 +75,32 @@ const config: EngineConfig = {
   permissions: { defaultMode: "ask", rules: [] },
 };
 
+/** Records the review actions the host carried out, as calls. */
+class RecordingReviews implements ReviewActions {
+  readonly calls: unknown[][] = [];
+  show(review: ReviewDocument, open: boolean) { this.calls.push(["show", review.change, open]); }
+  update(change: number, hunks: ReviewHunk[], settled: boolean) { this.calls.push(["update", change, hunks.length, settled]); }
+  open(changes: number[], title: string) { this.calls.push(["open", changes, title]); }
+  clear() { this.calls.push(["clear"]); }
+}
+
 function startHost() {
   const wasm = { Engine: ScriptedEngine, version: () => "test" } as unknown as WasmModule;
   const { log, lines } = recordingLog();
   let sidecarStarts = 0;
-  const host = EngineHost.create(wasm, config, log, () => {
-    sidecarStarts += 1;
-  });
+  const reviews = new RecordingReviews();
+  const host = EngineHost.create(
+    wasm,
+    config,
+    log,
+    () => {
+      sidecarStarts += 1;
+    },
+    reviews,
+  );
   const engine = ScriptedEngine.last;
   assert.ok(engine, "the host constructed an engine");
-  return { host, engine, lines, sidecarStarts: () => sidecarStarts };
+  return { host, engine, lines, reviews, sidecarStarts: () => sidecarStarts };
 }
 
 test("every action an input causes is carried out, in the engine's order", () => {
@@ -289,4 +317,68 @@ test("nothing reaches the engine after dispose", async () => {
   host.webviewMessage({ type: "ready" });
   await new Promise((resolve) => setTimeout(resolve, 50));
   assert.deepEqual(engine.inputs.map((input) => input.method), ["handleCommand"]);
+});
+
+test("a file read is answered through handleFileRead, with the open document's unsaved text", async () => {
+  resetWorkspace();
+  const { host, engine } = startHost();
+  openDocument("/workspace/notes.md", "unsaved ünïcode", { dirty: true });
+  engine.actions.push({ type: "readFile", read: 7, path: "/workspace/notes.md", offset: 8, maxBytes: 1000 });
+  host.command({ type: "cancel" });
+  await eventually(() => engine.inputs.some((input) => input.method === "handleFileRead"), "the read's answer");
+  const [reply, data] = engine.inputs.find((input) => input.method === "handleFileRead")?.args ?? [];
+  assert.deepEqual(reply, { read: 7, outcome: { type: "data", eof: true, fromEditor: true } });
+  assert.equal(new TextDecoder().decode(data as Uint8Array), "ünïcode");
+  host.dispose();
+});
+
+test("an edit's outcome goes back to the engine as an editDone command", async (t) => {
+  resetWorkspace();
+  const folder = tempFolder(t);
+  const file = path.join(folder, "a.txt");
+  fs.writeFileSync(file, "one\n");
+  const { host, engine } = startHost();
+  engine.actions.push(
+    { type: "editFile", edit: 3, path: file, expected: "one\n", result: "two\n", edits: [{ start: 0, end: 4, text: "two\n" }] },
+    { type: "editFile", edit: 4, path: file, expected: "one\n", result: null, edits: [] },
+  );
+  host.command({ type: "cancel" });
+  const editsDone = () => engine.inputs.filter((input) => (input.args[0] as { type?: string }).type === "editDone");
+  await eventually(() => editsDone().length === 2, "both edits' outcomes");
+  assert.deepEqual(
+    editsDone().map((input) => input.args[0]),
+    [
+      { type: "editDone", edit: 3, outcome: { type: "applied", saved: true } },
+      { type: "editDone", edit: 4, outcome: { type: "conflict" } },
+    ],
+  );
+  assert.equal(fs.readFileSync(file, "utf8"), "two\n");
+  host.dispose();
+});
+
+test("review actions reach the review registry in the engine's order", () => {
+  const { host, engine, reviews } = startHost();
+  const review: ReviewDocument = {
+    change: 5,
+    path: "/workspace/a.ts",
+    label: "a.ts",
+    original: "a\n",
+    proposed: "b\n",
+    hunks: [],
+    settled: false,
+  };
+  engine.actions.push(
+    { type: "showReview", document: review, open: true },
+    { type: "updateReview", change: 5, hunks: [], settled: true },
+    { type: "openReviews", changes: [5, 6], title: "Changes this turn" },
+    { type: "clearReviews" },
+  );
+  host.command({ type: "cancel" });
+  assert.deepEqual(reviews.calls, [
+    ["show", 5, true],
+    ["update", 5, 0, true],
+    ["open", [5, 6], "Changes this turn"],
+    ["clear"],
+  ]);
+  host.dispose();
 });

@@ -1,5 +1,10 @@
-// Fakes shared by the unit tests: a log channel that remembers its lines, and a webview view that
-// remembers what was posted to it and which badge it shows.
+// Fakes shared by the unit tests: a log channel that remembers its lines, a webview view that
+// remembers what was posted to it and which badge it shows, and a temporary folder for files.
+
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import type { TestContext } from "node:test";
 
 import type * as vscode from "vscode";
 
@@ -61,4 +66,11 @@ export async function eventually(condition: () => boolean, what: string, timeout
     }
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** A fresh temporary folder, removed after the test. */
+export function tempFolder(t: TestContext): string {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), "tether-test-"));
+  t.after(() => fs.rmSync(folder, { recursive: true, force: true }));
+  return folder;
 }

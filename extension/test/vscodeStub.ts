@@ -1,6 +1,11 @@
 // Stands in for the `vscode` module in the unit tests (the build aliases `vscode` to this file).
 // Only what the modules under test call at run time is here; each call is recorded so a test
 // can assert what the person would have seen, and the settings are a map a test can fill.
+// Documents and workspace edits behave as VS Code's do where the code under test depends on it:
+// a document has one kind of line ending, an edit's inserted text takes it, saving writes the
+// text to the real disk (tests use temporary folders).
+
+import * as nodeFs from "node:fs";
 
 export interface ShownMessage {
   level: "error" | "warning" | "information";
@@ -13,7 +18,88 @@ export const shownMessages: ShownMessage[] = [];
 export const openedDocuments: string[] = [];
 
 /** When set, `showTextDocument` fails with this message (as it does for a missing file). */
-export const failures: { showTextDocument?: string; update?: string } = {};
+export const failures: { showTextDocument?: string; update?: string; executeCommand?: string } = {};
+
+export class Disposable {
+  constructor(private readonly callOnDispose: () => void) {}
+
+  static from(...disposables: Array<{ dispose(): unknown }>): Disposable {
+    return new Disposable(() => disposables.forEach((disposable) => disposable.dispose()));
+  }
+
+  dispose(): void {
+    this.callOnDispose();
+  }
+}
+
+export class EventEmitter<T> {
+  private listeners: Array<(value: T) => unknown> = [];
+
+  readonly event = (listener: (value: T) => unknown): Disposable => {
+    this.listeners.push(listener);
+    return new Disposable(() => {
+      this.listeners = this.listeners.filter((other) => other !== listener);
+    });
+  };
+
+  fire(value: T): void {
+    for (const listener of [...this.listeners]) {
+      listener(value);
+    }
+  }
+
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
+const activeEditorChanged = new EventEmitter<{ document: TextDocument } | undefined>();
+const documentOpened = new EventEmitter<TextDocument>();
+const documentClosed = new EventEmitter<TextDocument>();
+const documentChanged = new EventEmitter<{ document: TextDocument; contentChanges: unknown[] }>();
+const documentSaved = new EventEmitter<TextDocument>();
+
+export class Position {
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
+}
+
+export class Range {
+  readonly start: Position;
+  readonly end: Position;
+
+  constructor(start: Position | number, end: Position | number, endLine?: number, endCharacter?: number) {
+    if (typeof start === "number" && typeof end === "number") {
+      this.start = new Position(start, end);
+      this.end = new Position(endLine ?? start, endCharacter ?? end);
+    } else {
+      this.start = start as Position;
+      this.end = end as Position;
+    }
+  }
+}
+
+export interface Command {
+  title: string;
+  command: string;
+  arguments?: unknown[];
+}
+
+export class CodeLens {
+  constructor(
+    readonly range: Range,
+    readonly command?: Command,
+  ) {}
+}
+
+export class RelativePattern {
+  constructor(
+    readonly base: Uri,
+    readonly pattern: string,
+  ) {}
+}
 
 export const window = {
   showErrorMessage(text: string): Promise<undefined> {
@@ -35,15 +121,265 @@ export const window = {
     openedDocuments.push(uri.fsPath);
     return Promise.resolve({});
   },
+  activeTextEditor: undefined as { document: TextDocument } | undefined,
+  onDidChangeActiveTextEditor: activeEditorChanged.event,
 };
 
+/** Makes `document` the active editor's (none when undefined), as focusing an editor does. */
+export function focusEditor(document: TextDocument | undefined): void {
+  window.activeTextEditor = document === undefined ? undefined : { document };
+  activeEditorChanged.fire(window.activeTextEditor);
+}
+
 export class Uri {
-  private constructor(readonly fsPath: string) {}
+  private constructor(
+    readonly scheme: string,
+    readonly path: string,
+    readonly query: string,
+  ) {}
 
   static file(path: string): Uri {
-    return new Uri(path);
+    return new Uri("file", path, "");
+  }
+
+  static from(components: { scheme: string; path?: string; query?: string }): Uri {
+    return new Uri(components.scheme, components.path ?? "", components.query ?? "");
+  }
+
+  get fsPath(): string {
+    return this.path;
+  }
+
+  toString(): string {
+    return `${this.scheme}:${this.path}${this.query === "" ? "" : `?${this.query}`}`;
   }
 }
+
+/** The offsets where each line of `text` starts, after `\r\n`, `\r` or `\n`. */
+function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (const match of text.matchAll(/\r\n|\r|\n/g)) {
+    starts.push(match.index + match[0].length);
+  }
+  return starts;
+}
+
+/** VS Code gives a document one kind of line ending: a file with any CRLF becomes all CRLF. */
+function documentText(fileText: string): string {
+  return fileText.includes("\r\n") ? fileText.replace(/\r\n|\r|\n/g, "\r\n") : fileText;
+}
+
+export class TextDocument {
+  version = 1;
+  isDirty = false;
+
+  constructor(
+    readonly uri: Uri,
+    private text: string,
+  ) {}
+
+  getText(): string {
+    return this.text;
+  }
+
+  get lineCount(): number {
+    return lineStarts(this.text).length;
+  }
+
+  get eol(): string {
+    return this.text.includes("\r\n") ? "\r\n" : "\n";
+  }
+
+  positionAt(offset: number): Position {
+    const clamped = Math.max(0, Math.min(offset, this.text.length));
+    const starts = lineStarts(this.text);
+    let line = 0;
+    while (line + 1 < starts.length && (starts[line + 1] ?? Infinity) <= clamped) {
+      line += 1;
+    }
+    return new Position(line, clamped - (starts[line] ?? 0));
+  }
+
+  offsetAt(position: Position): number {
+    const starts = lineStarts(this.text);
+    const line = Math.min(position.line, starts.length - 1);
+    return Math.min((starts[line] ?? 0) + position.character, this.text.length);
+  }
+
+  save(): Promise<boolean> {
+    nodeFs.writeFileSync(this.uri.fsPath, this.text);
+    this.isDirty = false;
+    documentSaved.fire(this);
+    return Promise.resolve(true);
+  }
+
+  /** Replaces the whole text, as typing or an edit does (`dirty`) or a reload from disk does. */
+  setText(text: string, dirty: boolean): void {
+    this.text = text;
+    this.version += 1;
+    this.isDirty = dirty;
+    documentChanged.fire({ document: this, contentChanges: [] });
+  }
+}
+
+/** Opens a document on `path` with `text` (not the disk's): an editor the person has open. */
+export function openDocument(path: string, text: string, options: { dirty?: boolean } = {}): TextDocument {
+  const document = new TextDocument(Uri.file(path), text);
+  document.isDirty = options.dirty ?? false;
+  workspace.textDocuments.push(document);
+  documentOpened.fire(document);
+  return document;
+}
+
+export function closeDocument(document: TextDocument): void {
+  workspace.textDocuments.splice(workspace.textDocuments.indexOf(document), 1);
+  documentClosed.fire(document);
+}
+
+/** Closes every document and forgets the watchers, content providers and commands. */
+export function resetWorkspace(): void {
+  workspace.textDocuments.length = 0;
+  fileWatchers.length = 0;
+  contentProviders.clear();
+  codeLensProviders.length = 0;
+  registeredCommands.clear();
+  executedCommands.length = 0;
+  window.activeTextEditor = undefined;
+}
+
+type WorkspaceEditEntry =
+  | { kind: "create"; uri: Uri; contents: Uint8Array | undefined; overwrite: boolean }
+  | { kind: "delete"; uri: Uri; ignoreIfNotExists: boolean }
+  | { kind: "replace"; uri: Uri; range: Range; text: string };
+
+export class WorkspaceEdit {
+  readonly entries: WorkspaceEditEntry[] = [];
+
+  createFile(uri: Uri, options: { overwrite?: boolean; contents?: Uint8Array } = {}): void {
+    this.entries.push({ kind: "create", uri, contents: options.contents, overwrite: options.overwrite ?? false });
+  }
+
+  deleteFile(uri: Uri, options: { ignoreIfNotExists?: boolean } = {}): void {
+    this.entries.push({ kind: "delete", uri, ignoreIfNotExists: options.ignoreIfNotExists ?? false });
+  }
+
+  replace(uri: Uri, range: Range, text: string): void {
+    this.entries.push({ kind: "replace", uri, range, text });
+  }
+}
+
+/** The workspace edits applied, in order. */
+export const appliedEdits: WorkspaceEdit[] = [];
+
+function applyWorkspaceEdit(edit: WorkspaceEdit): boolean {
+  for (const entry of edit.entries) {
+    const path = entry.uri.fsPath;
+    if (entry.kind === "create") {
+      if (nodeFs.existsSync(path) && !entry.overwrite) {
+        return false;
+      }
+      nodeFs.writeFileSync(path, entry.contents ?? new Uint8Array());
+    } else if (entry.kind === "delete") {
+      if (nodeFs.existsSync(path)) {
+        nodeFs.rmSync(path);
+      } else if (!entry.ignoreIfNotExists) {
+        return false;
+      }
+    }
+  }
+  const replaced = new Map<TextDocument, Array<{ start: number; end: number; text: string }>>();
+  for (const entry of edit.entries) {
+    if (entry.kind !== "replace") {
+      continue;
+    }
+    const document = workspace.textDocuments.find((open) => open.uri.toString() === entry.uri.toString());
+    if (document === undefined) {
+      return false;
+    }
+    const start = document.offsetAt(entry.range.start);
+    const end = document.offsetAt(entry.range.end);
+    // Inserted text takes the document's line endings, as in VS Code.
+    const text = entry.text.replace(/\r\n|\n/g, document.eol);
+    replaced.set(document, [...(replaced.get(document) ?? []), { start, end, text }]);
+  }
+  for (const [document, replacements] of replaced) {
+    let text = document.getText();
+    for (const { start, end, text: inserted } of replacements.sort((a, b) => b.start - a.start)) {
+      text = text.slice(0, start) + inserted + text.slice(end);
+    }
+    document.setText(text, true);
+  }
+  appliedEdits.push(edit);
+  return true;
+}
+
+export class FileSystemWatcher {
+  disposed = false;
+  private readonly created = new EventEmitter<Uri>();
+  private readonly changed = new EventEmitter<Uri>();
+  private readonly deleted = new EventEmitter<Uri>();
+  readonly onDidCreate = this.created.event;
+  readonly onDidChange = this.changed.event;
+  readonly onDidDelete = this.deleted.event;
+
+  constructor(readonly pattern: RelativePattern) {}
+
+  /** The watched file changed on disk. */
+  fireChange(): void {
+    this.changed.fire(Uri.file(`${this.pattern.base.fsPath}/${this.pattern.pattern}`));
+  }
+
+  dispose(): void {
+    this.disposed = true;
+  }
+}
+
+export const fileWatchers: FileSystemWatcher[] = [];
+
+export interface TextDocumentContentProvider {
+  onDidChange?: (listener: (uri: Uri) => unknown) => Disposable;
+  provideTextDocumentContent(uri: Uri): string;
+}
+
+export const contentProviders = new Map<string, TextDocumentContentProvider>();
+
+export interface CodeLensProvider {
+  onDidChangeCodeLenses?: (listener: () => unknown) => Disposable;
+  provideCodeLenses(document: TextDocument): CodeLens[];
+}
+
+export const codeLensProviders: Array<{ selector: unknown; provider: CodeLensProvider }> = [];
+
+export const languages = {
+  registerCodeLensProvider(selector: unknown, provider: CodeLensProvider): Disposable {
+    const entry = { selector, provider };
+    codeLensProviders.push(entry);
+    return new Disposable(() => codeLensProviders.splice(codeLensProviders.indexOf(entry), 1));
+  },
+};
+
+/** One `executeCommand` call. */
+export interface ExecutedCommand {
+  command: string;
+  args: unknown[];
+}
+
+export const executedCommands: ExecutedCommand[] = [];
+const registeredCommands = new Map<string, (...args: unknown[]) => unknown>();
+
+export const commands = {
+  registerCommand(command: string, handler: (...args: unknown[]) => unknown): Disposable {
+    registeredCommands.set(command, handler);
+    return new Disposable(() => registeredCommands.delete(command));
+  },
+  executeCommand(command: string, ...args: unknown[]): Promise<unknown> {
+    executedCommands.push({ command, args });
+    if (failures.executeCommand !== undefined) {
+      return Promise.reject(new Error(failures.executeCommand));
+    }
+    return Promise.resolve(registeredCommands.get(command)?.(...args));
+  },
+};
 
 export enum ConfigurationTarget {
   Global = 1,
@@ -69,6 +405,56 @@ const configurationListeners: ConfigurationListener[] = [];
 
 export const workspace = {
   workspaceFolders: undefined as Array<{ uri: Uri }> | undefined,
+  textDocuments: [] as TextDocument[],
+  onDidOpenTextDocument: documentOpened.event,
+  onDidCloseTextDocument: documentClosed.event,
+  onDidChangeTextDocument: documentChanged.event,
+  onDidSaveTextDocument: documentSaved.event,
+
+  /** Opens the file's document from disk (one kind of line ending), or returns the open one. */
+  openTextDocument(uri: Uri): Promise<TextDocument> {
+    const open = workspace.textDocuments.find((document) => document.uri.toString() === uri.toString());
+    if (open !== undefined) {
+      return Promise.resolve(open);
+    }
+    let text: string;
+    try {
+      text = nodeFs.readFileSync(uri.fsPath, "utf8");
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const document = new TextDocument(uri, documentText(text));
+    workspace.textDocuments.push(document);
+    documentOpened.fire(document);
+    return Promise.resolve(document);
+  },
+
+  applyEdit(edit: WorkspaceEdit): Promise<boolean> {
+    return Promise.resolve(applyWorkspaceEdit(edit));
+  },
+
+  fs: {
+    /** Writes the file; an open document without unsaved edits reloads, as in VS Code. */
+    writeFile(uri: Uri, content: Uint8Array): Promise<void> {
+      nodeFs.writeFileSync(uri.fsPath, content);
+      const open = workspace.textDocuments.find((document) => document.uri.toString() === uri.toString());
+      if (open !== undefined && !open.isDirty) {
+        open.setText(documentText(Buffer.from(content).toString("utf8")), false);
+      }
+      return Promise.resolve();
+    },
+  },
+
+  createFileSystemWatcher(pattern: RelativePattern): FileSystemWatcher {
+    const watcher = new FileSystemWatcher(pattern);
+    fileWatchers.push(watcher);
+    return watcher;
+  },
+
+  registerTextDocumentContentProvider(scheme: string, provider: TextDocumentContentProvider): Disposable {
+    contentProviders.set(scheme, provider);
+    return new Disposable(() => contentProviders.delete(scheme));
+  },
 
   getConfiguration(section: string) {
     return {

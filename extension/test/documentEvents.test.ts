@@ -1,0 +1,84 @@
+// The engine hears which files are open, at start and as editors open and close, and hears once
+// per burst when a file under review is edited, saved or changed on disk, and only while it is.
+
+import assert from "node:assert/strict";
+import * as path from "node:path";
+import { test } from "node:test";
+
+import { reportOpenDocuments, reportReviewedFileChanges } from "../src/documentEvents";
+import type { HostCommand, ReviewDocument } from "../src/generated/protocol";
+import { ReviewRegistry } from "../src/review";
+import { eventually, recordingLog, tempFolder } from "./fakes";
+import { TextDocument, Uri, closeDocument, fileWatchers, openDocument, resetWorkspace, workspace } from "./vscodeStub";
+
+test("the open file documents are reported at start and when documents open or close", async () => {
+  resetWorkspace();
+  openDocument("/workspace/b.ts", "");
+  openDocument("/outside/a.ts", "");
+  const sent: HostCommand[] = [];
+  const reporter = reportOpenDocuments((command) => sent.push(command));
+  assert.deepEqual(sent, [{ type: "openDocuments", paths: ["/outside/a.ts", "/workspace/b.ts"] }]);
+
+  // A diff editor's side is not a file; then a burst of files opening is one report.
+  workspace.textDocuments.push(new TextDocument(Uri.from({ scheme: "tether-review", path: "/workspace/b.ts" }), ""));
+  openDocument("/workspace/c.ts", "");
+  const d = openDocument("/workspace/d.ts", "");
+  await eventually(() => sent.length === 2, "the report of the opened documents");
+  closeDocument(d);
+  await eventually(() => sent.length === 3, "the report of the closed document");
+  assert.deepEqual(sent.slice(1), [
+    { type: "openDocuments", paths: ["/outside/a.ts", "/workspace/b.ts", "/workspace/c.ts", "/workspace/d.ts"] },
+    { type: "openDocuments", paths: ["/outside/a.ts", "/workspace/b.ts", "/workspace/c.ts"] },
+  ]);
+  reporter.dispose();
+});
+
+test("a file under review is reported once per burst of edits, on save and on disk changes", async (t) => {
+  resetWorkspace();
+  const folder = tempFolder(t);
+  const app = path.join(folder, "app.ts");
+  const other = path.join(folder, "other.ts");
+  const { log } = recordingLog();
+  const registry = new ReviewRegistry(log);
+  const sent: HostCommand[] = [];
+  const reporter = reportReviewedFileChanges(registry, (command) => sent.push(command));
+  const review: ReviewDocument = {
+    change: 1,
+    path: app,
+    label: "app.ts",
+    original: "",
+    proposed: null,
+    hunks: [],
+    settled: false,
+  };
+  registry.show(review, false);
+  const watcher = fileWatchers[0];
+  assert.ok(watcher, "the file is watched on disk");
+  assert.deepEqual([watcher.pattern.base.fsPath, watcher.pattern.pattern], [folder, "app.ts"]);
+
+  const unrelated = openDocument(other, "");
+  const document = openDocument(app, "");
+  unrelated.setText("typing elsewhere", true);
+  for (const text of ["t", "ty", "typ", "type"]) {
+    document.setText(text, true);
+  }
+  await eventually(() => sent.length === 1, "one report for the burst");
+  assert.deepEqual(sent, [{ type: "fileChanged", path: app }]);
+
+  await document.save();
+  await eventually(() => sent.length === 2, "the report of the save");
+  watcher.fireChange();
+  await eventually(() => sent.length === 3, "the report of the change on disk");
+
+  registry.clear();
+  assert.equal(watcher.disposed, true, "a file no longer under review is not watched");
+  document.setText("typing after review", true);
+  unrelated.setText("and elsewhere", true);
+  // Registering another change afterwards reports that file only, proving the earlier typing
+  // left nothing behind: its report would have arrived first.
+  registry.show({ ...review, change: 2, path: other }, false);
+  unrelated.setText("now under review", true);
+  await eventually(() => sent.length === 4, "the report of the newly reviewed file");
+  assert.deepEqual(sent.slice(3), [{ type: "fileChanged", path: other }]);
+  reporter.dispose();
+});

@@ -1,0 +1,230 @@
+// The diff editor's side of review: Keep and Reject (Revert once on disk) above each pending hunk
+// of a change's right side and nowhere else; the diff editor shows the registered texts, and
+// follows a replaced change; one change opens the diff editor and several the multi-file diff
+// view; Keep All/Reject All appear on a change waiting for a decision and act on it.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import type { HostCommand, ReviewDocument, ReviewHunk } from "../src/generated/protocol";
+import {
+  HUNK_COMMAND,
+  KEEP_ALL_COMMAND,
+  REJECT_ALL_COMMAND,
+  REVIEW_ACTIVE_CONTEXT,
+  REVIEW_SCHEME,
+  ReviewRegistry,
+  registerReviewUi,
+  reviewUri,
+} from "../src/review";
+import { eventually, recordingLog } from "./fakes";
+import {
+  TextDocument,
+  Uri,
+  codeLensProviders,
+  commands,
+  contentProviders,
+  executedCommands,
+  failures,
+  focusEditor,
+  resetWorkspace,
+  shownMessages,
+} from "./vscodeStub";
+
+function hunk(index: number, newStart: number, newCount: number, state: ReviewHunk["state"] = "pending"): ReviewHunk {
+  return { index, newStart, newCount, oldStart: newStart, oldCount: 1, state };
+}
+
+/** A proposed write of `/workspace/src/app.ts` (change 1), five lines long on the right. */
+const proposed: ReviewDocument = {
+  change: 1,
+  path: "/workspace/src/app.ts",
+  label: "src/app.ts",
+  original: "a\nb\nc\n",
+  proposed: "a\nB\nc\nd\ne",
+  hunks: [hunk(0, 1, 1), hunk(1, 3, 2, "kept"), hunk(2, 5, 0)],
+  settled: false,
+};
+
+/** A change the agent already made on disk (change 2): the right side is the file itself. */
+const onDisk: ReviewDocument = {
+  change: 2,
+  path: "/workspace/README.md",
+  label: "README.md",
+  original: "old\n",
+  proposed: null,
+  hunks: [hunk(0, 0, 1)],
+  settled: false,
+};
+
+/** A command argument with its URIs spelled out, for comparing. */
+function plain(value: unknown): unknown {
+  if (value instanceof Uri) {
+    return value.toString();
+  }
+  return Array.isArray(value) ? value.map(plain) : value;
+}
+
+function setup() {
+  resetWorkspace();
+  shownMessages.length = 0;
+  const { log, lines } = recordingLog();
+  const registry = new ReviewRegistry(log);
+  const sent: HostCommand[] = [];
+  const ui = registerReviewUi(registry, (command) => sent.push(command), log);
+  const provider = codeLensProviders[0]?.provider;
+  assert.ok(provider, "a CodeLens provider is registered");
+  const lenses = (document: TextDocument) =>
+    provider.provideCodeLenses(document).map((lens) => [lens.range.start.line, lens.command?.title, lens.command?.arguments]);
+  const content = (uri: Uri) => contentProviders.get(REVIEW_SCHEME)?.provideTextDocumentContent(uri);
+  return { registry, sent, lines, lenses, content, dispose: () => ui.dispose() };
+}
+
+test("Keep and Reject sit above each pending hunk of a proposed write, inside the document", () => {
+  const { registry, lenses, dispose } = setup();
+  registry.show(proposed, false);
+  const right = new TextDocument(reviewUri(proposed, "proposed"), proposed.proposed ?? "");
+  assert.deepEqual(lenses(right), [
+    [1, "Keep", [1, 0, true]],
+    [1, "Reject", [1, 0, false]],
+    // The last hunk removes the file's end: its lens goes on the last line there is.
+    [4, "Keep", [1, 2, true]],
+    [4, "Reject", [1, 2, false]],
+  ]);
+  assert.deepEqual(lenses(new TextDocument(reviewUri(proposed, "original"), proposed.original)), [], "not on the left side");
+  assert.deepEqual(lenses(new TextDocument(Uri.file(proposed.path), "a\nb\nc\n")), [], "not on a file nothing was written to");
+
+  registry.update(1, [hunk(0, 1, 1, "rejected"), hunk(1, 3, 2, "kept"), hunk(2, 5, 0)], false);
+  assert.deepEqual(lenses(right), [
+    [4, "Keep", [1, 2, true]],
+    [4, "Reject", [1, 2, false]],
+  ]);
+  dispose();
+});
+
+test("a change already on disk gets Revert, on the file itself", () => {
+  const { registry, lenses, dispose } = setup();
+  registry.show(onDisk, false);
+  assert.deepEqual(lenses(new TextDocument(Uri.file("/workspace/README.md"), "new\n")), [
+    [0, "Keep", [2, 0, true]],
+    [0, "Revert", [2, 0, false]],
+  ]);
+  assert.deepEqual(lenses(new TextDocument(Uri.file("/workspace/other.md"), "new\n")), []);
+  dispose();
+});
+
+test("a lens decides its hunk through the engine; a command with bad arguments does nothing", async () => {
+  const { sent, lines, dispose } = setup();
+  await commands.executeCommand(HUNK_COMMAND, 1, 2, false);
+  await commands.executeCommand(HUNK_COMMAND, "1", 2, true);
+  assert.deepEqual(sent, [{ type: "review", intent: { type: "hunk", change: 1, hunk: 2, keep: false } }]);
+  assert.equal(lines.at(-1)?.level, "warn");
+  dispose();
+});
+
+test("the diff editor shows the registered texts, follows a replaced change, and empties on clear", () => {
+  const { registry, content, lenses, dispose } = setup();
+  registry.show(proposed, false);
+  const left = reviewUri(proposed, "original");
+  const right = reviewUri(proposed, "proposed");
+  assert.equal(content(left), "a\nb\nc\n");
+  assert.equal(content(right), "a\nB\nc\nd\ne");
+  assert.equal(right.path, "/workspace/src/app.ts", "the file's name gives the language mode");
+
+  const reloaded: string[] = [];
+  const subscription = contentProviders.get(REVIEW_SCHEME)?.onDidChange?.((uri) => reloaded.push(uri.toString()));
+  registry.show({ ...proposed, proposed: "a\nX\nc\n", hunks: [hunk(0, 1, 1)] }, false);
+  assert.equal(content(right), "a\nX\nc\n");
+  assert.deepEqual(reloaded, [left.toString(), right.toString()]);
+  assert.deepEqual(registry.all().length, 1, "a repeat replaces the change");
+  subscription?.dispose();
+
+  registry.clear();
+  assert.deepEqual(registry.all(), []);
+  assert.equal(content(right), "");
+  assert.deepEqual(lenses(new TextDocument(right, "a\nX\nc\n")), []);
+  dispose();
+});
+
+test("one change opens the diff editor, several the multi-file diff view", async () => {
+  const { registry, lines, dispose } = setup();
+  registry.show(proposed, true);
+  registry.show(onDisk, false);
+  registry.open([2], "ignored for one change");
+  registry.open([1, 2, 99], "Changes this turn");
+  registry.open([99], "nothing");
+  const opened = executedCommands.filter((call) => call.command !== "setContext");
+  assert.deepEqual(
+    opened.map((call) => [call.command, ...call.args.map(plain)]),
+    [
+      [
+        "vscode.diff",
+        "tether-review:/workspace/src/app.ts?change=1&side=original",
+        "tether-review:/workspace/src/app.ts?change=1&side=proposed",
+        "src/app.ts (Tether review)",
+        { preview: false },
+      ],
+      [
+        "vscode.diff",
+        "tether-review:/workspace/README.md?change=2&side=original",
+        "file:/workspace/README.md",
+        "README.md (Tether review)",
+        { preview: false },
+      ],
+      [
+        "vscode.changes",
+        "Changes this turn",
+        [
+          [
+            "file:/workspace/src/app.ts",
+            "tether-review:/workspace/src/app.ts?change=1&side=original",
+            "tether-review:/workspace/src/app.ts?change=1&side=proposed",
+          ],
+          ["file:/workspace/README.md", "tether-review:/workspace/README.md?change=2&side=original", "file:/workspace/README.md"],
+        ],
+      ],
+    ],
+  );
+  assert.equal(lines.filter((line) => line.level === "warn").length, 2, "the unknown change is logged each time");
+
+  failures.executeCommand = "no diff editor here";
+  try {
+    registry.open([1], "");
+    await eventually(() => shownMessages.length === 1, "an error notification");
+  } finally {
+    delete failures.executeCommand;
+  }
+  assert.deepEqual(shownMessages, [
+    { level: "error", text: "Tether could not open the diff editor: no diff editor here" },
+  ]);
+  dispose();
+});
+
+test("Keep All and Reject All show on a change waiting for a decision and decide it", async () => {
+  const { registry, sent, dispose } = setup();
+  const contextValues = () =>
+    executedCommands.filter((call) => call.command === "setContext" && call.args[0] === REVIEW_ACTIVE_CONTEXT).map((call) => call.args[1]);
+  registry.show(proposed, false);
+  focusEditor(new TextDocument(reviewUri(proposed, "proposed"), proposed.proposed ?? ""));
+  await commands.executeCommand(KEEP_ALL_COMMAND);
+  // The editor title passes its editor's URI: the left side shows the same change.
+  await commands.executeCommand(REJECT_ALL_COMMAND, reviewUri(proposed, "original"));
+  assert.deepEqual(sent, [
+    { type: "review", intent: { type: "all", change: 1, keep: true } },
+    { type: "review", intent: { type: "all", change: 1, keep: false } },
+  ]);
+
+  registry.update(1, proposed.hunks.map((each) => ({ ...each, state: "kept" as const })), true);
+  focusEditor(new TextDocument(Uri.file("/workspace/unrelated.ts"), ""));
+  registry.show(onDisk, false);
+  focusEditor(new TextDocument(Uri.file(onDisk.path), "new\n"));
+  assert.deepEqual(contextValues(), [false, true, false, true], "off at start, on, off once settled, on for the file");
+
+  focusEditor(undefined);
+  await commands.executeCommand(KEEP_ALL_COMMAND);
+  assert.equal(sent.length, 2, "nothing to decide without a change in the editor");
+  assert.deepEqual(shownMessages, [
+    { level: "information", text: "The active editor shows no Tether change waiting for a decision." },
+  ]);
+  dispose();
+});
