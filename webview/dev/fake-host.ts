@@ -3,8 +3,10 @@
 //
 //   ?scenario=demo                  the demo agent's turn: text, a read, a command a session rule
 //                                   approves, an edit that asks permission, and the end of the
-//                                   turn after "Allow once"; the header's mode picker and the
-//                                   rules panel work on a fake policy (a session rule, a
+//                                   turn after "Allow once", which leaves two file changes to
+//                                   review (a proposed write and an edit the agent made on disk)
+//                                   in the thread and the changes bar; the header's mode picker
+//                                   and the rules panel work on a fake policy (a session rule, a
 //                                   workspace rule, and a setting that could not be used)
 //   ?scenario=stress&chunks=5000&shape=blocks
 //                                   one reply streamed as N chunks of 20 characters, posted as
@@ -15,10 +17,15 @@
 // What happened is recorded on `window.tetherDev` for dev/run.mjs to read.
 
 import type {
+  ChangedFileView,
+  DiffLineView,
   Entry,
+  FileChangeView,
   HostToWebview,
+  HunkView,
   PlanEntryView,
   RuleSpec,
+  ReviewIntent,
   RuleView,
   SessionView,
   ThreadPatch,
@@ -89,6 +96,7 @@ let session: SessionView = {
     ruleProblems: ['Rule 3 in tether.permissions.rules: unknown tool kind "exec"; the kinds are read, edit, …'],
     auditLog: "/workspace/.tether/sessions/demo/audit.jsonl",
   },
+  changes: [],
 };
 let nextRuleId = 3;
 
@@ -238,8 +246,16 @@ async function demoTurn(prompt: string): Promise<void> {
       {
         type: "diff" as const,
         path: "notes.md",
-        oldText: "# Notes\n\nNothing yet.\n",
-        newText: "# Notes\n\nTether was here.\nAnd left a second line.\n",
+        added: 2,
+        removed: 1,
+        lines: [
+          { sign: "context" as const, text: "# Notes", highlights: [] },
+          { sign: "context" as const, text: "", highlights: [] },
+          { sign: "removed" as const, text: "Nothing yet.", highlights: [[0, 12] as [number, number]] },
+          { sign: "added" as const, text: "Tether was here.", highlights: [[0, 16] as [number, number]] },
+          { sign: "added" as const, text: "And left a second line.", highlights: [] },
+        ],
+        hiddenLines: 0,
       },
     ],
   };
@@ -281,9 +297,109 @@ async function answerEdit(optionId: string): Promise<void> {
   ]);
   const reply = push({ type: "agent", chunks: [] });
   await streamText(reply, "Permission granted: the edit is done.\n\nThat was a full turn.");
-  push({ type: "notice", level: "info", text: "The demo agent wrote 1 file.", detail: "notes.md (+2 -1)" });
+  showChange(proposedWrite);
+  showChange(agentEdit);
   sendPlan("completed", "completed", "completed");
   sendPatch([{ op: "turn", state: { type: "ended", stopReason: "end_turn" } }]);
+}
+
+function line(sign: DiffLineView["sign"], text: string, highlights: Array<[number, number]> = []): DiffLineView {
+  return { sign, text, highlights };
+}
+
+function demoHunk(index: number, oldLine: number, lines: DiffLineView[]): HunkView {
+  const removed = lines.filter((shown) => shown.sign === "removed").length;
+  const added = lines.filter((shown) => shown.sign === "added").length;
+  return { index, oldLine, oldCount: removed, newLine: oldLine, newCount: added, state: "pending", lines, hiddenLines: 0 };
+}
+
+const proposedWrite: FileChangeView = {
+  id: 1,
+  path: "/workspace/notes.md",
+  label: "notes.md",
+  origin: "write",
+  kind: "modified",
+  phase: { type: "proposed" },
+  added: 2,
+  removed: 1,
+  hunks: [
+    demoHunk(0, 3, [
+      line("removed", "Nothing yet.", [[0, 12]]),
+      line("added", "Tether was here.", [[0, 16]]),
+      line("added", "And left a second line."),
+    ]),
+  ],
+  degraded: false,
+  outcome: null,
+};
+
+const agentEdit: FileChangeView = {
+  id: 2,
+  path: "/workspace/src/greet.ts",
+  label: "src/greet.ts",
+  origin: "agent",
+  kind: "modified",
+  phase: { type: "applied" },
+  added: 3,
+  removed: 2,
+  hunks: [
+    demoHunk(0, 1, [
+      line("removed", "export function greet(name: string) {", [[16, 21]]),
+      line("added", "export function welcome(name: string, café = \"naïve\") {", [[16, 23], [36, 52]]),
+    ]),
+    demoHunk(1, 2, [
+      line("removed", "  return `Hello, ${name}`;", [[10, 15]]),
+      line("added", "  // 🎉 friendlier", [[2, 18]]),
+      line("added", "  return `Welcome, ${name}!`;", [[10, 17], [26, 27]]),
+    ]),
+  ],
+  degraded: false,
+  outcome: null,
+};
+
+/** The file changes the demo showed, by id, with their entry index. */
+const reviews = new Map<number, { index: number; change: FileChangeView }>();
+
+/** Pushes or replaces a change's card and sends the changes bar, as the engine does. */
+function showChange(change: FileChangeView): void {
+  const entry: Entry = { type: "fileChange", ...change };
+  const known = reviews.get(change.id);
+  if (known === undefined) reviews.set(change.id, { index: push(entry), change });
+  else {
+    known.change = change;
+    sendPatch([{ op: "replace", index: known.index, entry }]);
+  }
+  const changes: ChangedFileView[] = [...reviews.values()].map(({ change: shown }) => ({
+    change: shown.id,
+    label: shown.label,
+    kind: shown.kind,
+    phase: shown.phase,
+    added: shown.added,
+    removed: shown.removed,
+    pending: shown.hunks.filter((hunk) => hunk.state === "pending").length,
+  }));
+  session = { ...session, changes };
+  sendPatch([], session);
+}
+
+/** Keep and reject decisions; opening a diff is only recorded (there is no diff editor here). */
+function review(intent: ReviewIntent): void {
+  if (intent.type !== "hunk" && intent.type !== "all") return;
+  const known = reviews.get(intent.change);
+  if (known === undefined) return;
+  const decided: HunkView["state"] = intent.keep ? "kept" : "rejected";
+  const hunks = known.change.hunks.map((hunk) =>
+    hunk.state === "pending" && (intent.type === "all" || hunk.index === intent.hunk) ? { ...hunk, state: decided } : hunk,
+  );
+  const settled = hunks.every((hunk) => hunk.state !== "pending");
+  const kept = hunks.filter((hunk) => hunk.state === "kept").length;
+  const outcome =
+    settled && known.change.origin === "write"
+      ? kept === hunks.length
+        ? "Written as proposed."
+        : `The person rejected ${hunks.length - kept} of ${hunks.length} hunks; the file has the rest.`
+      : null;
+  showChange({ ...known.change, hunks, phase: settled ? { type: "settled" } : known.change.phase, outcome });
 }
 
 async function stress(chunkCount: number, shape: string): Promise<void> {
@@ -388,6 +504,9 @@ async function onIntent(message: WebviewToHost): Promise<void> {
       return;
     case "openAuditLog":
       // The real host opens the file in an editor; the dev page only records the intent.
+      return;
+    case "review":
+      review(message.intent);
       return;
   }
 }

@@ -1,6 +1,7 @@
 // Opens the dev page in headless Chromium and checks the webview as a person would see it:
-// the demo turn (screenshots before and after answering the permission request, then the rules
-// panel open and Bypass mode's warning, answered through the fake host) and a stress
+// the demo turn (screenshots before and after answering the permission request, the file
+// changes it leaves for review before and after deciding some hunks, then the rules panel open
+// and Bypass mode's warning, answered through the fake host) and a stress
 // stream (how long after the last chunk the reply is fully shown). Screenshots go to
 // dist/dev/*.png. Needs `npm run build -- --dev` first (`npm run dev` does both).
 //
@@ -79,6 +80,13 @@ try {
   await demo.waitForSelector('.turn-state[data-state="ended"]');
   await demo.waitForFunction(() => document.body.textContent?.includes("That was a full turn."));
   await demo.screenshot({ path: join(out, "demo-done.png") });
+  await demo.waitForSelector('.changes-row[data-change-id="2"]');
+  await demo.locator('.file-change[data-change-id="2"]').screenshot({ path: join(out, "review-card.png") });
+  await demo.click('.file-change[data-change-id="2"] .hunk[data-hunk-index="0"] button.hunk-reject');
+  await demo.waitForSelector('.file-change[data-change-id="2"] .hunk[data-hunk-index="0"][data-state="rejected"]');
+  await demo.click('.changes-row[data-change-id="1"] button.changes-keep-all');
+  await demo.waitForSelector('.file-change[data-change-id="1"][data-phase="settled"]');
+  await demo.screenshot({ path: join(out, "review-decided.png") });
   await demo.evaluate(() => {
     document.querySelector("main.thread").scrollTop = 0;
   });

@@ -5,6 +5,7 @@
 // request still waiting with its first to ninth option wherever the focus is, unless the person
 // is typing in a field.
 
+import { ChangesBarView } from "./changes-bar-view";
 import { ComposerView } from "./composer-view";
 import { element } from "./element";
 import { FollowBottom } from "./follow-bottom";
@@ -25,6 +26,7 @@ export class ChatView {
   private readonly thread: ThreadView;
   private readonly plan = new PlanView();
   private readonly turn = new TurnView();
+  private readonly changesBar: ChangesBarView;
   private readonly composer: ComposerView;
   private readonly follow: FollowBottom;
   private readonly answered = new Set<PermissionKey>();
@@ -51,6 +53,7 @@ export class ChatView {
         this.announceAfterFrame.push(title);
       },
     }, clock);
+    this.changesBar = new ChangesBarView(post, uiState);
     this.composer = new ComposerView(post, uiState);
     this.announcer.setAttribute("aria-live", "polite");
     this.announcer.setAttribute("role", "status");
@@ -60,6 +63,7 @@ export class ChatView {
       this.thread.element,
       this.plan.element,
       this.turn.element,
+      this.changesBar.element,
       this.composer.element,
       this.announcer,
     );
@@ -73,6 +77,7 @@ export class ChatView {
     if (changes.reset || changes.session) {
       this.header.render(model.session);
       this.rules.render(model.session?.permissions ?? null);
+      this.changesBar.render(model.session?.changes ?? []);
     }
     if (changes.reset || changes.plan) this.plan.render(model.plan);
     if (changes.reset || changes.turn) this.turn.render(model.turn);

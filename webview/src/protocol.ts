@@ -1,15 +1,24 @@
 // The wire types this webview speaks, re-exported from the code generated from Rust.
 //
 // `extension/src/generated/protocol.ts` is generated from tether-core (thread.rs, webview.rs,
-// permissions.rs); importing it type-only keeps the bundle free of it while the compiler checks
-// every field the UI reads. `VsCodeApi` is the part of `acquireVsCodeApi()` this webview uses.
+// permissions.rs, review.rs); importing it type-only keeps the bundle free of it while the
+// compiler checks every field the UI reads. `VsCodeApi` is the part of `acquireVsCodeApi()` this
+// webview uses.
 
 export type {
   AgentMessage,
+  ChangeOrigin,
+  ChangePhase,
+  ChangedFileView,
   ChunkKind,
   DecidedBy,
+  DiffLineView,
+  DiffSign,
   Entry,
+  FileChangeKind,
+  FileChangeView,
   HostToWebview,
+  HunkView,
   Location,
   MessageChunk,
   Mode,
@@ -20,6 +29,7 @@ export type {
   PermissionView,
   PermissionsView,
   PlanEntryView,
+  ReviewIntent,
   RuleDecision,
   RuleOrigin,
   RuleScope,

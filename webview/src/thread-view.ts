@@ -1,12 +1,14 @@
 // The scrolling list of entries (`main.thread`): one DOM node per entry, kept across frames.
 //
 // A frame touches only the entries the [`ChangeSet`] names: new and replaced entries are built
-// (or, for tool calls, refilled), and agent messages that grew are extended in place. A snapshot
-// rebuilds the list from nothing. Agent messages whose new text could not be shown this frame
-// (see MarkdownView's rationing) are remembered and flushed again on the next one.
+// (or, for tool calls and file changes, refilled), and agent messages that grew are extended in
+// place. A snapshot rebuilds the list from nothing. Agent messages whose new text could not be
+// shown this frame (see MarkdownView's rationing) are remembered and flushed again on the next
+// one.
 
 import { AgentMessageView, type ThoughtOpenState } from "./agent-message-view";
 import { element } from "./element";
+import { FileChangeCard } from "./file-change-view";
 import type { MarkdownRenderer } from "./markdown";
 import type { Clock } from "./markdown-view";
 import type { ChangeSet, ChatModel } from "./model";
@@ -16,6 +18,7 @@ import { ToolCallCard, type ToolCallContext } from "./tool-call-view";
 type EntryView =
   | { type: "agent"; view: AgentMessageView; element: HTMLElement }
   | { type: "toolCall"; view: ToolCallCard; element: HTMLElement }
+  | { type: "fileChange"; view: FileChangeCard; element: HTMLElement }
   | { type: "user" | "notice"; element: HTMLElement };
 
 export class ThreadView {
@@ -65,10 +68,17 @@ export class ThreadView {
     this.build(index, entry);
   }
 
-  /** Builds (or, for a tool call, refills) the node of `entry` and puts it at `index`. */
+  /**
+   * Builds (or, for a tool call or a file change, refills) the node of `entry` and puts it at
+   * `index`. Refilling keeps the card's node, so its place and the focus inside it survive.
+   */
   private build(index: number, entry: Entry): void {
     const current = this.views[index];
     if (current?.type === "toolCall" && entry.type === "toolCall") {
+      current.view.update(entry);
+      return;
+    }
+    if (current?.type === "fileChange" && entry.type === "fileChange") {
       current.view.update(entry);
       return;
     }
@@ -95,6 +105,11 @@ export class ThreadView {
         const view = new ToolCallCard(index, this.toolCalls);
         view.update(entry);
         return { type: "toolCall", view, element: view.element };
+      }
+      case "fileChange": {
+        const view = new FileChangeCard(index, this.toolCalls.post);
+        view.update(entry);
+        return { type: "fileChange", view, element: view.element };
       }
       case "user":
         return { type: "user", element: this.userMessage(index, entry) };

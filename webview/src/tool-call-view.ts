@@ -11,7 +11,7 @@
 // was settled: by the person, by a rule or the mode (the engine decided, the card only words it),
 // or not at all because the turn was cancelled or the agent withdrew the request.
 
-import { diffLines } from "./diff-lines";
+import { diffBlock, diffStats, hiddenLinesNote } from "./diff-view";
 import { element } from "./element";
 import type { MarkdownRenderer } from "./markdown";
 import { SCOPE_LABELS, modeLabel } from "./permission-labels";
@@ -136,14 +136,12 @@ export class ToolCallCard {
       }
       case "diff": {
         const diff = element("div", "tool-diff");
-        diff.append(element("div", "tool-diff-path", item.path));
-        const block = element("pre", "tool-diff-lines");
-        for (const line of diffLines(item.oldText, item.newText)) {
-          const row = element("span", `diff-line ${DIFF_CLASSES[line.sign]}`);
-          row.textContent = line.sign === "…" ? `… ${line.text}\n` : `${line.sign} ${line.text}\n`;
-          block.append(row);
-        }
-        diff.append(block);
+        const head = element("div", "tool-diff-head");
+        head.append(element("span", "tool-diff-path", item.path), diffStats("tool-diff-stats", item.added, item.removed));
+        diff.append(head);
+        if (item.lines.length > 0) diff.append(diffBlock("tool-diff-lines", item.lines));
+        else if (item.hiddenLines === 0) diff.append(element("div", "diff-empty", "No changes"));
+        if (item.hiddenLines > 0) diff.append(hiddenLinesNote(item.hiddenLines));
         return diff;
       }
       case "terminal": {
@@ -241,13 +239,6 @@ export class ToolCallCard {
     return button;
   }
 }
-
-const DIFF_CLASSES = {
-  "+": "diff-added",
-  "-": "diff-removed",
-  " ": "diff-context",
-  "…": "diff-skipped",
-} as const;
 
 /** The one line that replaces the options once the request is settled. */
 function outcomeElement(options: PermissionOptionView[], outcome: PermissionOutcome): HTMLElement {

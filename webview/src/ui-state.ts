@@ -1,6 +1,7 @@
 // Local UI state that survives a webview reload: the unsent composer text, which thoughts the
-// person opened, and whether the rules panel is open. It is the webview's own state (kept with
-// `vscode.setState`), never sent to the host: the host's state arrives in the snapshot.
+// person opened, whether the rules panel is open, and whether the changes bar shows its files.
+// It is the webview's own state (kept with `vscode.setState`), never sent to the host: the
+// host's state arrives in the snapshot.
 
 import type { ThoughtOpenState } from "./agent-message-view";
 import type { VsCodeApi } from "./protocol";
@@ -9,6 +10,7 @@ interface SavedState {
   composer: string;
   openThoughts: string[];
   rulesOpen: boolean;
+  changesOpen: boolean;
 }
 
 /** Typing saves at most this often; `setState` crosses into the host. */
@@ -19,10 +21,16 @@ export interface RulesPanelState {
   rulesOpen: boolean;
 }
 
-export class UiState implements ThoughtOpenState, RulesPanelState {
+/** Whether the changes bar lists its files or only its summary line. */
+export interface ChangesBarState {
+  changesOpen: boolean;
+}
+
+export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarState {
   private composerText: string;
   private readonly openThoughts: Set<string>;
   private rulesPanelOpen: boolean;
+  private changesBarOpen: boolean;
   private saveTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly api: VsCodeApi) {
@@ -30,6 +38,7 @@ export class UiState implements ThoughtOpenState, RulesPanelState {
     this.composerText = saved.composer;
     this.openThoughts = new Set(saved.openThoughts);
     this.rulesPanelOpen = saved.rulesOpen;
+    this.changesBarOpen = saved.changesOpen;
   }
 
   get composer(): string {
@@ -47,6 +56,15 @@ export class UiState implements ThoughtOpenState, RulesPanelState {
 
   set rulesOpen(open: boolean) {
     this.rulesPanelOpen = open;
+    this.saveSoon();
+  }
+
+  get changesOpen(): boolean {
+    return this.changesBarOpen;
+  }
+
+  set changesOpen(open: boolean) {
+    this.changesBarOpen = open;
     this.saveSoon();
   }
 
@@ -76,6 +94,7 @@ export class UiState implements ThoughtOpenState, RulesPanelState {
         composer: this.composerText,
         openThoughts: [...this.openThoughts],
         rulesOpen: this.rulesPanelOpen,
+        changesOpen: this.changesBarOpen,
       };
       this.api.setState(state);
     }, SAVE_DELAY_MS);
@@ -83,7 +102,8 @@ export class UiState implements ThoughtOpenState, RulesPanelState {
 }
 
 function readSaved(value: unknown): SavedState {
-  const saved: SavedState = { composer: "", openThoughts: [], rulesOpen: false };
+  // The changes bar starts open: the files an agent changed are what a person must not miss.
+  const saved: SavedState = { composer: "", openThoughts: [], rulesOpen: false, changesOpen: true };
   if (typeof value !== "object" || value === null) return saved;
   const candidate = value as Partial<Record<keyof SavedState, unknown>>;
   if (typeof candidate.composer === "string") saved.composer = candidate.composer;
@@ -91,5 +111,6 @@ function readSaved(value: unknown): SavedState {
     saved.openThoughts = candidate.openThoughts.filter((key): key is string => typeof key === "string");
   }
   if (typeof candidate.rulesOpen === "boolean") saved.rulesOpen = candidate.rulesOpen;
+  if (typeof candidate.changesOpen === "boolean") saved.changesOpen = candidate.changesOpen;
   return saved;
 }

@@ -64,7 +64,7 @@ describe("chat view", () => {
     assert.equal(ui.query(".tool-title").textContent, "Edit notes.md");
     assert.equal(ui.query(".tool-status").textContent, "Awaiting approval");
     assert.equal(ui.query(".tool-content .tool-diff-path").textContent, "notes.md");
-    assert.equal(ui.query(".tool-content .tool-diff-lines").textContent, "  one\n- two\n+ 2\n");
+    assert.equal(ui.query(".tool-content .tool-diff-lines").textContent, " one\n-two\n+2\n");
     assert.equal(ui.query(".tool-location").textContent, "notes.md:2");
     assert.equal(ui.query(".permission-card").dataset["state"], "waiting");
     assert.deepEqual(

@@ -1,8 +1,11 @@
 // Wire values the tests build on, spelled as the host sends them.
 
 import type {
+  ChangedFileView,
   Entry,
+  FileChangeView,
   HostToWebview,
+  HunkView,
   PermissionOutcome,
   PermissionsView,
   RuleView,
@@ -23,6 +26,7 @@ export function session(overrides: Partial<SessionView> = {}): SessionView {
     status: { type: "ready" },
     profiles: ["Demo", "Claude Code"],
     permissions: permissions(),
+    changes: [],
     ...overrides,
   };
 }
@@ -52,7 +56,20 @@ export function editToolCall(outcome: PermissionOutcome | null): Entry {
     title: "Edit notes.md",
     kind: "edit",
     status: outcome === null ? "waiting_for_confirmation" : "completed",
-    content: [{ type: "diff", path: "notes.md", oldText: "one\ntwo\n", newText: "one\n2\n" }],
+    content: [
+      {
+        type: "diff",
+        path: "notes.md",
+        added: 1,
+        removed: 1,
+        lines: [
+          { sign: "context", text: "one", highlights: [] },
+          { sign: "removed", text: "two", highlights: [[0, 3]] },
+          { sign: "added", text: "2", highlights: [[0, 1]] },
+        ],
+        hiddenLines: 0,
+      },
+    ],
     locations: [{ path: "notes.md", line: 2 }],
     rawInput: { path: "notes.md" },
     command: null,
@@ -92,6 +109,58 @@ export function rule(overrides: Partial<RuleView> = {}): RuleView {
     origin: { type: "chosen", option: "Always allow", toolTitle: "Run tests" },
     fired: 0,
     description: "Allow execute matching “npm test”",
+    ...overrides,
+  };
+}
+
+/** A hunk replacing line `line` of the old text with one new line. */
+export function hunk(index: number, overrides: Partial<HunkView> = {}): HunkView {
+  const line = 10 * index + 1;
+  return {
+    index,
+    oldLine: line,
+    oldCount: 1,
+    newLine: line,
+    newCount: 1,
+    state: "pending",
+    lines: [
+      { sign: "removed", text: `old line ${line}`, highlights: [[0, 3]] },
+      { sign: "added", text: `new line ${line}`, highlights: [[0, 3]] },
+    ],
+    hiddenLines: 0,
+    ...overrides,
+  };
+}
+
+/** A file change entry: change 7 to src/app.ts, two hunks, a write waiting for review. */
+export function fileChange(overrides: Partial<FileChangeView> = {}): Entry {
+  return {
+    type: "fileChange",
+    id: 7,
+    path: "/workspace/src/app.ts",
+    label: "src/app.ts",
+    origin: "write",
+    kind: "modified",
+    phase: { type: "proposed" },
+    added: 2,
+    removed: 2,
+    hunks: [hunk(0), hunk(1)],
+    degraded: false,
+    outcome: null,
+    ...overrides,
+  };
+}
+
+/** A row of the changes bar. */
+export function changedFile(overrides: Partial<ChangedFileView> = {}): ChangedFileView {
+  return {
+    change: 7,
+    label: "src/app.ts",
+    kind: "modified",
+    phase: { type: "proposed" },
+    added: 2,
+    removed: 2,
+    pending: 2,
     ...overrides,
   };
 }

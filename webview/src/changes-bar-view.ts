@@ -1,0 +1,123 @@
+// The changes bar (`section.changes-bar`), above the composer: the files the agent changed this
+// turn and any earlier change still waiting for a decision, each with its +/− and where its
+// review stands. A row opens its file's diff; "Review all" opens every change in one multi-file
+// diff view; a row's Keep all / Reject all decide what is still pending in that file.
+//
+// Like the rules panel, it shows the host's list and sends intents, and is only redrawn when the
+// list changed, so a patch does not take the focus away from a row. Whether the rows are shown
+// is the webview's own UI state; the summary line is the toggle and is always visible.
+
+import { diffStats } from "./diff-view";
+import { element } from "./element";
+import type { ChangePhase, ChangedFileView, PostIntent } from "./protocol";
+import type { ChangesBarState } from "./ui-state";
+
+const LIST_ID = "tether-changes-list";
+
+export class ChangesBarView {
+  readonly element = element("section", "changes-bar");
+  private readonly summary = element("button", "changes-summary");
+  private readonly openAll = element("button", "changes-open-all", "Review all");
+  private readonly list = element("ul", "changes-list");
+  private shown = "";
+
+  constructor(
+    private readonly post: PostIntent,
+    private readonly state: ChangesBarState,
+  ) {
+    this.element.setAttribute("aria-label", "Files changed");
+    this.list.id = LIST_ID;
+    this.summary.type = "button";
+    this.summary.title = "Show or hide the changed files";
+    this.summary.setAttribute("aria-controls", LIST_ID);
+    this.summary.addEventListener("click", () => {
+      this.state.changesOpen = !this.state.changesOpen;
+      this.showOpen();
+    });
+    this.openAll.type = "button";
+    this.openAll.title = "Open every changed file in one diff view";
+    this.openAll.addEventListener("click", () => this.post({ type: "review", intent: { type: "openAll" } }));
+    const head = element("div", "changes-head");
+    head.append(this.summary, this.openAll);
+    this.element.append(head, this.list);
+    this.showOpen();
+    this.render([]);
+  }
+
+  render(changes: ChangedFileView[]): void {
+    const signature = JSON.stringify(changes);
+    if (signature === this.shown) return;
+    this.shown = signature;
+    this.element.hidden = changes.length === 0;
+    this.summary.textContent = summaryText(changes);
+    this.list.replaceChildren(...changes.map((change) => this.row(change)));
+  }
+
+  private showOpen(): void {
+    const open = this.state.changesOpen;
+    this.list.hidden = !open;
+    this.summary.setAttribute("aria-expanded", String(open));
+  }
+
+  private row(change: ChangedFileView): HTMLElement {
+    const row = element("li", "changes-row");
+    row.dataset["changeId"] = String(change.change);
+    row.dataset["phase"] = change.phase.type;
+    row.dataset["kind"] = change.kind;
+    const open = (): void => this.post({ type: "review", intent: { type: "open", change: change.change } });
+    const label = element("button", "changes-label", change.label);
+    label.type = "button";
+    label.title = `Open the diff of ${change.label}`;
+    const state = element("span", "changes-state", stateText(change));
+    if ("message" in change.phase) state.title = change.phase.message;
+    else if ("reason" in change.phase) state.title = change.phase.reason;
+    row.append(label, diffStats("changes-stats", change.added, change.removed), state);
+    if (change.pending > 0 && (change.phase.type === "proposed" || change.phase.type === "applied")) {
+      const applied = change.phase.type === "applied";
+      const keep = element("button", "changes-keep-all", "Keep all");
+      keep.type = "button";
+      keep.title = `Keep every change still waiting in ${change.label}`;
+      keep.addEventListener("click", () =>
+        this.post({ type: "review", intent: { type: "all", change: change.change, keep: true } }),
+      );
+      const reject = element("button", "changes-reject-all", applied ? "Revert all" : "Reject all");
+      reject.type = "button";
+      reject.title = applied
+        ? `Put back the old text of every hunk still waiting in ${change.label}`
+        : `Write none of the hunks still waiting in ${change.label}`;
+      reject.addEventListener("click", () =>
+        this.post({ type: "review", intent: { type: "all", change: change.change, keep: false } }),
+      );
+      const buttons = element("span", "changes-buttons");
+      buttons.append(keep, reject);
+      row.append(buttons);
+    }
+    // The whole row opens the diff (the label is its keyboard target); its own buttons do not.
+    row.addEventListener("click", (event) => {
+      const target = event.target instanceof HTMLElement ? event.target.closest("button") : null;
+      if (target === null || target === label) open();
+    });
+    return row;
+  }
+}
+
+function summaryText(changes: ChangedFileView[]): string {
+  const files = changes.length === 1 ? "1 file changed" : `${changes.length} files changed`;
+  const waiting = changes.filter((change) => change.pending > 0).length;
+  return waiting === 0 ? files : `${files}, ${waiting} waiting for review`;
+}
+
+function stateText(change: ChangedFileView): string {
+  if (change.pending > 0) return `${change.pending} to review`;
+  return PHASE_LABELS[change.phase.type] ?? change.phase.type;
+}
+
+const PHASE_LABELS: Record<ChangePhase["type"], string> = {
+  proposed: "Proposed",
+  applied: "On disk",
+  writing: "Writing…",
+  settled: "Reviewed",
+  conflict: "Conflict",
+  failed: "Failed",
+  unreviewable: "Not reviewable",
+};

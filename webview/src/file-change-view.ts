@@ -1,0 +1,280 @@
+// A file change card (`.file-change`): one file the agent changed, with its hunks and the
+// person's decisions on them.
+//
+// Two kinds of change reach the chat. A write the agent proposed (origin `write`) waits in
+// phase `proposed` with nothing on disk: each hunk is kept or rejected. An edit already on disk
+// (origin `agent`, or a write the mode or a rule let through) is in phase `applied`: each hunk is
+// kept or reverted. The engine decides what every decision means and what is written; the card
+// shows the change as the host last sent it and sends intents. A click disables the buttons it
+// decided until the host's next `replace` of the entry redraws the card, and the focus is put
+// back on the matching button of the redrawn card, so deciding hunk after hunk from the keyboard
+// does not lose the person's place.
+
+import { diffBlock, diffStats, hiddenLinesNote } from "./diff-view";
+import { element } from "./element";
+import type { ChangePhase, FileChangeKind, FileChangeView, HunkView, PostIntent, ReviewIntent } from "./protocol";
+
+const KIND_LABELS: Record<FileChangeKind, string> = {
+  modified: "",
+  created: "new file",
+  deleted: "deleted",
+};
+
+/** The buttons whose focus is carried over a redraw; the first one left takes it otherwise. */
+const DECISION_BUTTONS = ["hunk-keep", "hunk-reject", "change-keep-all", "change-reject-all", "change-retry", "change-open"];
+
+export class FileChangeCard {
+  readonly element: HTMLElement;
+
+  constructor(
+    index: number,
+    private readonly post: PostIntent,
+  ) {
+    this.element = element("div", "entry file-change");
+    this.element.dataset["index"] = String(index);
+    this.element.setAttribute("role", "group");
+  }
+
+  update(change: FileChangeView): void {
+    const focused = this.focusedButton();
+    const card = this.element;
+    card.dataset["changeId"] = String(change.id);
+    card.dataset["phase"] = change.phase.type;
+    card.dataset["origin"] = change.origin;
+    card.dataset["kind"] = change.kind;
+    card.setAttribute("aria-label", `File change: ${change.label}`);
+
+    const decidable = isDecidable(change.phase);
+    const children: HTMLElement[] = [this.header(change), phaseLine(change)];
+    if (change.degraded) {
+      const note = "Coarse diff: the file is too large to compare line by line in time, so hunks are bigger than they need be.";
+      children.push(element("div", "change-degraded", note));
+    }
+    const actions = this.actions(change, decidable);
+    if (actions !== null) children.push(actions);
+    if (change.hunks.length > 0) {
+      const hunks = element("div", "hunks");
+      for (const hunk of change.hunks) hunks.append(this.hunk(change, hunk, decidable));
+      children.push(hunks);
+    }
+    if (change.outcome !== null && change.outcome !== "") {
+      const outcome = element("div", "change-outcome", change.outcome);
+      outcome.title = "What the agent was told";
+      children.push(outcome);
+    }
+    card.replaceChildren(...children);
+    this.restoreFocus(focused);
+  }
+
+  private header(change: FileChangeView): HTMLElement {
+    const header = element("div", "file-change-header");
+    const label = element("button", "file-change-label", change.label);
+    label.type = "button";
+    label.title = `Open the diff of ${change.path}`;
+    label.disabled = change.phase.type === "unreviewable";
+    label.addEventListener("click", () => this.post({ type: "review", intent: { type: "open", change: change.id } }));
+    header.append(label);
+    const kind = KIND_LABELS[change.kind] ?? change.kind;
+    if (kind !== "") header.append(element("span", "file-change-kind", kind));
+    header.append(diffStats("file-change-stats", change.added, change.removed));
+    return header;
+  }
+
+  /** The whole change's buttons; none once there is nothing left to do but look. */
+  private actions(change: FileChangeView, decidable: boolean): HTMLElement | null {
+    const buttons: HTMLButtonElement[] = [];
+    const id = change.id;
+    if (decidable && hasPending(change)) {
+      const applied = change.phase.type === "applied";
+      buttons.push(
+        this.decisionButton("change-keep-all", "Keep all", "Keep every change still waiting for a decision", () => ({
+          type: "all",
+          change: id,
+          keep: true,
+        })),
+        this.decisionButton(
+          "change-reject-all",
+          applied ? "Revert all" : "Reject all",
+          applied ? "Put back the old text of every hunk still waiting" : "Write none of the hunks still waiting",
+          () => ({ type: "all", change: id, keep: false }),
+        ),
+      );
+    } else if (change.phase.type === "conflict" || change.phase.type === "failed") {
+      buttons.push(
+        this.decisionButton("change-retry", "Review again", "Show this change against the file as it is now", () => ({
+          type: "retry",
+          change: id,
+        })),
+      );
+      // Dropping a conflicted change is only possible while nothing of it is on disk; a change
+      // the agent made itself is on disk from the start.
+      if (change.phase.type === "conflict" && change.origin === "write") {
+        buttons.push(
+          this.decisionButton("change-reject-all", "Reject", "Drop this change: nothing is written", () => ({
+            type: "all",
+            change: id,
+            keep: false,
+          })),
+        );
+      }
+    }
+    if (change.phase.type !== "unreviewable") {
+      const open = element("button", "change-open", "Open diff");
+      open.type = "button";
+      open.title = "Open this change in the diff editor";
+      open.addEventListener("click", () => this.post({ type: "review", intent: { type: "open", change: id } }));
+      buttons.push(open);
+    }
+    if (buttons.length === 0) return null;
+    const actions = element("div", "change-actions");
+    actions.append(...buttons);
+    return actions;
+  }
+
+  private hunk(change: FileChangeView, hunk: HunkView, decidable: boolean): HTMLElement {
+    const node = element("div", "hunk");
+    node.dataset["hunkIndex"] = String(hunk.index);
+    node.dataset["state"] = hunk.state;
+    const head = element("div", "hunk-head");
+    head.append(
+      element("code", "hunk-header", `@@ -${hunk.oldLine},${hunk.oldCount} +${hunk.newLine},${hunk.newCount} @@`),
+    );
+    if (hunk.state !== "pending") {
+      head.append(element("span", "hunk-state", hunkStateLabel(change, hunk)));
+    } else if (decidable) {
+      const applied = change.phase.type === "applied";
+      const number = hunk.index + 1;
+      const keep = this.decisionButton("hunk-keep", "Keep", `Keep hunk ${number}`, () => ({
+        type: "hunk",
+        change: change.id,
+        hunk: hunk.index,
+        keep: true,
+      }));
+      const reject = this.decisionButton(
+        "hunk-reject",
+        applied ? "Revert" : "Reject",
+        applied ? `Put back the old text of hunk ${number}` : `Do not write hunk ${number}`,
+        () => ({ type: "hunk", change: change.id, hunk: hunk.index, keep: false }),
+      );
+      keep.setAttribute("aria-label", `Keep hunk ${number}`);
+      reject.setAttribute("aria-label", `${applied ? "Revert" : "Reject"} hunk ${number}`);
+      const buttons = element("span", "hunk-buttons");
+      buttons.append(keep, reject);
+      head.append(buttons);
+    }
+    node.append(head);
+    if (hunk.lines.length > 0) node.append(diffBlock("hunk-lines", hunk.lines));
+    if (hunk.hiddenLines > 0) node.append(hiddenLinesNote(hunk.hiddenLines));
+    return node;
+  }
+
+  /**
+   * A button that sends one review intent. Once clicked, it and the buttons deciding the same
+   * thing (its hunk's, or every decision button for a whole-change one) are disabled: the host's
+   * redraw of the card is what says the decision was taken.
+   */
+  private decisionButton(
+    className: string,
+    text: string,
+    title: string,
+    intent: () => ReviewIntent,
+  ): HTMLButtonElement {
+    const button = element("button", className, text);
+    button.type = "button";
+    button.title = title;
+    button.addEventListener("click", () => {
+      const scope = className.startsWith("hunk-") ? button.closest(".hunk") : this.element;
+      for (const other of scope?.querySelectorAll<HTMLButtonElement>("button:not(.change-open):not(.file-change-label)") ?? []) {
+        other.disabled = true;
+      }
+      button.classList.add("chosen");
+      this.post({ type: "review", intent: intent() });
+    });
+    return button;
+  }
+
+  /** Which decision button has the focus inside this card, to find its match after a redraw. */
+  private focusedButton(): { className: string; hunk: number | null } | null {
+    const active = this.element.ownerDocument.activeElement;
+    if (active === null || !this.element.contains(active)) return null;
+    const className = DECISION_BUTTONS.find((name) => active.classList.contains(name));
+    if (className === undefined) return null;
+    const hunk = active.closest<HTMLElement>(".hunk")?.dataset["hunkIndex"];
+    return { className, hunk: hunk === undefined ? null : Number(hunk) };
+  }
+
+  /**
+   * Puts the focus on the same button if it is still there, else on the same button of the next
+   * hunk still pending (the one a person going down the list decides next), else on the first
+   * decision button the card still has.
+   */
+  private restoreFocus(focused: { className: string; hunk: number | null } | null): void {
+    if (focused === null) return;
+    const buttons = (className: string) => [...this.element.querySelectorAll<HTMLButtonElement>(`button.${className}`)];
+    const hunkOf = (button: HTMLElement) => Number(button.closest<HTMLElement>(".hunk")?.dataset["hunkIndex"] ?? -1);
+    const same = buttons(focused.className);
+    const from = focused.hunk ?? -1;
+    const target =
+      same.find((button) => hunkOf(button) === from) ??
+      same.find((button) => hunkOf(button) > from) ??
+      same[0] ??
+      DECISION_BUTTONS.flatMap(buttons)[0];
+    target?.focus({ preventScroll: true });
+  }
+}
+
+/** Whether the person can decide hunks now: a proposed write or a change on disk. */
+function isDecidable(phase: ChangePhase): boolean {
+  return phase.type === "proposed" || phase.type === "applied";
+}
+
+/**
+ * Whether anything still waits for a decision. A change without hunks (an empty file created or
+ * deleted) is decided as a whole, and the engine moves its phase on once it is.
+ */
+function hasPending(change: FileChangeView): boolean {
+  return change.hunks.length === 0 || change.hunks.some((hunk) => hunk.state === "pending");
+}
+
+/** Whether "rejected" meant putting back text that was already on disk. */
+function wasOnDisk(change: FileChangeView): boolean {
+  return change.origin === "agent" || change.phase.type === "applied";
+}
+
+function hunkStateLabel(change: FileChangeView, hunk: HunkView): string {
+  if (hunk.state === "kept") return "Kept";
+  return wasOnDisk(change) ? "Reverted" : "Rejected";
+}
+
+/** One short line saying where the change stands. */
+function phaseLine(change: FileChangeView): HTMLElement {
+  const phase = change.phase;
+  switch (phase.type) {
+    case "proposed":
+      return element("div", "change-phase", "Waiting for your review — nothing written yet");
+    case "applied":
+      return element(
+        "div",
+        "change-phase",
+        change.origin === "agent" ? "Changed on disk by the agent" : "Written (allowed by your mode/rule)",
+      );
+    case "writing":
+      return element("div", "change-phase", "Writing…");
+    case "settled": {
+      if (change.hunks.length === 0) return element("div", "change-phase", "Decided");
+      const kept = change.hunks.filter((hunk) => hunk.state === "kept").length;
+      const rejected = change.hunks.filter((hunk) => hunk.state === "rejected").length;
+      return element("div", "change-phase", `Kept ${kept}, ${wasOnDisk(change) ? "reverted" : "rejected"} ${rejected}`);
+    }
+    case "conflict":
+    case "failed": {
+      const line = element("div", "change-phase change-message", phase.message);
+      line.setAttribute("role", "alert");
+      return line;
+    }
+    case "unreviewable":
+      return element("div", "change-phase change-message", phase.reason);
+  }
+  // A phase a newer host added: named rather than hidden.
+  return element("div", "change-phase", (phase as { type: string }).type);
+}
