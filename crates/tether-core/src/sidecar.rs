@@ -16,6 +16,8 @@
 //! | host → tetherd | `agent/kill` | request | [`AgentRef`] → `{}` |
 //! | host → tetherd | `agent/send` | notification | [`AgentSend`] |
 //! | host → tetherd | `session/audit` | notification | [`AuditAppend`] |
+//! | host → tetherd | `snapshot/take` | request | [`SnapshotTakeParams`] → [`SnapshotTakeResult`] |
+//! | host → tetherd | `snapshot/changes` | request | [`SnapshotChangesParams`] → [`SnapshotChangesResult`] |
 //! | tetherd → host | `agent/message` | notification | [`AgentMessage`] |
 //! | tetherd → host | `agent/badLine` | notification | [`AgentBadLine`] |
 //! | tetherd → host | `agent/stderr` | notification | [`AgentStderr`] |
@@ -41,6 +43,8 @@ pub mod method {
     pub const AGENT_KILL: &str = "agent/kill";
     pub const AGENT_SEND: &str = "agent/send";
     pub const SESSION_AUDIT: &str = "session/audit";
+    pub const SNAPSHOT_TAKE: &str = "snapshot/take";
+    pub const SNAPSHOT_CHANGES: &str = "snapshot/changes";
     pub const AGENT_MESSAGE: &str = "agent/message";
     pub const AGENT_BAD_LINE: &str = "agent/badLine";
     pub const AGENT_STDERR: &str = "agent/stderr";
@@ -57,6 +61,9 @@ pub mod error_code {
     pub const SPAWN_FAILED: i32 = -32010;
     /// The request named an agent tetherd does not know (never spawned, or already reaped).
     pub const UNKNOWN_AGENT: i32 = -32011;
+    /// A snapshot could not be taken or compared: git is missing or failed or timed out, the
+    /// workspace folder is missing, or the base snapshot is unknown. The message says which.
+    pub const SNAPSHOT_FAILED: i32 = -32020;
 }
 
 /// Identifies one agent process for the lifetime of a tetherd. Never reused.
@@ -210,4 +217,88 @@ pub fn preview_of(line: &[u8]) -> String {
     // a replacement character that the agent never printed.
     let trimmed = if cut < line.len() { lossy.trim_end_matches('\u{FFFD}') } else { &lossy };
     trimmed.to_owned()
+}
+
+// Snapshots of the workspace, so that edits an agent makes on disk by itself can be reviewed
+// after the fact.
+//
+// Before a prompt turn the host asks for `snapshot/take`; during and after the turn it asks for
+// `snapshot/changes` against that snapshot and gets the old and new text of every file that
+// changed. tetherd keeps the snapshots in a private git folder (`store`) that is not the
+// person's repository: their repository, index and refs are never touched. Files the
+// workspace's `.gitignore` files ignore are left out (unless named in `extra`), and so are
+// `.git/` and `.tether/`. Only regular files count: a symbolic link or a nested repository is
+// treated as absent.
+
+/// The largest file whose text a [`SnapshotText::Text`] carries, in bytes; a larger one is
+/// [`SnapshotText::TooLarge`].
+pub const SNAPSHOT_TEXT_LIMIT: u64 = 8 * 1024 * 1024;
+
+/// `snapshot/take`: records the workspace as it is now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotTakeParams {
+    /// The workspace folder, as an absolute path.
+    pub root: String,
+    /// The private git folder that keeps the snapshots, as an absolute path (the host passes
+    /// `<tetherDir>/snapshot.git`). Created on first use, owner-only.
+    pub store: String,
+    /// Absolute paths of files open in editors: recorded even when `.gitignore` ignores them.
+    /// Paths outside `root`, missing files and folders are skipped.
+    #[serde(default)]
+    pub extra: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotTakeResult {
+    /// The snapshot's id (a git tree id). Taking a snapshot of an unchanged workspace gives the
+    /// same id again.
+    pub tree: String,
+}
+
+/// `snapshot/changes`: takes a new snapshot and says what changed since `base`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotChangesParams {
+    pub root: String,
+    pub store: String,
+    /// A snapshot id from an earlier `snapshot/take` or `snapshot/changes` with the same store.
+    pub base: String,
+    #[serde(default)]
+    pub extra: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotChangesResult {
+    /// The new snapshot's id, usable as the next `base`.
+    pub tree: String,
+    /// Every file that was added, deleted or whose content changed, ordered by path. A change of
+    /// the executable bit alone is not listed.
+    pub changes: Vec<SnapshotChange>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotChange {
+    /// Relative to `root`, with `/` between the parts.
+    pub path: String,
+    pub old: SnapshotText,
+    pub new: SnapshotText,
+}
+
+/// One side of a [`SnapshotChange`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum SnapshotText {
+    /// The file did not exist (or was not a regular file).
+    Absent,
+    /// The file's exact content: valid UTF-8, at most [`SNAPSHOT_TEXT_LIMIT`] bytes.
+    Text { text: String },
+    /// The file is not valid UTF-8; `size` is in bytes.
+    Binary { size: u64 },
+    /// The file is larger than [`SNAPSHOT_TEXT_LIMIT`], or the response already carries as much
+    /// text as one line to the host may hold; `size` is in bytes.
+    TooLarge { size: u64 },
 }
