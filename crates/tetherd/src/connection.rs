@@ -16,8 +16,8 @@ use tether_core::jsonrpc::{
     ErrorCode, Message, RequestId, RpcError, encode_error, encode_result, method_not_found, parse_message, parse_params,
 };
 use tether_core::sidecar::{
-    AgentRef, AgentSend, AuditAppend, HelloParams, HelloResult, SIDECAR_PROTOCOL_VERSION, SpawnParams, error_code,
-    method,
+    AgentRef, AgentSend, AuditAppend, HelloParams, HelloResult, SIDECAR_PROTOCOL_VERSION, SnapshotChangesParams,
+    SnapshotTakeParams, SpawnParams, error_code, method,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
@@ -25,6 +25,7 @@ use tokio::sync::watch;
 use crate::agent::{AgentRegistry, NoSessionDir};
 use crate::fanout::{self, Fanout, Inbox, Outbox, Phase};
 use crate::session;
+use crate::snapshot::{SnapshotError, Snapshots};
 use crate::utc::UtcTime;
 
 /// How long a new connection has to say `hello`.
@@ -43,12 +44,20 @@ pub struct Context {
     /// The longest line accepted from a host: an agent line travels embedded in `agent/send`, so
     /// this is the agent maximum plus room for the envelope.
     pub max_host_line_bytes: usize,
+    pub snapshots: Arc<Snapshots>,
     next_connection_id: AtomicU64,
 }
 
 impl Context {
     pub fn new(token: String, registry: Arc<AgentRegistry>, fanout: Arc<Fanout>, max_host_line_bytes: usize) -> Self {
-        Self { token, registry, fanout, max_host_line_bytes, next_connection_id: AtomicU64::new(1) }
+        Self {
+            token,
+            registry,
+            fanout,
+            max_host_line_bytes,
+            snapshots: Arc::new(Snapshots::default()),
+            next_connection_id: AtomicU64::new(1),
+        }
     }
 }
 
@@ -191,6 +200,22 @@ fn handle_message(line: &str, outbox: &Outbox, context: &Arc<Context>) -> Option
                     return None;
                 }
             },
+            method::SNAPSHOT_TAKE => match parse_params::<SnapshotTakeParams>(params) {
+                Err(error) => encode_error(&id, &error),
+                Ok(params) => {
+                    let snapshots = context.snapshots.clone();
+                    answer_later(outbox, id, async move { snapshots.take(params).await });
+                    return None;
+                }
+            },
+            method::SNAPSHOT_CHANGES => match parse_params::<SnapshotChangesParams>(params) {
+                Err(error) => encode_error(&id, &error),
+                Ok(params) => {
+                    let snapshots = context.snapshots.clone();
+                    answer_later(outbox, id, async move { snapshots.changes(params).await });
+                    return None;
+                }
+            },
             method::HELLO => encode_error(
                 &id,
                 &RpcError::new(ErrorCode::InvalidRequest.into(), "Invalid request: hello was already said"),
@@ -261,6 +286,27 @@ fn append_audit(params: Option<&serde_json::value::RawValue>, context: &Context)
     if let Err(error) = session::append_audit(&session_dir, audit.record, now) {
         tracing::warn!(agent_id, error = format!("{error:#}"), "audit record dropped");
     }
+}
+
+/// Answers a snapshot request once its work is done; git runs for a while, and the connection
+/// keeps serving meanwhile.
+fn answer_later<T: serde::Serialize>(
+    outbox: &Outbox,
+    id: RequestId,
+    work: impl Future<Output = Result<T, SnapshotError>> + Send + 'static,
+) {
+    let outbox = outbox.clone();
+    tokio::spawn(async move {
+        let answer = match work.await {
+            Ok(result) => encode_result(&id, &result),
+            Err(error) => {
+                tracing::warn!(%error, "a snapshot request failed");
+                encode_error(&id, &error.to_rpc_error())
+            }
+        };
+        // A host that left before the answer no longer needs it.
+        let _gone = outbox.send(answer.into()).await;
+    });
 }
 
 fn unknown_agent(agent_id: u64) -> RpcError {

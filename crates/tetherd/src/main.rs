@@ -13,6 +13,7 @@ mod connection;
 mod fanout;
 mod server;
 mod session;
+mod snapshot;
 mod socket_dir;
 mod utc;
 
