@@ -210,7 +210,7 @@ export class ReviewCodeLensProvider implements vscode.CodeLensProvider {
     if (review === undefined) {
       return [];
     }
-    const rejectTitle = review.proposed === null ? "Revert" : "Reject";
+    const rejectTitle = review.applied ? "Revert" : "Reject";
     const lastLine = Math.max(0, document.lineCount - 1);
     return review.hunks
       .filter((hunk) => hunk.state === "pending")

@@ -48,6 +48,7 @@ test("a file under review is reported once per burst of edits, on save and on di
     label: "app.ts",
     original: "",
     proposed: null,
+    applied: true,
     hunks: [],
     settled: false,
   };

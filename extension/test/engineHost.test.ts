@@ -364,6 +364,7 @@ test("review actions reach the review registry in the engine's order", () => {
     label: "a.ts",
     original: "a\n",
     proposed: "b\n",
+    applied: false,
     hunks: [],
     settled: false,
   };

@@ -42,6 +42,7 @@ const proposed: ReviewDocument = {
   label: "src/app.ts",
   original: "a\nb\nc\n",
   proposed: "a\nB\nc\nd\ne",
+  applied: false,
   hunks: [hunk(0, 1, 1), hunk(1, 3, 2, "kept"), hunk(2, 5, 0)],
   settled: false,
 };
@@ -53,6 +54,7 @@ const onDisk: ReviewDocument = {
   label: "README.md",
   original: "old\n",
   proposed: null,
+  applied: true,
   hunks: [hunk(0, 0, 1)],
   settled: false,
 };

@@ -329,6 +329,8 @@ const proposedWrite: FileChangeView = {
       line("added", "And left a second line."),
     ]),
   ],
+  whole: "pending",
+  applied: false,
   degraded: false,
   outcome: null,
 };
@@ -353,6 +355,8 @@ const agentEdit: FileChangeView = {
       line("added", "  return `Welcome, ${name}!`;", [[10, 17], [26, 27]]),
     ]),
   ],
+  whole: "pending",
+  applied: true,
   degraded: false,
   outcome: null,
 };

@@ -108,7 +108,7 @@ export class FileChangeCard {
       );
       // Dropping a conflicted change is only possible while nothing of it is on disk; a change
       // the agent made itself is on disk from the start.
-      if (change.phase.type === "conflict" && change.origin === "write") {
+      if (change.phase.type === "conflict" && !change.applied) {
         buttons.push(
           this.decisionButton("change-reject-all", "Reject", "Drop this change: nothing is written", () => ({
             type: "all",
@@ -261,7 +261,9 @@ function phaseLine(change: FileChangeView): HTMLElement {
     case "writing":
       return element("div", "change-phase", "Writing…");
     case "settled": {
-      if (change.hunks.length === 0) return element("div", "change-phase", "Decided");
+      if (change.hunks.length === 0) {
+        return element("div", "change-phase", change.whole === "kept" ? "Kept" : wasOnDisk(change) ? "Reverted" : "Rejected");
+      }
       const kept = change.hunks.filter((hunk) => hunk.state === "kept").length;
       const rejected = change.hunks.filter((hunk) => hunk.state === "rejected").length;
       return element("div", "change-phase", `Kept ${kept}, ${wasOnDisk(change) ? "reverted" : "rejected"} ${rejected}`);

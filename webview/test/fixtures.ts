@@ -145,6 +145,8 @@ export function fileChange(overrides: Partial<FileChangeView> = {}): Entry {
     added: 2,
     removed: 2,
     hunks: [hunk(0), hunk(1)],
+    whole: "pending",
+    applied: overrides.origin === "agent" || overrides.phase?.type === "applied",
     degraded: false,
     outcome: null,
     ...overrides,

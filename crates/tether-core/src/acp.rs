@@ -67,7 +67,7 @@ pub struct ClientInfo {
 }
 
 /// Something the host engine should react to (update the header, log, set the badge).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum AcpEvent {
     /// The agent answered `initialize`; `agent` is its name and version when it gave them.
     Initialized { agent: Option<String> },
@@ -84,6 +84,14 @@ pub enum AcpEvent {
     PolicyChanged,
     /// A decision for the session's audit log.
     Audit(Box<AuditRecord>),
+    /// Something for the host to do with files: read, edit, show a review.
+    Host(Box<crate::host_api::HostAction>),
+    /// Snapshot the workspace before the held prompt is sent; answer with `handle_snapshot`.
+    TakeSnapshot,
+    /// Compare the workspace with the snapshot `base`; answer with `handle_scan`.
+    ScanChanges { base: String },
+    /// The changes bar or the reviews waiting changed.
+    ChangesChanged,
 }
 
 /// Why the engine refused an intent.
@@ -101,6 +109,10 @@ pub enum IntentError {
     UnknownRule,
     #[error("the rule cannot be used: {0}")]
     Rule(#[from] RuleError),
+    #[error("that file change is no longer known")]
+    UnknownChange,
+    #[error("there is nothing left to decide on that change now")]
+    NothingToDecide,
 }
 
 /// What each request in flight was for.
@@ -132,6 +144,9 @@ struct PendingPermission {
     /// The tool call's status before the request, restored once the request is answered (the
     /// agent reports the real outcome with its next update).
     status_before: ToolStatus,
+    /// Set when Tether asks on its own behalf: the agent's `fs/read_text_file` of a file outside
+    /// the workspace, which proceeds or fails by the answer.
+    gate: Option<fs::ReadGate>,
 }
 
 /// How the agent lets a client switch its mode, when it does.
@@ -204,6 +219,7 @@ pub struct AcpClient {
     /// Mode switches sent to the agent and not yet answered. While any is in flight, a mode the
     /// agent reports is not followed: it may be the answer to an older switch.
     mode_switches_in_flight: u32,
+    files: fs::Files,
     outgoing: VecDeque<String>,
     events: VecDeque<AcpEvent>,
 }
@@ -233,6 +249,7 @@ impl AcpClient {
             policy,
             agent_modes: None,
             mode_switches_in_flight: 0,
+            files: fs::Files::new(first_permission_key),
             outgoing: VecDeque::new(),
             events: VecDeque::new(),
         }
@@ -328,7 +345,7 @@ impl AcpClient {
             return;
         }
         let capabilities = acp::ClientCapabilities::new()
-            .fs(acp::FileSystemCapabilities::new().read_text_file(false).write_text_file(false))
+            .fs(acp::FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
             .terminal(false);
         let params = acp::InitializeRequest::new(agent_client_protocol_schema::ProtocolVersion::V1)
             .client_capabilities(capabilities)
@@ -345,12 +362,23 @@ impl AcpClient {
         if self.prompt_in_flight.is_some() {
             return Err(IntentError::TurnRunning);
         }
+        if self.files.held_prompt.is_some() {
+            return Err(IntentError::TurnRunning);
+        }
+        self.start_turn_files();
         self.thread.push(Entry::User(UserMessage { text: text.to_owned() }));
         let params = acp::PromptRequest::new(session_id, vec![acp::ContentBlock::Text(acp::TextContent::new(text))]);
+        self.thread.set_turn(TurnState::Running);
+        if self.wants_snapshot() {
+            // The prompt leaves once the workspace is snapshotted, so that every edit the agent
+            // makes by itself can be found and reverted.
+            self.files.held_prompt = Some(params);
+            self.events.push_back(AcpEvent::TakeSnapshot);
+            return Ok(());
+        }
         // A turn has no deadline: agents legitimately work for many minutes.
         let id = self.send_request("session/prompt", &params, RequestKind::Prompt, None);
         self.prompt_in_flight = Some(id);
-        self.thread.set_turn(TurnState::Running);
         Ok(())
     }
 
@@ -358,11 +386,17 @@ impl AcpClient {
     /// (with stop reason `cancelled`); every permission request still waiting is answered
     /// `cancelled` now, as ACP requires.
     pub fn cancel(&mut self, _now: u64) {
+        if self.files.held_prompt.take().is_some() {
+            // The prompt never left: the turn ends here.
+            self.thread.set_turn(TurnState::Ended { stop_reason: "cancelled".to_owned() });
+            return;
+        }
         let (Some(session_id), Some(_)) = (self.session_id.clone(), &self.prompt_in_flight) else {
             return;
         };
         self.send_notification("session/cancel", &acp::CancelNotification::new(session_id));
         self.cancel_waiting("the person cancelled the turn");
+        self.settle_waiting_writes("The turn was cancelled");
     }
 
     /// The person chose `option_id` on the permission request `key`.
@@ -455,7 +489,8 @@ impl AcpClient {
         if self.phase == Phase::Closed && killed {
             return;
         }
-        let was_running = self.prompt_in_flight.take().is_some();
+        let was_running = self.prompt_in_flight.take().is_some() || self.files.held_prompt.take().is_some();
+        self.settle_waiting_writes(&format!("The agent {description}"));
         for (_, pending) in std::mem::take(&mut self.permissions) {
             // Nobody is left to answer: the request is shown as cancelled.
             if let Some(tool_call) = self.facts_of(pending.tool_call) {
@@ -535,6 +570,7 @@ impl AcpClient {
                     }
                 }
                 self.clear_stale_permissions();
+                self.end_turn_files();
             }
             (RequestKind::SetAgentMode, result) => {
                 self.mode_switches_in_flight = self.mode_switches_in_flight.saturating_sub(1);
@@ -556,6 +592,7 @@ impl AcpClient {
                 self.prompt_in_flight = None;
                 self.thread.set_turn(TurnState::Failed { message: describe_error(&error) });
                 self.clear_stale_permissions();
+                self.end_turn_files();
             }
         }
     }
@@ -609,8 +646,16 @@ impl AcpClient {
                     self.outgoing.push_back(jsonrpc::encode_error(&id, &error));
                 }
             },
+            "fs/read_text_file" => match jsonrpc::parse_params::<acp::ReadTextFileRequest>(params) {
+                Ok(request) => self.on_read_request(id, request),
+                Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
+            },
+            "fs/write_text_file" => match jsonrpc::parse_params::<acp::WriteTextFileRequest>(params) {
+                Ok(request) => self.on_write_request(id, request),
+                Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
+            },
             _ => {
-                // fs/* and terminal/* land here too: this client does not declare them.
+                // terminal/* lands here too: this client does not declare it.
                 let error = RpcError::method_not_found()
                     .data(serde_json::Value::String(format!("Tether does not offer {method}")));
                 self.outgoing.push_back(jsonrpc::encode_error(&id, &error));
@@ -693,12 +738,14 @@ impl AcpClient {
                         *existing = ToolCallView { permission, ..view };
                     }),
                     None => {
-                        self.thread.push(Entry::ToolCall(view));
+                        let index = self.thread.push(Entry::ToolCall(view));
+                        self.after_tool_call(index);
                     }
                 }
             }
             acp::SessionUpdate::ToolCallUpdate(update) => {
-                self.upsert_tool_call(update, |_| {});
+                let index = self.upsert_tool_call(update, |_| {});
+                self.after_tool_call(index);
             }
             acp::SessionUpdate::Plan(plan) => {
                 let entries = plan
@@ -821,7 +868,7 @@ impl AcpClient {
             call.status = ToolStatus::WaitingForConfirmation;
             call.permission = Some(PermissionView { key, options: options.clone(), outcome: None });
         });
-        let pending = PendingPermission { request_id: id, tool_call: index, status_before };
+        let pending = PendingPermission { request_id: id, tool_call: index, status_before, gate: None };
         self.permissions.insert(key, pending);
         if !self.decide_by_policy(key) {
             if let Some(tool_call) = self.facts_of(index) {
@@ -961,6 +1008,18 @@ impl AcpClient {
     /// agent why a client decided as it did.
     fn resolve_permission(&mut self, key: PermissionKey, outcome: PermissionOutcome, reason: Option<String>) {
         let Some(pending) = self.permissions.remove(&key) else { return };
+        if let Some(gate) = pending.gate.clone() {
+            // Tether's own question: the read goes ahead or fails; the agent never saw a
+            // permission request.
+            let allowed = match &outcome {
+                PermissionOutcome::Auto { allowed, .. } => *allowed,
+                PermissionOutcome::Selected { option_id } => option_id.starts_with("allow"),
+                PermissionOutcome::Cancelled | PermissionOutcome::Withdrawn => false,
+            };
+            self.show_outcome(&pending, outcome);
+            self.on_read_allowed(gate, allowed, pending.request_id, pending.tool_call);
+            return;
+        }
         let acp_outcome = match &outcome {
             PermissionOutcome::Selected { option_id } | PermissionOutcome::Auto { option_id, .. } => {
                 acp::RequestPermissionOutcome::Selected(acp::SelectedPermissionOutcome::new(option_id.clone()))
@@ -1005,8 +1064,10 @@ impl AcpClient {
         self.cancel_waiting("the turn ended before an answer");
     }
 
+    /// The view's badge: permission requests and writes waiting for the person.
     fn emit_permission_count(&mut self) {
-        self.events.push_back(AcpEvent::PermissionsWaiting { count: self.permissions_waiting() });
+        self.events
+            .push_back(AcpEvent::PermissionsWaiting { count: self.permissions_waiting() + self.reviews_waiting() });
     }
 
     fn send_request(

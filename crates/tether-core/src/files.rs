@@ -22,47 +22,44 @@ pub const MAX_REVIEW_BYTES: u64 = 16 << 20;
 /// Identifies one read in progress; unique within an engine.
 pub type ReadId = u64;
 
-/// What a read is for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReadPurpose<T> {
+/// What a read keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadMode {
     /// Lines for the agent, from the 0-based line `start`, at most `limit` of them.
     Lines { start: u64, limit: Option<u64> },
-    /// The whole file, for the engine's own use `T` (review, conflict checks).
-    Whole(T),
+    /// The whole file, for review and conflict checks.
+    Whole,
 }
 
-/// Where the host found the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReadSource {
-    Editor,
-    Disk,
-}
-
-/// A finished read.
+/// A finished read, with the tag it was started with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadDone<T> {
-    /// The agent's lines. `next_line` (1-based) is set when the answer stopped at the size cap.
-    Lines { content: String, next_line: Option<u64> },
-    /// The whole file.
-    Whole { purpose: T, text: String, source: ReadSource },
+    /// The text read: the lines asked for, or the whole file. `next_line` (1-based) is set when a
+    /// line read stopped at the size cap; `from_editor` when the text came from an open document.
+    Text { tag: T, text: String, next_line: Option<u64>, from_editor: bool },
     /// The file does not exist.
-    NotFound { purpose: ReadPurpose<T> },
+    NotFound { tag: T },
     /// Anything else: not UTF-8, too large, a directory, unreadable.
-    Failed { purpose: ReadPurpose<T>, message: String },
+    Failed { tag: T, message: String },
 }
 
 /// What the engine should do after a chunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadProgress<T> {
     /// Ask the host for the next chunk.
-    More { path: String, offset: u64, max_bytes: u64 },
+    More {
+        path: String,
+        offset: u64,
+        max_bytes: u64,
+    },
     Done(ReadDone<T>),
 }
 
 #[derive(Debug)]
 struct Read<T> {
     path: String,
-    purpose: ReadPurpose<T>,
+    mode: ReadMode,
+    tag: T,
     /// The byte offset of the next chunk.
     offset: u64,
     /// For whole reads, the file so far; for line reads, the lines kept so far.
@@ -72,7 +69,7 @@ struct Read<T> {
     line: u64,
     partial: Vec<u8>,
     taken: u64,
-    /// The line read stopped at the cap: the 0-based line it stopped before.
+    /// The line read stopped at the cap: the 0-based line to go on from.
     cut_at: Option<u64>,
 }
 
@@ -89,52 +86,47 @@ impl<T> FileReads<T> {
     }
 
     /// Starts a read; returns its id and the host request for its first chunk.
-    pub fn start(&mut self, path: String, purpose: ReadPurpose<T>) -> (ReadId, ReadProgress<T>) {
+    pub fn start(&mut self, path: String, mode: ReadMode, tag: T) -> (ReadId, ReadProgress<T>) {
         let id = self.next_id;
         self.next_id += 1;
         let request = ReadProgress::More { path: path.clone(), offset: 0, max_bytes: READ_CHUNK_BYTES };
-        let read = Read { path, purpose, offset: 0, kept: Vec::new(), line: 0, partial: Vec::new(), taken: 0, cut_at: None };
+        let read =
+            Read { path, mode, tag, offset: 0, kept: Vec::new(), line: 0, partial: Vec::new(), taken: 0, cut_at: None };
         self.reads.insert(id, read);
         (id, request)
     }
 
     /// The host read `data` at the current offset; `eof` when the file ends there.
     /// `None` when the read is unknown (already finished or dropped).
-    pub fn handle_data(&mut self, id: ReadId, data: &[u8], eof: bool, source: ReadSource) -> Option<ReadProgress<T>> {
+    pub fn handle_data(&mut self, id: ReadId, data: &[u8], eof: bool, from_editor: bool) -> Option<ReadProgress<T>> {
         let mut read = self.reads.remove(&id)?;
         read.offset += data.len() as u64;
-        let done = match &read.purpose {
-            ReadPurpose::Whole(_) => {
+        let done = match read.mode {
+            ReadMode::Whole => {
                 if read.offset > MAX_REVIEW_BYTES {
-                    let message = format!("the file is larger than {} MiB", MAX_REVIEW_BYTES >> 20);
-                    return Some(ReadProgress::Done(ReadDone::Failed { purpose: read.purpose, message }));
+                    let message = format!("it is larger than {} MiB", MAX_REVIEW_BYTES >> 20);
+                    return Some(ReadProgress::Done(ReadDone::Failed { tag: read.tag, message }));
                 }
                 read.kept.extend_from_slice(data);
                 false
             }
-            &ReadPurpose::Lines { start, limit } => take_lines(&mut read, data, eof, start, limit),
+            ReadMode::Lines { start, limit } => take_lines(&mut read, data, eof, start, limit),
         };
-        if !done && !eof {
-            let request = ReadProgress::More { path: read.path.clone(), offset: read.offset, max_bytes: READ_CHUNK_BYTES };
+        // A chunk that brings nothing without saying the file ended would make the read ask
+        // forever: it is taken as the end.
+        if !done && !eof && !data.is_empty() {
+            let request =
+                ReadProgress::More { path: read.path.clone(), offset: read.offset, max_bytes: READ_CHUNK_BYTES };
             self.reads.insert(id, read);
             return Some(request);
         }
-        Some(ReadProgress::Done(finish(read, source)))
+        Some(ReadProgress::Done(finish(read, from_editor)))
     }
 
     /// The host could not read the file.
     pub fn handle_error(&mut self, id: ReadId, not_found: bool, message: String) -> Option<ReadDone<T>> {
         let read = self.reads.remove(&id)?;
-        Some(if not_found {
-            ReadDone::NotFound { purpose: read.purpose }
-        } else {
-            ReadDone::Failed { purpose: read.purpose, message }
-        })
-    }
-
-    /// Drops every read whose purpose `drop` selects (its requester went away).
-    pub fn forget(&mut self, drop: impl Fn(&ReadPurpose<T>) -> bool) {
-        self.reads.retain(|_, read| !drop(&read.purpose));
+        Some(if not_found { ReadDone::NotFound { tag: read.tag } } else { ReadDone::Failed { tag: read.tag, message } })
     }
 }
 
@@ -183,15 +175,87 @@ fn take_lines<T>(read: &mut Read<T>, data: &[u8], eof: bool, start: u64, limit: 
     }
 }
 
-fn finish<T>(read: Read<T>, source: ReadSource) -> ReadDone<T> {
-    match read.purpose {
-        ReadPurpose::Whole(purpose) => match String::from_utf8(read.kept) {
-            Ok(text) => ReadDone::Whole { purpose, text, source },
-            Err(_) => ReadDone::Failed { purpose: ReadPurpose::Whole(purpose), message: "it is not UTF-8 text".to_owned() },
-        },
-        ReadPurpose::Lines { .. } => match String::from_utf8(read.kept) {
-            Ok(content) => ReadDone::Lines { content, next_line: read.cut_at.map(|line| line + 1) },
-            Err(_) => ReadDone::Failed { purpose: read.purpose, message: "it is not UTF-8 text".to_owned() },
-        },
+fn finish<T>(read: Read<T>, from_editor: bool) -> ReadDone<T> {
+    let next_line = read.cut_at.map(|line| line + 1);
+    match String::from_utf8(read.kept) {
+        Ok(text) => ReadDone::Text { tag: read.tag, text, next_line, from_editor },
+        Err(_) => ReadDone::Failed { tag: read.tag, message: "it is not UTF-8 text".to_owned() },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Serves `file` to a read the way the host does, a chunk at a time.
+    fn read(file: &[u8], mode: ReadMode) -> ReadDone<()> {
+        let mut reads = FileReads::new(1);
+        let (id, mut progress) = reads.start("/w/f".to_owned(), mode, ());
+        loop {
+            match progress {
+                ReadProgress::More { offset, max_bytes, .. } => {
+                    let start = (offset as usize).min(file.len());
+                    let end = (start + max_bytes as usize).min(file.len());
+                    progress = reads.handle_data(id, &file[start..end], end == file.len(), false).unwrap();
+                }
+                ReadProgress::Done(done) => return done,
+            }
+        }
+    }
+
+    fn text(done: ReadDone<()>) -> (String, Option<u64>) {
+        match done {
+            ReadDone::Text { text, next_line, .. } => (text, next_line),
+            other => panic!("expected text, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_file_over_the_answer_cap_is_read_in_pieces_that_join_up_exactly() {
+        let file: String = (0..600_000).map(|n| format!("line {n:06} é\n")).collect();
+        assert!(file.len() > 2 * MAX_READ_RESPONSE_BYTES);
+        let mut joined = String::new();
+        let mut start = 0;
+        let mut pieces = 0;
+        loop {
+            let (piece, next_line) = text(read(file.as_bytes(), ReadMode::Lines { start, limit: None }));
+            assert!(piece.len() <= MAX_READ_RESPONSE_BYTES, "a piece of {} bytes", piece.len());
+            assert!(piece.ends_with('\n'), "pieces end at line boundaries");
+            joined.push_str(&piece);
+            pieces += 1;
+            match next_line {
+                Some(line) => start = line - 1,
+                None => break,
+            }
+        }
+        assert_eq!(pieces, 3);
+        assert_eq!(joined, file);
+    }
+
+    #[test]
+    fn one_line_over_the_cap_is_cut_at_a_character_boundary() {
+        let file = "é".repeat(MAX_READ_RESPONSE_BYTES) + "\nnext\n";
+        let (piece, next_line) = text(read(file.as_bytes(), ReadMode::Lines { start: 0, limit: None }));
+        assert!(piece.len() <= MAX_READ_RESPONSE_BYTES);
+        assert!(piece.chars().all(|c| c == 'é'));
+        assert_eq!(next_line, Some(2));
+    }
+
+    #[test]
+    fn lines_and_limits_across_chunks_and_a_last_line_without_newline() {
+        let file = "a\r\nb\nc";
+        assert_eq!(text(read(file.as_bytes(), ReadMode::Lines { start: 1, limit: Some(5) })).0, "b\nc");
+        assert_eq!(text(read(file.as_bytes(), ReadMode::Lines { start: 0, limit: Some(1) })).0, "a\r\n");
+        assert_eq!(text(read(file.as_bytes(), ReadMode::Lines { start: 9, limit: None })).0, "");
+    }
+
+    #[test]
+    fn a_whole_read_refuses_text_that_is_not_utf8_and_files_too_large_to_review() {
+        assert!(matches!(read(&[0x66, 0xff, 0x0a], ReadMode::Whole), ReadDone::Failed { .. }));
+        let huge = vec![b'x'; MAX_REVIEW_BYTES as usize + 1];
+        match read(&huge, ReadMode::Whole) {
+            ReadDone::Failed { message, .. } => assert_eq!(message, "it is larger than 16 MiB"),
+            other => panic!("expected a failure, got {other:?}"),
+        }
     }
 }

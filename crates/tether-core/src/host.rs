@@ -30,7 +30,8 @@ use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
 use crate::permissions::{PermissionPolicy, RuleScope, RuleSpec};
 use crate::sidecar::{
     AgentBadLine, AgentExited, AgentId, AgentMessage, AgentRef, AgentStderr, HelloParams, SIDECAR_PROTOCOL_VERSION,
-    SpawnParams, SpawnResult, method,
+    SnapshotChangesParams, SnapshotChangesResult, SnapshotTakeParams, SnapshotTakeResult, SpawnParams, SpawnResult,
+    method,
 };
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch};
 use crate::webview::{
@@ -39,6 +40,10 @@ use crate::webview::{
 
 /// The shortest time between two posts to the webview: one animation frame at 60 Hz.
 pub const FRAME_MS: u64 = 16;
+
+/// How long a snapshot of the workspace may take (tetherd gives git 20 s) before the turn goes
+/// ahead without one.
+const SNAPSHOT_TIMEOUT_MS: u64 = 30_000;
 
 /// How long tetherd may take to answer `hello` or `agent/spawn`.
 const SIDECAR_TIMEOUT_MS: u64 = 15_000;
@@ -58,6 +63,14 @@ enum SidecarRequest {
         generation: u64,
     },
     Kill,
+    /// A snapshot of the workspace before a turn of session `generation`.
+    Snapshot {
+        generation: u64,
+    },
+    /// What changed since that snapshot.
+    Scan {
+        generation: u64,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +119,9 @@ pub struct HostEngine {
     unusable_rules: Vec<(serde_json::Value, String)>,
     /// The files open in editors, for the snapshot before each turn.
     open_documents: Vec<String>,
+    /// The time of the input being handled, for deadlines of requests made while reacting to the
+    /// client's events.
+    now: u64,
     actions: VecDeque<HostAction>,
 }
 
@@ -144,6 +160,7 @@ impl HostEngine {
             idle_policy,
             unusable_rules: Vec::new(),
             open_documents: Vec::new(),
+            now: 0,
             actions: VecDeque::new(),
         };
         let settings = engine.config.permissions.clone();
@@ -323,9 +340,19 @@ impl HostEngine {
 
     pub fn handle_timeout(&mut self, now: u64) {
         for (_, pending) in self.rpc.expire(now) {
-            let message = format!("tetherd did not answer {} within {} s", pending.method, SIDECAR_TIMEOUT_MS / 1000);
-            self.log(LogLevel::Error, message.clone());
-            self.set_status(SessionStatus::Failed { message: capitalize(&message) });
+            match pending.tag {
+                SidecarRequest::Snapshot { generation } | SidecarRequest::Scan { generation } => {
+                    let message =
+                        format!("tetherd did not answer {} within {} s", pending.method, SNAPSHOT_TIMEOUT_MS / 1000);
+                    self.on_snapshot_answer(pending.tag, generation, Err(message));
+                }
+                _ => {
+                    let message =
+                        format!("tetherd did not answer {} within {} s", pending.method, SIDECAR_TIMEOUT_MS / 1000);
+                    self.log(LogLevel::Error, message.clone());
+                    self.set_status(SessionStatus::Failed { message: capitalize(&message) });
+                }
+            }
         }
         if let Some(slot) = &mut self.agent {
             slot.client.handle_timeout(now);
@@ -404,6 +431,9 @@ impl HostEngine {
         if let Some(agent_id) = self.end_session() {
             self.sidecar_request(method::AGENT_KILL, &AgentRef { agent_id }, SidecarRequest::Kill, now);
         }
+        // The old session's changes can no longer be decided on.
+        self.actions.push_back(HostAction::ClearReviews);
+        self.refresh_changes_view();
         self.set_badge(0);
         let Some(profile) = self.current_profile() else {
             self.session.agent = String::new();
@@ -420,7 +450,10 @@ impl HostEngine {
         // request.
         // Rule ids, like permission keys, never repeat across sessions.
         let policy = self.idle_policy.for_new_session(self.idle_policy.mode(), generation << 32);
-        let client = AcpClient::new(info, self.config.workspace_root.clone(), generation << 32, policy);
+        let mut client = AcpClient::new(info, self.config.workspace_root.clone(), generation << 32, policy);
+        if self.snapshot_store().is_some() {
+            client.enable_snapshots();
+        }
         let spawn = SpawnParams {
             name: profile.name.clone(),
             command: profile.command.clone(),
@@ -568,6 +601,10 @@ impl HostEngine {
                     self.set_status(SessionStatus::Failed { message });
                 }
             }
+            (tag @ (SidecarRequest::Snapshot { generation } | SidecarRequest::Scan { generation }), result) => {
+                let result = result.map(|raw| raw.get().to_owned()).map_err(|error| error.message);
+                self.on_snapshot_answer(tag, generation, result);
+            }
             (SidecarRequest::Kill, Ok(_)) => {}
             (SidecarRequest::Kill, Err(error)) => {
                 self.log(LogLevel::Warn, format!("tetherd could not stop an agent: {}", error.message));
@@ -646,12 +683,21 @@ impl HostEngine {
     /// After every input: move what the ACP client produced to the sidecar, the header, the log
     /// and the webview.
     fn finish(&mut self, now: u64) {
+        self.now = now;
         self.drain_client();
         self.flush_webview(now);
     }
 
     fn drain_client(&mut self) {
-        let Some(slot) = &mut self.agent else { return };
+        // Reacting to an event can make the client say more (a snapshot taken releases the held
+        // prompt), so this goes round until it has nothing left.
+        while self.drain_client_once() {}
+    }
+
+    /// Moves what the client produced; returns whether it raised events (which may have made
+    /// it produce more).
+    fn drain_client_once(&mut self) -> bool {
+        let Some(slot) = &mut self.agent else { return false };
         let mut writes = String::new();
         if let Some(agent_id) = slot.agent_id {
             while let Some(line) = slot.client.poll_outgoing() {
@@ -675,9 +721,11 @@ impl HostEngine {
         if self.webview.ready {
             self.webview.patches.extend(patches);
         }
+        let raised = !events.is_empty();
         for event in events {
             self.on_client_event(event);
         }
+        raised
     }
 
     fn on_client_event(&mut self, event: AcpEvent) {
@@ -701,6 +749,10 @@ impl HostEngine {
             AcpEvent::ProtocolProblem { message } => self.log(LogLevel::Warn, message),
             AcpEvent::PermissionsWaiting { count } => self.set_badge(count),
             AcpEvent::PolicyChanged => self.refresh_permissions_view(),
+            AcpEvent::Host(action) => self.actions.push_back(*action),
+            AcpEvent::TakeSnapshot => self.take_snapshot(),
+            AcpEvent::ScanChanges { base } => self.scan_changes(base),
+            AcpEvent::ChangesChanged => self.refresh_changes_view(),
             AcpEvent::Audit(record) => {
                 let record = *record;
                 let record = match serde_json::to_string(&record) {
@@ -718,6 +770,82 @@ impl HostEngine {
                     None => self.log(LogLevel::Info, format!("audit (no session to record it in): {record}")),
                 }
             }
+        }
+    }
+
+    /// The store of the workspace's snapshots, when a workspace folder is open.
+    fn snapshot_store(&self) -> Option<String> {
+        self.config.tether_dir.as_ref().map(|dir| format!("{dir}/snapshot.git"))
+    }
+
+    fn take_snapshot(&mut self) {
+        let (Some(store), Some(slot)) = (self.snapshot_store(), &mut self.agent) else { return };
+        if self.sidecar != SidecarState::Ready {
+            slot.client.handle_snapshot(Err("tetherd is not connected".to_owned()));
+            return;
+        }
+        let generation = slot.generation;
+        let params =
+            SnapshotTakeParams { root: self.config.workspace_root.clone(), store, extra: self.open_documents.clone() };
+        let (_, line) = self.rpc.request(
+            method::SNAPSHOT_TAKE,
+            &params,
+            SidecarRequest::Snapshot { generation },
+            Some(self.now + SNAPSHOT_TIMEOUT_MS),
+        );
+        self.sidecar_write(line);
+    }
+
+    fn scan_changes(&mut self, base: String) {
+        let (Some(store), Some(slot)) = (self.snapshot_store(), &mut self.agent) else { return };
+        if self.sidecar != SidecarState::Ready {
+            slot.client.handle_scan(Err("tetherd is not connected".to_owned()));
+            return;
+        }
+        let generation = slot.generation;
+        let params = SnapshotChangesParams {
+            root: self.config.workspace_root.clone(),
+            store,
+            base,
+            extra: self.open_documents.clone(),
+        };
+        let (_, line) = self.rpc.request(
+            method::SNAPSHOT_CHANGES,
+            &params,
+            SidecarRequest::Scan { generation },
+            Some(self.now + SNAPSHOT_TIMEOUT_MS),
+        );
+        self.sidecar_write(line);
+    }
+
+    /// tetherd answered a snapshot or a scan (the raw result), or could not.
+    fn on_snapshot_answer(&mut self, tag: SidecarRequest, generation: u64, result: Result<String, String>) {
+        let Some(slot) = self.agent.as_mut().filter(|slot| slot.generation == generation) else { return };
+        match tag {
+            SidecarRequest::Snapshot { .. } => {
+                let tree = result.and_then(|raw| {
+                    serde_json::from_str::<SnapshotTakeResult>(&raw)
+                        .map(|taken| taken.tree)
+                        .map_err(|error| format!("tetherd's answer to snapshot/take is malformed: {error}"))
+                });
+                slot.client.handle_snapshot(tree);
+            }
+            _ => {
+                let changes = result.and_then(|raw| {
+                    serde_json::from_str::<SnapshotChangesResult>(&raw)
+                        .map(|found| found.changes)
+                        .map_err(|error| format!("tetherd's answer to snapshot/changes is malformed: {error}"))
+                });
+                slot.client.handle_scan(changes);
+            }
+        }
+    }
+
+    fn refresh_changes_view(&mut self) {
+        let changes = self.agent.as_ref().map(|slot| slot.client.changes_bar()).unwrap_or_default();
+        if self.session.changes != changes {
+            self.session.changes = changes;
+            self.webview.session_changed = true;
         }
     }
 

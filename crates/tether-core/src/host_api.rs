@@ -113,10 +113,14 @@ pub enum HostCommand {
 pub enum EditOutcome {
     /// The edit is in the file; `saved` when it is on disk too (a document with unsaved edits of
     /// the person's is not saved by Tether).
-    Applied { saved: bool },
+    Applied {
+        saved: bool,
+    },
     /// The file did not hold `expected`: nothing was changed.
     Conflict,
-    Failed { message: String },
+    Failed {
+        message: String,
+    },
 }
 
 /// The host's answer to an [`HostAction::ReadFile`]; the bytes travel beside it.
@@ -132,9 +136,14 @@ pub struct FileReadReply {
 pub enum FileReadOutcome {
     /// The bytes from `offset` (UTF-8); `eof` when the file ends with them. `fromEditor` when
     /// they come from an open document (unsaved edits included) rather than the disk.
-    Data { eof: bool, from_editor: bool },
+    Data {
+        eof: bool,
+        from_editor: bool,
+    },
     NotFound,
-    Failed { message: String },
+    Failed {
+        message: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -182,13 +191,7 @@ pub enum HostAction {
     /// now (`None`: the file must not exist). `result` is what it must hold after (`None`:
     /// delete it); `edits` turn `expected` into `result` (UTF-16 offsets). Save it afterwards
     /// unless it had unsaved edits before. Answer with the `editDone` command.
-    EditFile {
-        edit: u64,
-        path: String,
-        expected: Option<String>,
-        result: Option<String>,
-        edits: Vec<TextEdit>,
-    },
+    EditFile { edit: u64, path: String, expected: Option<String>, result: Option<String>, edits: Vec<TextEdit> },
     /// Register (or replace) a change for the diff editor: its texts for the content provider,
     /// its hunks for the CodeLens. `open` opens the diff editor on it now. Report edits and saves
     /// of `path` with the `fileChanged` command while it is registered.

@@ -736,6 +736,23 @@ pub enum AuditEvent {
         to: Mode,
         by: ChangedBy,
     },
+    /// A rule or the mode decided an `fs/write_text_file` without review.
+    WriteDecided {
+        path: String,
+        allowed: bool,
+        by: DecidedBy,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// A file change was reviewed to the end: how many hunks were kept and rejected (or
+    /// reverted), and the unified patch of what the file holds now against before.
+    Reviewed {
+        path: String,
+        origin: crate::review::ChangeOrigin,
+        kept: u32,
+        rejected: u32,
+        patch: String,
+    },
 }
 
 /// The tool call a decision was about, as the person saw it.

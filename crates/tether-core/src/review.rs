@@ -136,6 +136,11 @@ pub struct FileChangeView {
     pub added: u32,
     pub removed: u32,
     pub hunks: Vec<HunkView>,
+    /// The decision on a change without hunks (an empty file created or deleted).
+    pub whole: HunkState,
+    /// The change is in the file (the agent wrote it itself, a rule or the mode let it through, or
+    /// it was written after review): rejecting a hunk now reverts it.
+    pub applied: bool,
     /// The diff ran out of budget: hunks are coarser than they need be (still exact).
     pub degraded: bool,
     /// What the agent was told about a write, once it was answered.
@@ -175,8 +180,11 @@ pub struct ReviewDocument {
     pub label: String,
     /// The text before the change (empty for a file the change creates).
     pub original: String,
-    /// The proposed text while nothing is written; `None` once the right side is the file on disk.
+    /// The right side's text when it is not the file itself: the proposed text while nothing is
+    /// written, or empty for a file the change deleted. `None`: the right side is the file.
     pub proposed: Option<String>,
+    /// The change is in the file: rejecting a hunk reverts it.
+    pub applied: bool,
     pub hunks: Vec<ReviewHunk>,
     /// No hunk is left to decide.
     pub settled: bool,
@@ -379,6 +387,8 @@ impl FileChange {
             added: stats.added as u32,
             removed: stats.removed as u32,
             hunks,
+            whole: self.whole,
+            applied: self.applied,
             degraded: self.diff.degraded,
             outcome: self.outcome.clone(),
         }
@@ -386,7 +396,12 @@ impl FileChange {
 
     /// The diff editor's view of this change.
     pub fn document(&self) -> ReviewDocument {
-        let proposed = (!self.applied).then(|| self.new.clone().unwrap_or_default());
+        let proposed = match (&self.new, self.applied) {
+            (new, false) => Some(new.clone().unwrap_or_default()),
+            // The file is gone: its right side is shown empty rather than as a missing file.
+            (None, true) => Some(String::new()),
+            (Some(_), true) => None,
+        };
         ReviewDocument {
             change: self.id,
             path: self.path.clone(),
@@ -394,6 +409,7 @@ impl FileChange {
             original: self.old.clone().unwrap_or_default(),
             proposed,
             hunks: self.review_hunks(),
+            applied: self.applied,
             settled: !self.has_pending(),
         }
     }
@@ -495,7 +511,9 @@ pub fn preview_lines(old: &str, new: &str, budget: &Budget) -> (Vec<DiffLineView
         }
         let words = tether_diff::hunk_words(hunk, &WORD_BUDGET);
         let mut block: Vec<DiffLineView> = Vec::new();
-        block.extend(new_lines[context_start..hunk.new.start].iter().map(|line| card_line(DiffSign::Context, line, None)));
+        block.extend(
+            new_lines[context_start..hunk.new.start].iter().map(|line| card_line(DiffSign::Context, line, None)),
+        );
         block.extend(
             hunk.removed
                 .iter()
@@ -503,10 +521,14 @@ pub fn preview_lines(old: &str, new: &str, budget: &Budget) -> (Vec<DiffLineView
                 .map(|(i, line)| card_line(DiffSign::Removed, line, words.get(i).map(|pair| &pair.words.old))),
         );
         block.extend(
-            hunk.added.iter().enumerate().map(|(i, line)| card_line(DiffSign::Added, line, words.get(i).map(|pair| &pair.words.new))),
+            hunk.added
+                .iter()
+                .enumerate()
+                .map(|(i, line)| card_line(DiffSign::Added, line, words.get(i).map(|pair| &pair.words.new))),
         );
         let context_end = (hunk.new.end() + CONTEXT).min(new_lines.len());
-        block.extend(new_lines[hunk.new.end()..context_end].iter().map(|line| card_line(DiffSign::Context, line, None)));
+        block
+            .extend(new_lines[hunk.new.end()..context_end].iter().map(|line| card_line(DiffSign::Context, line, None)));
         shown_up_to = context_end;
         for line in block {
             if lines.len() < MAX_CARD_LINES {
@@ -538,4 +560,72 @@ pub fn text_edits(from: &str, to: &str) -> Vec<TextEdit> {
             text: hunk.added.concat(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn applied(old: Option<&str>, new: Option<&str>) -> FileChange {
+        let (old, new) = (old.map(str::to_owned), new.map(str::to_owned));
+        FileChange::new(1, "/w/f".to_owned(), "f".to_owned(), ChangeOrigin::Agent, old, new, true)
+    }
+
+    #[test]
+    fn reverting_every_hunk_gives_back_the_old_bytes_or_no_file() {
+        let cases = [
+            (Some("a\r\nb\r\nc"), Some("a\r\nB\r\nc\r\nd")),
+            (Some(""), Some("x")),
+            (None, Some("created\n")),
+            (Some("deleted\nfile\n"), None),
+            (Some("naïve\ncafé\n"), Some("naive\ncafé\n🎉\n")),
+        ];
+        for (old, new) in cases {
+            let mut change = applied(old, new);
+            assert_eq!(change.on_disk().unwrap().as_deref(), new, "before any decision the new text is on disk");
+            change.decide(None, false);
+            assert_eq!(change.on_disk().unwrap().as_deref(), old, "reverting all of {old:?} → {new:?}");
+        }
+    }
+
+    #[test]
+    fn a_proposed_write_writes_only_the_kept_hunks() {
+        let old = "1\n2\n3\n4\n5\n6\n7\n8\n9\n";
+        let new = "1\nTWO\n3\n4\n5\n6\n7\nEIGHT\n9\n";
+        let mut change = FileChange::new(
+            1,
+            "/w/f".into(),
+            "f".into(),
+            ChangeOrigin::Write,
+            Some(old.into()),
+            Some(new.into()),
+            false,
+        );
+        assert_eq!(change.diff.hunks.len(), 2);
+        assert!(change.decide(Some(0), false));
+        assert!(!change.decide(Some(0), true), "a decided hunk stays decided");
+        assert!(change.has_pending());
+        assert!(change.decide(Some(1), true));
+        assert!(!change.has_pending());
+        assert_eq!(change.decided_content().unwrap().as_deref(), Some("1\n2\n3\n4\n5\n6\n7\nEIGHT\n9\n"));
+        assert_eq!(change.on_disk().unwrap().as_deref(), Some(old), "nothing is on disk before it is written");
+    }
+
+    #[test]
+    fn an_empty_file_created_is_decided_as_a_whole() {
+        let mut change =
+            FileChange::new(1, "/w/e".into(), "e".into(), ChangeOrigin::Write, None, Some(String::new()), false);
+        assert!(change.diff.hunks.is_empty() && change.has_pending());
+        assert!(change.decide(None, true));
+        assert_eq!(change.decided_content().unwrap(), Some(String::new()));
+    }
+
+    #[test]
+    fn text_edits_are_in_utf16_offsets_of_the_text_they_apply_to() {
+        let from = "é🎉\nkeep\nold\n";
+        let to = "é🎉\nkeep\nnew\n";
+        let edits = text_edits(from, to);
+        // "é🎉\n" is 4 UTF-16 units, "keep\n" 5: the changed line starts at 9.
+        assert_eq!(edits, [TextEdit { start: 9, end: 13, text: "new\n".to_owned() }]);
+    }
 }

@@ -15,6 +15,14 @@
 //! - `> mode <ask|acceptEdits|plan|bypass>`: the person picks a mode
 //! - `> rule <session|workspace> <json rule>` / `> unrule <id>` / `> keep <id>`: the rules panel
 //! - `> settings <json array of rules>`: the workspace settings changed
+//! - `> snapshots`: the host can snapshot the workspace; `> snapshot <tree>` / `> snapshot-failed
+//!   <why>` answer a snapshot, `> scan <json array of SnapshotChange>` / `> scan-failed <why>` a scan
+//! - `> read <id> <json string>`: the host read the rest of a file from disk (`read-editor`: from an
+//!   open document; `read-part`: a chunk, more to come); `> read-missing <id>`, `> read-failed <id>
+//!   <why>`
+//! - `> edited <edit id> <applied|unsaved|conflict|failed <why>>`: how an edit went
+//! - `> review <json ReviewIntent>`: a decision on a change; `> changed <path>`: a file under review
+//!   changed
 //!
 //! Audit records are written as `audit <json>`; whenever the policy changed, one `policy` line
 //! shows the mode, the agent's own mode and every rule with how often it fired.
@@ -26,6 +34,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use tether_core::acp::{AcpClient, AcpEvent, ClientInfo};
+use tether_core::host_api::{EditOutcome, FileReadOutcome, FileReadReply};
 use tether_core::permissions::{Mode, PermissionPolicy, RuleScope, RuleSpec};
 use tether_core::sidecar::BadLineKind;
 use tether_core::thread::Entry;
@@ -100,6 +109,43 @@ fn run_script(script: &str) -> String {
                 }
             }
             "settings" => client.set_workspace_rules(serde_json::from_str(rest).unwrap()),
+            "snapshots" => client.enable_snapshots(),
+            "snapshot" => client.handle_snapshot(Ok(rest.to_owned())),
+            "snapshot-failed" => client.handle_snapshot(Err(rest.to_owned())),
+            "scan" => client.handle_scan(Ok(serde_json::from_str(rest).unwrap())),
+            "scan-failed" => client.handle_scan(Err(rest.to_owned())),
+            "read" | "read-editor" | "read-part" => {
+                let (id, text) = rest.split_once(' ').expect("read <id> <json string>");
+                let text: String = serde_json::from_str(text).unwrap();
+                let outcome = FileReadOutcome::Data { eof: verb != "read-part", from_editor: verb == "read-editor" };
+                client.handle_file_read(FileReadReply { read: id.parse().unwrap(), outcome }, text.as_bytes(), now);
+            }
+            "read-missing" => {
+                let reply = FileReadReply { read: rest.parse().unwrap(), outcome: FileReadOutcome::NotFound };
+                client.handle_file_read(reply, &[], now);
+            }
+            "read-failed" => {
+                let (id, message) = rest.split_once(' ').expect("read-failed <id> <why>");
+                let outcome = FileReadOutcome::Failed { message: message.to_owned() };
+                client.handle_file_read(FileReadReply { read: id.parse().unwrap(), outcome }, &[], now);
+            }
+            "edited" => {
+                let (id, outcome) = rest.split_once(' ').expect("edited <id> <outcome>");
+                let outcome = match outcome.split_once(' ').map_or((outcome, ""), |(a, b)| (a, b)) {
+                    ("applied", _) => EditOutcome::Applied { saved: true },
+                    ("unsaved", _) => EditOutcome::Applied { saved: false },
+                    ("conflict", _) => EditOutcome::Conflict,
+                    ("failed", why) => EditOutcome::Failed { message: why.to_owned() },
+                    (other, _) => panic!("unknown edit outcome {other}"),
+                };
+                client.handle_edit_done(id.parse().unwrap(), outcome);
+            }
+            "review" => {
+                if let Err(error) = client.review(serde_json::from_str(rest).unwrap(), now) {
+                    writeln!(out, "  refused: {error}").unwrap();
+                }
+            }
+            "changed" => client.handle_file_changed(rest),
             other => panic!("unknown input {other:?}"),
         }
         while let Some(line) = client.poll_outgoing() {
@@ -112,6 +158,7 @@ fn run_script(script: &str) -> String {
                     writeln!(out, "  audit {}", serde_json::to_string(&record).unwrap()).unwrap()
                 }
                 AcpEvent::PolicyChanged => policy_changed = true,
+                AcpEvent::Host(action) => writeln!(out, "  host {}", serde_json::to_string(&action).unwrap()).unwrap(),
                 event => writeln!(out, "  event {event:?}").unwrap(),
             }
         }
@@ -240,4 +287,29 @@ fn replay_of_a_recorded_sdk_example_turn() {
     writeln!(rendered, "turn: {:?}", client.thread().turn()).unwrap();
     expect_test::expect_file![Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp/sdk-example-replay.out")]
         .assert_eq(&rendered);
+}
+
+#[test]
+fn reads_from_the_editor_in_pieces_and_outside_the_workspace_with_permission() {
+    check("files-read");
+}
+
+#[test]
+fn writes_are_reviewed_per_hunk_before_anything_is_written() {
+    check("files-write");
+}
+
+#[test]
+fn writes_that_meet_a_changed_file_are_conflicts() {
+    check("files-conflict");
+}
+
+#[test]
+fn edits_the_agent_makes_itself_are_found_by_snapshot_and_revertible() {
+    check("files-agent");
+}
+
+#[test]
+fn without_a_snapshot_tool_call_diffs_find_the_edits() {
+    check("files-tool-diff");
 }

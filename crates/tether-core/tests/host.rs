@@ -86,7 +86,7 @@ fn handshake_with_tetherd_then_agent() {
     // The agent is up: initialize goes to it embedded in agent/send, byte for byte.
     engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"agentId\":3,\"pid\":10}}\n", 2);
     expect_test::expect![[r#"
-        {"jsonrpc":"2.0","method":"agent/send","params":{"agentId":3,"message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"auth":{"terminal":false}},"clientInfo":{"name":"Tether","version":"0.1.0"}}}}}
+        {"jsonrpc":"2.0","method":"agent/send","params":{"agentId":3,"message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":false,"auth":{"terminal":false}},"clientInfo":{"name":"Tether","version":"0.1.0"}}}}}
     "#]]
     .assert_eq(&sidecar_lines(&drain(&mut engine)));
 
@@ -170,6 +170,8 @@ fn stream_to_webview(chunks: usize) -> (Vec<(u64, HostToWebview)>, String) {
     drain(&mut engine);
     engine.handle_webview(WebviewToHost::Ready, now);
     engine.handle_webview(WebviewToHost::Prompt { text: "stream".to_owned() }, now);
+    // The prompt leaves once tetherd has snapshotted the workspace.
+    engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tree\":\"t0\"}}\n", now);
 
     let mut stream = Vec::new();
     let mut expected = String::new();

@@ -159,6 +159,15 @@ path: string,
  */
 label: string, origin: ChangeOrigin, kind: FileChangeKind, phase: ChangePhase, added: number, removed: number, hunks: Array<HunkView>, 
 /**
+ * The decision on a change without hunks (an empty file created or deleted).
+ */
+whole: HunkState, 
+/**
+ * The change is in the file (the agent wrote it itself, a rule or the mode let it through, or
+ * it was written after review): rejecting a hunk now reverts it.
+ */
+applied: boolean, 
+/**
  * The diff ran out of budget: hunks are coarser than they need be (still exact).
  */
 degraded: boolean, 
@@ -182,9 +191,14 @@ export type ReviewDocument = { change: number, path: string, label: string,
  */
 original: string, 
 /**
- * The proposed text while nothing is written; `None` once the right side is the file on disk.
+ * The right side's text when it is not the file itself: the proposed text while nothing is
+ * written, or empty for a file the change deleted. `None`: the right side is the file.
  */
-proposed: string | null, hunks: Array<ReviewHunk>, 
+proposed: string | null, 
+/**
+ * The change is in the file: rejecting a hunk reverts it.
+ */
+applied: boolean, hunks: Array<ReviewHunk>, 
 /**
  * No hunk is left to decide.
  */
