@@ -354,15 +354,7 @@ impl AcpClient {
     }
 
     pub(super) fn on_read_request(&mut self, id: RequestId, request: acp::ReadTextFileRequest) {
-        if self.session_id.as_ref() != Some(&request.session_id) {
-            return self.unknown_session(&id, &request.session_id);
-        }
-        let path = request.path.to_string_lossy().into_owned();
-        if !path.starts_with('/') {
-            let error =
-                RpcError::invalid_params().data(serde_json::Value::String(format!("{path} is not an absolute path")));
-            return self.outgoing.push_back(jsonrpc::encode_error(&id, &error));
-        }
+        let Some(path) = self.checked_path(&id, &request.session_id, &request.path) else { return };
         // `line` is 1-based; 0 is read as the first line rather than refused.
         let start = u64::from(request.line.unwrap_or(1).max(1) - 1);
         let limit = request.limit.map(u64::from);
@@ -376,15 +368,7 @@ impl AcpClient {
     }
 
     pub(super) fn on_write_request(&mut self, id: RequestId, request: acp::WriteTextFileRequest) {
-        if self.session_id.as_ref() != Some(&request.session_id) {
-            return self.unknown_session(&id, &request.session_id);
-        }
-        let path = request.path.to_string_lossy().into_owned();
-        if !path.starts_with('/') {
-            let error =
-                RpcError::invalid_params().data(serde_json::Value::String(format!("{path} is not an absolute path")));
-            return self.outgoing.push_back(jsonrpc::encode_error(&id, &error));
-        }
+        let Some(path) = self.checked_path(&id, &request.session_id, &request.path) else { return };
         let path = self.normalized(&path);
         self.read_whole(path.clone(), ReadTag::WriteOriginal { request: id, path, content: request.content });
     }
@@ -1087,10 +1071,20 @@ impl AcpClient {
         self.events.push_back(AcpEvent::Host(Box::new(action)));
     }
 
-    fn unknown_session(&mut self, id: &RequestId, session: &acp::SessionId) {
-        let error =
-            RpcError::invalid_params().data(serde_json::Value::String(format!("unknown session {}", session.0)));
+    /// The path of an `fs/*` request, or `None` after answering invalid params: the session must
+    /// be this one and the path absolute, as ACP requires.
+    fn checked_path(&mut self, id: &RequestId, session: &acp::SessionId, path: &std::path::Path) -> Option<String> {
+        let path = path.to_string_lossy().into_owned();
+        let problem = if self.session_id.as_ref() != Some(session) {
+            format!("unknown session {}", session.0)
+        } else if !path.starts_with('/') {
+            format!("{path} is not an absolute path")
+        } else {
+            return Some(path);
+        };
+        let error = RpcError::invalid_params().data(serde_json::Value::String(problem));
         self.outgoing.push_back(jsonrpc::encode_error(id, &error));
+        None
     }
 }
 
