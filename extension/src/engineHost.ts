@@ -312,7 +312,7 @@ export class EngineHost implements vscode.Disposable {
     // on a view with nothing to answer would send the person looking for a request.
     this.view.badge =
       count > 0
-        ? { value: count, tooltip: `${count} permission ${count === 1 ? "request" : "requests"} waiting` }
+        ? { value: count, tooltip: `${count} ${count === 1 ? "request" : "requests"} waiting for you (permissions and file changes)` }
         : undefined;
   }
 

@@ -127,7 +127,7 @@ test("every action an input causes is carried out, in the engine's order", () =>
   assert.deepEqual(written, ['{"jsonrpc":"2.0","id":1,"method":"hello"}\n']);
   assert.deepEqual(lines, [{ level: "info", text: "said hello" }]);
   assert.deepEqual(posted, [{ type: "patch", session: null, thread: [] }]);
-  assert.deepEqual(view.badge, { value: 2, tooltip: "2 permission requests waiting" });
+  assert.deepEqual(view.badge, { value: 2, tooltip: "2 requests waiting for you (permissions and file changes)" });
   assert.deepEqual(shownMessages, [
     { level: "error", text: "agent crashed" },
     { level: "warning", text: "agent slow" },
@@ -186,7 +186,7 @@ test("posts without a view are dropped, and the badge shows once a view appears"
   const { view, posted, dispose } = fakeView();
   host.attachView(view);
   assert.deepEqual(posted, []);
-  assert.deepEqual(view.badge, { value: 1, tooltip: "1 permission request waiting" });
+  assert.deepEqual(view.badge, { value: 1, tooltip: "1 request waiting for you (permissions and file changes)" });
 
   dispose();
   assert.equal(engine.inputs.at(-1)?.method, "handleWebviewGone", "the engine learns the view is gone");
