@@ -287,6 +287,40 @@ class VSCodeSession {
     await input.press("Enter");
   }
 
+  // Opens a workspace file in an editor through Quick Open, as a person would, and waits until
+  // its editor has the keyboard focus. Opening a file that is already open brings its editor to
+  // the front.
+  async openFile(relativePath) {
+    const input = this.page.locator(".quick-input-widget input");
+    await this.page.keyboard.press("F1");
+    await input.waitFor();
+    // Without the palette's ">" the same box searches the workspace's files.
+    await input.fill(relativePath);
+    const name = path.basename(relativePath);
+    await this.page
+      .locator(".quick-input-list .monaco-list-row", { hasText: name })
+      .first()
+      .waitFor();
+    await input.press("Enter");
+    await input.waitFor({ state: "hidden" });
+    await this.activeEditorTab(name).waitFor();
+    await this.page.locator(".editor-group-container.active .monaco-editor.focused").waitFor();
+  }
+
+  // The active editor tab labelled exactly `label`: a file's name, or a diff editor's title such
+  // as "app.txt (Tether review)" (so "app.txt" does not find the diff editor's tab). On screen,
+  // a file's name and extension are separate elements: the tab's whole text is compared.
+  activeEditorTab(label) {
+    const exactly = new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
+    return this.page.locator(".tabs-container .tab.active").filter({ hasText: exactly });
+  }
+
+  // Types `text` at the end of the focused editor's document, without saving it.
+  async typeAtEndOfEditor(text) {
+    await this.page.keyboard.press("Control+End");
+    await this.page.keyboard.type(text);
+  }
+
   // Saves a screenshot of the whole window into tests/artifacts/.
   async screenshot(fileName) {
     await fsp.mkdir(artifactsDir, { recursive: true });
@@ -335,6 +369,35 @@ class VSCodeSession {
     if (survivors.length > 0) {
       throw new Error(`processes survived teardown: ${survivors.join(", ")}`);
     }
+  }
+}
+
+// Steps of one scenario in one VS Code, run in order as subtests of `t`: `step(name, body)`. A
+// step that fails saves a screenshot named after the launch and the step, and skips the rest,
+// which would only fail for the same reason.
+export function orderedSteps(t, vscode) {
+  let ok = true;
+  return (name, body) =>
+    t.test(name, { skip: !ok && "an earlier step failed" }, async () => {
+      try {
+        await body();
+      } catch (error) {
+        ok = false;
+        await vscode.screenshot(`${vscode.name}-failed-${name.slice(0, 3).replace(/\W/g, "")}.png`);
+        throw error;
+      }
+    });
+}
+
+// Waits until `file` exists and `ready(text)` holds, then returns its text: VS Code and the
+// agent write files on their own schedule, after the click or prompt that caused the write.
+export async function waitForFile(file, ready) {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  for (;;) {
+    const text = fs.existsSync(file) ? await fsp.readFile(file, "utf8") : "";
+    if (ready(text)) return text;
+    if (Date.now() > deadline) throw new Error(`${file} never had what was expected; it has:\n${text}`);
+    await sleep(100);
   }
 }
 

@@ -55,6 +55,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("malformed", include_str!("../scenarios/malformed.toml")),
     ("fs-and-terminal", include_str!("../scenarios/fs-and-terminal.toml")),
     ("permissions", include_str!("../scenarios/permissions.toml")),
+    ("files", include_str!("../scenarios/files.toml")),
 ];
 
 /// The scenario a bare `tether-test-agent` runs: what a newcomer sees in the Demo profile.

@@ -1,0 +1,211 @@
+// End to end: file review in a real VS Code. The scripted test agent runs its "files" scenario
+// (crates/tether-test-agent/scenarios/files.toml): it reads a file through the client, writes
+// files through the client (which Tether reviews per hunk before anything is written), and edits
+// a file on disk itself (which Tether finds afterwards and offers to keep or revert per hunk). It
+// reports every answer it gets as chat text, so the tests see what the agent saw.
+//
+// One VS Code serves every step, in order, each as its own subtest; a step that fails skips the
+// rest. Every wait is for something to appear; none measures time.
+
+import assert from "node:assert/strict";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { test } from "node:test";
+
+import { ACTIVATION_TIMEOUT_MS, orderedSteps, repoRoot, waitForFile, withVSCode } from "./harness.mjs";
+
+const TEST_TIMEOUT_MS = 15 * 60_000;
+
+// The test agent shipped in the extension (the binary the Demo profile runs).
+const testAgent = path.join(repoRoot, "extension", "bin", "tether-test-agent");
+
+const settings = {
+  "tether.sidecarGraceSeconds": 5,
+  "tether.agents": [{ name: "Files", command: testAgent, args: ["--scenario", "files"] }],
+  "tether.defaultAgent": "Files",
+  // VS Code hides CodeLens in diff editors unless this is on; the review's Keep/Reject CodeLens
+  // sit on the diff editor's right side.
+  "diffEditor.codeLens": true,
+  // In a browser VS Code saves edits a second after typing by default; these tests need edits
+  // that stay unsaved.
+  "files.autoSave": "off",
+};
+
+// The texts the scenario's steps are written against: change them together.
+const lines = (prefix, count) => Array.from({ length: count }, (_, i) => `${prefix} ${i + 1}`);
+const text = (list) => `${list.join("\n")}\n`;
+const withLine = (list, number, replacement) => list.map((line, i) => (i === number - 1 ? replacement : line));
+
+const notes = "# Notes\n\n- Try the Tether sidebar.\n";
+const app = lines("line", 30);
+const appProposed = withLine(withLine(app, 3, "line 3, changed by the agent"), 28, "line 28, changed by the agent");
+const draft = "Draft, as the person wrote it.\n";
+const lib = lines("lib", 20);
+const libEdited = withLine(withLine(lib, 2, "lib 2, edited on disk"), 18, "lib 18, edited on disk");
+
+const workspaceFiles = {
+  "notes.md": notes,
+  "app.txt": text(app),
+  "draft.txt": draft,
+  "lib.txt": text(lib),
+};
+
+test("files: reads see unsaved edits, writes are reviewed per hunk, edits on disk can be reverted", {
+  timeout: TEST_TIMEOUT_MS,
+}, async (t) => {
+  await withVSCode({ name: "files", settings, workspaceFiles }, async (vscode) => {
+    const page = vscode.page;
+    const workspaceFile = (name) => path.join(vscode.workspace, name);
+    await vscode.openTetherView();
+    const chat = vscode.chatFrame();
+    await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+
+    // Sends a prompt and waits until its message is in the chat. Turns are counted by the
+    // person's messages, so each later wait is for this turn, not an earlier one.
+    let turns = 0;
+    const prompt = async (words) => {
+      turns += 1;
+      await vscode.sendPrompt(words);
+      await chat.locator(".entry.user").nth(turns - 1).waitFor();
+    };
+    const turnEnded = () => chat.locator('.turn-state[data-state="ended"]').waitFor();
+    const agentSays = (words) => chat.locator(".entry.agent", { hasText: words }).last();
+    // The newest change card for a file (a card's label is the file's name).
+    const card = (name) => chat.locator(".file-change", { hasText: name }).last();
+    const diffEditor = page.locator(".monaco-diff-editor");
+
+    const step = orderedSteps(t, vscode);
+
+    await step("(a) the agent reads what the editor holds, unsaved edits included", async () => {
+      await vscode.openFile("notes.md");
+      await vscode.typeAtEndOfEditor("Typed but not saved.");
+      await vscode.activeEditorTab("notes.md").and(page.locator(".tab.dirty")).waitFor();
+
+      await prompt("read");
+      await agentSays("Done reading.").waitFor();
+      await turnEnded();
+      const reply = await agentSays("Read ").innerText();
+      assert.match(reply, /notes\.md/);
+      // Control+End lands on the empty line after the file's last newline.
+      assert.match(reply, /- Try the Tether sidebar\.\nTyped but not saved\./);
+      assert.equal(await fsp.readFile(workspaceFile("notes.md"), "utf8"), notes, "the edit was not saved");
+    });
+
+    await step("(b) a write opens the diff editor; one hunk kept, one rejected → only the kept one is written", async () => {
+      await prompt("write");
+      const change = card("app.txt");
+      await change.and(chat.locator('[data-phase="proposed"][data-origin="write"]')).waitFor();
+      assert.equal(await change.locator(".hunk").count(), 2);
+      assert.deepEqual(await hunkStates(change), ["pending", "pending"]);
+      await vscode.activeEditorTab("app.txt (Tether review)").waitFor();
+      await diffEditor.waitFor();
+      assert.equal(await fsp.readFile(workspaceFile("app.txt"), "utf8"), text(app), "nothing is written before review");
+
+      // The changes bar lists the waiting change.
+      const changeId = await change.getAttribute("data-change-id");
+      await chat.locator(`.changes-row[data-change-id="${changeId}"][data-phase="proposed"]`).waitFor({ state: "attached" });
+
+      // Keep one hunk from a CodeLens above it in the diff editor, and reject the other in the
+      // card.
+      await diffEditor.locator(".editor.modified .codelens-decoration a", { hasText: /^Keep$/ }).first().click();
+      const keptHunk = change.locator('.hunk[data-state="kept"]');
+      await keptHunk.waitFor();
+      const kept = Number(await keptHunk.getAttribute("data-hunk-index"));
+      const rejected = 1 - kept;
+      await change.locator(`.hunk[data-hunk-index="${rejected}"] button.hunk-reject`).click();
+
+      await change.and(chat.locator('[data-phase="settled"]')).waitFor();
+      const states = ["kept", "kept"];
+      states[rejected] = "rejected";
+      assert.deepEqual(await hunkStates(change), states);
+      const changedLines = [3, 28];
+      const [keptLine, rejectedLine] = [changedLines[kept], changedLines[rejected]];
+      const expected = text(withLine(app, keptLine, appProposed[keptLine - 1]));
+      await waitForFile(workspaceFile("app.txt"), (now) => now === expected);
+
+      // The agent was told which hunk it did not get.
+      const reply = agentSays("Could not write");
+      await reply.waitFor();
+      const told = await reply.innerText();
+      assert.match(told, /app\.txt/);
+      assert.match(told, /kept 1 of 2 hunks/);
+      assert.ok(told.includes(appProposed[rejectedLine - 1]), `the agent is shown the rejected hunk:\n${told}`);
+      assert.ok(!told.includes(appProposed[keptLine - 1]), `the agent is not shown the kept hunk:\n${told}`);
+      assert.match(await change.locator(".change-outcome").innerText(), /kept 1 of 2 hunks/);
+      await agentSays("Done writing.").waitFor();
+      await turnEnded();
+      await vscode.screenshot("files-write.png");
+    });
+
+    await step("(c) a write to a file edited meanwhile in the editor is a conflict; nothing is written", async () => {
+      await vscode.openFile("draft.txt");
+      await prompt("write again");
+      const change = card("draft.txt");
+      await change.and(chat.locator('[data-phase="proposed"]')).waitFor();
+      await vscode.activeEditorTab("draft.txt (Tether review)").waitFor();
+
+      // Back to the person's editor of the file, and an edit there while the review waits.
+      await vscode.openFile("draft.txt");
+      await vscode.typeAtEndOfEditor("A line the person added.");
+      await change.and(chat.locator('[data-phase="conflict"]')).waitFor();
+      assert.match(await change.locator(".change-message").innerText(), /draft\.txt changed/);
+      assert.equal(await fsp.readFile(workspaceFile("draft.txt"), "utf8"), draft, "nothing was written");
+
+      // Dropping the conflicted change answers the agent, and the turn ends.
+      await change.locator("button.change-reject-all").click();
+      await change.and(chat.locator('[data-phase="settled"]')).waitFor();
+      await agentSays("Could not write").filter({ hasText: "draft.txt" }).waitFor();
+      await agentSays("Done writing again.").waitFor();
+      await turnEnded();
+      assert.equal(await fsp.readFile(workspaceFile("draft.txt"), "utf8"), draft, "still nothing was written");
+    });
+
+    await step("(d) an edit the agent made on disk is shown after the fact and reverted hunk by hunk", async () => {
+      await prompt("disk");
+      await agentSays("Done editing on disk.").waitFor();
+      await turnEnded();
+      const change = card("lib.txt");
+      await change.and(chat.locator('[data-origin="agent"][data-phase="applied"]')).waitFor();
+      assert.equal(await change.locator(".hunk").count(), 2);
+      assert.equal(await fsp.readFile(workspaceFile("lib.txt"), "utf8"), text(libEdited));
+
+      await change.locator('.hunk[data-hunk-index="1"] button.hunk-reject').click();
+      await change.locator('.hunk[data-hunk-index="1"][data-state="rejected"]').waitFor();
+      const oneReverted = text(withLine(lib, 2, "lib 2, edited on disk"));
+      await waitForFile(workspaceFile("lib.txt"), (now) => now === oneReverted);
+      // Hunk 0 still waits for a decision.
+      await change.and(chat.locator('[data-phase="applied"]')).waitFor();
+      assert.deepEqual(await hunkStates(change), ["pending", "rejected"]);
+
+      await change.locator("button.change-reject-all").click();
+      await change.and(chat.locator('[data-phase="settled"]')).waitFor();
+      await waitForFile(workspaceFile("lib.txt"), (now) => now === text(lib));
+      assert.ok(
+        Buffer.from(text(lib)).equals(await fsp.readFile(workspaceFile("lib.txt"))),
+        "reverting restores the old bytes exactly",
+      );
+    });
+
+    await step("(e) the changes bar lists this turn's files", async () => {
+      const bar = chat.locator("section.changes-bar");
+      await bar.waitFor();
+      const summary = bar.locator("button.changes-summary");
+      if ((await summary.getAttribute("aria-expanded")) !== "true") await summary.click();
+      const libId = await card("lib.txt").getAttribute("data-change-id");
+      const rows = bar.locator(".changes-row");
+      await rows.first().waitFor();
+      assert.deepEqual(
+        await rows.evaluateAll((all) => all.map((row) => [row.dataset.changeId, row.dataset.phase])),
+        [[libId, "settled"]],
+        "only this turn's file: earlier changes are all decided",
+      );
+      assert.match(await rows.first().innerText(), /lib\.txt/);
+      await vscode.screenshot("files.png");
+    });
+  });
+});
+
+// The data-state of each hunk of a change card, in order.
+async function hunkStates(card) {
+  return card.locator(".hunk").evaluateAll((hunks) => hunks.map((hunk) => hunk.dataset.state));
+}
