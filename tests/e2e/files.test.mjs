@@ -23,9 +23,9 @@ const settings = {
   "tether.sidecarGraceSeconds": 5,
   "tether.agents": [{ name: "Files", command: testAgent, args: ["--scenario", "files"] }],
   "tether.defaultAgent": "Files",
-  // VS Code hides CodeLens in diff editors unless this is on; the review's Keep/Reject CodeLens
-  // sit on the diff editor's right side.
-  "diffEditor.codeLens": true,
+  // Not "diffEditor.codeLens": VS Code hides CodeLens in diff editors by default, and the
+  // extension turns it on (configurationDefaults) so the review's Keep/Reject show; the CodeLens
+  // step below checks that default.
   // In a browser VS Code saves edits a second after typing by default; these tests need edits
   // that stay unsaved.
   "files.autoSave": "off",
