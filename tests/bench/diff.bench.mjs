@@ -1,21 +1,25 @@
 // Benchmark (not a test): tether-diff in WASM, as the VS Code host calls it, against npm's `diff`
 // package (jsdiff) on the large inputs of issue 4. `cargo xtask bench` builds the WASM and runs
-// this under Node 24 as `node bench/diff.bench.mjs <path to tether_wasm.js>`.
+// this under Node 24 as `node bench/diff.bench.mjs <path to tether_wasm.js>`; `--quick` after the
+// path measures tether-diff alone, for iterating on its speed (jsdiff takes minutes on the rewrite).
 //
 // tether-diff's time is the host's whole cost: encoding both texts to UTF-8, copying them into
-// WASM, the diff, and converting the result to JS objects. Figures are medians after a warm-up.
-// Inputs come from a seeded generator, so every run diffs the same texts. The script prints its
-// targets as PASS or MISS for information and exits 0 whatever the timings are.
+// WASM, the diff, and the result as JS values (line numbers or UTF-16 offsets in a Uint32Array:
+// the host has the texts, so no line is copied back). Figures are medians after a warm-up.
+// Inputs come from a seeded generator, so every run diffs the same texts. Every result is checked
+// before it is timed, so a fast but wrong answer cannot pass. The script prints its targets as
+// PASS or MISS for information and exits 0 whatever the timings are.
 
 import { createRequire } from "node:module";
 import { performance } from "node:perf_hooks";
-import { diffChars, diffLines as jsdiffLines, diffWords } from "diff";
+import { diffLines as jsdiffLines, diffWords } from "diff";
 
-const wasmPath = process.argv[2];
-if (!wasmPath) {
-  console.error("usage: node bench/diff.bench.mjs <path to tether_wasm.js>");
+const [wasmPath, ...flags] = process.argv.slice(2);
+if (!wasmPath || flags.some((flag) => flag !== "--quick")) {
+  console.error("usage: node bench/diff.bench.mjs <path to tether_wasm.js> [--quick]");
   process.exit(2);
 }
+const quick = flags.includes("--quick");
 // wasm-bindgen's `--target nodejs` output is CommonJS.
 const tether = createRequire(import.meta.url)(wasmPath);
 
@@ -128,84 +132,127 @@ function measure(fn) {
 }
 
 const encoder = new TextEncoder();
-const tetherDiff = (old, next) => tether.diffLines(encoder.encode(old), encoder.encode(next));
+const tetherLines = (old, next, maxSteps) => tether.diffLines(encoder.encode(old), encoder.encode(next), maxSteps);
+const tetherWords = (old, next, maxSteps) => tether.diffWords(encoder.encode(old), encoder.encode(next), maxSteps);
 
-/** Checks that the hunks really turn `old` into `next`, so a fast but wrong result cannot pass. */
-function check(name, old, next, diff) {
-  const lines = old.split(/(?<=\n)/).filter((line) => line !== "");
+const splitLines = (text) => text.split(/(?<=\n)/).filter((line) => line !== "");
+
+/** Checks that the hunks (four numbers each) really turn `old` into `next`. */
+function checkLines(name, old, next, diff) {
+  const [oldLines, nextLines] = [splitLines(old), splitLines(next)];
   const out = [];
   let at = 0;
-  for (const hunk of diff.hunks) {
-    out.push(...lines.slice(at, hunk.old.start), ...hunk.added);
-    at = hunk.old.start + hunk.old.count;
+  for (let i = 0; i < diff.hunks.length; i += 4) {
+    const [oldStart, oldCount, newStart, newCount] = diff.hunks.subarray(i, i + 4);
+    if (oldStart < at) throw new Error(`${name}: tether-diff's hunks overlap or are out of order`);
+    out.push(...oldLines.slice(at, oldStart), ...nextLines.slice(newStart, newStart + newCount));
+    at = oldStart + oldCount;
   }
-  out.push(...lines.slice(at));
+  out.push(...oldLines.slice(at));
   if (out.join("") !== next) throw new Error(`${name}: tether-diff's hunks do not turn the old text into the new one`);
 }
 
-const cases = [
-  { name: "5,000 lines, 1% changed", make: smallEdit },
-  { name: "20,000 lines rewritten", make: rewrite, speedTarget: true },
-  { name: "1 MB, one line", make: oneLine, speedTarget: true, oneLine: true },
-  { name: "50,000 lines, scattered edits", make: scattered },
-];
-
-const ms = (value) => `${value < 10 ? value.toFixed(2) : value.toFixed(1)} ms`;
-const pad = (text, width) => String(text).padEnd(width);
-const rows = [];
-const targets = [];
-const notes = [];
-
-console.log(`tether-diff (WASM, default budget) vs jsdiff ${jsdiffVersion()} on Node ${process.versions.node}`);
-console.log("tether-diff time = encode to UTF-8 + copy into WASM + diff + result to JS objects\n");
-for (const { name, make, speedTarget, oneLine: isOneLine } of cases) {
-  const { old, next } = make();
-  const result = tetherDiff(old, next);
-  check(name, old, next, result);
-  const ours = measure(() => tetherDiff(old, next));
-  const theirs = measure(() => jsdiffLines(old, next));
-  const hunks = result.hunks.length;
-  rows.push([
-    name,
-    ms(ours.median),
-    ours.runs,
-    ms(theirs.median),
-    theirs.runs,
-    `${(theirs.median / ours.median).toFixed(1)}×`,
-    `${result.degraded ? "yes" : "no"} (${hunks} hunk${hunks === 1 ? "" : "s"})`,
-  ]);
-  targets.push([`${name}: ≤ ${HOST_BUDGET_MS} ms host time`, ms(ours.median), ours.median <= HOST_BUDGET_MS]);
-  if (speedTarget) {
-    const ratio = theirs.median / ours.median;
-    targets.push([`${name}: ≥ ${MIN_SPEEDUP}× jsdiff diffLines`, `${ratio.toFixed(1)}×`, ratio >= MIN_SPEEDUP]);
-  }
-  if (isOneLine) {
-    // One line against one line is a single replaced line for both libraries: neither looks
-    // inside it, so diffLines is a like-for-like comparison of little more than copying. What
-    // jsdiff would take to find the changed words is shown for scale.
-    const words = measure(() => diffWords(old, next));
-    const chars = measure(() => diffChars(old, next));
-    notes.push(
-      `${name}: both diffLines see one changed line (tether-diff: ${hunks} hunk, the whole line); the same`,
-      `  texts through jsdiff diffWords take ${ms(words.median)} (n=${words.runs}, ` +
-        `${(words.median / ours.median).toFixed(0)}× tether-diff's diffLines) and diffChars ${ms(chars.median)} ` +
-        `(n=${chars.runs}).`,
-      "  Only diffLines is like for like: it is the target's ratio above. Word highlights inside the line",
-      "  are tether-diff's diffWords, which the WASM facade does not expose yet.",
-    );
+/** Checks that what the word ranges (UTF-16 start and end pairs) leave unmarked is the same on
+ * both sides, so every difference is highlighted. */
+function checkWords(name, old, next, words) {
+  const unmarked = (text, ranges) => {
+    let rest = "";
+    let at = 0;
+    for (let i = 0; i < ranges.length; i += 2) {
+      if (ranges[i] < at || ranges[i] >= ranges[i + 1]) throw new Error(`${name}: word ranges out of order`);
+      rest += text.slice(at, ranges[i]);
+      at = ranges[i + 1];
+    }
+    return rest + text.slice(at);
+  };
+  if (unmarked(old, words.old) !== unmarked(next, words.new)) {
+    throw new Error(`${name}: tether-diff's word ranges leave a difference unmarked`);
   }
 }
 
-const header = ["case", "tether-diff", "n", "jsdiff diffLines", "n", "ratio", "degraded"];
-const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => String(row[i]).length)));
-console.log(header.map((title, i) => pad(title, widths[i])).join("  "));
-for (const row of rows) console.log(row.map((cell, i) => pad(cell, widths[i])).join("  "));
-console.log("\n(ratio = jsdiff time / tether-diff time; n = timed runs after warm-up)");
-if (notes.length > 0) console.log(`\n${notes.join("\n")}`);
+const lineCount = (diff) => diff.hunks.length / 4;
+const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
 
-console.log("\nTargets (issue 4; information only, the benchmark never fails on timing):");
-const targetWidth = Math.max(...targets.map(([name]) => name.length));
-for (const [name, figure, met] of targets) console.log(`  ${pad(name, targetWidth)}  ${pad(figure, 9)}  ${met ? "PASS" : "MISS"}`);
+/** Each row: what is diffed, tether-diff's call and how its result is checked and described, and
+ * jsdiff's call for the same work. `speedTarget` rows must be 10x jsdiff. A row with `maxSteps`
+ * gives tether-diff that budget instead of the default, and has no host-time target: the host
+ * always uses the default. */
+const rows = [
+  { name: "5,000 lines, 1% changed", make: smallEdit, kind: "lines" },
+  { name: "20,000 lines rewritten", make: rewrite, kind: "lines", speedTarget: true },
+  { name: "1 MB, one line: lines", make: oneLine, kind: "lines", speedTarget: true },
+  { name: "1 MB, one line: words", make: oneLine, kind: "words", speedTarget: true },
+  { name: "1 MB, one line: words, no budget", make: oneLine, kind: "words", speedTarget: true, maxSteps: Infinity },
+  { name: "50,000 lines, scattered edits", make: scattered, kind: "lines" },
+];
+const kinds = {
+  lines: {
+    ours: tetherLines,
+    theirs: jsdiffLines,
+    theirName: "diffLines",
+    check: checkLines,
+    describe: (diff) => plural(lineCount(diff), "hunk"),
+  },
+  words: {
+    ours: tetherWords,
+    theirs: diffWords,
+    theirName: "diffWords",
+    check: checkWords,
+    describe: (words) => plural(words.new.length / 2, "new range"),
+  },
+};
+
+const ms = (value) => `${value < 10 ? value.toFixed(2) : value.toFixed(1)} ms`;
+const pad = (text, width) => String(text).padEnd(width);
+const table = [];
+const inputs = new Map();
+
+console.log(`tether-diff (WASM, default budget) vs jsdiff ${jsdiffVersion()} on Node ${process.versions.node}`);
+console.log("tether-diff time = encode to UTF-8 + copy into WASM + diff + hunks or ranges as a Uint32Array\n");
+for (const { name, make, kind, speedTarget, maxSteps } of rows) {
+  if (!inputs.has(make)) inputs.set(make, make());
+  const { old, next } = inputs.get(make);
+  const { ours: oursFn, theirs: theirsFn, theirName, check, describe } = kinds[kind];
+  const result = oursFn(old, next, maxSteps);
+  check(name, old, next, result);
+  const ours = measure(() => oursFn(old, next, maxSteps));
+  const theirs = quick ? undefined : measure(() => theirsFn(old, next));
+  const ratio = theirs && theirs.median / ours.median;
+  table.push([
+    name,
+    ms(ours.median),
+    ours.runs,
+    theirs ? `${theirName} ${ms(theirs.median)}` : `${theirName} skipped`,
+    theirs ? theirs.runs : "-",
+    ratio ? `${ratio.toFixed(1)}×` : "-",
+    `${result.degraded ? "yes" : "no"} (${describe(result)})`,
+    maxSteps !== undefined ? "-" : ours.median <= HOST_BUDGET_MS ? "PASS" : "MISS",
+    !speedTarget ? "-" : ratio === undefined ? "?" : ratio >= MIN_SPEEDUP ? "PASS" : "MISS",
+  ]);
+}
+
+const header = [
+  "case",
+  "tether-diff",
+  "n",
+  "jsdiff",
+  "n",
+  "ratio",
+  "degraded",
+  `≤ ${HOST_BUDGET_MS} ms`,
+  `≥ ${MIN_SPEEDUP}× jsdiff`,
+];
+const widths = header.map((title, i) => Math.max(title.length, ...table.map((row) => String(row[i]).length)));
+console.log(header.map((title, i) => pad(title, widths[i])).join("  ").trimEnd());
+for (const row of table) console.log(row.map((cell, i) => pad(cell, widths[i])).join("  ").trimEnd());
+console.log(`
+ratio = jsdiff time / tether-diff time; n = timed runs after warm-up (a run over ${SINGLE_RUN_MS / 1000} s is timed once).
+Targets (issue 4; information only, the benchmark never fails on timing): every case within ${HOST_BUDGET_MS} ms of
+host time, and ${MIN_SPEEDUP}× jsdiff on the rewrite and the one-line file ("-": no speed target for the case).
+The one-line file is one changed line to both diffLines, which only copy it: the words rows are the
+work review does for it (the highlights inside the line), against jsdiff's diffWords on the same texts.
+With the default budget, a changed part over 500 KB is not split into words but marked as one range,
+from the first change to the last (degraded); the "no budget" row splits it and finds every changed word.`);
 
 function jsdiffVersion() {
   try {

@@ -5,7 +5,8 @@
 //! so a benchmark never changes what a concurrent `build` packages. The measuring is done by
 //! `tests/bench/diff.bench.mjs`: it lives in tests/ because that package declares jsdiff, so Node
 //! resolves it from there. The benchmark prints its figures and targets; it is not a test and does
-//! not fail on timing, only when something could not run.
+//! not fail on timing, only when something could not run. jsdiff takes minutes on some inputs;
+//! to measure tether-diff alone while working on it, run the script by hand with `--quick`.
 
 use crate::build;
 use crate::cmd::Cmd;

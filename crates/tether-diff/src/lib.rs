@@ -5,8 +5,10 @@
 //! It runs as WASM inside the VS Code extension host, so it does no IO and reads no clock
 //! (`std::time::Instant` panics on `wasm32-unknown-unknown`). Huge inputs are bounded by a
 //! [`Budget`] of comparison steps instead of a deadline: the same input always gives the same
-//! result, and a diff that runs out of budget degrades to coarser hunks, says so, and is still
-//! exact for applying and reverting.
+//! result, and a diff that runs out of budget degrades to approximate, then coarser, hunks, says
+//! so, and is still exact for applying and reverting. [`diff_ranges`] gives the hunks as line
+//! numbers only, for a caller that holds both texts (the host, which would otherwise pay for a
+//! JavaScript string per changed line).
 //!
 //! Texts are diffed exactly as they are: lines keep their endings (only `\n` ends a line), so
 //! CRLF files, mixed endings, a missing final newline, empty files and any Unicode text round-trip
@@ -19,6 +21,7 @@
 
 mod apply;
 mod hunks;
+mod intern;
 mod myers;
 mod unified;
 mod words;
@@ -26,16 +29,24 @@ mod words;
 use serde::{Deserialize, Serialize};
 
 pub use apply::{ApplyError, apply, revert};
-pub use hunks::{DiffStats, Hunk, LineDiff, LineRange, diff_lines, split_lines, stats};
+pub use hunks::{
+    DiffStats, Hunk, HunkRange, LineDiff, LineRange, RangeDiff, diff_lines, diff_ranges, split_lines, stats,
+};
 pub use unified::{PatchOptions, unified_patch};
 pub use words::{LinePairWords, TextRange, WordDiff, diff_words, hunk_words};
 
 /// How much work one diff may do before it settles for a coarser result.
 ///
-/// A step is one diagonal visited or one pair of lines (or words) compared by the Myers search;
-/// work that is linear in the input (splitting lines, hashing them, trimming the common prefix
-/// and suffix) is not counted and is always done. The search stops at the first check after the
-/// budget is spent, so it overruns by at most one round (`O(n)` steps).
+/// A step is one diagonal visited or one pair of lines (or words) compared by the search and,
+/// for word highlights, one byte of the changed part of a line split into words. Work that is
+/// linear in the input (finding the common start and end, splitting and hashing lines, setting
+/// aside lines that occur on one side only) is not counted and is always done.
+///
+/// The exact search, which finds a shortest edit script, may spend half of the budget (a
+/// sixteenth when the texts look rewritten: their only common lines are frequent ones amid
+/// changes). What it cannot resolve within that goes to an approximate search that spends the
+/// rest, and what that cannot afford either is left as one replacement. Each search stops at the
+/// first check after its share is spent, so it overruns by at most one round (`O(n)` steps).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Budget {
@@ -43,9 +54,10 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// Enough for a minimal diff of any ordinary edit, and small enough that a diff whose search
-    /// runs out still finishes in about 5 ms natively (a 20,000-line rewrite of repeated lines,
-    /// release build, linear work included), leaving room for WASM's slowdown within 16 ms.
+    /// Enough for a minimal diff of ordinary edits (a 50,000-line file with 500 scattered edits
+    /// takes about 420,000 steps), and small enough that a diff that spends it all still takes
+    /// well under 16 ms in WASM, linear work included. Word highlights of a line pair whose
+    /// changed part is longer than half this (500 KB) are one coarse range.
     pub const DEFAULT: Budget = Budget { max_steps: 1_000_000 };
 
     /// No limit: always a minimal diff, however long it takes. For tests and offline tools.

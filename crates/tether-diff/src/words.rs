@@ -1,13 +1,12 @@
 //! Word-level highlights inside a changed line pair, for the diff card: which words of the old
 //! line were replaced and which words of the new line replaced them.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::Budget;
 use crate::hunks::Hunk;
+use crate::intern::Interner;
 use crate::myers::{Meter, common_runs};
 
 /// How far the common prefix or suffix is moved back to reach a word boundary before the
@@ -72,27 +71,87 @@ pub fn diff_words(old: &str, new: &str, budget: &Budget) -> WordDiff {
 
     let (old_ranges, new_ranges) = if old_mid.is_empty() || new_mid.is_empty() {
         (whole(prefix, old_mid), whole(prefix, new_mid))
-    } else if (old_mid.len() + new_mid.len()) as u64 > budget.max_steps {
-        // Splitting into words is linear but not cheap; a middle this long would take most of the
-        // budget before the diff even starts.
+    } else if (old_mid.len() + new_mid.len()) as u64 > budget.max_steps / 2 {
+        // Splitting into words and interning them costs about a step per byte. A middle longer
+        // than half the budget is not split at all, rather than split only to find that no
+        // budget is left to search it.
         meter.give_up();
         (whole(prefix, old_mid), whole(prefix, new_mid))
     } else {
-        let old_words: Vec<(usize, &str)> = old_mid.split_word_bound_indices().collect();
-        let new_words: Vec<(usize, &str)> = new_mid.split_word_bound_indices().collect();
-        let mut ids: HashMap<&str, u32> = HashMap::new();
-        let mut intern = |word| {
-            let next = ids.len() as u32;
-            *ids.entry(word).or_insert(next)
-        };
-        let old_ids: Vec<u32> = old_words.iter().map(|&(_, word)| intern(word)).collect();
-        let new_ids: Vec<u32> = new_words.iter().map(|&(_, word)| intern(word)).collect();
-        let runs = common_runs(&old_ids, &new_ids, &mut meter);
+        meter.charge((old_mid.len() + new_mid.len()) as u64);
+        let mut interner = Interner::default();
+        let (old_words, new_words) = (Words::of(old_mid, &mut interner), Words::of(new_mid, &mut interner));
+        let runs = common_runs(&old_words.ids, &new_words.ids, &mut meter);
         let old_runs = runs.iter().map(|run| (run.old, run.len));
         let new_runs = runs.iter().map(|run| (run.new, run.len));
-        (changed(prefix, old_mid, &old_words, old_runs), changed(prefix, new_mid, &new_words, new_runs))
+        (changed(prefix, old_mid, &old_words.starts, old_runs), changed(prefix, new_mid, &new_words.starts, new_runs))
     };
-    WordDiff { old: with_utf16(old, old_ranges), new: with_utf16(new, new_ranges), degraded: meter.exhausted() }
+    WordDiff { old: with_utf16(old, old_ranges), new: with_utf16(new, new_ranges), degraded: meter.degraded() }
+}
+
+/// One side's words: where each starts (a byte offset into the text split) and its id.
+struct Words {
+    starts: Vec<usize>,
+    ids: Vec<u32>,
+}
+
+impl Words {
+    fn of<'a>(text: &'a str, interner: &mut Interner<'a>) -> Self {
+        let mut words = Words { starts: Vec::new(), ids: Vec::new() };
+        for_each_word(text, |start, word| {
+            words.starts.push(start);
+            words.ids.push(interner.intern(word));
+        });
+        words
+    }
+}
+
+/// Calls `f` with each word of `text` and its byte offset, in order, by Unicode word boundaries.
+/// ASCII text, by far the most common and the only kind long enough to matter (minified code,
+/// data files), takes a fast path that gives the same words.
+fn for_each_word<'a>(text: &'a str, mut f: impl FnMut(usize, &'a str)) {
+    if !text.is_ascii() {
+        text.split_word_bound_indices().for_each(|(start, word)| f(start, word));
+        return;
+    }
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() {
+        let end = ascii_word_end(bytes, start);
+        // ASCII has no multi-byte characters, so every offset is a character boundary.
+        f(start, &text[start..end]);
+        start = end;
+    }
+}
+
+/// Where the word starting at `start` of an ASCII text ends, by the rules of UAX #29, which for
+/// ASCII come down to: a CR LF pair and a run of spaces are one word each; letters, digits and
+/// underscores run together into one word, also across a `:`, `.` or `'` between two letters
+/// and a `,`, `;`, `.` or `'` between two digits; anything else is a word of its own.
+fn ascii_word_end(bytes: &[u8], start: usize) -> usize {
+    let word_byte = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_';
+    let joins = |before: u8, middle: u8, after: u8| {
+        (before.is_ascii_alphabetic() && after.is_ascii_alphabetic() && matches!(middle, b':' | b'.' | b'\''))
+            || (before.is_ascii_digit() && after.is_ascii_digit() && matches!(middle, b',' | b';' | b'.' | b'\''))
+    };
+    match bytes[start] {
+        b'\r' if bytes.get(start + 1) == Some(&b'\n') => start + 2,
+        b' ' => start + 1 + bytes[start + 1..].iter().take_while(|&&byte| byte == b' ').count(),
+        first if word_byte(first) => {
+            let mut end = start + 1;
+            while let Some(&byte) = bytes.get(end) {
+                if word_byte(byte) {
+                    end += 1;
+                } else if bytes.get(end + 1).is_some_and(|&after| joins(bytes[end - 1], byte, after)) {
+                    end += 2;
+                } else {
+                    break;
+                }
+            }
+            end
+        }
+        _ => start + 1,
+    }
 }
 
 /// The lengths of the common prefix and suffix, on character boundaries and moved back (within
@@ -142,10 +201,10 @@ fn whole(offset: usize, mid: &str) -> Vec<(usize, usize)> {
 fn changed(
     offset: usize,
     mid: &str,
-    words: &[(usize, &str)],
+    words: &[usize],
     runs: impl Iterator<Item = (usize, usize)>,
 ) -> Vec<(usize, usize)> {
-    let byte_at = |word: usize| offset + words.get(word).map_or(mid.len(), |&(at, _)| at);
+    let byte_at = |word: usize| offset + words.get(word).copied().unwrap_or(mid.len());
     let mut ranges = Vec::new();
     let mut at = 0;
     for (start, len) in runs.chain([(words.len(), 0)]) {
@@ -157,8 +216,15 @@ fn changed(
     ranges
 }
 
-/// Adds the UTF-16 offsets to byte ranges of `line`, walking the line once.
+/// Adds the UTF-16 offsets to byte ranges of `line`, walking the line once (and not at all when
+/// it is ASCII, whose UTF-16 offsets are its byte offsets).
 fn with_utf16(line: &str, ranges: Vec<(usize, usize)>) -> Vec<TextRange> {
+    if line.is_ascii() {
+        return ranges
+            .into_iter()
+            .map(|(start, end)| TextRange { start, end, start_utf16: start, end_utf16: end })
+            .collect();
+    }
     let (mut byte, mut utf16) = (0, 0);
     let mut to = |target: usize| {
         utf16 += line[byte..target].chars().map(char::len_utf16).sum::<usize>();
@@ -172,4 +238,50 @@ fn with_utf16(line: &str, ranges: Vec<(usize, usize)>) -> Vec<TextRange> {
             TextRange { start, end, start_utf16, end_utf16: to(end) }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<(usize, &str)> {
+        let mut words = Vec::new();
+        for_each_word(text, |start, word| words.push((start, word)));
+        words
+    }
+
+    /// The fast path must split exactly as `unicode-segmentation` does: every string of up to
+    /// four characters from an alphabet with one character of each kind the rules tell apart.
+    #[test]
+    fn ascii_words_are_unicode_words() {
+        let alphabet: Vec<char> = "aZ09_.:,;' \t\r\n\u{b}\"-".chars().collect();
+        let mut text = String::new();
+        let mut indices = Vec::new();
+        for len in 1..=4 {
+            indices.clear();
+            indices.resize(len, 0);
+            loop {
+                text.clear();
+                text.extend(indices.iter().map(|&i| alphabet[i]));
+                assert_eq!(words(&text), text.split_word_bound_indices().collect::<Vec<_>>(), "{text:?}");
+                // The next string, counting in base `alphabet.len()`.
+                let Some(digit) = indices.iter().rposition(|&i| i + 1 < alphabet.len()) else { break };
+                indices[digit] += 1;
+                indices[digit + 1..].iter_mut().for_each(|i| *i = 0);
+            }
+        }
+        // Longer strings, where a rule could look further: a deterministic sample.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            text.clear();
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = 5 + (state % 12) as usize;
+            for i in 0..len {
+                text.push(alphabet[((state >> (4 * i)) % alphabet.len() as u64) as usize]);
+            }
+            assert_eq!(words(&text), text.split_word_bound_indices().collect::<Vec<_>>(), "{text:?}");
+        }
+    }
 }

@@ -3,7 +3,7 @@
 //! for every diff, also when the budget runs out.
 
 use proptest::prelude::*;
-use tether_diff::{Budget, DiffStats, Hunk, apply, diff_lines, diff_words, revert, split_lines, stats};
+use tether_diff::{Budget, DiffStats, Hunk, apply, diff_lines, diff_ranges, diff_words, revert, split_lines, stats};
 
 /// Line contents chosen so that generated texts share many lines (as real edits do) and cover
 /// the awkward cases: an empty line, a lone `\r` inside a line, a decomposed accent, an emoji
@@ -139,6 +139,69 @@ proptest! {
     }
 }
 
+/// Lines as code repeats them: braces, blank lines and `return;` occur many times in any file,
+/// so they match all over a rewrite; every other line is unique.
+const FREQUENT: &[&str] = &["}\n", "\n", "    return;\n"];
+
+fn code_line(kind: u8, unique: u32) -> String {
+    match kind {
+        0..=2 => FREQUENT[kind as usize].to_owned(),
+        _ => format!("    let value_{unique} = call({unique});\n"),
+    }
+}
+
+/// A code-like old text of up to 120 lines and a new one: the old one with scattered lines
+/// kept, dropped, replaced or inserted, or an independent rewrite. Large enough that frequent
+/// lines pass GNU diff's "many matches" threshold, so every path of the search is taken.
+fn code_pair() -> impl Strategy<Value = (String, String)> {
+    let lines = || prop::collection::vec((0..10u8, any::<u32>()), 0..120);
+    let edited = (lines(), prop::collection::vec((0..8u8, 0..10u8, any::<u32>()), 120)).prop_map(|(old, edits)| {
+        let mut new = String::new();
+        for (&(kind, unique), &(edit, new_kind, new_unique)) in old.iter().zip(&edits) {
+            match edit {
+                0 => {}
+                1 => new.push_str(&code_line(new_kind, new_unique)),
+                2 => {
+                    new.push_str(&code_line(new_kind, new_unique));
+                    new.push_str(&code_line(kind, unique));
+                }
+                _ => new.push_str(&code_line(kind, unique)),
+            }
+        }
+        (old.iter().map(|&(kind, unique)| code_line(kind, unique)).collect(), new)
+    });
+    let text = |lines: Vec<(u8, u32)>| lines.iter().map(|&(kind, unique)| code_line(kind, unique)).collect::<String>();
+    prop_oneof![3 => edited, 1 => (lines(), lines()).prop_map(move |(a, b)| (text(a), text(b)))]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Whether the exact search finishes, gives up for the approximate one (which sets frequent
+    /// lines amid changes aside), or runs out altogether, the hunks are exact; unless degraded,
+    /// they are minimal.
+    #[test]
+    fn every_degradation_stays_exact(
+        (old, new) in code_pair(),
+        steps in prop_oneof![Just(u64::MAX), 0..100u64, 100..3_000u64],
+    ) {
+        let diff = diff_lines(&old, &new, &Budget { max_steps: steps });
+        let all: Vec<usize> = (0..diff.hunks.len()).collect();
+        prop_assert_eq!(apply(&old, &diff.hunks, &all), Ok(new.clone()));
+        prop_assert_eq!(revert(&new, &diff.hunks, &all), Ok(old.clone()));
+        for pair in diff.hunks.windows(2) {
+            prop_assert!(pair[0].old.end() < pair[1].old.start, "hunks are apart and in order");
+        }
+        if !diff.degraded {
+            prop_assert_eq!(diff.stats(), minimal_stats(&old, &new));
+        }
+        // The line numbers alone are the same hunks.
+        let ranges = diff_ranges(&old, &new, &Budget { max_steps: steps });
+        prop_assert_eq!(ranges.degraded, diff.degraded);
+        prop_assert_eq!(ranges.hunks, diff.hunks.iter().map(Hunk::range).collect::<Vec<_>>());
+    }
+}
+
 /// A 20,000-line rewrite in which every line also occurs on the other side, so nothing can be
 /// set aside and the search has to work: the default budget runs out, and the coarser result
 /// is still exact.
@@ -190,4 +253,79 @@ fn a_one_megabyte_line_degrades_word_highlights() {
     let words = diff_words(&old, &new, &Budget::UNLIMITED);
     assert!(!words.degraded);
     assert_eq!(words.new.len(), 70);
+}
+
+/// A small deterministic generator (xorshift64), so these examples are the same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Source-like text from a seeded generator: about a quarter of the lines are the short ones
+/// code repeats, the rest unique.
+fn code_file(lines: usize, seed: u64) -> Vec<String> {
+    let mut rng = Rng(seed);
+    (0..lines)
+        .map(|_| {
+            let roll = rng.next();
+            code_line((roll % 12) as u8, (roll >> 20) as u32)
+        })
+        .collect()
+}
+
+/// A file rewritten from scratch shares only braces and blank lines with the old one. A
+/// shortest script would pair those up into thousands of one-line hunks; the person wants one
+/// replacement, and the diff should not spend its budget finding the pairs.
+#[test]
+fn a_rewrite_is_one_replacement() {
+    let old = code_file(20_000, 1).concat();
+    let new = code_file(20_000, 2).concat();
+    let diff = diff_lines(&old, &new, &Budget::DEFAULT);
+    assert!(diff.degraded);
+    let all: Vec<usize> = (0..diff.hunks.len()).collect();
+    assert_eq!(apply(&old, &diff.hunks, &all).as_deref(), Ok(new.as_str()));
+    let largest = diff.hunks.iter().map(|hunk| hunk.old.count).max().unwrap_or(0);
+    assert!(diff.hunks.len() <= 10 && largest > 19_900, "{} hunks, the largest {largest} lines", diff.hunks.len());
+    // It takes the same course with a fraction of the budget: the exact search is barely tried.
+    assert_eq!(diff_lines(&old, &new, &Budget { max_steps: 100_000 }), diff);
+}
+
+/// Past what the exact search can afford, scattered edits still come out one hunk per edit, as
+/// a shortest script has them (the approximate search costs a bounded number of steps per edit).
+#[test]
+fn scattered_edits_past_the_exact_budget_stay_fine_grained() {
+    let old = code_file(50_000, 3);
+    let mut new = old.clone();
+    let mut rng = Rng(4);
+    for round in 0..500 {
+        let at = (rng.next() % new.len() as u64) as usize;
+        match round % 3 {
+            0 => new[at] = format!("edited {round}\n"),
+            1 => new.insert(at, format!("inserted {round}\n")),
+            _ => drop(new.remove(at)),
+        }
+    }
+    let (old, new) = (old.concat(), new.concat());
+    let minimal = diff_lines(&old, &new, &Budget::UNLIMITED);
+    let diff = diff_lines(&old, &new, &Budget { max_steps: 200_000 });
+    assert!(diff.degraded && !minimal.degraded);
+    let all: Vec<usize> = (0..diff.hunks.len()).collect();
+    assert_eq!(apply(&old, &diff.hunks, &all).as_deref(), Ok(new.as_str()));
+    let (stats, best) = (diff.stats(), minimal.stats());
+    assert!(
+        stats.added + stats.removed <= (best.added + best.removed) * 105 / 100,
+        "{stats:?} against at best {best:?}"
+    );
+    assert!(
+        diff.hunks.len() * 100 >= minimal.hunks.len() * 95,
+        "{} hunks against {}",
+        diff.hunks.len(),
+        minimal.hunks.len()
+    );
 }

@@ -128,34 +128,98 @@ pub fn version() -> String {
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_DIFF: &'static str = r#"
-/** `count` lines from the 0-based index `start`; `line` is the 1-based number shown to people. */
-export interface LineRange { start: number; count: number; line: number }
-/** The `old` lines (`removed`) are replaced by the `new` lines (`added`); lines keep their endings. */
-export interface Hunk { old: LineRange; new: LineRange; removed: string[]; added: string[] }
-/** The hunks between two texts, in order; `degraded` when the step budget ran out (still exact). */
-export interface LineDiff { hunks: Hunk[]; degraded: boolean }
+/**
+ * The hunks between two texts, four numbers per hunk: the 0-based index of the first old line,
+ * how many old lines are replaced, the 0-based index of the first new line, how many new lines
+ * replace them. Lines keep their endings; only `\n` ends a line. `degraded` when the step budget
+ * did not allow a shortest diff, so some hunks were found approximately or left coarse (they are
+ * still exact: applying them gives the new text).
+ */
+export interface LineDiff { hunks: Uint32Array; degraded: boolean }
+/**
+ * The changed words of a line pair, two numbers per range: start and end (exclusive) as UTF-16
+ * offsets, ready for `String.prototype.slice`. `degraded` when the budget ran out (or the changed
+ * part was too long to split into words), so the ranges are coarser.
+ */
+export interface WordDiff { old: Uint32Array; new: Uint32Array; degraded: boolean }
 "#;
 
 /// The line hunks between two versions of a file, given as UTF-8 bytes (they cross into WASM
-/// about twice as fast as strings). `maxSteps` bounds the work (see tether-diff's `Budget`; left
-/// out, the default, sized for about 16 ms of host time): past it the diff degrades to coarser but
-/// still exact hunks instead of blocking the host. `Infinity` means no limit. Invalid UTF-8 or a
-/// negative or NaN budget is an error.
+/// about twice as fast as strings). Only line numbers come back: the host has both texts, and
+/// building a JS string for every changed line would cost more than the diff. `maxSteps` bounds
+/// the work (see tether-diff's `Budget`; left out, the default, sized for well under 16 ms of
+/// host time): past it the diff degrades to coarser but still exact hunks instead of blocking the
+/// host. `Infinity` means no limit. Invalid UTF-8 or a negative or NaN budget is an error.
 #[wasm_bindgen(js_name = diffLines, unchecked_return_type = "LineDiff")]
 pub fn diff_lines(
     #[wasm_bindgen(js_name = oldText)] old: &[u8],
     #[wasm_bindgen(js_name = newText)] new: &[u8],
     #[wasm_bindgen(js_name = maxSteps)] max_steps: Option<f64>,
 ) -> Result<JsValue, JsError> {
-    let old = std::str::from_utf8(old).map_err(|error| JsError::new(&format!("old text is not UTF-8: {error}")))?;
-    let new = std::str::from_utf8(new).map_err(|error| JsError::new(&format!("new text is not UTF-8: {error}")))?;
-    let budget = match max_steps {
-        None => Budget::DEFAULT,
-        // A float cast saturates, so `Infinity` (or anything past 2^64) is the unlimited budget.
-        Some(steps) if steps >= 0.0 => Budget { max_steps: steps as u64 },
-        Some(steps) => return Err(JsError::new(&format!("maxSteps must be a non-negative number, not {steps}"))),
+    let (old, new) = (utf8(old, "old text")?, utf8(new, "new text")?);
+    let diff = tether_diff::diff_ranges(old, new, &budget(max_steps)?);
+    let hunks = diff.hunks.iter().flat_map(|hunk| [hunk.old.start, hunk.old.count, hunk.new.start, hunk.new.count]);
+    js_object(&[("hunks", numbers(hunks)?.into()), ("degraded", diff.degraded.into())])
+}
+
+/// The changed words between two versions of a line (UTF-8 bytes, as for `diffLines`), for the
+/// highlights inside a changed line. `maxSteps` as for `diffLines`.
+#[wasm_bindgen(js_name = diffWords, unchecked_return_type = "WordDiff")]
+pub fn diff_words(
+    #[wasm_bindgen(js_name = oldLine)] old: &[u8],
+    #[wasm_bindgen(js_name = newLine)] new: &[u8],
+    #[wasm_bindgen(js_name = maxSteps)] max_steps: Option<f64>,
+) -> Result<JsValue, JsError> {
+    let (old, new) = (utf8(old, "old line")?, utf8(new, "new line")?);
+    let words = tether_diff::diff_words(old, new, &budget(max_steps)?);
+    let utf16 = |ranges: &[tether_diff::TextRange]| {
+        numbers(ranges.iter().flat_map(|range| [range.start_utf16, range.end_utf16]))
     };
-    to_js(&tether_diff::diff_lines(old, new, &budget))
+    js_object(&[
+        ("old", utf16(&words.old)?.into()),
+        ("new", utf16(&words.new)?.into()),
+        ("degraded", words.degraded.into()),
+    ])
+}
+
+fn utf8<'a>(bytes: &'a [u8], what: &str) -> Result<&'a str, JsError> {
+    std::str::from_utf8(bytes).map_err(|error| JsError::new(&format!("{what} is not UTF-8: {error}")))
+}
+
+/// The budget a diff shim was given: the default when left out, no limit for `Infinity`.
+fn budget(max_steps: Option<f64>) -> Result<Budget, JsError> {
+    step_budget(max_steps).map_err(|message| JsError::new(&message))
+}
+
+fn step_budget(max_steps: Option<f64>) -> Result<Budget, String> {
+    match max_steps {
+        None => Ok(Budget::DEFAULT),
+        // A float cast saturates, so `Infinity` (or anything past 2^64) is the unlimited budget.
+        Some(steps) if steps >= 0.0 => Ok(Budget { max_steps: steps as u64 }),
+        Some(steps) => Err(format!("maxSteps must be a non-negative number, not {steps}")),
+    }
+}
+
+/// Line numbers and UTF-16 offsets as one typed array, copied out of WASM memory in one go.
+fn numbers(values: impl Iterator<Item = usize>) -> Result<js_sys::Uint32Array, JsError> {
+    let values = u32_values(values).map_err(|message| JsError::new(&message))?;
+    Ok(js_sys::Uint32Array::from(values.as_slice()))
+}
+
+fn u32_values(values: impl Iterator<Item = usize>) -> Result<Vec<u32>, String> {
+    // WASM memory is at most 4 GiB, so no line number or offset of a text in it can overflow;
+    // the check is for a native caller of this crate.
+    values.map(|value| u32::try_from(value).map_err(|_| format!("{value} does not fit a Uint32Array"))).collect()
+}
+
+/// A plain JS object with the given properties.
+fn js_object(properties: &[(&str, JsValue)]) -> Result<JsValue, JsError> {
+    let object = js_sys::Object::new();
+    for (name, value) in properties {
+        js_sys::Reflect::set(&object, &JsValue::from_str(name), value)
+            .map_err(|_| JsError::new(&format!("could not set `{name}` on a result object")))?;
+    }
+    Ok(object.into())
 }
 
 /// `performance.now()` is a non-negative fraction of milliseconds; the engine counts whole ones.
@@ -174,4 +238,25 @@ fn to_js(value: &impl Serialize) -> Result<JsValue, JsError> {
 
 fn invalid(what: &'static str) -> impl Fn(serde_wasm_bindgen::Error) -> JsError {
     move |error| JsError::new(&format!("invalid {what}: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_default_saturate_and_refuse_nonsense() {
+        assert_eq!(step_budget(None), Ok(Budget::DEFAULT));
+        assert_eq!(step_budget(Some(f64::INFINITY)), Ok(Budget::UNLIMITED));
+        assert_eq!(step_budget(Some(1234.9)), Ok(Budget { max_steps: 1234 }));
+        assert_eq!(step_budget(Some(-1.0)), Err("maxSteps must be a non-negative number, not -1".to_owned()));
+        assert!(step_budget(Some(f64::NAN)).is_err());
+    }
+
+    #[test]
+    fn numbers_that_do_not_fit_32_bits_are_refused() {
+        assert_eq!(u32_values([0, 7, u32::MAX as usize].into_iter()), Ok(vec![0, 7, u32::MAX]));
+        #[cfg(target_pointer_width = "64")]
+        assert!(u32_values([1 << 32].into_iter()).is_err());
+    }
 }
