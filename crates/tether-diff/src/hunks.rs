@@ -180,7 +180,7 @@ impl<'a> Middle<'a> {
         let mut interner = Interner::with_capacity(count_newlines(old.as_bytes()) + 1);
         let mut middle = Self { first, old: Vec::new(), new: Vec::new(), old_ids: Vec::new(), new_ids: Vec::new() };
         interner.intern_lines(old, &mut middle.old, &mut middle.old_ids);
-        interner.intern_lines(new, &mut middle.new, &mut middle.new_ids);
+        interner.intern_lines_like(new, &middle.old, &middle.old_ids, &mut middle.new, &mut middle.new_ids);
         middle
     }
 

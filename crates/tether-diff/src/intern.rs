@@ -1,29 +1,33 @@
 //! Interning of tokens (lines or words) as small integer ids, so the diff compares integers rather
 //! than text, and byte-level helpers that find where two texts start to differ.
 //!
-//! Hashing every line is most of the linear work of a large diff. std's `HashMap` hashes with
-//! SipHash, which resists deliberate collisions but costs several milliseconds per megabyte (more
-//! in WASM). Here each token is hashed once with a word-at-a-time multiply-and-rotate hash, and the
-//! table keeps that hash, so growing the table never hashes text again.
+//! Hashing and looking up every line is most of the linear work of a large diff. std's `HashMap`
+//! hashes with SipHash, which resists deliberate collisions but costs several milliseconds per
+//! megabyte (more in WASM), and keeps its control bytes and entries apart, so each lookup in a
+//! table too large for the cache misses it twice. Here each token is hashed once with a
+//! word-at-a-time multiply-and-rotate hash, into a small open-addressing table whose slots hold
+//! the id and part of the hash together; the text is only read to confirm a likely match.
 //!
 //! The hash is fixed, so a file crafted to collide could make interning slow (quadratic in the
 //! number of colliding lines); it cannot make the diff wrong, since equal hashes are always
-//! confirmed by comparing the text. A crafted file only slows its own diff, which is shown to the
-//! same person whose agent wrote it, so speed on ordinary text wins.
-
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+//! confirmed by comparing the text (or, up to eight bytes, by the hash alone, which is exact
+//! there). A crafted file only slows its own diff, which is shown to the same person whose agent
+//! wrote it, so speed on ordinary text wins.
 
 /// Gives each distinct token a dense id (0, 1, 2, ... in order of first appearance).
 #[derive(Default)]
 pub(crate) struct Interner<'a> {
-    ids: HashMap<Token<'a>, u32, BuildHasherDefault<StoredHash>>,
+    /// Linear probing, at most half full, a power of two long. A slot is 0 when empty, otherwise
+    /// the id plus one in its low 32 bits and the high 32 bits of the token's hash above.
+    slots: Vec<u64>,
+    /// Each id's token.
+    tokens: Vec<Token<'a>>,
 }
 
 impl<'a> Interner<'a> {
     /// Room for about `tokens` distinct tokens without growing.
     pub(crate) fn with_capacity(tokens: usize) -> Self {
-        Self { ids: HashMap::with_capacity_and_hasher(tokens, BuildHasherDefault::default()) }
+        Self { slots: vec![0; (2 * tokens).next_power_of_two().max(16)], tokens: Vec::with_capacity(tokens) }
     }
 
     /// The id of `token`, new if it was not seen before.
@@ -32,54 +36,110 @@ impl<'a> Interner<'a> {
     }
 
     /// The id of `token`, whose [`hash_bytes`] the caller has computed already.
-    fn intern_hashed(&mut self, token: &'a str, hash: u64) -> u32 {
-        let next = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
-        *self.ids.entry(Token { hash, text: token }).or_insert(next)
+    fn intern_hashed(&mut self, text: &'a str, hash: u64) -> u32 {
+        if 2 * (self.tokens.len() + 1) > self.slots.len() {
+            self.grow();
+        }
+        let token = Token { hash, text };
+        let mask = self.slots.len() - 1;
+        let mut at = hash as usize & mask;
+        loop {
+            let slot = self.slots[at];
+            if slot == 0 {
+                // Ids stay below 2^32: WASM memory could not hold that many tokens.
+                let id = self.tokens.len() as u32;
+                self.tokens.push(token);
+                self.slots[at] = (hash >> 32 << 32) | (u64::from(id) + 1);
+                return id;
+            }
+            let id = (slot as u32).wrapping_sub(1);
+            if slot >> 32 == hash >> 32 && self.tokens[id as usize] == token {
+                return id;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Doubles the slots and places every token again, by its stored hash.
+    fn grow(&mut self) {
+        let len = (2 * self.slots.len()).max(16);
+        let mask = len - 1;
+        self.slots = vec![0; len];
+        for (id, token) in self.tokens.iter().enumerate() {
+            let mut at = token.hash as usize & mask;
+            while self.slots[at] != 0 {
+                at = (at + 1) & mask;
+            }
+            self.slots[at] = (token.hash >> 32 << 32) | (id as u64 + 1);
+        }
     }
 
     /// Splits `text` into lines as [`crate::split_lines`] does, interning each, in a single pass
     /// over the bytes that finds the line ends and hashes the lines eight bytes at a time.
     pub(crate) fn intern_lines(&mut self, text: &'a str, lines: &mut Vec<&'a str>, ids: &mut Vec<u32>) {
-        let bytes = text.as_bytes();
         let mut start = 0;
-        while start < bytes.len() {
-            let mut hash = 0;
-            let mut at = start;
-            let end = loop {
-                let Some(chunk) = bytes.get(at..at + 8) else {
-                    // Fewer than eight bytes are left: the line ends at a newline among them or
-                    // at the end of the text.
-                    let rest = &bytes[at..];
-                    let len = rest.iter().position(|&byte| byte == b'\n').map_or(rest.len(), |newline| newline + 1);
-                    if len > 0 {
-                        hash = mix(hash, word_of(&rest[..len]));
-                    }
-                    break at + len;
-                };
-                let word = word_of(chunk);
-                let newlines = zero_bytes(word ^ NEWLINES);
-                if newlines == 0 {
-                    hash = mix(hash, word);
-                    at += 8;
-                    continue;
-                }
-                // The lowest marked byte is the first newline (little-endian: memory order).
-                let len = newlines.trailing_zeros() as usize / 8 + 1;
-                hash = mix(hash, if len == 8 { word } else { word & ((1 << (8 * len)) - 1) });
-                break at + len;
-            };
+        while start < text.len() {
+            let (end, hash) = hash_line(text.as_bytes(), start);
             // Both ends are just after a newline or at an end of the text: character boundaries.
             let line = &text[start..end];
             lines.push(line);
-            ids.push(self.intern_hashed(line, finish(hash, end - start)));
+            ids.push(self.intern_hashed(line, hash));
+            start = end;
+        }
+    }
+
+    /// As [`Self::intern_lines`], for a text whose lines mostly follow the lines of one interned
+    /// already (`old`, with its `old_ids`) in the same order, as the new version of a file follows
+    /// the old one. While they do, each line is recognised by comparing it with the old line
+    /// expected next, an in-order comparison that is much cheaper than hashing the line and
+    /// looking it up. At a line that differs, the line is hashed and looked up, and if it occurs
+    /// exactly once in `old`, the expected line becomes the one after that.
+    pub(crate) fn intern_lines_like(
+        &mut self,
+        text: &'a str,
+        old: &[&str],
+        old_ids: &[u32],
+        lines: &mut Vec<&'a str>,
+        ids: &mut Vec<u32>,
+    ) {
+        // Where each line of `old` occurs there, if it occurs once.
+        const NOWHERE: usize = usize::MAX;
+        const SEVERAL: usize = usize::MAX - 1;
+        let mut only_at = vec![NOWHERE; self.len()];
+        for (at, &id) in old_ids.iter().enumerate() {
+            let slot = &mut only_at[id as usize];
+            *slot = if *slot == NOWHERE { at } else { SEVERAL };
+        }
+
+        let bytes = text.as_bytes();
+        let (mut start, mut expected) = (0, 0);
+        while start < bytes.len() {
+            if let Some(line) = old.get(expected).map(|line| line.as_bytes()) {
+                let end = start + line.len();
+                // The old line ends with a newline, or it is the last line of both texts.
+                let whole = line.last() == Some(&b'\n') || end == bytes.len();
+                if whole && bytes.get(start..end).is_some_and(|here| same_bytes(here, line)) {
+                    lines.push(&text[start..end]);
+                    ids.push(old_ids[expected]);
+                    (start, expected) = (end, expected + 1);
+                    continue;
+                }
+            }
+            let (end, hash) = hash_line(bytes, start);
+            let line = &text[start..end];
+            let id = self.intern_hashed(line, hash);
+            lines.push(line);
+            ids.push(id);
+            if let Some(&at) = only_at.get(id as usize).filter(|&&at| at < SEVERAL) {
+                expected = at + 1;
+            }
             start = end;
         }
     }
 
     /// How many distinct tokens have ids: every id is below this.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.ids.len()
+        self.tokens.len()
     }
 }
 
@@ -96,38 +156,46 @@ impl PartialEq for Token<'_> {
         // Up to eight bytes, the hash is a bijection of the bytes for each length (one multiply
         // by an odd constant, then invertible steps), so equal hashes mean equal tokens. This
         // spares reading the other token's text, which sits wherever it first occurred and is
-        // rarely in the cache: most words are that short. Longer ones are compared eight bytes at
-        // a time, since WASM has no vectorised `memcmp`.
-        self.hash == other.hash && a.len() == b.len() && (a.len() <= 8 || common_prefix_len(a, b) == a.len())
+        // rarely in the cache: most words are that short.
+        self.hash == other.hash && a.len() == b.len() && (a.len() <= 8 || same_bytes(a, b))
     }
 }
 
-impl Eq for Token<'_> {}
-
-impl Hash for Token<'_> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u64(self.hash);
-    }
+/// Where the line starting at `start` ends (just after its newline, or at the end of the text),
+/// and its [`hash_bytes`], found in one pass over its bytes, eight at a time.
+fn hash_line(bytes: &[u8], start: usize) -> (usize, u64) {
+    let mut hash = 0;
+    let mut at = start;
+    let end = loop {
+        let Some(chunk) = bytes.get(at..at + 8) else {
+            // Fewer than eight bytes are left: the line ends at a newline among them or at the end
+            // of the text.
+            let rest = &bytes[at..];
+            let len = rest.iter().position(|&byte| byte == b'\n').map_or(rest.len(), |newline| newline + 1);
+            if len > 0 {
+                hash = mix(hash, word_of(&rest[..len]));
+            }
+            break at + len;
+        };
+        let word = word_of(chunk);
+        let newlines = zero_bytes(word ^ NEWLINES);
+        if newlines == 0 {
+            hash = mix(hash, word);
+            at += 8;
+            continue;
+        }
+        // The lowest marked byte is the first newline (little-endian: memory order).
+        let len = newlines.trailing_zeros() as usize / 8 + 1;
+        hash = mix(hash, if len == 8 { word } else { word & ((1 << (8 * len)) - 1) });
+        break at + len;
+    };
+    (end, finish(hash, end - start))
 }
 
-/// A `Hasher` for keys that carry their own well-mixed hash: it hands that hash to the table.
-#[derive(Default)]
-struct StoredHash(u64);
-
-impl Hasher for StoredHash {
-    fn write(&mut self, bytes: &[u8]) {
-        // Only `Token` is hashed with this, and it calls `write_u64`; anything else still gets a
-        // proper hash rather than a panic.
-        self.0 = hash_bytes(bytes) ^ self.0.rotate_left(29);
-    }
-
-    fn write_u64(&mut self, hash: u64) {
-        self.0 = hash;
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
+/// Whether two byte strings are equal, compared eight bytes at a time (WASM has no vectorised
+/// `memcmp`).
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && common_prefix_len(a, b) == a.len()
 }
 
 const MULTIPLIER: u64 = 0x51_7c_c1_b7_27_22_0a_95;
@@ -243,6 +311,33 @@ mod tests {
                 let expected: Vec<u32> = lines.iter().map(|line| again.intern(line)).collect();
                 assert_eq!(ids, expected, "lines interned in one pass are the lines interned one by one");
             }
+        }
+    }
+
+    #[test]
+    fn lines_interned_like_an_old_text_get_the_same_ids() {
+        let old = "a\n}\nb\nc\n}\nd\ne\nf\n}\nlast";
+        let news = [
+            old,
+            "a\n}\nb\nX\nc\n}\nd\ne\nf\n}\nlast",
+            "a\n}\nc\n}\nd\nf\n}\nlast\n",
+            "}\n}\n}\nf\ne\nd\nc\nb\na\nlas",
+            "",
+            "a\n}\nb\nc\n}\nd\ne\nf\n}\nla",
+            "new\nlines\nonly\n",
+        ];
+        for new in news {
+            let mut plain = Interner::default();
+            let (mut old_lines, mut old_ids, mut lines, mut ids) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            plain.intern_lines(old, &mut old_lines, &mut old_ids);
+            plain.intern_lines(new, &mut lines, &mut ids);
+
+            let mut like = Interner::default();
+            let (mut old_lines, mut old_ids, mut lines_like, mut ids_like) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            like.intern_lines(old, &mut old_lines, &mut old_ids);
+            like.intern_lines_like(new, &old_lines, &old_ids, &mut lines_like, &mut ids_like);
+            assert_eq!((lines_like, ids_like), (lines, ids), "{new:?}");
         }
     }
 
