@@ -8,16 +8,18 @@
 //!
 //! Its cost grows with the square of the edit distance, so a large file with many scattered edits,
 //! or one rewritten from scratch, cannot be diffed exactly in the time a host may block. The
-//! exact search may therefore spend at most half of the budget; a region it cannot resolve
-//! within that goes to the approximate search, which spends the rest:
+//! exact search may therefore spend at most half of the budget (a sixteenth for what looks like a
+//! rewrite, and nothing when a lower bound on the edit distance says it cannot finish); a region
+//! it cannot resolve within that goes to the approximate search, which spends the rest:
 //!
 //! - Tokens that occur often on the other side (blank lines, lone braces) are set aside when all
 //!   that surrounds them changed, as GNU diff does: in a rewrite they would only pair up the
 //!   braces of unrelated code, giving hundreds of tiny hunks where the person wants one.
-//! - Each middle-snake search stops after a fixed number of rounds and splits the region at the
-//!   point its searches got furthest to (as git's xdiff does), so the cost per edit stays constant
-//!   instead of growing with the edit distance. For scattered edits this is almost always where a
-//!   shortest script would split too.
+//! - Myers' greedy forward search runs in stretches of a fixed number of rounds; a stretch that
+//!   does not reach the end settles for the point it got furthest to and keeps the path there
+//!   (as git's xdiff does when a search costs too much), and the next stretch starts from it. The
+//!   cost per edit stays constant instead of growing with the edit distance, and for scattered
+//!   edits the result is almost always what a shortest script would be.
 //!
 //! Whatever the approximate search cannot afford either is left as a plain replacement. In every
 //! case the edit script is exact, which is all that applying and reverting need; only its length
@@ -288,6 +290,8 @@ impl<'a> Search<'a> {
                             stack.push(Work::Region { old: old.start..x, new: new.start..y });
                             continue;
                         }
+                        // Left as one replacement, which may not be shortest.
+                        self.meter.give_up();
                     }
                     None => self.approximate(old, new, &mut runs),
                 }
