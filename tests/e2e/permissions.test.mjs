@@ -8,12 +8,11 @@
 // skips the rest. Every wait is for something to appear; none measures time.
 
 import assert from "node:assert/strict";
-import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
 
-import { ACTIVATION_TIMEOUT_MS, STEP_TIMEOUT_MS, repoRoot, withVSCode } from "./harness.mjs";
+import { ACTIVATION_TIMEOUT_MS, orderedSteps, repoRoot, waitForFile, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 15 * 60_000;
 
@@ -50,17 +49,7 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
     // The tool call entry of this turn with this title (earlier turns have the same titles).
     const toolCall = (title) => chat.locator(".entry.tool-call", { hasText: title }).last();
 
-    let ok = true;
-    const step = (name, body) =>
-      t.test(name, { skip: !ok && "an earlier step failed" }, async () => {
-        try {
-          await body();
-        } catch (error) {
-          ok = false;
-          await vscode.screenshot(`permissions-failed-${name.slice(0, 3).replace(/\W/g, "")}.png`);
-          throw error;
-        }
-      });
+    const step = orderedSteps(t, vscode);
 
     await step("(1) a request is shown with what it is about, and answered by a click", async () => {
       await prompt("edit");
@@ -236,16 +225,4 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
 // The option ids a permission card offers, in the order shown.
 async function optionIds(card) {
   return card.locator("button.permission-option").evaluateAll((buttons) => buttons.map((b) => b.dataset.optionId));
-}
-
-// Waits until `file` exists and `ready(text)` holds, then returns its text. The workspace settings
-// are written by VS Code after the click, on its own schedule.
-async function waitForFile(file, ready) {
-  const deadline = Date.now() + STEP_TIMEOUT_MS;
-  for (;;) {
-    const text = fs.existsSync(file) ? await fsp.readFile(file, "utf8") : "";
-    if (ready(text)) return text;
-    if (Date.now() > deadline) throw new Error(`${file} never had what was expected; it has:\n${text}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
