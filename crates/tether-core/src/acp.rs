@@ -41,6 +41,7 @@ use crate::permissions::{
 use crate::review::preview_lines;
 
 mod fs;
+mod terminal;
 use crate::sidecar::BadLineKind;
 use crate::thread::{
     ChunkKind, Entry, EntryIndex, Location, NoticeLevel, NoticeView, PermissionKey, PermissionOptionView,
@@ -113,6 +114,10 @@ pub enum IntentError {
     UnknownChange,
     #[error("there is nothing left to decide on that change now")]
     NothingToDecide,
+    #[error("that terminal is no longer known")]
+    UnknownTerminal,
+    #[error("the agent runs that command itself; cancel the turn to stop it")]
+    NotOurTerminal,
 }
 
 /// What each request in flight was for.

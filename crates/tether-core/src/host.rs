@@ -35,7 +35,8 @@ use crate::sidecar::{
 };
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch};
 use crate::webview::{
-    HostToWebview, PermissionsView, ReviewIntent, SessionStatus, SessionView, ViewSnapshot, WebviewToHost,
+    HostToWebview, PermissionsView, ReviewIntent, SessionStatus, SessionView, TerminalIntent, ViewSnapshot,
+    WebviewToHost,
 };
 
 /// The shortest time between two posts to the webview: one animation frame at 60 Hz.
@@ -282,6 +283,7 @@ impl HostEngine {
                 }
             }
             WebviewToHost::Review { intent } => self.review(intent, now),
+            WebviewToHost::Terminal { intent } => self.terminal_intent(intent),
             WebviewToHost::OpenAuditLog => match self.audit_log() {
                 Some(path) => self.actions.push_back(HostAction::OpenFile { path }),
                 None => self.show(
@@ -320,9 +322,35 @@ impl HostEngine {
                     slot.client.handle_edit_done(edit, outcome);
                 }
             }
+            HostCommand::TerminalInput { terminal, data } => {
+                if let Some(slot) = &mut self.agent {
+                    slot.client.terminal_input(&terminal, data);
+                }
+            }
+            HostCommand::TerminalResize { terminal, cols, rows } => {
+                if let Some(slot) = &mut self.agent {
+                    slot.client.terminal_resize(&terminal, cols, rows);
+                }
+            }
+            HostCommand::TerminalClosed { terminal } => {
+                if let Some(slot) = &mut self.agent {
+                    slot.client.terminal_closed(&terminal);
+                }
+            }
+            HostCommand::Terminal { intent } => self.terminal_intent(intent),
         }
         self.refresh_permissions_view();
         self.finish(now);
+    }
+
+    fn terminal_intent(&mut self, intent: TerminalIntent) {
+        let result = match &mut self.agent {
+            Some(slot) => slot.client.terminal_intent(intent),
+            None => Err(IntentError::UnknownTerminal),
+        };
+        if let Err(error) = result {
+            self.show(LogLevel::Warn, format!("Tether: {error}."));
+        }
     }
 
     /// The host's answer to a `ReadFile` action.
@@ -968,6 +996,7 @@ impl HostEngine {
                     entries: thread.entries().to_vec(),
                     plan: thread.plan().to_vec(),
                     turn: thread.turn().clone(),
+                    terminals: thread.terminals().to_vec(),
                 }
             }
             None => ViewSnapshot {
@@ -975,6 +1004,7 @@ impl HostEngine {
                 entries: Vec::new(),
                 plan: Vec::new(),
                 turn: Default::default(),
+                terminals: Vec::new(),
             },
         };
         self.actions.push_back(HostAction::PostWebview { message: Box::new(HostToWebview::Snapshot { snapshot }) });

@@ -12,7 +12,7 @@ use ts_rs::TS;
 
 use crate::permissions::Mode;
 use crate::review::{ChangeId, ReviewDocument, ReviewHunk, TextEdit};
-use crate::webview::{HostToWebview, ReviewIntent};
+use crate::webview::{HostToWebview, ReviewIntent, TerminalIntent};
 
 /// An agent the person can run: a command speaking ACP on its stdio.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -104,6 +104,25 @@ pub enum HostCommand {
     EditDone {
         edit: u64,
         outcome: EditOutcome,
+    },
+    /// The person typed (or pasted) into a mirrored terminal.
+    TerminalInput {
+        terminal: String,
+        data: String,
+    },
+    /// A mirrored terminal's size, when it opens and whenever it changes.
+    TerminalResize {
+        terminal: String,
+        cols: u16,
+        rows: u16,
+    },
+    /// The person closed a mirrored terminal (its Pseudoterminal's `close`).
+    TerminalClosed {
+        terminal: String,
+    },
+    /// A terminal intent from outside the chat (the stop confirmation's answer).
+    Terminal {
+        intent: TerminalIntent,
     },
 }
 
@@ -202,4 +221,17 @@ pub enum HostAction {
     OpenReviews { changes: Vec<ChangeId>, title: String },
     /// Forget every registered change (a new session started).
     ClearReviews,
+    /// Show the agent's terminal `terminal` as a VS Code terminal named `name`: create it (a
+    /// Pseudoterminal) when it is not open, writing `replay` into it first (the output so far, when
+    /// it is reopened), and bring it to the front without taking focus when `reveal`. Report its
+    /// size with `terminalResize`, keystrokes with `terminalInput` (only when `interactive`; a
+    /// read-only terminal ignores typing) and its closing with `terminalClosed`.
+    OpenTerminal { terminal: String, name: String, interactive: bool, replay: String, reveal: bool },
+    /// Write `data` (text with terminal escapes) to the open mirrored terminal `terminal`; dropped
+    /// when it is not open. At most one per terminal per frame.
+    TerminalWrite { terminal: String, data: String },
+    /// The person closed the mirrored terminal of a command that is still running: ask whether to
+    /// stop it (a modal with a "Stop" button); answer "Stop" with the `terminal` command and
+    /// `stop` intent, anything else with nothing.
+    ConfirmStopTerminal { terminal: String, command: String },
 }

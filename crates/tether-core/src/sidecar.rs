@@ -18,10 +18,19 @@
 //! | host → tetherd | `session/audit` | notification | [`AuditAppend`] |
 //! | host → tetherd | `snapshot/take` | request | [`SnapshotTakeParams`] → [`SnapshotTakeResult`] |
 //! | host → tetherd | `snapshot/changes` | request | [`SnapshotChangesParams`] → [`SnapshotChangesResult`] |
+//! | host → tetherd | `terminal/create` | request | [`TerminalCreateParams`] → [`TerminalCreateResult`] |
+//! | host → tetherd | `terminal/output` | request | [`TerminalRef`] → [`TerminalOutputResult`] |
+//! | host → tetherd | `terminal/wait_for_exit` | request | [`TerminalRef`] → [`TerminalExitStatus`] |
+//! | host → tetherd | `terminal/kill` | request | [`TerminalRef`] → `{}` |
+//! | host → tetherd | `terminal/release` | request | [`TerminalRef`] → `{}` |
+//! | host → tetherd | `terminal/input` | notification | [`TerminalInput`] |
+//! | host → tetherd | `terminal/resize` | notification | [`TerminalResize`] |
 //! | tetherd → host | `agent/message` | notification | [`AgentMessage`] |
 //! | tetherd → host | `agent/badLine` | notification | [`AgentBadLine`] |
 //! | tetherd → host | `agent/stderr` | notification | [`AgentStderr`] |
 //! | tetherd → host | `agent/exited` | notification | [`AgentExited`] |
+//! | tetherd → host | `terminal/data` | notification | [`TerminalData`] |
+//! | tetherd → host | `terminal/exited` | notification | [`TerminalExited`] |
 //!
 //! `agent/send` is a notification so that streaming to an agent never waits for a round trip; a
 //! send to an agent that is gone is reported back as `agent/exited` (already sent) or logged.
@@ -45,6 +54,15 @@ pub mod method {
     pub const SESSION_AUDIT: &str = "session/audit";
     pub const SNAPSHOT_TAKE: &str = "snapshot/take";
     pub const SNAPSHOT_CHANGES: &str = "snapshot/changes";
+    pub const TERMINAL_CREATE: &str = "terminal/create";
+    pub const TERMINAL_OUTPUT: &str = "terminal/output";
+    pub const TERMINAL_WAIT_FOR_EXIT: &str = "terminal/wait_for_exit";
+    pub const TERMINAL_KILL: &str = "terminal/kill";
+    pub const TERMINAL_RELEASE: &str = "terminal/release";
+    pub const TERMINAL_INPUT: &str = "terminal/input";
+    pub const TERMINAL_RESIZE: &str = "terminal/resize";
+    pub const TERMINAL_DATA: &str = "terminal/data";
+    pub const TERMINAL_EXITED: &str = "terminal/exited";
     pub const AGENT_MESSAGE: &str = "agent/message";
     pub const AGENT_BAD_LINE: &str = "agent/badLine";
     pub const AGENT_STDERR: &str = "agent/stderr";
@@ -64,6 +82,11 @@ pub mod error_code {
     /// A snapshot could not be taken or compared: git is missing or failed or timed out, the
     /// workspace folder is missing, or the base snapshot is unknown. The message says which.
     pub const SNAPSHOT_FAILED: i32 = -32020;
+    /// The command could not be started in a terminal (not found, not executable, bad cwd, no
+    /// PTY to be had). The message says which.
+    pub const TERMINAL_FAILED: i32 = -32030;
+    /// The request named a terminal tetherd does not know (never created, or released).
+    pub const UNKNOWN_TERMINAL: i32 = -32031;
 }
 
 /// Identifies one agent process for the lifetime of a tetherd. Never reused.
@@ -301,4 +324,144 @@ pub enum SnapshotText {
     /// The file is larger than [`SNAPSHOT_TEXT_LIMIT`], or the response already carries as much
     /// text as one line to the host may hold; `size` is in bytes.
     TooLarge { size: u64 },
+}
+
+// Terminals: commands an agent asked the client to run (ACP `terminal/*`), each in its own PTY
+// owned by tetherd.
+//
+// The host's engine checks an agent's `terminal/create` (its session, its cwd) and asks tetherd
+// to run it; tetherd answers the ACP-shaped requests below from the terminal's retained output
+// and its exit status, and streams everything the command prints to the host as
+// `terminal/data` (for the mirrored VS Code terminal and the chat card), then `terminal/exited`
+// once the command has ended and its last output has been read. Both notifications go through
+// the same ordered, bounded delivery as agent messages: a host that falls behind slows the
+// command down through its PTY, and a host that is away (a window reload) finds what was printed
+// meanwhile when it comes back.
+//
+// A terminal belongs to the agent that asked for it: `agent/kill`, the agent's own exit and
+// tetherd's shutdown kill every command still running in its terminals (the whole process
+// group, SIGTERM then SIGKILL) and free them.
+
+/// Identifies one terminal for the lifetime of a tetherd. Never reused.
+pub type TerminalId = u64;
+
+/// How many bytes of output a terminal retains when `outputByteLimit` is not given.
+pub const DEFAULT_TERMINAL_OUTPUT_LIMIT: u64 = 1024 * 1024;
+
+/// The most output bytes any terminal retains, whatever `outputByteLimit` asks for, so that an
+/// agent cannot make tetherd hold gigabytes.
+pub const MAX_TERMINAL_OUTPUT_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// `terminal/create`: starts a command in a new PTY.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalCreateParams {
+    /// The agent the terminal belongs to; it is killed with it.
+    pub agent_id: AgentId,
+    /// The program to run (looked up on `PATH` when it has no `/`), or with `shell` a command
+    /// line for the shell.
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Run `command` as a shell command line: `bash -c` when bash is installed, else `sh -c`.
+    /// `args` must then be empty.
+    #[serde(default)]
+    pub shell: bool,
+    /// Added to tetherd's own environment. `TERM` is `xterm-256color` unless set here.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// An absolute path (the engine has already checked it is inside the workspace).
+    pub cwd: String,
+    /// How many bytes of output to retain for `terminal/output` (ACP's `outputByteLimit`);
+    /// [`DEFAULT_TERMINAL_OUTPUT_LIMIT`] when absent, at most [`MAX_TERMINAL_OUTPUT_LIMIT`].
+    #[serde(default)]
+    pub output_byte_limit: Option<u64>,
+    /// The PTY's size until the first `terminal/resize`.
+    #[serde(default = "default_cols")]
+    pub cols: u16,
+    #[serde(default = "default_rows")]
+    pub rows: u16,
+}
+
+fn default_cols() -> u16 {
+    120
+}
+
+fn default_rows() -> u16 {
+    30
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalCreateResult {
+    pub terminal_id: TerminalId,
+    /// The command's process id, which is also its process group's id.
+    pub pid: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalRef {
+    pub terminal_id: TerminalId,
+}
+
+/// How a command ended (ACP's `TerminalExitStatus`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalExitStatus {
+    /// The exit code, when it exited by itself.
+    pub exit_code: Option<u32>,
+    /// The signal that ended it, by name (`"SIGTERM"`), when one did.
+    pub signal: Option<String>,
+}
+
+/// The answer to `terminal/output`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalOutputResult {
+    /// The retained output: the newest bytes, at most the limit, cut at a character boundary.
+    /// Bytes that are not UTF-8 are replaced by U+FFFD.
+    pub output: String,
+    /// True once output had to be dropped from the start to stay within the limit.
+    pub truncated: bool,
+    /// Present once the command has exited (and all its output was read).
+    pub exit_status: Option<TerminalExitStatus>,
+}
+
+/// Keystrokes (or pasted text) for the command, as the person typed them into the mirrored
+/// terminal. Dropped when the command has exited.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalInput {
+    pub terminal_id: TerminalId,
+    pub data: String,
+}
+
+/// The mirrored terminal's size changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalResize {
+    pub terminal_id: TerminalId,
+    pub cols: u16,
+    pub rows: u16,
+}
+
+/// Output the command printed, in order, decoded from UTF-8 incrementally (a character split
+/// between two reads arrives whole; bytes that are not UTF-8 arrive as U+FFFD).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalData {
+    pub terminal_id: TerminalId,
+    pub data: String,
+}
+
+/// The command ended; every `terminal/data` of it came before this.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalExited {
+    pub terminal_id: TerminalId,
+    pub status: TerminalExitStatus,
+    /// True when it ended because of `terminal/kill`, `terminal/release`, its agent's end or
+    /// tetherd's shutdown.
+    pub killed: bool,
 }

@@ -123,9 +123,91 @@ pub enum ToolContent {
         /// Changed lines the card leaves out.
         hidden_lines: u32,
     },
+    /// A terminal the tool runs a command in; its output is in [`Thread::terminals`] under this
+    /// id (the card shows "starting" until it is there).
     Terminal {
         terminal_id: String,
     },
+}
+
+/// A command's terminal as its card in the chat shows it: the command line, the tail of the
+/// output as styled lines (escape sequences already interpreted), and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalView {
+    /// The terminal's ACP id.
+    pub id: String,
+    /// The command line, as it would be typed.
+    pub command: String,
+    /// The working directory, when it is not the workspace folder.
+    pub cwd: Option<String>,
+    pub origin: TerminalOrigin,
+    /// The last lines of output, oldest first.
+    pub lines: Vec<TerminalLine>,
+    /// How many lines of output came before `lines` (shown in the VS Code terminal, not here).
+    pub hidden_lines: u64,
+    pub state: TerminalState,
+    /// How long the command has run (or ran), in milliseconds, as of this view. While it runs the
+    /// webview counts on from here with its own clock.
+    pub elapsed_ms: u64,
+}
+
+/// Who runs the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum TerminalOrigin {
+    /// Tether runs it for the agent (`terminal/create`): the person can type into it and stop it.
+    Client,
+    /// The agent runs it itself and streams its output (`_meta` terminal output): read-only.
+    Agent,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum TerminalState {
+    Running,
+    /// The command ended. `killed` when Tether stopped it (the person's Stop, a release, the
+    /// session's end).
+    Exited { exit_code: Option<u32>, signal: Option<String>, killed: bool },
+    /// The command could not be started, or Tether lost track of it (tetherd went away).
+    Failed { message: String },
+}
+
+/// One line of terminal output: runs of text that share a style.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalLine {
+    pub spans: Vec<TerminalSpan>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalSpan {
+    pub text: String,
+    pub style: TerminalStyle,
+}
+
+/// What SGR escapes set for a run of text. `inverse` is already applied (the colours swapped).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalStyle {
+    pub fg: Option<TerminalColor>,
+    pub bg: Option<TerminalColor>,
+    pub bold: bool,
+    pub dim: bool,
+    pub italic: bool,
+    pub underline: bool,
+    pub strikethrough: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum TerminalColor {
+    /// One of the 16 theme colours (0–7 normal, 8–15 bright), which the webview takes from VS
+    /// Code's terminal theme (`--vscode-terminal-ansiRed`, ...).
+    Palette { index: u8 },
+    /// An exact colour, `#rrggbb` (256-colour indexes above 15 arrive converted to this).
+    Rgb { hex: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -242,6 +324,10 @@ pub enum ThreadPatch {
     Turn {
         state: TurnState,
     },
+    /// A terminal was created or changed: insert or replace it (by id) in the terminals list.
+    Terminal {
+        view: TerminalView,
+    },
 }
 
 /// A session's conversation plus the patches that describe how it changed since the last
@@ -255,6 +341,7 @@ pub struct Thread {
     entries: Vec<Entry>,
     plan: Vec<PlanEntryView>,
     turn: TurnState,
+    terminals: Vec<TerminalView>,
     patches: Vec<ThreadPatch>,
 }
 
@@ -269,6 +356,21 @@ impl Thread {
 
     pub fn turn(&self) -> &TurnState {
         &self.turn
+    }
+
+    pub fn terminals(&self) -> &[TerminalView] {
+        &self.terminals
+    }
+
+    /// Inserts or replaces a terminal. A terminal that changes many times between two takes of
+    /// the patches (a command printing fast) costs one patch: only its latest view is kept.
+    pub fn set_terminal(&mut self, view: TerminalView) {
+        if self.terminals.iter().any(|existing| *existing == view) {
+            return;
+        }
+        self.apply(&ThreadPatch::Terminal { view: view.clone() });
+        self.patches.retain(|patch| !matches!(patch, ThreadPatch::Terminal { view: old } if old.id == view.id));
+        self.patches.push(ThreadPatch::Terminal { view });
     }
 
     /// The patches recorded since the last call, oldest first.
@@ -385,6 +487,12 @@ impl Thread {
             }
             ThreadPatch::Plan { entries } => self.plan = entries.clone(),
             ThreadPatch::Turn { state } => self.turn = state.clone(),
+            ThreadPatch::Terminal { view } => {
+                match self.terminals.iter_mut().find(|existing| existing.id == view.id) {
+                    Some(existing) => *existing = view.clone(),
+                    None => self.terminals.push(view.clone()),
+                }
+            }
         }
     }
 }

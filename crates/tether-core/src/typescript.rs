@@ -45,6 +45,7 @@ pub fn generate() -> String {
         webview::PermissionsView,
         webview::ChangedFileView,
         webview::ReviewIntent,
+        webview::TerminalIntent,
         // file review
         review::ChangeOrigin,
         review::FileChangeKind,
@@ -83,6 +84,13 @@ pub fn generate() -> String {
         thread::PlanEntryView,
         thread::TurnState,
         thread::ThreadPatch,
+        thread::TerminalView,
+        thread::TerminalOrigin,
+        thread::TerminalState,
+        thread::TerminalLine,
+        thread::TerminalSpan,
+        thread::TerminalStyle,
+        thread::TerminalColor,
         // host ↔ tetherd (the parts the host's logs and tests name)
         sidecar::BadLineKind,
     );

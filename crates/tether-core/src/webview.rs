@@ -12,7 +12,7 @@ use ts_rs::TS;
 
 use crate::permissions::{Mode, RuleId, RuleScope, RuleSpec, RuleView};
 use crate::review::{ChangeId, ChangePhase, FileChangeKind};
-use crate::thread::{Entry, PermissionKey, PlanEntryView, ThreadPatch, TurnState};
+use crate::thread::{Entry, PermissionKey, PlanEntryView, TerminalView, ThreadPatch, TurnState};
 
 /// What the chat header shows about the session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -62,6 +62,17 @@ pub enum ReviewIntent {
     Retry { change: ChangeId },
 }
 
+/// The person's wish about an agent's terminal, from its card in the chat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum TerminalIntent {
+    /// Kill the command (SIGTERM to its process group, SIGKILL after a grace period). Only for
+    /// commands Tether runs; an agent's own commands are stopped by cancelling the turn.
+    Stop { terminal: String },
+    /// Show the command's VS Code terminal, reopening it with the output so far if it was closed.
+    Open { terminal: String },
+}
+
 /// The mode picker and the rules panel.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -99,6 +110,8 @@ pub struct ViewSnapshot {
     pub entries: Vec<Entry>,
     pub plan: Vec<PlanEntryView>,
     pub turn: TurnState,
+    /// The terminals that tool calls show, in the order they were created.
+    pub terminals: Vec<TerminalView>,
 }
 
 /// host → webview.
@@ -155,5 +168,8 @@ pub enum WebviewToHost {
     OpenAuditLog,
     Review {
         intent: ReviewIntent,
+    },
+    Terminal {
+        intent: TerminalIntent,
     },
 }

@@ -38,11 +38,11 @@ profiles: Array<AgentProfile>,
  */
 defaultProfile: string | null, permissions: PermissionSettings, };
 
-export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "review", intent: ReviewIntent, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, };
+export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "review", intent: ReviewIntent, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "terminal", intent: TerminalIntent, };
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
-export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews" };
+export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews" } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, };
 
 export type PermissionSettings = { 
 /**
@@ -82,7 +82,11 @@ changes: Array<ChangedFileView>, };
 
 export type SessionStatus = { "type": "starting", step: string, } | { "type": "ready" } | { "type": "failed", message: string, } | { "type": "exited", message: string, };
 
-export type ViewSnapshot = { session: SessionView, entries: Array<Entry>, plan: Array<PlanEntryView>, turn: TurnState, };
+export type ViewSnapshot = { session: SessionView, entries: Array<Entry>, plan: Array<PlanEntryView>, turn: TurnState, 
+/**
+ * The terminals that tool calls show, in the order they were created.
+ */
+terminals: Array<TerminalView>, };
 
 export type HostToWebview = { "type": "snapshot", snapshot: ViewSnapshot, } | { "type": "patch", 
 /**
@@ -90,7 +94,7 @@ export type HostToWebview = { "type": "snapshot", snapshot: ViewSnapshot, } | { 
  */
 session: SessionView | null, thread: Array<ThreadPatch>, };
 
-export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, };
+export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, };
 
 export type PermissionsView = { mode: Mode, 
 /**
@@ -118,6 +122,8 @@ export type ChangedFileView = { change: number, label: string, kind: FileChangeK
 pending: number, };
 
 export type ReviewIntent = { "type": "hunk", change: number, hunk: number, keep: boolean, } | { "type": "all", change: number, keep: boolean, } | { "type": "open", change: number, } | { "type": "openAll" } | { "type": "retry", change: number, };
+
+export type TerminalIntent = { "type": "stop", terminal: string, } | { "type": "open", terminal: string, };
 
 export type ChangeOrigin = "write" | "agent";
 
@@ -322,7 +328,46 @@ status: string, };
 
 export type TurnState = { "type": "idle" } | { "type": "running" } | { "type": "ended", stopReason: string, } | { "type": "failed", message: string, };
 
-export type ThreadPatch = { "op": "push", index: number, entry: Entry, } | { "op": "appendChunk", index: number, kind: ChunkKind, text: string, } | { "op": "replace", index: number, entry: Entry, } | { "op": "plan", entries: Array<PlanEntryView>, } | { "op": "turn", state: TurnState, };
+export type ThreadPatch = { "op": "push", index: number, entry: Entry, } | { "op": "appendChunk", index: number, kind: ChunkKind, text: string, } | { "op": "replace", index: number, entry: Entry, } | { "op": "plan", entries: Array<PlanEntryView>, } | { "op": "turn", state: TurnState, } | { "op": "terminal", view: TerminalView, };
+
+export type TerminalView = { 
+/**
+ * The terminal's ACP id.
+ */
+id: string, 
+/**
+ * The command line, as it would be typed.
+ */
+command: string, 
+/**
+ * The working directory, when it is not the workspace folder.
+ */
+cwd: string | null, origin: TerminalOrigin, 
+/**
+ * The last lines of output, oldest first.
+ */
+lines: Array<TerminalLine>, 
+/**
+ * How many lines of output came before `lines` (shown in the VS Code terminal, not here).
+ */
+hiddenLines: number, state: TerminalState, 
+/**
+ * How long the command has run (or ran), in milliseconds, as of this view. While it runs the
+ * webview counts on from here with its own clock.
+ */
+elapsedMs: number, };
+
+export type TerminalOrigin = "client" | "agent";
+
+export type TerminalState = { "type": "running" } | { "type": "exited", exitCode: number | null, signal: string | null, killed: boolean, } | { "type": "failed", message: string, };
+
+export type TerminalLine = { spans: Array<TerminalSpan>, };
+
+export type TerminalSpan = { text: string, style: TerminalStyle, };
+
+export type TerminalStyle = { fg: TerminalColor | null, bg: TerminalColor | null, bold: boolean, dim: boolean, italic: boolean, underline: boolean, strikethrough: boolean, };
+
+export type TerminalColor = { "type": "palette", index: number, } | { "type": "rgb", hex: string, };
 
 export type BadLineKind = "tooLong" | "invalidUtf8" | "invalidJson";
 
