@@ -27,6 +27,7 @@ pub mod jsonrpc;
 pub mod permissions;
 pub mod review;
 pub mod sidecar;
+pub mod terminal_screen;
 pub mod thread;
 pub mod typescript;
 pub mod webview;
