@@ -29,6 +29,7 @@ use tokio::sync::{Notify, mpsc, watch};
 use tokio::time::Instant;
 
 use crate::fanout::Fanout;
+use crate::process_group::{self, GroupSignal};
 use crate::session;
 use crate::utc::UtcTime;
 
@@ -40,15 +41,6 @@ pub const TOKEN_ENV: &str = "TETHER_TOKEN";
 /// considered finished. A helper the agent left running may hold the pipes open for ever; this
 /// bounds how long `agent/exited` waits for it without cutting off output that is still flowing.
 const QUIET_AFTER_EXIT: Duration = Duration::from_secs(1);
-
-/// How often to look whether a killed agent's process group is gone. There is no event for the
-/// death of processes that are not our children, so this is polled, only while a kill is running.
-const GROUP_POLL_INTERVAL: Duration = Duration::from_millis(20);
-
-/// Once a process group has been sent SIGKILL, how long to wait for it to disappear before
-/// reporting the kill as done anyway (SIGKILL cannot be ignored; this only covers a process stuck
-/// in the kernel).
-const SIGKILL_SETTLE: Duration = Duration::from_secs(2);
 
 /// Stderr is text for people: a line longer than this is passed on in pieces of this size.
 const STDERR_LINE_MAX_BYTES: usize = 16 * 1024;
@@ -300,13 +292,13 @@ impl Supervisor {
                 () = self.kill_requested.notified(), if !killed => {
                     killed = true;
                     tracing::info!(agent = %self.name, agent_id = self.agent_id, "killing agent");
-                    signal_group(self.pid, GroupSignal::Terminate);
+                    process_group::signal(self.pid, GroupSignal::Terminate);
                     sigkill_at = Some(Instant::now() + self.registry.kill_grace);
                 }
                 () = sleep_until_if_set(sigkill_at) => {
                     tracing::warn!(agent = %self.name, agent_id = self.agent_id,
                         "agent still running after the kill grace; sending SIGKILL");
-                    signal_group(self.pid, GroupSignal::Kill);
+                    process_group::signal(self.pid, GroupSignal::Kill);
                     sigkill_at = None;
                 }
             }
@@ -334,26 +326,9 @@ impl Supervisor {
     /// After a killed agent's leader has been reaped, makes sure the rest of its process group
     /// is gone too: they got SIGTERM with the leader and get SIGKILL when the grace runs out.
     async fn finish_group_kill(&self, sigkill_at: Option<Instant>) {
-        // `None` here means SIGKILL has already been sent.
-        let mut sigkill_at = sigkill_at;
-        let mut give_up_at: Option<Instant> = None;
-        while group_has_live_members(self.pid) {
-            let now = Instant::now();
-            if let Some(deadline) = sigkill_at
-                && now >= deadline
-            {
-                signal_group(self.pid, GroupSignal::Kill);
-                sigkill_at = None;
-            }
-            if sigkill_at.is_none() {
-                let give_up = *give_up_at.get_or_insert(now + SIGKILL_SETTLE);
-                if now >= give_up {
-                    tracing::warn!(agent = %self.name, agent_id = self.agent_id,
-                        "processes of the agent's group survive SIGKILL");
-                    return;
-                }
-            }
-            tokio::time::sleep(GROUP_POLL_INTERVAL).await;
+        if process_group::finish_kill(self.pid, sigkill_at).await.is_err() {
+            tracing::warn!(agent = %self.name, agent_id = self.agent_id,
+                "processes of the agent's group survive SIGKILL");
         }
     }
 }
@@ -382,82 +357,6 @@ fn exit_report(agent_id: AgentId, status: std::io::Result<ExitStatus>, killed: b
             AgentExited { agent_id, code: None, signal: None, killed }
         }
     }
-}
-
-#[derive(Debug, Clone, Copy)]
-enum GroupSignal {
-    Terminate,
-    Kill,
-}
-
-/// Sends a signal to the process group led by `pid`.
-#[cfg(unix)]
-fn signal_group(pid: u32, signal: GroupSignal) {
-    use nix::sys::signal::{Signal, killpg};
-    use nix::unistd::Pid;
-
-    let signal = match signal {
-        GroupSignal::Terminate => Signal::SIGTERM,
-        GroupSignal::Kill => Signal::SIGKILL,
-    };
-    let Ok(pgid) = i32::try_from(pid) else {
-        tracing::error!(pid, "process id out of range; cannot signal its group");
-        return;
-    };
-    match killpg(Pid::from_raw(pgid), signal) {
-        Ok(()) => {}
-        // The group is already empty: the kill has nothing left to do.
-        Err(nix::errno::Errno::ESRCH) => {}
-        Err(error) => tracing::warn!(pgid, %signal, %error, "could not signal the agent's process group"),
-    }
-}
-
-#[cfg(not(unix))]
-fn signal_group(pid: u32, signal: GroupSignal) {
-    tracing::error!(pid, ?signal, "killing agents is not implemented on this platform yet");
-}
-
-/// Whether any process of the group led by `pid` is still running. Zombies do not count: they
-/// are dead, and the ones whose parent is not tetherd are someone else's to reap.
-#[cfg(target_os = "linux")]
-fn group_has_live_members(pid: u32) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    entries.flatten().any(|entry| {
-        let is_process = entry.file_name().to_str().is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit()));
-        is_process
-            && std::fs::read_to_string(entry.path().join("stat"))
-                .ok()
-                .and_then(|stat| parse_proc_stat(&stat))
-                .is_some_and(|(state, pgrp)| pgrp == pid && state != 'Z' && state != 'X')
-    })
-}
-
-/// The state and process group of a `/proc/<pid>/stat` line. The command name in parentheses may
-/// itself contain spaces and parentheses, so the fields are counted from the last `)`.
-#[cfg(target_os = "linux")]
-fn parse_proc_stat(stat: &str) -> Option<(char, u32)> {
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    let mut fields = after_name.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let _parent = fields.next()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    Some((state, pgrp))
-}
-
-/// Whether any process of the group led by `pid` still exists (zombies included, since portable
-/// Unix cannot tell them apart).
-#[cfg(all(unix, not(target_os = "linux")))]
-fn group_has_live_members(pid: u32) -> bool {
-    use nix::sys::signal::killpg;
-    use nix::unistd::Pid;
-    i32::try_from(pid).is_ok_and(|pgid| killpg(Pid::from_raw(pgid), None).is_ok())
-}
-
-#[cfg(not(unix))]
-fn group_has_live_members(_pid: u32) -> bool {
-    false
 }
 
 /// Reads the next chunk of an agent's pipe. `Ok(0)` means the pipe is finished: at its end, or
@@ -685,12 +584,5 @@ mod tests {
         assert!(pieces.iter().all(|piece| piece.len() <= STDERR_LINE_MAX_BYTES && !piece.contains('\u{FFFD}')));
         let rest = splitter.finish().unwrap_or_default();
         assert_eq!(pieces.concat() + &rest, long);
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn proc_stat_is_read_past_a_command_name_with_parentheses() {
-        assert_eq!(parse_proc_stat("42 (we (ird) name) S 1 4242 4242 0 -1"), Some(('S', 4242)));
-        assert_eq!(parse_proc_stat("garbage"), None);
     }
 }

@@ -11,6 +11,7 @@
 mod agent;
 mod connection;
 mod fanout;
+mod process_group;
 mod server;
 mod session;
 mod snapshot;
