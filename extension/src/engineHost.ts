@@ -21,6 +21,7 @@ import type {
   ReviewHunk,
   WebviewToHost,
 } from "./generated/protocol";
+import type { OpenTerminalRequest } from "./terminals";
 
 /** The wasm-bindgen module (`dist/wasm/tether_wasm.js`). */
 export type WasmModule = typeof TetherWasm;
@@ -51,6 +52,16 @@ export interface ReviewActions {
   clear(): void;
 }
 
+/**
+ * Carries out the engine's terminal actions: the `MirroredTerminals` (terminals.ts), or a test's
+ * fake. Disposed with the engine host.
+ */
+export interface TerminalActions extends vscode.Disposable {
+  show(request: OpenTerminalRequest): void;
+  write(terminal: string, data: string): void;
+  confirmStop(terminal: string, command: string): void;
+}
+
 /** The longest delay `setTimeout` accepts; a later deadline is re-armed when this one fires. */
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
@@ -68,6 +79,7 @@ export class EngineHost implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
     private readonly startSidecar: SidecarStarter,
     private readonly reviews: ReviewActions,
+    private readonly terminals: TerminalActions,
   ) {
     this.files = new FileAccess(log);
   }
@@ -82,8 +94,9 @@ export class EngineHost implements vscode.Disposable {
     log: vscode.LogOutputChannel,
     startSidecar: SidecarStarter,
     reviews: ReviewActions,
+    terminals: TerminalActions,
   ): EngineHost {
-    return new EngineHost(new wasm.Engine(config), log, startSidecar, reviews);
+    return new EngineHost(new wasm.Engine(config), log, startSidecar, reviews, terminals);
   }
 
   /** Carries out what the engine asked for when it was created (it starts tetherd). */
@@ -145,6 +158,7 @@ export class EngineHost implements vscode.Disposable {
     this.timer = undefined;
     this.sidecarWriter = undefined;
     this.view = undefined;
+    this.terminals.dispose();
     this.engine.free();
   }
 
@@ -255,6 +269,15 @@ export class EngineHost implements vscode.Disposable {
         return;
       case "clearReviews":
         this.reviews.clear();
+        return;
+      case "openTerminal":
+        this.terminals.show(action);
+        return;
+      case "terminalWrite":
+        this.terminals.write(action.terminal, action.data);
+        return;
+      case "confirmStopTerminal":
+        this.terminals.confirmStop(action.terminal, action.command);
         return;
       default: {
         // The generated types make this unreachable; an engine newer than this host lands here.

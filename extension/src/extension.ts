@@ -17,6 +17,7 @@ import type { EngineConfig, HostCommand } from "./generated/protocol";
 import { HUNK_COMMAND, KEEP_ALL_COMMAND, REJECT_ALL_COMMAND, ReviewRegistry, registerReviewUi } from "./review";
 import { readAgentSettings, readSidecarSettings, reportProblems, watchSettings, workspaceTetherDir } from "./settings";
 import { Sidecar } from "./sidecar";
+import { MirroredTerminals } from "./terminals";
 
 /** The built-in profile running the bundled scripted agent (`DEMO_PROFILE` in tether-core). */
 const DEMO_PROFILE = "Demo";
@@ -39,8 +40,11 @@ export function activate(context: vscode.ExtensionContext): void {
   };
   const reviews = new ReviewRegistry(log);
   context.subscriptions.push(reviews);
+  // The engine host disposes the terminals with itself. Like `startSidecar`, this only calls
+  // `engineHost` on a terminal event, which comes after the engine host exists.
+  const terminals = new MirroredTerminals((command) => engineHost.command(command), log);
   try {
-    engineHost = createEngine(context, token, log, startSidecar, reviews);
+    engineHost = createEngine(context, token, log, startSidecar, reviews, terminals);
   } catch (error) {
     const failure = describeError(error);
     log.error(`Tether could not start: ${failure}`);
@@ -95,6 +99,7 @@ function createEngine(
   log: vscode.LogOutputChannel,
   startSidecar: () => void,
   reviews: ReviewRegistry,
+  terminals: MirroredTerminals,
 ): EngineHost {
   const wasm = loadWasm();
   const extensionVersion = String(context.extension.packageJSON.version ?? "0.0.0");
@@ -118,7 +123,7 @@ function createEngine(
     defaultProfile: settings.defaultProfile,
     permissions: settings.permissions,
   };
-  return EngineHost.create(wasm, config, log, startSidecar, reviews);
+  return EngineHost.create(wasm, config, log, startSidecar, reviews, terminals);
 }
 
 /** Starts tetherd with the current settings and wires its connection to the engine. */

@@ -9,8 +9,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 
-import { EngineHost, type ReviewActions, type WasmModule } from "../src/engineHost";
+import { EngineHost, type ReviewActions, type TerminalActions, type WasmModule } from "../src/engineHost";
 import type { EngineConfig, HostAction, ReviewDocument, ReviewHunk } from "../src/generated/protocol";
+import type { OpenTerminalRequest } from "../src/terminals";
 import { eventually, fakeView, recordingLog, tempFolder } from "./fakes";
 import {
   ConfigurationTarget,
@@ -84,11 +85,21 @@ class RecordingReviews implements ReviewActions {
   clear() { this.calls.push(["clear"]); }
 }
 
+/** Records the terminal actions the host carried out, as calls. */
+class RecordingTerminals implements TerminalActions {
+  readonly calls: unknown[][] = [];
+  show(request: OpenTerminalRequest) { this.calls.push(["show", request]); }
+  write(terminal: string, data: string) { this.calls.push(["write", terminal, data]); }
+  confirmStop(terminal: string, command: string) { this.calls.push(["confirmStop", terminal, command]); }
+  dispose() { this.calls.push(["dispose"]); }
+}
+
 function startHost() {
   const wasm = { Engine: ScriptedEngine, version: () => "test" } as unknown as WasmModule;
   const { log, lines } = recordingLog();
   let sidecarStarts = 0;
   const reviews = new RecordingReviews();
+  const terminals = new RecordingTerminals();
   const host = EngineHost.create(
     wasm,
     config,
@@ -97,10 +108,11 @@ function startHost() {
       sidecarStarts += 1;
     },
     reviews,
+    terminals,
   );
   const engine = ScriptedEngine.last;
   assert.ok(engine, "the host constructed an engine");
-  return { host, engine, lines, reviews, sidecarStarts: () => sidecarStarts };
+  return { host, engine, lines, reviews, terminals, sidecarStarts: () => sidecarStarts };
 }
 
 test("every action an input causes is carried out, in the engine's order", () => {
@@ -382,4 +394,24 @@ test("review actions reach the review registry in the engine's order", () => {
     ["clear"],
   ]);
   host.dispose();
+});
+
+test("terminal actions reach the mirrored terminals in the engine's order, and the terminals go with the host", () => {
+  const { host, engine, terminals } = startHost();
+  engine.actions.push(
+    { type: "openTerminal", terminal: "t1", name: "npm test", interactive: true, replay: "$ npm test\r\n", reveal: true },
+    { type: "terminalWrite", terminal: "t1", data: "PASS\r\n" },
+    { type: "confirmStopTerminal", terminal: "t1", command: "npm test" },
+  );
+  host.command({ type: "terminalClosed", terminal: "t1" });
+  assert.deepEqual(terminals.calls, [
+    [
+      "show",
+      { type: "openTerminal", terminal: "t1", name: "npm test", interactive: true, replay: "$ npm test\r\n", reveal: true },
+    ],
+    ["write", "t1", "PASS\r\n"],
+    ["confirmStop", "t1", "npm test"],
+  ]);
+  host.dispose();
+  assert.deepEqual(terminals.calls.at(-1), ["dispose"]);
 });

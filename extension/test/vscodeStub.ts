@@ -14,6 +14,37 @@ export interface ShownMessage {
 
 export const shownMessages: ShownMessage[] = [];
 
+/** A message that offered buttons: the buttons, and whether it was modal. */
+export interface OfferedChoice {
+  text: string;
+  modal: boolean;
+  items: string[];
+}
+
+export const offeredChoices: OfferedChoice[] = [];
+
+/**
+ * The buttons the person presses on the next messages that offer any, in order; `undefined`
+ * (or nothing left) dismisses the message.
+ */
+export const choiceAnswers: Array<string | undefined> = [];
+
+/**
+ * Records a message, and answers it with the next of `choiceAnswers` when it offers buttons.
+ * `rest` is what VS Code takes after the text: optional options, then the buttons.
+ */
+function showMessage(level: ShownMessage["level"], text: string, rest: unknown[]): Promise<string | undefined> {
+  shownMessages.push({ level, text });
+  const [first, ...others] = rest;
+  const options = typeof first === "object" && first !== null ? (first as { modal?: boolean }) : undefined;
+  const items = (options === undefined ? rest : others).filter((item): item is string => typeof item === "string");
+  if (items.length === 0) {
+    return Promise.resolve(undefined);
+  }
+  offeredChoices.push({ text, modal: options?.modal ?? false, items });
+  return Promise.resolve(choiceAnswers.shift());
+}
+
 /** Paths of the documents `showTextDocument` opened. */
 export const openedDocuments: string[] = [];
 
@@ -102,17 +133,14 @@ export class RelativePattern {
 }
 
 export const window = {
-  showErrorMessage(text: string): Promise<undefined> {
-    shownMessages.push({ level: "error", text });
-    return Promise.resolve(undefined);
+  showErrorMessage(text: string, ...rest: unknown[]): Promise<string | undefined> {
+    return showMessage("error", text, rest);
   },
-  showWarningMessage(text: string): Promise<undefined> {
-    shownMessages.push({ level: "warning", text });
-    return Promise.resolve(undefined);
+  showWarningMessage(text: string, ...rest: unknown[]): Promise<string | undefined> {
+    return showMessage("warning", text, rest);
   },
-  showInformationMessage(text: string): Promise<undefined> {
-    shownMessages.push({ level: "information", text });
-    return Promise.resolve(undefined);
+  showInformationMessage(text: string, ...rest: unknown[]): Promise<string | undefined> {
+    return showMessage("information", text, rest);
   },
   showTextDocument(uri: Uri): Promise<unknown> {
     if (failures.showTextDocument !== undefined) {
@@ -123,7 +151,99 @@ export const window = {
   },
   activeTextEditor: undefined as { document: TextDocument } | undefined,
   onDidChangeActiveTextEditor: activeEditorChanged.event,
+  createTerminal(options: ExtensionTerminalOptions): Terminal {
+    const terminal = new Terminal(options);
+    createdTerminals.push(terminal);
+    return terminal;
+  },
 };
+
+export class ThemeIcon {
+  constructor(readonly id: string) {}
+}
+
+export interface TerminalDimensions {
+  columns: number;
+  rows: number;
+}
+
+export interface Pseudoterminal {
+  onDidWrite: (listener: (data: string) => unknown) => Disposable;
+  open(initialDimensions: TerminalDimensions | undefined): void;
+  close(): void;
+  handleInput?(data: string): void;
+  setDimensions?(dimensions: TerminalDimensions): void;
+}
+
+export interface ExtensionTerminalOptions {
+  name: string;
+  pty: Pseudoterminal;
+  iconPath?: ThemeIcon;
+  isTransient?: boolean;
+}
+
+/**
+ * A terminal `createTerminal` made, with what it shows. VS Code's side of the Pseudoterminal is
+ * played by the test: `open` (VS Code does it some time after `createTerminal`), `resize`, and
+ * the person's `type` and `closeByPerson`.
+ */
+export class Terminal {
+  /** What the terminal shows: the writes since it was opened (VS Code ignores earlier ones). */
+  text = "";
+  /** The `preserveFocus` of each `show` call. */
+  readonly shows: boolean[] = [];
+  disposed = false;
+  private opened = false;
+  private closed = false;
+
+  constructor(readonly options: ExtensionTerminalOptions) {
+    options.pty.onDidWrite((data) => {
+      if (this.opened && !this.closed) {
+        this.text += data;
+      }
+    });
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  show(preserveFocus?: boolean): void {
+    this.shows.push(preserveFocus ?? false);
+  }
+
+  open(dimensions?: TerminalDimensions): void {
+    this.opened = true;
+    this.options.pty.open(dimensions);
+  }
+
+  resize(dimensions: TerminalDimensions): void {
+    this.options.pty.setDimensions?.(dimensions);
+  }
+
+  type(data: string): void {
+    this.options.pty.handleInput?.(data);
+  }
+
+  /** The person closes the terminal (the trash can in the terminal panel). */
+  closeByPerson(): void {
+    this.closed = true;
+    this.options.pty.close();
+  }
+
+  /** As in VS Code, the Pseudoterminal's `close` follows, a little later. */
+  dispose(): void {
+    this.disposed = true;
+    setImmediate(() => {
+      if (!this.closed) {
+        this.closed = true;
+        this.options.pty.close();
+      }
+    });
+  }
+}
+
+export const createdTerminals: Terminal[] = [];
 
 /** Makes `document` the active editor's (none when undefined), as focusing an editor does. */
 export function focusEditor(document: TextDocument | undefined): void {
@@ -244,6 +364,7 @@ export function resetWorkspace(): void {
   codeLensProviders.length = 0;
   registeredCommands.clear();
   executedCommands.length = 0;
+  createdTerminals.length = 0;
   window.activeTextEditor = undefined;
 }
 
