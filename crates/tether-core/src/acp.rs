@@ -23,9 +23,11 @@
 //! `mode`), and a mode the agent reports by itself is followed, but never sent back (no loop: see
 //! reference 000, §6.1).
 //!
-//! Deliberately absent for now: `fs/*` and `terminal/*` (the client declares neither capability, so
-//! an agent calling them gets "method not found"), `session/load`, and the other session controls
-//! (models, config options, commands). Each arrives with its own issue.
+//! `fs/*` is served in [`fs`] (reads through the host, writes reviewed), `terminal/*` in
+//! [`terminal`] (run by tetherd, mirrored into VS Code terminals and the chat).
+//!
+//! Deliberately absent for now: `session/load` and the other session controls (models, config
+//! options, commands). Each arrives with its own issue.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -42,12 +44,13 @@ use crate::review::preview_lines;
 
 mod fs;
 mod terminal;
-use crate::sidecar::BadLineKind;
+use crate::sidecar::{BadLineKind, method};
 use crate::thread::{
     ChunkKind, Entry, EntryIndex, Location, NoticeLevel, NoticeView, PermissionKey, PermissionOptionView,
     PermissionOutcome, PermissionView, PlanEntryView, Thread, ToolCallView, ToolContent, ToolStatus, TurnState,
     UserMessage,
 };
+pub use terminal::TerminalCall;
 
 /// The step budget for the diff of a tool call's card: tool calls are updated often, so a huge
 /// diff degrades sooner than a review's.
@@ -93,6 +96,8 @@ pub enum AcpEvent {
     ScanChanges { base: String },
     /// The changes bar or the reviews waiting changed.
     ChangesChanged,
+    /// Something for tetherd about a terminal; answer requests with `handle_terminal_answer`.
+    Terminal(TerminalCall),
 }
 
 /// Why the engine refused an intent.
@@ -225,6 +230,9 @@ pub struct AcpClient {
     /// agent reports is not followed: it may be the answer to an older switch.
     mode_switches_in_flight: u32,
     files: fs::Files,
+    terminals: terminal::Terminals,
+    /// The time of the input being handled.
+    now: u64,
     outgoing: VecDeque<String>,
     events: VecDeque<AcpEvent>,
 }
@@ -255,6 +263,8 @@ impl AcpClient {
             agent_modes: None,
             mode_switches_in_flight: 0,
             files: fs::Files::new(first_permission_key),
+            terminals: terminal::Terminals::default(),
+            now: 0,
             outgoing: VecDeque::new(),
             events: VecDeque::new(),
         }
@@ -349,9 +359,15 @@ impl AcpClient {
         if self.phase != Phase::New {
             return;
         }
+        // `_meta.terminal_output` (Claude's adapter) and `terminal_output_delta` (Codex's) ask an
+        // agent that runs commands itself to stream their output on its tool calls.
+        let mut meta = serde_json::Map::new();
+        meta.insert("terminal_output".to_owned(), serde_json::Value::Bool(true));
+        meta.insert("terminal_output_delta".to_owned(), serde_json::Value::Bool(true));
         let capabilities = acp::ClientCapabilities::new()
             .fs(acp::FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
-            .terminal(false);
+            .terminal(true)
+            .meta(meta);
         let params = acp::InitializeRequest::new(agent_client_protocol_schema::ProtocolVersion::V1)
             .client_capabilities(capabilities)
             .client_info(acp::Implementation::new(self.info.name.clone(), self.info.version.clone()));
@@ -450,6 +466,7 @@ impl AcpClient {
 
     /// One complete line from the agent's stdout that tetherd found to be JSON.
     pub fn handle_message(&mut self, line: &str, now: u64) {
+        self.now = now;
         let message = match jsonrpc::parse_message(line) {
             Ok(message) => message,
             Err(error) => {
@@ -659,8 +676,38 @@ impl AcpClient {
                 Ok(request) => self.on_write_request(id, request),
                 Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
             },
+            "terminal/create" => match jsonrpc::parse_params::<acp::CreateTerminalRequest>(params) {
+                Ok(request) => self.on_create_terminal(id, request),
+                Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
+            },
+            "terminal/output" => match jsonrpc::parse_params::<acp::TerminalOutputRequest>(params) {
+                Ok(request) => {
+                    self.on_terminal_request(id, method::TERMINAL_OUTPUT, &request.session_id, &request.terminal_id)
+                }
+                Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
+            },
+            "terminal/wait_for_exit" => match jsonrpc::parse_params::<acp::WaitForTerminalExitRequest>(params) {
+                Ok(request) => self.on_terminal_request(
+                    id,
+                    method::TERMINAL_WAIT_FOR_EXIT,
+                    &request.session_id,
+                    &request.terminal_id,
+                ),
+                Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
+            },
+            "terminal/kill" => match jsonrpc::parse_params::<acp::KillTerminalRequest>(params) {
+                Ok(request) => {
+                    self.on_terminal_request(id, method::TERMINAL_KILL, &request.session_id, &request.terminal_id)
+                }
+                Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
+            },
+            "terminal/release" => match jsonrpc::parse_params::<acp::ReleaseTerminalRequest>(params) {
+                Ok(request) => {
+                    self.on_terminal_request(id, method::TERMINAL_RELEASE, &request.session_id, &request.terminal_id)
+                }
+                Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
+            },
             _ => {
-                // terminal/* lands here too: this client does not declare it.
                 let error = RpcError::method_not_found()
                     .data(serde_json::Value::String(format!("Tether does not offer {method}")));
                 self.outgoing.push_back(jsonrpc::encode_error(&id, &error));
@@ -735,6 +782,8 @@ impl AcpClient {
                 self.thread.append_agent_text(ChunkKind::Thought, &content_text(&chunk.content));
             }
             acp::SessionUpdate::ToolCall(call) => {
+                let meta = call.meta.clone();
+                let id = call.tool_call_id.0.to_string();
                 let view = tool_call_view(call);
                 match self.thread.find_tool_call(&view.id) {
                     // A repeated tool_call for a known id replaces it, keeping a pending permission.
@@ -747,10 +796,18 @@ impl AcpClient {
                         self.after_tool_call(index);
                     }
                 }
+                if let Some(index) = self.thread.find_tool_call(&id) {
+                    self.link_terminals(index);
+                }
+                self.on_terminal_meta(&id, meta.as_ref());
             }
             acp::SessionUpdate::ToolCallUpdate(update) => {
+                let meta = update.meta.clone();
+                let id = update.tool_call_id.0.to_string();
                 let index = self.upsert_tool_call(update, |_| {});
                 self.after_tool_call(index);
+                self.link_terminals(index);
+                self.on_terminal_meta(&id, meta.as_ref());
             }
             acp::SessionUpdate::Plan(plan) => {
                 let entries = plan

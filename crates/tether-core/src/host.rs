@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::acp::{AcpClient, AcpEvent, ClientInfo, IntentError, capitalize};
+use crate::acp::{AcpClient, AcpEvent, ClientInfo, IntentError, TerminalCall, capitalize};
 use crate::framing::{self, LineFramer};
 use crate::host_api::{
     AgentProfile, DEMO_PROFILE, EngineConfig, FileReadReply, HostAction, HostCommand, LogLevel, PermissionSettings,
@@ -31,7 +31,7 @@ use crate::permissions::{PermissionPolicy, RuleScope, RuleSpec};
 use crate::sidecar::{
     AgentBadLine, AgentExited, AgentId, AgentMessage, AgentRef, AgentStderr, HelloParams, SIDECAR_PROTOCOL_VERSION,
     SnapshotChangesParams, SnapshotChangesResult, SnapshotTakeParams, SnapshotTakeResult, SpawnParams, SpawnResult,
-    method,
+    TerminalCreateParams, TerminalData, TerminalExited, TerminalInput, TerminalRef, TerminalResize, method,
 };
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch};
 use crate::webview::{
@@ -45,6 +45,15 @@ pub const FRAME_MS: u64 = 16;
 /// How long a snapshot of the workspace may take (tetherd gives git 20 s) before the turn goes
 /// ahead without one.
 const SNAPSHOT_TIMEOUT_MS: u64 = 30_000;
+
+/// The size of a command's PTY until its mirrored terminal reports its own: wide enough that
+/// most output is not wrapped by the PTY before VS Code wraps it itself.
+const TERMINAL_COLS: u16 = 120;
+const TERMINAL_ROWS: u16 = 30;
+
+/// How long tetherd may take to answer a terminal request other than `wait_for_exit` (a release
+/// includes killing the command, SIGTERM then SIGKILL after its grace period).
+const TERMINAL_TIMEOUT_MS: u64 = 30_000;
 
 /// How long tetherd may take to answer `hello` or `agent/spawn`.
 const SIDECAR_TIMEOUT_MS: u64 = 15_000;
@@ -71,6 +80,11 @@ enum SidecarRequest {
     /// What changed since that snapshot.
     Scan {
         generation: u64,
+    },
+    /// A terminal request of session `generation`'s client, its call number `call`.
+    Terminal {
+        generation: u64,
+        call: u64,
     },
 }
 
@@ -204,6 +218,7 @@ impl HostEngine {
         self.rpc.drain();
         let message = format!("lost the connection to tetherd ({reason})");
         if let Some(slot) = &mut self.agent {
+            slot.client.terminals_lost("the connection to tetherd was lost", now);
             slot.client.handle_exited(&format!("is out of reach: Tether {message}"), false, "");
         }
         // The client's last words (cancelled requests, their audit records) are drained before
@@ -374,6 +389,15 @@ impl HostEngine {
                         format!("tetherd did not answer {} within {} s", pending.method, SNAPSHOT_TIMEOUT_MS / 1000);
                     self.on_snapshot_answer(pending.tag, generation, Err(message));
                 }
+                SidecarRequest::Terminal { generation, call } => {
+                    let message =
+                        format!("tetherd did not answer {} within {} s", pending.method, TERMINAL_TIMEOUT_MS / 1000);
+                    self.log(LogLevel::Warn, message.clone());
+                    if let Some(slot) = self.agent.as_mut().filter(|slot| slot.generation == generation) {
+                        let error = RpcError::internal_error().data(serde_json::Value::String(message));
+                        slot.client.handle_terminal_answer(call, Err(error), now);
+                    }
+                }
                 _ => {
                     let message =
                         format!("tetherd did not answer {} within {} s", pending.method, SIDECAR_TIMEOUT_MS / 1000);
@@ -394,7 +418,7 @@ impl HostEngine {
 
     /// When `handle_timeout` must be called next.
     pub fn poll_timeout(&self) -> Option<u64> {
-        let webview_due = self.webview_has_news().then(|| self.webview.last_post.map_or(0, |at| at + FRAME_MS));
+        let webview_due = self.frame_has_news().then(|| self.webview.last_post.map_or(0, |at| at + FRAME_MS));
         [self.rpc.next_deadline(), self.agent.as_ref().and_then(|slot| slot.client.poll_timeout()), webview_due]
             .into_iter()
             .flatten()
@@ -633,6 +657,11 @@ impl HostEngine {
                 let result = result.map(|raw| raw.get().to_owned()).map_err(|error| error.message);
                 self.on_snapshot_answer(tag, generation, result);
             }
+            (SidecarRequest::Terminal { generation, call }, result) => {
+                if let Some(slot) = self.agent.as_mut().filter(|slot| slot.generation == generation) {
+                    slot.client.handle_terminal_answer(call, result, now);
+                }
+            }
             (SidecarRequest::Kill, Ok(_)) => {}
             (SidecarRequest::Kill, Err(error)) => {
                 self.log(LogLevel::Warn, format!("tetherd could not stop an agent: {}", error.message));
@@ -674,6 +703,24 @@ impl HostEngine {
             method::AGENT_EXITED => match serde_json::from_str::<AgentExited>(params) {
                 Ok(exited) => self.on_agent_exited(exited),
                 Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed agent/exited: {error}")),
+            },
+            // A terminal's id is unique in tetherd, so only the session that created it knows it;
+            // output of an earlier session's terminal finds nothing and is dropped.
+            method::TERMINAL_DATA => match serde_json::from_str::<TerminalData>(params) {
+                Ok(data) => {
+                    if let Some(slot) = &mut self.agent {
+                        slot.client.handle_terminal_data(data.terminal_id, &data.data, now);
+                    }
+                }
+                Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed terminal/data: {error}")),
+            },
+            method::TERMINAL_EXITED => match serde_json::from_str::<TerminalExited>(params) {
+                Ok(exited) => {
+                    if let Some(slot) = &mut self.agent {
+                        slot.client.handle_terminal_exited(exited, now);
+                    }
+                }
+                Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed terminal/exited: {error}")),
             },
             _ => self.log(LogLevel::Debug, format!("ignored a notification from tetherd: {method}")),
         }
@@ -781,6 +828,7 @@ impl HostEngine {
             AcpEvent::TakeSnapshot => self.take_snapshot(),
             AcpEvent::ScanChanges { base } => self.scan_changes(base),
             AcpEvent::ChangesChanged => self.refresh_changes_view(),
+            AcpEvent::Terminal(call) => self.terminal_call(call),
             AcpEvent::Audit(record) => {
                 let record = *record;
                 let record = match serde_json::to_string(&record) {
@@ -799,6 +847,50 @@ impl HostEngine {
                 }
             }
         }
+    }
+
+    /// Sends a client's terminal request or message to tetherd, for the agent of its session.
+    fn terminal_call(&mut self, call: TerminalCall) {
+        let Some(slot) = &mut self.agent else { return };
+        let generation = slot.generation;
+        let (Some(agent_id), SidecarState::Ready) = (slot.agent_id, self.sidecar) else {
+            if let TerminalCall::Create { call, .. } | TerminalCall::Request { call, .. } = call {
+                let error =
+                    RpcError::internal_error().data(serde_json::Value::String("tetherd is not connected".to_owned()));
+                slot.client.handle_terminal_answer(call, Err(error), self.now);
+            }
+            return;
+        };
+        let deadline = (!call.waits_for_the_command()).then_some(self.now + TERMINAL_TIMEOUT_MS);
+        let line = match call {
+            TerminalCall::Create { call, command, args, shell, env, cwd, output_byte_limit } => {
+                let params = TerminalCreateParams {
+                    agent_id,
+                    command,
+                    args,
+                    shell,
+                    env,
+                    cwd,
+                    output_byte_limit,
+                    cols: TERMINAL_COLS,
+                    rows: TERMINAL_ROWS,
+                };
+                let tag = SidecarRequest::Terminal { generation, call };
+                self.rpc.request(method::TERMINAL_CREATE, &params, tag, deadline).1
+            }
+            TerminalCall::Request { call, method, terminal } => {
+                let tag = SidecarRequest::Terminal { generation, call };
+                self.rpc.request(method, &TerminalRef { terminal_id: terminal }, tag, deadline).1
+            }
+            TerminalCall::Input { terminal, data } => {
+                jsonrpc::encode_notification(method::TERMINAL_INPUT, &TerminalInput { terminal_id: terminal, data })
+            }
+            TerminalCall::Resize { terminal, cols, rows } => jsonrpc::encode_notification(
+                method::TERMINAL_RESIZE,
+                &TerminalResize { terminal_id: terminal, cols, rows },
+            ),
+        };
+        self.sidecar_write(line);
     }
 
     /// The store of the workspace's snapshots, when a workspace folder is open.
@@ -966,16 +1058,37 @@ impl HostEngine {
         self.webview.ready && (self.webview.session_changed || !self.webview.patches.is_empty())
     }
 
+    /// Whether the next frame has anything to deliver: patches or a header for the webview, or
+    /// terminal output for the mirrored terminals and the cards.
+    fn frame_has_news(&self) -> bool {
+        self.webview_has_news() || self.agent.as_ref().is_some_and(|slot| slot.client.terminals_dirty())
+    }
+
+    /// At most once per [`FRAME_MS`]: terminal output to its mirrored terminals and cards, and one
+    /// post to the webview.
     fn flush_webview(&mut self, now: u64) {
-        if !self.webview_has_news() {
+        if !self.frame_has_news() {
             return;
         }
         if self.webview.last_post.is_some_and(|at| now < at + FRAME_MS) {
             return; // poll_timeout asks for a timer at the next frame
         }
+        self.webview.last_post = Some(now);
+        if let Some(slot) = &mut self.agent
+            && slot.client.terminals_dirty()
+        {
+            let writes = slot.client.flush_terminals(now);
+            self.actions.extend(writes);
+            let patches = slot.client.thread_mut().take_patches();
+            if self.webview.ready {
+                self.webview.patches.extend(patches);
+            }
+        }
+        if !self.webview_has_news() {
+            return;
+        }
         let session = std::mem::take(&mut self.webview.session_changed).then(|| self.session.clone());
         let thread = std::mem::take(&mut self.webview.patches);
-        self.webview.last_post = Some(now);
         self.actions.push_back(HostAction::PostWebview { message: Box::new(HostToWebview::Patch { session, thread }) });
     }
 

@@ -106,9 +106,7 @@ pub struct ToolCallView {
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum ToolContent {
     /// Text (markdown) the tool produced. Non-text content blocks are summarised as text.
-    Text {
-        text: String,
-    },
+    Text { text: String },
     /// A file edit the tool made or proposes, as the card shows it (diffed by tether-diff). The
     /// texts stay in the engine: the webview only needs the lines.
     Diff {
@@ -125,9 +123,7 @@ pub enum ToolContent {
     },
     /// A terminal the tool runs a command in; its output is in [`Thread::terminals`] under this
     /// id (the card shows "starting" until it is there).
-    Terminal {
-        terminal_id: String,
-    },
+    Terminal { terminal_id: String },
 }
 
 /// A command's terminal as its card in the chat shows it: the command line, the tail of the
@@ -168,9 +164,15 @@ pub enum TerminalState {
     Running,
     /// The command ended. `killed` when Tether stopped it (the person's Stop, a release, the
     /// session's end).
-    Exited { exit_code: Option<u32>, signal: Option<String>, killed: bool },
+    Exited {
+        exit_code: Option<u32>,
+        signal: Option<String>,
+        killed: bool,
+    },
     /// The command could not be started, or Tether lost track of it (tetherd went away).
-    Failed { message: String },
+    Failed {
+        message: String,
+    },
 }
 
 /// One line of terminal output: runs of text that share a style.
@@ -365,7 +367,7 @@ impl Thread {
     /// Inserts or replaces a terminal. A terminal that changes many times between two takes of
     /// the patches (a command printing fast) costs one patch: only its latest view is kept.
     pub fn set_terminal(&mut self, view: TerminalView) {
-        if self.terminals.iter().any(|existing| *existing == view) {
+        if self.terminals.contains(&view) {
             return;
         }
         self.apply(&ThreadPatch::Terminal { view: view.clone() });
@@ -487,12 +489,10 @@ impl Thread {
             }
             ThreadPatch::Plan { entries } => self.plan = entries.clone(),
             ThreadPatch::Turn { state } => self.turn = state.clone(),
-            ThreadPatch::Terminal { view } => {
-                match self.terminals.iter_mut().find(|existing| existing.id == view.id) {
-                    Some(existing) => *existing = view.clone(),
-                    None => self.terminals.push(view.clone()),
-                }
-            }
+            ThreadPatch::Terminal { view } => match self.terminals.iter_mut().find(|existing| existing.id == view.id) {
+                Some(existing) => *existing = view.clone(),
+                None => self.terminals.push(view.clone()),
+            },
         }
     }
 }

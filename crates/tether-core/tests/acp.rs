@@ -23,6 +23,12 @@
 //! - `> edited <edit id> <applied|unsaved|conflict|failed <why>>`: how an edit went
 //! - `> review <json ReviewIntent>`: a decision on a change; `> changed <path>`: a file under review
 //!   changed
+//! - `> term-answer <call> <json result>` / `> term-error <call> <code> <message>`: tetherd answered a
+//!   terminal call; `> term-data <tetherd id> <json string>`: output; `> term-exited <tetherd id>
+//!   <json exit status> [killed]`: the command ended
+//! - `> term-intent <json TerminalIntent>` / `> term-input <terminal> <json string>` /
+//!   `> term-closed <terminal>`: the person used a terminal's card or its mirrored VS Code terminal
+//! - `> frame`: a frame passed: terminal output goes to the mirrored terminals and the cards
 //!
 //! Audit records are written as `audit <json>`; whenever the policy changed, one `policy` line
 //! shows the mode, the agent's own mode and every rule with how often it fired.
@@ -35,8 +41,9 @@ use std::path::Path;
 
 use tether_core::acp::{AcpClient, AcpEvent, ClientInfo};
 use tether_core::host_api::{EditOutcome, FileReadOutcome, FileReadReply};
+use tether_core::jsonrpc::RpcError;
 use tether_core::permissions::{Mode, PermissionPolicy, RuleScope, RuleSpec};
-use tether_core::sidecar::BadLineKind;
+use tether_core::sidecar::{BadLineKind, TerminalExited};
 use tether_core::thread::Entry;
 
 fn run_script(script: &str) -> String {
@@ -146,6 +153,51 @@ fn run_script(script: &str) -> String {
                 }
             }
             "changed" => client.handle_file_changed(rest),
+            "term-answer" => {
+                let (call, result) = rest.split_once(' ').expect("term-answer <call> <json>");
+                let raw = serde_json::value::RawValue::from_string(result.to_owned()).unwrap();
+                client.handle_terminal_answer(call.parse().unwrap(), Ok(&raw), now);
+            }
+            "term-error" => {
+                let mut parts = rest.splitn(3, ' ');
+                let call = parts.next().unwrap().parse().unwrap();
+                let code: i32 = parts.next().unwrap().parse().unwrap();
+                let error = RpcError::new(code, parts.next().unwrap_or_default());
+                client.handle_terminal_answer(call, Err(error), now);
+            }
+            "term-data" => {
+                let (id, data) = rest.split_once(' ').expect("term-data <id> <json string>");
+                let data: String = serde_json::from_str(data).unwrap();
+                client.handle_terminal_data(id.parse().unwrap(), &data, now);
+            }
+            "term-exited" => {
+                let (id, status) = rest.split_once(' ').expect("term-exited <id> <json> [killed]");
+                let (status, killed) = match status.strip_suffix(" killed") {
+                    Some(status) => (status, true),
+                    None => (status, false),
+                };
+                let exited = TerminalExited {
+                    terminal_id: id.parse().unwrap(),
+                    status: serde_json::from_str(status).unwrap(),
+                    killed,
+                };
+                client.handle_terminal_exited(exited, now);
+            }
+            "term-intent" => {
+                if let Err(error) = client.terminal_intent(serde_json::from_str(rest).unwrap()) {
+                    writeln!(out, "  refused: {error}").unwrap();
+                }
+            }
+            "term-input" => {
+                let (terminal, data) = rest.split_once(' ').expect("term-input <terminal> <json string>");
+                client.terminal_input(terminal, serde_json::from_str(data).unwrap());
+            }
+            "term-closed" => client.terminal_closed(rest),
+            "frame" => {
+                for action in client.flush_terminals(now) {
+                    writeln!(out, "  host {}", serde_json::to_string(&action).unwrap()).unwrap();
+                }
+            }
             other => panic!("unknown input {other:?}"),
         }
         while let Some(line) = client.poll_outgoing() {
@@ -225,6 +277,16 @@ fn misbehaving_agent() {
 #[test]
 fn agent_dies_mid_turn() {
     check("dies");
+}
+
+#[test]
+fn terminals_run_by_tetherd() {
+    check("terminals");
+}
+
+#[test]
+fn terminals_stopped_closed_and_reopened_and_the_agents_own_commands() {
+    check("terminals-person");
 }
 
 #[test]

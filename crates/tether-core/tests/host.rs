@@ -86,7 +86,7 @@ fn handshake_with_tetherd_then_agent() {
     // The agent is up: initialize goes to it embedded in agent/send, byte for byte.
     engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"agentId\":3,\"pid\":10}}\n", 2);
     expect_test::expect![[r#"
-        {"jsonrpc":"2.0","method":"agent/send","params":{"agentId":3,"message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":false,"auth":{"terminal":false}},"clientInfo":{"name":"Tether","version":"0.1.0"}}}}}
+        {"jsonrpc":"2.0","method":"agent/send","params":{"agentId":3,"message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true,"auth":{"terminal":false},"_meta":{"terminal_output":true,"terminal_output_delta":true}},"clientInfo":{"name":"Tether","version":"0.1.0"}}}}}
     "#]]
     .assert_eq(&sidecar_lines(&drain(&mut engine)));
 
@@ -458,4 +458,127 @@ fn a_new_session_keeps_the_mode_and_workspace_rules() {
     let rules: Vec<(String, RuleScope, u32)> =
         session.permissions.rules.iter().map(|rule| (rule.description.clone(), rule.scope, rule.fired)).collect();
     assert_eq!(rules, [("Allow fetch".to_owned(), RuleScope::Workspace, 1)]);
+}
+
+/// A terminal the agent asked for, created through tetherd, with its output streaming in: the
+/// agent's request reaches tetherd with the agent named, the agent gets the terminal's id, the
+/// mirrored VS Code terminal gets every byte in order at most once per frame, and the card sees
+/// the exit.
+#[test]
+fn terminal_output_reaches_the_mirror_whole_and_at_most_once_per_frame() {
+    let mut now = 0;
+    let mut engine = ready_engine(&mut now);
+    drain(&mut engine);
+    engine.handle_webview(WebviewToHost::Ready, now);
+    let create =
+        r#"{"jsonrpc":"2.0","id":40,"method":"terminal/create","params":{"sessionId":"s1","command":"cargo test"}}"#;
+    engine.handle_sidecar_bytes(&from_agent(7, create), now);
+    let sent = sidecar_lines(&drain(&mut engine));
+    assert!(
+        sent.contains(
+            r#""method":"terminal/create","params":{"agentId":7,"command":"cargo test","args":[],"shell":true"#
+        ),
+        "{sent}"
+    );
+    let request_id: u64 = {
+        let line = sent.lines().find(|line| line.contains("terminal/create")).unwrap();
+        serde_json::from_str::<serde_json::Value>(line).unwrap()["id"].as_u64().unwrap()
+    };
+    engine.handle_sidecar_bytes(
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{request_id},\"result\":{{\"terminalId\":5,\"pid\":321}}}}\n").as_bytes(),
+        now,
+    );
+    let actions = drain(&mut engine);
+    assert!(
+        sidecar_lines(&actions).contains(r#""message":{"jsonrpc":"2.0","id":40,"result":{"terminalId":"term-5"}}"#)
+    );
+    assert!(
+        actions
+            .iter()
+            .any(|action| matches!(action, HostAction::OpenTerminal { terminal, .. } if terminal == "term-5"))
+    );
+
+    let mut expected = String::new();
+    let mut writes: Vec<(u64, String)> = Vec::new();
+    let mut collect = |engine: &mut HostEngine, now: u64| {
+        for action in drain(engine) {
+            if let HostAction::TerminalWrite { terminal, data } = action {
+                assert_eq!(terminal, "term-5");
+                writes.push((now, data));
+            }
+        }
+    };
+    for n in 0..3000 {
+        let text = format!("test {n} ... ok ✓\r\n");
+        expected.push_str(&text);
+        let notification = serde_json::json!({
+            "jsonrpc": "2.0", "method": "terminal/data", "params": {"terminalId": 5, "data": text}
+        });
+        now += 1;
+        if engine.poll_timeout().is_some_and(|at| at <= now) {
+            engine.handle_timeout(now);
+        }
+        engine.handle_sidecar_bytes(format!("{notification}\n").as_bytes(), now);
+        collect(&mut engine, now);
+    }
+    engine.handle_sidecar_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"terminal/exited\",\"params\":{\"terminalId\":5,\"status\":{\"exitCode\":101,\"signal\":null},\"killed\":false}}\n",
+        now,
+    );
+    collect(&mut engine, now);
+    while let Some(at) = engine.poll_timeout() {
+        now = now.max(at);
+        engine.handle_timeout(now);
+        collect(&mut engine, now);
+        if engine.poll_timeout().is_none_or(|next| next <= now) {
+            break;
+        }
+    }
+
+    let mirrored: String = writes.iter().map(|(_, data)| data.as_str()).collect();
+    assert_eq!(mirrored.strip_suffix("\r\n\u{1b}[90m[exited with code 101]\u{1b}[0m\r\n"), Some(expected.as_str()));
+    for pair in writes.windows(2) {
+        assert!(pair[1].0 >= pair[0].0 + FRAME_MS, "two writes within one frame: {:?} and {:?}", pair[0].0, pair[1].0);
+    }
+    assert!(writes.len() < 3000 / 4, "{} writes for 3000 pieces of output", writes.len());
+}
+
+/// A command printing faster than a terminal can show: each frame's write is bounded, and the
+/// mirror says what it skipped instead of falling ever further behind.
+#[test]
+fn a_flood_of_output_is_skipped_in_the_mirror_and_said_so() {
+    let mut now = 0;
+    let mut engine = ready_engine(&mut now);
+    let create = r#"{"jsonrpc":"2.0","id":40,"method":"terminal/create","params":{"sessionId":"s1","command":"yes"}}"#;
+    engine.handle_sidecar_bytes(&from_agent(7, create), now);
+    let sent = sidecar_lines(&drain(&mut engine));
+    let line = sent.lines().find(|line| line.contains("terminal/create")).unwrap();
+    let request_id = serde_json::from_str::<serde_json::Value>(line).unwrap()["id"].as_u64().unwrap();
+    engine.handle_sidecar_bytes(
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{request_id},\"result\":{{\"terminalId\":6,\"pid\":1}}}}\n").as_bytes(),
+        now,
+    );
+    drain(&mut engine);
+    // 3 MB within one frame.
+    let piece = "y\r\n".repeat(100_000);
+    for _ in 0..10 {
+        let notification = serde_json::json!({
+            "jsonrpc": "2.0", "method": "terminal/data", "params": {"terminalId": 6, "data": piece}
+        });
+        engine.handle_sidecar_bytes(format!("{notification}\n").as_bytes(), now);
+    }
+    now += FRAME_MS;
+    engine.handle_timeout(now);
+    let writes: Vec<String> = drain(&mut engine)
+        .into_iter()
+        .filter_map(|action| match action {
+            HostAction::TerminalWrite { data, .. } => Some(data),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(writes.len(), 1);
+    let write = &writes[0];
+    assert!(write.len() <= 1024 * 1024 + 200, "the frame's write is bounded: {} bytes", write.len());
+    assert!(write.contains("[Tether skipped 1.9 MB of output here to keep up]"), "{}", &write[..200]);
+    assert!(write.ends_with("y\r\n"), "the newest output is what is shown");
 }

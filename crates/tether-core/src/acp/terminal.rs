@@ -1,16 +1,763 @@
-//! Terminals (work in progress: the intents are accepted and do nothing yet).
+//! Terminals: the agent's `terminal/*` requests, run by tetherd in real PTYs, and the commands an
+//! agent runs by itself and streams through `_meta`; both mirrored into a VS Code terminal and a
+//! card in the chat.
+//!
+//! `terminal/create` is checked here (the session; the cwd must be inside the workspace; the
+//! person's rules and mode may refuse the command, as they would have refused the agent's
+//! permission request for it) and handed to the host engine as a [`TerminalCall`], which adds the
+//! agent and sends it to tetherd. The other requests (`output`, `wait_for_exit`, `kill`,
+//! `release`) go to tetherd the same way and its answers go back to the agent as they are:
+//! tetherd owns the PTY and the retained output, so there is one source of truth for what the
+//! agent reads. With no `args`, `command` is a shell command line (Claude's adapter sends
+//! `npm test && npm run lint` like that), so it runs through the shell.
+//!
+//! What the command prints arrives as `terminal/data` from tetherd (or, for an agent's own
+//! command, as `_meta.terminal_output` / `terminal_output_delta` on its tool call updates, and
+//! `_meta.terminal_exit` at the end, as Claude's and Codex's adapters send them). It feeds three
+//! things, each bounded: the card's [`TerminalScreen`], the text to replay when the person reopens
+//! a closed terminal, and the text not yet written to the mirrored VS Code terminal, which the
+//! host engine collects once per frame with [`AcpClient::flush_terminals`] (a command flooding
+//! its output costs VS Code one write per frame, and what cannot keep up is skipped, said so in
+//! the terminal).
+//!
+//! What is deliberately absent: a terminal the agent never embeds in a tool call still gets its
+//! VS Code terminal but no card (ACP asks agents to embed it; there is nowhere else in the thread
+//! to show it).
 
-use super::{AcpClient, IntentError};
+use std::collections::{BTreeMap, BTreeSet};
+
+use agent_client_protocol_schema::v1 as acp;
+use serde_json::value::RawValue;
+
+use super::fs::WRITE_REFUSED;
+use super::{AcpClient, AcpEvent, IntentError};
+use crate::host_api::HostAction;
+use crate::jsonrpc::{self, RequestId, RpcError};
+use crate::permissions::{RequestFacts, RequestPath, Verdict, resolve_path};
+use crate::sidecar::{TerminalExitStatus, TerminalExited, TerminalId, method};
+use crate::terminal_screen::TerminalScreen;
+use crate::thread::{Entry, NoticeLevel, NoticeView, TerminalOrigin, TerminalState, TerminalView, ToolContent};
 use crate::webview::TerminalIntent;
 
+/// How much of a command's output is kept to replay into a reopened VS Code terminal.
+const REPLAY_MAX_BYTES: usize = 256 * 1024;
+
+/// The most output written to one mirrored terminal per frame; a command printing faster has the
+/// older part of the frame's output skipped (the agent still gets all of it from tetherd).
+const MIRROR_FRAME_MAX_BYTES: usize = 1024 * 1024;
+
+/// The longest name of a mirrored VS Code terminal, in characters.
+const TERMINAL_NAME_CHARS: usize = 48;
+
+/// A request or message for tetherd about a terminal. The host engine adds the agent (for
+/// `terminal/create`), sends it, and gives the answer to [`AcpClient::handle_terminal_answer`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TerminalCall {
+    Create {
+        call: u64,
+        command: String,
+        args: Vec<String>,
+        shell: bool,
+        env: BTreeMap<String, String>,
+        cwd: String,
+        output_byte_limit: Option<u64>,
+    },
+    /// `terminal/output`, `terminal/wait_for_exit`, `terminal/kill` or `terminal/release`, which
+    /// all take only the terminal.
+    Request {
+        call: u64,
+        method: &'static str,
+        terminal: TerminalId,
+    },
+    Input {
+        terminal: TerminalId,
+        data: String,
+    },
+    Resize {
+        terminal: TerminalId,
+        cols: u16,
+        rows: u16,
+    },
+}
+
+impl TerminalCall {
+    /// `terminal/wait_for_exit` waits as long as the command runs; every other request is
+    /// answered promptly.
+    pub fn waits_for_the_command(&self) -> bool {
+        matches!(self, TerminalCall::Request { method: method::TERMINAL_WAIT_FOR_EXIT, .. })
+    }
+}
+
+/// The terminals of one session.
+#[derive(Debug, Default)]
+pub(super) struct Terminals {
+    /// In the order they were created.
+    list: Vec<TerminalEntry>,
+    calls: BTreeMap<u64, PendingCall>,
+    next_call: u64,
+    /// Terminals whose card or mirror has something new for the next frame.
+    dirty: BTreeSet<String>,
+}
+
+#[derive(Debug)]
+struct TerminalEntry {
+    /// The ACP terminal id.
+    id: String,
+    /// tetherd's id; `None` for a command the agent runs itself.
+    sidecar: Option<TerminalId>,
+    origin: TerminalOrigin,
+    /// The command line as the person would type it; for an agent's own command, the tool call
+    /// says it (see `tool_call`).
+    command: String,
+    cwd: Option<String>,
+    /// The tool call that embeds this terminal, once one does.
+    tool_call: Option<String>,
+    screen: TerminalScreen,
+    replay: String,
+    replay_cut: bool,
+    mirror_pending: String,
+    mirror_skipped: u64,
+    mirror: Mirror,
+    state: TerminalState,
+    started_at: u64,
+    ended_at: Option<u64>,
+    /// The agent released it: tetherd forgot it, only its view and replay remain.
+    released: bool,
+    stop_requested: bool,
+    /// The agent streamed this command's output in pieces (`terminal_output_delta`); its
+    /// `terminal_output`, the whole output at the end, would repeat them.
+    streamed: bool,
+}
+
+/// The VS Code terminal that mirrors a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mirror {
+    /// An agent's own command that has printed nothing yet.
+    NotYet,
+    /// To be opened at the next frame (brought to the front only if the command still runs: an
+    /// adapter that reports a command only once it is done must not pop a terminal up for each).
+    Wanted,
+    Open,
+    /// The person closed it; it comes back only when they ask.
+    Closed,
+}
+
+#[derive(Debug)]
+enum PendingCall {
+    Create {
+        request: RequestId,
+        command: String,
+        cwd: Option<String>,
+    },
+    /// The agent's `output`, `wait_for_exit`, `kill` or `release`, answered with tetherd's result.
+    Forwarded {
+        request: RequestId,
+        method: &'static str,
+        terminal: String,
+    },
+    /// The person's Stop.
+    Stop {
+        terminal: String,
+    },
+}
+
+impl TerminalEntry {
+    fn new(id: String, origin: TerminalOrigin, command: String, cwd: Option<String>, now: u64) -> Self {
+        TerminalEntry {
+            id,
+            sidecar: None,
+            origin,
+            command,
+            cwd,
+            tool_call: None,
+            screen: TerminalScreen::new(),
+            replay: String::new(),
+            replay_cut: false,
+            mirror_pending: String::new(),
+            mirror_skipped: 0,
+            mirror: Mirror::NotYet,
+            state: TerminalState::Running,
+            started_at: now,
+            ended_at: None,
+            released: false,
+            stop_requested: false,
+            streamed: false,
+        }
+    }
+
+    fn running(&self) -> bool {
+        matches!(self.state, TerminalState::Running)
+    }
+
+    /// Output the command printed, in order.
+    fn push_output(&mut self, text: &str) {
+        self.screen.feed(text);
+        push_bounded(&mut self.replay, text, REPLAY_MAX_BYTES, &mut self.replay_cut);
+        let mut cut = false;
+        let before = self.mirror_pending.len() + text.len();
+        push_bounded(&mut self.mirror_pending, text, MIRROR_FRAME_MAX_BYTES, &mut cut);
+        if cut {
+            self.mirror_skipped += (before - self.mirror_pending.len()) as u64;
+        }
+    }
+
+    fn exited(&mut self, status: TerminalExitStatus, killed: bool, now: u64) {
+        if !self.running() {
+            return;
+        }
+        let line = match (&status.exit_code, &status.signal) {
+            (_, Some(signal)) if killed => format!("stopped ({signal})"),
+            (_, Some(signal)) => format!("ended by {signal}"),
+            (Some(code), None) => format!("exited with code {code}"),
+            (None, None) => "exited".to_owned(),
+        };
+        self.mirror_text(&format!("\r\n\x1b[90m[{line}]\x1b[0m\r\n"));
+        self.state = TerminalState::Exited { exit_code: status.exit_code, signal: status.signal, killed };
+        self.ended_at = Some(now);
+    }
+
+    /// Text for the mirrored terminal only (not output of the command).
+    fn mirror_text(&mut self, text: &str) {
+        let mut cut = false;
+        push_bounded(&mut self.replay, text, REPLAY_MAX_BYTES, &mut self.replay_cut);
+        push_bounded(&mut self.mirror_pending, text, MIRROR_FRAME_MAX_BYTES, &mut cut);
+    }
+
+    fn replay_text(&self) -> String {
+        if self.replay_cut {
+            format!("\x1b[90m[earlier output is not shown here]\x1b[0m\r\n{}", self.replay)
+        } else {
+            self.replay.clone()
+        }
+    }
+
+    fn open_action(&self, name_source: &str, reveal: bool) -> HostAction {
+        HostAction::OpenTerminal {
+            terminal: self.id.clone(),
+            name: terminal_name(name_source),
+            interactive: self.origin == TerminalOrigin::Client && self.running() && !self.released,
+            replay: self.replay_text(),
+            reveal,
+        }
+    }
+}
+
 impl AcpClient {
-    pub fn terminal_input(&mut self, _terminal: &str, _data: String) {}
+    pub(super) fn on_create_terminal(&mut self, id: RequestId, request: acp::CreateTerminalRequest) {
+        if self.session_id.as_ref() != Some(&request.session_id) {
+            return self.refuse(&id, format!("unknown session {}", request.session_id.0));
+        }
+        let cwd = match &request.cwd {
+            None => self.cwd.clone(),
+            Some(path) => {
+                let path = path.to_string_lossy().into_owned();
+                if !path.starts_with('/') {
+                    return self.refuse(&id, format!("cwd {path} is not an absolute path"));
+                }
+                match resolve_path(&self.cwd, &path) {
+                    RequestPath::Inside(_) => path,
+                    RequestPath::Outside(absolute) => {
+                        return self.refuse(
+                            &id,
+                            format!(
+                                "cwd {absolute} is outside the workspace ({}); Tether runs commands only inside it",
+                                self.cwd
+                            ),
+                        );
+                    }
+                }
+            }
+        };
+        let shell = request.args.is_empty();
+        let command_line = if shell {
+            request.command.clone()
+        } else {
+            std::iter::once(request.command.as_str())
+                .chain(request.args.iter().map(String::as_str))
+                .map(quote_for_display)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        // An agent is meant to ask before it runs a command, and the person's rules and mode
+        // answer that request; an agent that did not ask is held to the same answer here.
+        let facts = RequestFacts {
+            kind: "execute".to_owned(),
+            title: command_line.clone(),
+            command: Some(command_line.clone()),
+            paths: Vec::new(),
+        };
+        if let Verdict::Reject { reason, .. } = self.policy.decide(&facts) {
+            let message = format!("{reason}: the command `{command_line}` was not run");
+            self.thread.push(Entry::Notice(NoticeView {
+                level: NoticeLevel::Info,
+                text: message.clone(),
+                detail: None,
+            }));
+            self.outgoing.push_back(jsonrpc::encode_error(&id, &RpcError::new(WRITE_REFUSED, message)));
+            return;
+        }
+        let call = self.terminals.next_call();
+        let shown_cwd = (cwd != self.cwd).then(|| cwd.clone());
+        self.terminals.calls.insert(call, PendingCall::Create { request: id, command: command_line, cwd: shown_cwd });
+        self.events.push_back(AcpEvent::Terminal(TerminalCall::Create {
+            call,
+            command: request.command,
+            args: request.args,
+            shell,
+            env: request.env.into_iter().map(|variable| (variable.name, variable.value)).collect(),
+            cwd,
+            output_byte_limit: request.output_byte_limit,
+        }));
+    }
 
-    pub fn terminal_resize(&mut self, _terminal: &str, _cols: u16, _rows: u16) {}
+    /// `terminal/output`, `terminal/wait_for_exit`, `terminal/kill`, `terminal/release`: checked
+    /// and passed on to tetherd.
+    pub(super) fn on_terminal_request(
+        &mut self,
+        id: RequestId,
+        method: &'static str,
+        session: &acp::SessionId,
+        terminal: &acp::TerminalId,
+    ) {
+        if self.session_id.as_ref() != Some(session) {
+            return self.refuse(&id, format!("unknown session {}", session.0));
+        }
+        let sidecar = match self.terminals.get(&terminal.0) {
+            Some(entry) if entry.released => Err(format!("terminal {} was released", terminal.0)),
+            Some(TerminalEntry { sidecar: Some(sidecar), .. }) => Ok(*sidecar),
+            _ => Err(format!("unknown terminal {}", terminal.0)),
+        };
+        match sidecar {
+            Ok(sidecar) => {
+                let call = self.terminals.next_call();
+                self.terminals
+                    .calls
+                    .insert(call, PendingCall::Forwarded { request: id, method, terminal: terminal.0.to_string() });
+                self.events.push_back(AcpEvent::Terminal(TerminalCall::Request { call, method, terminal: sidecar }));
+            }
+            Err(problem) => self.refuse(&id, problem),
+        }
+    }
 
-    pub fn terminal_closed(&mut self, _terminal: &str) {}
+    /// tetherd's answer to a [`TerminalCall`] (its raw result), or why there is none.
+    pub fn handle_terminal_answer(&mut self, call: u64, result: Result<&RawValue, RpcError>, now: u64) {
+        self.now = now;
+        let Some(pending) = self.terminals.calls.remove(&call) else { return };
+        match pending {
+            PendingCall::Create { request, command, cwd } => {
+                let created = result.and_then(|raw| {
+                    serde_json::from_str::<crate::sidecar::TerminalCreateResult>(raw.get()).map_err(|error| {
+                        RpcError::internal_error().data(serde_json::Value::String(format!(
+                            "tetherd's answer to terminal/create is malformed: {error}"
+                        )))
+                    })
+                });
+                match created {
+                    Ok(created) => {
+                        let id = format!("term-{}", created.terminal_id);
+                        let mut entry = TerminalEntry::new(id.clone(), TerminalOrigin::Client, command, cwd, now);
+                        entry.sidecar = Some(created.terminal_id);
+                        entry.mirror = Mirror::Open;
+                        let open = entry.open_action(&entry.command, true);
+                        self.terminals.list.push(entry);
+                        self.terminals.dirty.insert(id.clone());
+                        self.events.push_back(AcpEvent::Host(Box::new(open)));
+                        let response = acp::CreateTerminalResponse::new(id);
+                        self.outgoing.push_back(jsonrpc::encode_result(&request, &response));
+                    }
+                    Err(error) => {
+                        let message = format!("Tether could not run `{command}`: {}", error.message);
+                        self.events.push_back(AcpEvent::ProtocolProblem { message: message.clone() });
+                        let detail = error.data.as_ref().and_then(|data| data.as_str()).map(str::to_owned);
+                        self.thread.push(Entry::Notice(NoticeView {
+                            level: NoticeLevel::Warning,
+                            text: message,
+                            detail,
+                        }));
+                        self.outgoing.push_back(jsonrpc::encode_error(&request, &error));
+                    }
+                }
+            }
+            PendingCall::Forwarded { request, method, terminal } => {
+                if method == method::TERMINAL_RELEASE
+                    && let Some(entry) = self.terminals.get_mut(&terminal)
+                {
+                    entry.released = true;
+                    self.terminals.dirty.insert(terminal);
+                }
+                match result {
+                    // tetherd's answers have ACP's shapes (exit status, output): passed on as
+                    // they are.
+                    Ok(raw) => self.outgoing.push_back(jsonrpc::encode_result(&request, &raw)),
+                    Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&request, &error)),
+                }
+            }
+            PendingCall::Stop { terminal } => {
+                if let Err(error) = result {
+                    self.events.push_back(AcpEvent::ProtocolProblem {
+                        message: format!("could not stop terminal {terminal}: {}", error.message),
+                    });
+                }
+            }
+        }
+    }
 
-    pub fn terminal_intent(&mut self, _intent: TerminalIntent) -> Result<(), IntentError> {
-        Err(IntentError::UnknownTerminal)
+    /// Output from tetherd's `terminal/data`.
+    pub fn handle_terminal_data(&mut self, terminal: TerminalId, data: &str, now: u64) {
+        self.now = now;
+        let Some(entry) = self.terminals.by_sidecar(terminal) else { return };
+        entry.push_output(data);
+        let id = entry.id.clone();
+        self.terminals.dirty.insert(id);
+    }
+
+    /// tetherd's `terminal/exited`.
+    pub fn handle_terminal_exited(&mut self, exited: TerminalExited, now: u64) {
+        self.now = now;
+        let Some(entry) = self.terminals.by_sidecar(exited.terminal_id) else { return };
+        let killed = exited.killed || entry.stop_requested;
+        entry.exited(exited.status, killed, now);
+        let id = entry.id.clone();
+        self.terminals.dirty.insert(id);
+    }
+
+    /// tetherd is out of reach: the commands it ran are out of sight for good.
+    pub fn terminals_lost(&mut self, why: &str, now: u64) {
+        for entry in self.terminals.list.iter_mut().filter(|entry| entry.origin == TerminalOrigin::Client) {
+            if entry.running() {
+                entry.state = TerminalState::Failed { message: format!("Tether lost track of this command: {why}") };
+                entry.ended_at = Some(now);
+                self.terminals.dirty.insert(entry.id.clone());
+            }
+        }
+    }
+
+    /// The `_meta` of a tool call (update) from an agent that runs commands itself.
+    pub(super) fn on_terminal_meta(&mut self, tool_call: &str, meta: Option<&acp::Meta>) {
+        let Some(meta) = meta else { return };
+        let terminal_id = |key: &str| {
+            meta.get(key).and_then(|value| value.get("terminal_id")).and_then(|id| id.as_str()).map(str::to_owned)
+        };
+        let now = self.now;
+        if let Some(id) = terminal_id("terminal_info") {
+            let cwd = meta["terminal_info"].get("cwd").and_then(|cwd| cwd.as_str()).map(str::to_owned);
+            self.agent_terminal(&id, tool_call, now).cwd = cwd.filter(|cwd| *cwd != self.cwd);
+        }
+        for key in ["terminal_output", "terminal_output_delta"] {
+            let Some(id) = terminal_id(key) else { continue };
+            let Some(data) = meta[key].get("data").and_then(|data| data.as_str()) else { continue };
+            // Not through a PTY: bare line feeds must return to the first column in VS Code's
+            // terminal too.
+            let data = with_carriage_returns(data);
+            let entry = self.agent_terminal(&id, tool_call, now);
+            // Claude's adapter sends the whole output once, at the end, as `terminal_output`;
+            // newer adapters stream `terminal_output_delta` pieces and may still send the whole.
+            if key == "terminal_output_delta" {
+                entry.streamed = true;
+            } else if entry.streamed {
+                continue;
+            }
+            entry.push_output(&data);
+            if entry.mirror == Mirror::NotYet {
+                entry.mirror = Mirror::Wanted;
+            }
+            self.terminals.dirty.insert(id);
+        }
+        if let Some(id) = terminal_id("terminal_exit") {
+            let exit = &meta["terminal_exit"];
+            let status = TerminalExitStatus {
+                exit_code: exit.get("exit_code").and_then(|code| code.as_u64()).map(|code| code as u32),
+                signal: exit.get("signal").and_then(|signal| signal.as_str()).map(str::to_owned),
+            };
+            self.agent_terminal(&id, tool_call, now).exited(status, false, now);
+            self.terminals.dirty.insert(id);
+        }
+    }
+
+    /// The agent's own terminal `id`, created when first heard of.
+    fn agent_terminal(&mut self, id: &str, tool_call: &str, now: u64) -> &mut TerminalEntry {
+        let index = match self.terminals.list.iter().position(|entry| entry.id == id) {
+            Some(index) => index,
+            None => {
+                let mut entry = TerminalEntry::new(id.to_owned(), TerminalOrigin::Agent, String::new(), None, now);
+                entry.tool_call = Some(tool_call.to_owned());
+                self.terminals.list.push(entry);
+                self.terminals.dirty.insert(id.to_owned());
+                self.terminals.list.len() - 1
+            }
+        };
+        &mut self.terminals.list[index]
+    }
+
+    /// Remembers which tool call embeds which terminal (for the name and command of an agent's
+    /// own command), after a tool call changed.
+    pub(super) fn link_terminals(&mut self, tool_call_index: crate::thread::EntryIndex) {
+        let Some(call) = self.thread.tool_call(tool_call_index) else { return };
+        let call_id = call.id.clone();
+        let ids: Vec<String> = call
+            .content
+            .iter()
+            .filter_map(|content| match content {
+                ToolContent::Terminal { terminal_id } => Some(terminal_id.clone()),
+                _ => None,
+            })
+            .collect();
+        for id in ids {
+            if let Some(entry) = self.terminals.get_mut(&id) {
+                entry.tool_call = Some(call_id.clone());
+                // The command line or title may have changed: the card shows it.
+                self.terminals.dirty.insert(id);
+            }
+        }
+    }
+
+    fn command_of_tool_call(&self, tool_call: &str) -> String {
+        self.thread
+            .find_tool_call(tool_call)
+            .and_then(|index| self.thread.tool_call(index))
+            .map(|call| call.command.clone().unwrap_or_else(|| call.title.clone()))
+            .unwrap_or_default()
+    }
+
+    /// The person typed into a mirrored terminal.
+    pub fn terminal_input(&mut self, terminal: &str, data: String) {
+        let Some(entry) = self.terminals.get(terminal) else { return };
+        if let (TerminalOrigin::Client, Some(sidecar), true, false) =
+            (entry.origin, entry.sidecar, entry.running(), entry.released)
+        {
+            self.events.push_back(AcpEvent::Terminal(TerminalCall::Input { terminal: sidecar, data }));
+        }
+    }
+
+    pub fn terminal_resize(&mut self, terminal: &str, cols: u16, rows: u16) {
+        let Some(entry) = self.terminals.get(terminal) else { return };
+        if let (TerminalOrigin::Client, Some(sidecar), true, false) =
+            (entry.origin, entry.sidecar, entry.running(), entry.released)
+        {
+            self.events.push_back(AcpEvent::Terminal(TerminalCall::Resize { terminal: sidecar, cols, rows }));
+        }
+    }
+
+    /// The person closed a mirrored terminal: a command still running is only stopped if they
+    /// confirm it.
+    pub fn terminal_closed(&mut self, terminal: &str) {
+        let Some(entry) = self.terminals.get_mut(terminal) else { return };
+        entry.mirror = Mirror::Closed;
+        entry.mirror_pending.clear();
+        if entry.origin == TerminalOrigin::Client && entry.running() && !entry.released && !entry.stop_requested {
+            let action = HostAction::ConfirmStopTerminal { terminal: entry.id.clone(), command: entry.command.clone() };
+            self.events.push_back(AcpEvent::Host(Box::new(action)));
+        }
+    }
+
+    pub fn terminal_intent(&mut self, intent: TerminalIntent) -> Result<(), IntentError> {
+        match intent {
+            TerminalIntent::Stop { terminal } => {
+                let entry = self.terminals.get_mut(&terminal).ok_or(IntentError::UnknownTerminal)?;
+                if entry.origin == TerminalOrigin::Agent {
+                    return Err(IntentError::NotOurTerminal);
+                }
+                let Some(sidecar) = entry.sidecar.filter(|_| entry.running() && !entry.released) else {
+                    return Ok(()); // It ended meanwhile: nothing to stop.
+                };
+                entry.stop_requested = true;
+                let call = self.terminals.next_call();
+                self.terminals.calls.insert(call, PendingCall::Stop { terminal });
+                self.events.push_back(AcpEvent::Terminal(TerminalCall::Request {
+                    call,
+                    method: method::TERMINAL_KILL,
+                    terminal: sidecar,
+                }));
+                Ok(())
+            }
+            TerminalIntent::Open { terminal } => {
+                let name = {
+                    let entry = self.terminals.get(&terminal).ok_or(IntentError::UnknownTerminal)?;
+                    match &entry.tool_call {
+                        Some(tool_call) if entry.origin == TerminalOrigin::Agent => {
+                            self.command_of_tool_call(tool_call)
+                        }
+                        _ => entry.command.clone(),
+                    }
+                };
+                let entry = self.terminals.get_mut(&terminal).ok_or(IntentError::UnknownTerminal)?;
+                let open = entry.open_action(&name, true);
+                // Whatever waited for the old mirror is in the replay.
+                entry.mirror_pending.clear();
+                entry.mirror_skipped = 0;
+                entry.mirror = Mirror::Open;
+                self.events.push_back(AcpEvent::Host(Box::new(open)));
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether a terminal has news for the next frame.
+    pub fn terminals_dirty(&self) -> bool {
+        !self.terminals.dirty.is_empty()
+    }
+
+    /// Once per frame: the cards of terminals that changed go into the thread, and what they
+    /// printed goes to their mirrored terminals (one write each).
+    pub fn flush_terminals(&mut self, now: u64) -> Vec<HostAction> {
+        let mut actions = Vec::new();
+        for id in std::mem::take(&mut self.terminals.dirty) {
+            let Some(index) = self.terminals.list.iter().position(|entry| entry.id == id) else { continue };
+            let command = {
+                let entry = &self.terminals.list[index];
+                match (&entry.tool_call, entry.origin) {
+                    (Some(tool_call), TerminalOrigin::Agent) => self.command_of_tool_call(tool_call),
+                    _ => entry.command.clone(),
+                }
+            };
+            let entry = &mut self.terminals.list[index];
+            if entry.mirror == Mirror::Wanted {
+                // The replay holds everything so far: the new terminal starts from it.
+                actions.push(entry.open_action(&command, entry.running()));
+                entry.mirror = Mirror::Open;
+                entry.mirror_pending.clear();
+                entry.mirror_skipped = 0;
+            }
+            if entry.mirror == Mirror::Open && !entry.mirror_pending.is_empty() {
+                let mut data = std::mem::take(&mut entry.mirror_pending);
+                if entry.mirror_skipped > 0 {
+                    data.insert_str(
+                        0,
+                        &format!(
+                            "\r\n\x1b[90m[Tether skipped {} of output here to keep up]\x1b[0m\r\n",
+                            describe_bytes(entry.mirror_skipped)
+                        ),
+                    );
+                    entry.mirror_skipped = 0;
+                }
+                actions.push(HostAction::TerminalWrite { terminal: id.clone(), data });
+            } else if entry.mirror != Mirror::Open {
+                entry.mirror_pending.clear();
+            }
+            let (lines, hidden_lines) = entry.screen.view();
+            let view = TerminalView {
+                id: id.clone(),
+                command,
+                cwd: entry.cwd.clone(),
+                origin: entry.origin,
+                lines,
+                hidden_lines,
+                state: entry.state.clone(),
+                elapsed_ms: entry.ended_at.unwrap_or(now).saturating_sub(entry.started_at),
+            };
+            self.thread.set_terminal(view);
+        }
+        actions
+    }
+
+    /// Answers a request whose parameters Tether cannot act on: invalid params, saying why.
+    fn refuse(&mut self, id: &RequestId, problem: String) {
+        let error = RpcError::invalid_params().data(serde_json::Value::String(problem));
+        self.outgoing.push_back(jsonrpc::encode_error(id, &error));
+    }
+}
+
+impl Terminals {
+    fn next_call(&mut self) -> u64 {
+        self.next_call += 1;
+        self.next_call
+    }
+
+    fn get(&self, id: &str) -> Option<&TerminalEntry> {
+        self.list.iter().find(|entry| entry.id == id)
+    }
+
+    fn get_mut(&mut self, id: &str) -> Option<&mut TerminalEntry> {
+        self.list.iter_mut().find(|entry| entry.id == id)
+    }
+
+    fn by_sidecar(&mut self, terminal: TerminalId) -> Option<&mut TerminalEntry> {
+        self.list.iter_mut().find(|entry| entry.sidecar == Some(terminal))
+    }
+}
+
+/// Appends `text` and, past `max` bytes, drops the oldest part at a character boundary.
+fn push_bounded(buffer: &mut String, text: &str, max: usize, cut: &mut bool) {
+    buffer.push_str(text);
+    if buffer.len() > max {
+        let mut start = buffer.len() - max;
+        while !buffer.is_char_boundary(start) {
+            start += 1;
+        }
+        buffer.drain(..start);
+        *cut = true;
+    }
+}
+
+fn with_carriage_returns(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    let mut previous = '\0';
+    for ch in text.chars() {
+        if ch == '\n' && previous != '\r' {
+            out.push('\r');
+        }
+        out.push(ch);
+        previous = ch;
+    }
+    out
+}
+
+/// A command word as a shell would need it typed: quoted when it has spaces or quotes.
+fn quote_for_display(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|ch| ch.is_ascii_alphanumeric() || "-_./=:,+@%".contains(ch)) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The mirrored terminal's name: "Agent: " and the start of the command line.
+fn terminal_name(command: &str) -> String {
+    let first_line = command.lines().next().unwrap_or("").trim();
+    let mut name: String = first_line.chars().take(TERMINAL_NAME_CHARS).collect();
+    if first_line.chars().count() > TERMINAL_NAME_CHARS || command.trim().lines().count() > 1 {
+        name.push('…');
+    }
+    if name.is_empty() { "Agent command".to_owned() } else { format!("Agent: {name}") }
+}
+
+fn describe_bytes(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} bytes"),
+        1024..1_048_576 => format!("{:.0} KB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_buffers_keep_the_newest_bytes_on_a_character_boundary() {
+        let mut buffer = String::new();
+        let mut cut = false;
+        push_bounded(&mut buffer, "aé€😀", 6, &mut cut);
+        assert!(cut);
+        assert_eq!(buffer, "😀", "the newest whole characters within 6 bytes");
+        let mut small = String::new();
+        let mut small_cut = false;
+        push_bounded(&mut small, "abc", 6, &mut small_cut);
+        assert_eq!((small.as_str(), small_cut), ("abc", false));
+    }
+
+    #[test]
+    fn agent_output_gets_carriage_returns_once() {
+        assert_eq!(with_carriage_returns("a\nb\r\nc\n"), "a\r\nb\r\nc\r\n");
+    }
+
+    #[test]
+    fn command_lines_are_shown_as_they_would_be_typed() {
+        assert_eq!(quote_for_display("ls"), "ls");
+        assert_eq!(quote_for_display("my file"), "'my file'");
+        assert_eq!(quote_for_display("it's"), r"'it'\''s'");
+        assert_eq!(terminal_name("npm test"), "Agent: npm test");
+        assert_eq!(terminal_name("echo one\necho two"), "Agent: echo one…");
+        assert_eq!(terminal_name(""), "Agent command");
     }
 }
