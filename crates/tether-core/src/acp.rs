@@ -23,8 +23,8 @@
 //! `mode`), and a mode the agent reports by itself is followed, but never sent back (no loop: see
 //! reference 000, §6.1).
 //!
-//! `fs/*` is served in [`fs`] (reads through the host, writes reviewed), `terminal/*` in
-//! [`terminal`] (run by tetherd, mirrored into VS Code terminals and the chat).
+//! `fs/*` is served in the `fs` module (reads through the host, writes reviewed), `terminal/*` in
+//! the `terminal` module (run by tetherd, mirrored into VS Code terminals and the chat).
 //!
 //! Deliberately absent for now: `session/load` and the other session controls (models, config
 //! options, commands). Each arrives with its own issue.
