@@ -56,6 +56,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("fs-and-terminal", include_str!("../scenarios/fs-and-terminal.toml")),
     ("permissions", include_str!("../scenarios/permissions.toml")),
     ("files", include_str!("../scenarios/files.toml")),
+    ("terminals", include_str!("../scenarios/terminals.toml")),
 ];
 
 /// The scenario a bare `tether-test-agent` runs: what a newcomer sees in the Demo profile.
