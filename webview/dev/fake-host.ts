@@ -436,7 +436,7 @@ async function onIntent(message: WebviewToHost): Promise<void> {
   record.posted.push(message);
   switch (message.type) {
     case "ready":
-      send({ type: "snapshot", snapshot: { session, entries, plan: [], turn: { type: "idle" } } });
+      send({ type: "snapshot", snapshot: { session, entries, plan: [], turn: { type: "idle" }, terminals: [] } });
       if (session.status.type === "starting") {
         await sleep(200);
         session = { ...session, status: { type: "ready" } };
@@ -457,7 +457,7 @@ async function onIntent(message: WebviewToHost): Promise<void> {
       return;
     case "newSession":
       entries = [];
-      send({ type: "snapshot", snapshot: { session, entries, plan: [], turn: { type: "idle" } } });
+      send({ type: "snapshot", snapshot: { session, entries, plan: [], turn: { type: "idle" }, terminals: [] } });
       return;
     case "selectAgent":
       session = { ...session, agent: message.name };

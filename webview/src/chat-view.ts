@@ -16,6 +16,7 @@ import { PlanView } from "./plan-view";
 import type { PermissionKey, PostIntent } from "./protocol";
 import { RulesPanelView } from "./rules-panel-view";
 import { SessionHeaderView } from "./session-header-view";
+import { type Repeat, TerminalCards, repeatWithInterval } from "./terminal-view";
 import { ThreadView } from "./thread-view";
 import { TurnView } from "./turn-view";
 import type { UiState } from "./ui-state";
@@ -24,6 +25,7 @@ export class ChatView {
   private readonly header: SessionHeaderView;
   private readonly rules: RulesPanelView;
   private readonly thread: ThreadView;
+  private readonly terminals: TerminalCards;
   private readonly plan = new PlanView();
   private readonly turn = new TurnView();
   private readonly changesBar: ChangesBarView;
@@ -41,7 +43,9 @@ export class ChatView {
     post: PostIntent,
     private readonly uiState: UiState,
     clock: Clock = () => performance.now(),
+    repeat: Repeat = repeatWithInterval,
   ) {
+    this.terminals = new TerminalCards(post, clock, repeat);
     this.rules = new RulesPanelView(post, uiState);
     this.header = new SessionHeaderView(post, this.rules.toggle);
     this.thread = new ThreadView(renderer, uiState, {
@@ -52,6 +56,7 @@ export class ChatView {
         this.focusAfterFrame = button;
         this.announceAfterFrame.push(title);
       },
+      terminals: this.terminals,
     }, clock);
     this.changesBar = new ChangesBarView(post, uiState);
     this.composer = new ComposerView(post, uiState);
@@ -84,7 +89,10 @@ export class ChatView {
     if (changes.reset || changes.session || changes.turn) {
       this.composer.render(model.session?.status.type === "ready", model.turn.type === "running");
     }
+    // Terminal cards first: tool calls drawn in this frame take their cards as they are now.
+    this.terminals.render(model.terminals, changes);
     const textWaiting = this.thread.render(model, changes);
+    this.terminals.pin();
     this.follow.pin();
     this.focusPermission();
     this.announcePermissions();

@@ -15,6 +15,7 @@ import type {
   HostToWebview,
   PlanEntryView,
   SessionView,
+  TerminalView,
   ThreadPatch,
   TurnState,
   ViewSnapshot,
@@ -30,6 +31,8 @@ export interface ChatModel {
   entries: Entry[];
   plan: PlanEntryView[];
   turn: TurnState;
+  /** The terminals tool calls show, by id: kept apart from the entries, as they change often. */
+  terminals: Map<string, TerminalView>;
 }
 
 /** What the view must redraw; filled in by [`applyHostMessage`], emptied by each frame. */
@@ -43,6 +46,8 @@ export class ChangeSet {
   readonly rebuilt = new Set<number>();
   /** Agent messages whose chunks grew: their DOM is extended, not rebuilt. */
   readonly grown = new Set<number>();
+  /** Terminals whose view changed: only their cards are redrawn. */
+  readonly terminals = new Set<string>();
   /** Why the model no longer matches the host's, if it does not. */
   outOfSync: string | null = null;
 
@@ -53,13 +58,21 @@ export class ChangeSet {
       !this.plan &&
       !this.turn &&
       this.rebuilt.size === 0 &&
-      this.grown.size === 0
+      this.grown.size === 0 &&
+      this.terminals.size === 0
     );
   }
 }
 
 export function emptyModel(): ChatModel {
-  return { loaded: false, session: null, entries: [], plan: [], turn: { type: "idle" } };
+  return {
+    loaded: false,
+    session: null,
+    entries: [],
+    plan: [],
+    turn: { type: "idle" },
+    terminals: new Map(),
+  };
 }
 
 /**
@@ -97,10 +110,12 @@ function applySnapshot(model: ChatModel, snapshot: ViewSnapshot, changes: Change
   model.entries = snapshot.entries;
   model.plan = snapshot.plan;
   model.turn = snapshot.turn;
+  model.terminals = new Map(snapshot.terminals.map((view) => [view.id, view]));
   changes.reset = true;
   changes.outOfSync = null;
   changes.rebuilt.clear();
   changes.grown.clear();
+  changes.terminals.clear();
 }
 
 function applyThreadPatch(model: ChatModel, patch: ThreadPatch, changes: ChangeSet): void {
@@ -144,6 +159,11 @@ function applyThreadPatch(model: ChatModel, patch: ThreadPatch, changes: ChangeS
     case "turn":
       model.turn = patch.state;
       changes.turn = true;
+      return;
+    case "terminal":
+      // A terminal the model does not know yet is new: tool calls may already be waiting for it.
+      model.terminals.set(patch.view.id, patch.view);
+      changes.terminals.add(patch.view.id);
       return;
   }
 }

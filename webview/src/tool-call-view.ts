@@ -3,7 +3,8 @@
 //
 // A tool call changes as a whole (the host sends `replace`), so the card refills itself from
 // the new entry; the permission card is kept as is when nothing about it changed, so a status
-// update does not steal the focus from the option the person is about to press.
+// update does not steal the focus from the option the person is about to press. Terminal cards
+// are kept too: they are fed by terminal patches, not by the tool call (see terminal-view.ts).
 //
 // The card never decides what an option means: it shows the agent's options in the agent's
 // order, sends the chosen option's id, and disables itself until the host's next patch shows
@@ -26,6 +27,7 @@ import type {
   ToolContent,
   ToolStatus,
 } from "./protocol";
+import type { TerminalCard, TerminalCards } from "./terminal-view";
 
 /** Longest tool text rendered as markdown; tools can return whole files. */
 const MAX_TOOL_TEXT = 20_000;
@@ -43,6 +45,8 @@ export interface ToolCallContext {
    * the tool call's title to announce.
    */
   permissionShown(focusTarget: HTMLButtonElement, title: string): void;
+  /** Where the cards of the terminals tool calls show come from. */
+  terminals: TerminalCards;
 }
 
 /** Options past the ninth have no digit: the keys 1 to 9 choose the first nine. */
@@ -79,6 +83,8 @@ export class ToolCallCard {
   /** The request the card shows: another request on the same tool call is announced anew. */
   private permissionKey: PermissionKey | null = null;
   private rawOpen = false;
+  /** The terminal cards this tool call shows, by terminal id, kept across its updates. */
+  private readonly terminalCards = new Map<string, TerminalCard>();
 
   constructor(
     index: number,
@@ -99,10 +105,16 @@ export class ToolCallCard {
       element("span", "tool-status", STATUS_LABELS[call.status] ?? call.status),
     );
     const children: HTMLElement[] = [header];
+    const shownTerminals = new Set<string>();
     if (call.content.length > 0) {
       const content = element("div", "tool-content");
-      for (const item of call.content) content.append(this.renderContent(item));
+      for (const item of call.content) content.append(this.renderContent(item, shownTerminals));
       children.push(content);
+    }
+    for (const [id, card] of this.terminalCards) {
+      if (shownTerminals.has(id)) continue;
+      this.context.terminals.release(card);
+      this.terminalCards.delete(id);
     }
     if (call.locations.length > 0) {
       const locations = element("ul", "tool-locations");
@@ -122,7 +134,7 @@ export class ToolCallCard {
     this.element.replaceChildren(...children);
   }
 
-  private renderContent(item: ToolContent): HTMLElement {
+  private renderContent(item: ToolContent, shownTerminals: Set<string>): HTMLElement {
     switch (item.type) {
       case "text": {
         const markdown = element("div", "markdown");
@@ -145,9 +157,13 @@ export class ToolCallCard {
         return diff;
       }
       case "terminal": {
-        const terminal = element("div", "tool-terminal", `Terminal ${item.terminalId}`);
-        terminal.dataset["terminalId"] = item.terminalId;
-        return terminal;
+        let card = this.terminalCards.get(item.terminalId);
+        if (card === undefined) {
+          card = this.context.terminals.acquire(item.terminalId);
+          this.terminalCards.set(item.terminalId, card);
+        }
+        shownTerminals.add(item.terminalId);
+        return card.element;
       }
     }
     // Content of a kind a newer host added: shown as data rather than dropped.

@@ -10,6 +10,9 @@ import type {
   PermissionsView,
   RuleView,
   SessionView,
+  TerminalLine,
+  TerminalStyle,
+  TerminalView,
   ThreadPatch,
   ToolCallView,
   ViewSnapshot,
@@ -34,7 +37,7 @@ export function session(overrides: Partial<SessionView> = {}): SessionView {
 export function snapshot(entries: Entry[], overrides: Partial<ViewSnapshot> = {}): HostToWebview {
   return {
     type: "snapshot",
-    snapshot: { session: session(), entries, plan: [], turn: { type: "idle" }, ...overrides },
+    snapshot: { session: session(), entries, plan: [], turn: { type: "idle" }, terminals: [], ...overrides },
   };
 }
 
@@ -163,6 +166,55 @@ export function changedFile(overrides: Partial<ChangedFileView> = {}): ChangedFi
     added: 2,
     removed: 2,
     pending: 2,
+    ...overrides,
+  };
+}
+
+/** No colour, no attributes: what plain output is drawn with. */
+export const plainStyle: TerminalStyle = {
+  fg: null,
+  bg: null,
+  bold: false,
+  dim: false,
+  italic: false,
+  underline: false,
+  strikethrough: false,
+};
+
+/** Lines of unstyled output, one per string. */
+export function plainLines(...texts: string[]): TerminalLine[] {
+  return texts.map((text) => ({ spans: [{ text, style: plainStyle }] }));
+}
+
+/** Terminal "term-1" running `npm test` for the agent (Tether runs it), with two lines so far. */
+export function terminalView(overrides: Partial<TerminalView> = {}): TerminalView {
+  return {
+    id: "term-1",
+    command: "npm test",
+    cwd: null,
+    origin: "client",
+    lines: plainLines("> tether@0.1.0 test", "ok 1 - adds"),
+    hiddenLines: 0,
+    state: { type: "running" },
+    elapsedMs: 1200,
+    ...overrides,
+  };
+}
+
+/** An `execute` tool call whose content is terminal `terminalId`. */
+export function terminalToolCall(index: number, terminalId: string, overrides: Partial<ToolCallView> = {}): Entry {
+  return {
+    type: "toolCall",
+    id: `call-${index}`,
+    title: `Run command ${index}`,
+    kind: "execute",
+    status: "in_progress",
+    content: [{ type: "terminal", terminalId }],
+    locations: [],
+    rawInput: null,
+    command: null,
+    rawOutput: null,
+    permission: null,
     ...overrides,
   };
 }

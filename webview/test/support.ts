@@ -8,6 +8,7 @@ import { ChatView } from "../src/chat-view";
 import { MarkdownRenderer } from "../src/markdown";
 import { ChangeSet, type ChatModel, applyHostMessage, emptyModel } from "../src/model";
 import type { HostToWebview, VsCodeApi, WebviewToHost } from "../src/protocol";
+import type { Repeat } from "../src/terminal-view";
 import { UiState } from "../src/ui-state";
 
 /** A renderer whose DOMPurify runs on a fresh jsdom window, as it runs on the page's window. */
@@ -29,6 +30,7 @@ export function installDom(): JSDOM["window"] {
   globals["HTMLElement"] = window.HTMLElement;
   globals["HTMLButtonElement"] = window.HTMLButtonElement;
   globals["HTMLInputElement"] = window.HTMLInputElement;
+  globals["CSSStyleSheet"] = window.CSSStyleSheet;
   globals["ResizeObserver"] = class {
     observe(): void {}
     disconnect(): void {}
@@ -47,7 +49,40 @@ export interface Harness {
   queryAll(selector: string): HTMLElement[];
   /** Presses a key on the focused element (or the body), as the person would. */
   press(key: string, init?: Partial<KeyboardEventInit>): void;
+  /** Moves the webview's clock on by `ms` and fires the timers that are running, once each. */
+  advance(ms: number): void;
+  /** How many repeating timers the webview has running. */
+  timers(): number;
   model: ChatModel;
+}
+
+/**
+ * A clock that moves only when told, and timers that fire only when it does: a test decides
+ * when time passes, and a timer left running cannot keep the test process alive.
+ */
+export class ManualTime {
+  now = 0;
+  private readonly ticks = new Set<() => void>();
+
+  readonly clock = (): number => this.now;
+
+  readonly repeat: Repeat = (tick) => {
+    // A fresh function per timer, so the same callback started twice is two timers.
+    const timer = (): void => tick();
+    this.ticks.add(timer);
+    return () => {
+      this.ticks.delete(timer);
+    };
+  };
+
+  advance(ms: number): void {
+    this.now += ms;
+    for (const tick of [...this.ticks]) tick();
+  }
+
+  get running(): number {
+    return this.ticks.size;
+  }
 }
 
 const renderer = createRenderer();
@@ -66,8 +101,10 @@ export function harness(savedState: unknown = undefined): Harness {
   };
   const root = window.document.getElementById("app");
   assert.ok(root !== null);
-  // A clock that never moves: every frame may render (the rationing has its own test).
-  const view = new ChatView(root, renderer, api.postMessage, new UiState(api), () => 0);
+  // A clock that moves only when a test says: every frame may render (the rationing has its own
+  // test), and a running command's elapsed time counts on only when the test advances it.
+  const time = new ManualTime();
+  const view = new ChatView(root, renderer, api.postMessage, new UiState(api), time.clock, time.repeat);
   const model = emptyModel();
   return {
     window,
@@ -91,6 +128,8 @@ export function harness(savedState: unknown = undefined): Harness {
       const target = window.document.activeElement ?? window.document.body;
       target.dispatchEvent(new window.KeyboardEvent("keydown", { key, bubbles: true, cancelable: true, ...init }));
     },
+    advance: (ms) => time.advance(ms),
+    timers: () => time.running,
   };
 }
 
