@@ -31,6 +31,7 @@ use tokio::time::Instant;
 use crate::fanout::Fanout;
 use crate::process_group::{self, GroupSignal};
 use crate::session;
+use crate::terminal::TerminalRegistry;
 use crate::utc::UtcTime;
 
 /// The environment variable carrying the hello token. Agents never see it: it would let any
@@ -40,7 +41,8 @@ pub const TOKEN_ENV: &str = "TETHER_TOKEN";
 /// Once an agent has exited, how long its stdout and stderr may stay silent before they are
 /// considered finished. A helper the agent left running may hold the pipes open for ever; this
 /// bounds how long `agent/exited` waits for it without cutting off output that is still flowing.
-const QUIET_AFTER_EXIT: Duration = Duration::from_secs(1);
+/// Terminals wait the same way for their PTY after the command has exited.
+pub const QUIET_AFTER_EXIT: Duration = Duration::from_secs(1);
 
 /// Stderr is text for people: a line longer than this is passed on in pieces of this size.
 const STDERR_LINE_MAX_BYTES: usize = 16 * 1024;
@@ -94,11 +96,18 @@ pub struct AgentRegistry {
     fanout: Arc<Fanout>,
     max_line_bytes: usize,
     kill_grace: Duration,
+    /// The commands agents run in terminals; they end with their agent.
+    terminals: Arc<TerminalRegistry>,
 }
 
 impl AgentRegistry {
-    pub fn new(fanout: Arc<Fanout>, max_line_bytes: usize, kill_grace: Duration) -> Self {
-        Self { next_id: AtomicU64::new(1), agents: Mutex::default(), fanout, max_line_bytes, kill_grace }
+    pub fn new(
+        fanout: Arc<Fanout>,
+        max_line_bytes: usize,
+        kill_grace: Duration,
+        terminals: Arc<TerminalRegistry>,
+    ) -> Self {
+        Self { next_id: AtomicU64::new(1), agents: Mutex::default(), fanout, max_line_bytes, kill_grace, terminals }
     }
 
     fn lock(&self) -> MutexGuard<'_, Agents> {
@@ -214,6 +223,11 @@ impl AgentRegistry {
         }
     }
 
+    /// Whether the agent is running (spawned, and not yet reaped).
+    pub fn is_live(&self, agent_id: AgentId) -> bool {
+        self.lock().live.contains_key(&agent_id)
+    }
+
     /// Queues one message for the agent's stdin.
     pub fn send(&self, agent_id: AgentId, message: &str) -> Result<(), UnknownAgent> {
         let agents = self.lock();
@@ -314,6 +328,9 @@ impl Supervisor {
                 tracing::error!(agent = %self.name, agent_id = self.agent_id, %error, "output forwarder failed");
             }
         }
+        // Before `agent/exited`, so that a host hears of the agent's end (and `agent/kill` is
+        // answered) only once nothing it ran is left.
+        self.registry.terminals.end_agent(self.agent_id).await;
 
         let exited = exit_report(self.agent_id, status, killed);
         tracing::info!(agent = %self.name, agent_id = self.agent_id, code = ?exited.code,

@@ -17,7 +17,8 @@ use tether_core::jsonrpc::{
 };
 use tether_core::sidecar::{
     AgentRef, AgentSend, AuditAppend, HelloParams, HelloResult, SIDECAR_PROTOCOL_VERSION, SnapshotChangesParams,
-    SnapshotTakeParams, SpawnParams, error_code, method,
+    SnapshotTakeParams, SpawnParams, TerminalCreateParams, TerminalInput, TerminalRef, TerminalResize, error_code,
+    method,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
@@ -26,6 +27,7 @@ use crate::agent::{AgentRegistry, NoSessionDir};
 use crate::fanout::{self, Fanout, Inbox, Outbox, Phase};
 use crate::session;
 use crate::snapshot::{SnapshotError, Snapshots};
+use crate::terminal::{TerminalError, TerminalRegistry};
 use crate::utc::UtcTime;
 
 /// How long a new connection has to say `hello`.
@@ -40,6 +42,7 @@ pub struct Context {
     /// The token a host must present in `hello`.
     pub token: String,
     pub registry: Arc<AgentRegistry>,
+    pub terminals: Arc<TerminalRegistry>,
     pub fanout: Arc<Fanout>,
     /// The longest line accepted from a host: an agent line travels embedded in `agent/send`, so
     /// this is the agent maximum plus room for the envelope.
@@ -49,10 +52,17 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn new(token: String, registry: Arc<AgentRegistry>, fanout: Arc<Fanout>, max_host_line_bytes: usize) -> Self {
+    pub fn new(
+        token: String,
+        registry: Arc<AgentRegistry>,
+        terminals: Arc<TerminalRegistry>,
+        fanout: Arc<Fanout>,
+        max_host_line_bytes: usize,
+    ) -> Self {
         Self {
             token,
             registry,
+            terminals,
             fanout,
             max_host_line_bytes,
             snapshots: Arc::new(Snapshots::default()),
@@ -204,7 +214,7 @@ fn handle_message(line: &str, outbox: &Outbox, context: &Arc<Context>) -> Option
                 Err(error) => encode_error(&id, &error),
                 Ok(params) => {
                     let snapshots = context.snapshots.clone();
-                    answer_later(outbox, id, async move { snapshots.take(params).await });
+                    answer_later(outbox, id, async move { snapshots.take(params).await.map_err(snapshot_failed) });
                     return None;
                 }
             },
@@ -212,7 +222,51 @@ fn handle_message(line: &str, outbox: &Outbox, context: &Arc<Context>) -> Option
                 Err(error) => encode_error(&id, &error),
                 Ok(params) => {
                     let snapshots = context.snapshots.clone();
-                    answer_later(outbox, id, async move { snapshots.changes(params).await });
+                    answer_later(outbox, id, async move { snapshots.changes(params).await.map_err(snapshot_failed) });
+                    return None;
+                }
+            },
+            method::TERMINAL_CREATE => match parse_params::<TerminalCreateParams>(params) {
+                Err(error) => encode_error(&id, &error),
+                Ok(params) if !context.registry.is_live(params.agent_id) => {
+                    encode_error(&id, &terminal_failed(TerminalError::UnknownAgent(params.agent_id)))
+                }
+                Ok(params) => match context.terminals.create(params) {
+                    Ok(result) => encode_result(&id, &result),
+                    Err(error) => encode_error(&id, &terminal_failed(error)),
+                },
+            },
+            method::TERMINAL_OUTPUT => match parse_params::<TerminalRef>(params) {
+                Err(error) => encode_error(&id, &error),
+                Ok(TerminalRef { terminal_id }) => match context.terminals.output(terminal_id) {
+                    Ok(result) => encode_result(&id, &result),
+                    Err(error) => encode_error(&id, &terminal_failed(error)),
+                },
+            },
+            method::TERMINAL_KILL => match parse_params::<TerminalRef>(params) {
+                Err(error) => encode_error(&id, &error),
+                Ok(TerminalRef { terminal_id }) => match context.terminals.kill(terminal_id) {
+                    Ok(()) => encode_result(&id, &serde_json::json!({})),
+                    Err(error) => encode_error(&id, &terminal_failed(error)),
+                },
+            },
+            method::TERMINAL_WAIT_FOR_EXIT => match parse_params::<TerminalRef>(params) {
+                Err(error) => encode_error(&id, &error),
+                Ok(TerminalRef { terminal_id }) => {
+                    let terminals = context.terminals.clone();
+                    answer_later(outbox, id, async move {
+                        terminals.wait_for_exit(terminal_id).await.map_err(terminal_failed)
+                    });
+                    return None;
+                }
+            },
+            method::TERMINAL_RELEASE => match parse_params::<TerminalRef>(params) {
+                Err(error) => encode_error(&id, &error),
+                Ok(TerminalRef { terminal_id }) => {
+                    let terminals = context.terminals.clone();
+                    answer_later(outbox, id, async move {
+                        terminals.release(terminal_id).await.map(|()| serde_json::json!({})).map_err(terminal_failed)
+                    });
                     return None;
                 }
             },
@@ -226,6 +280,24 @@ fn handle_message(line: &str, outbox: &Outbox, context: &Arc<Context>) -> Option
             match &*method {
                 method::AGENT_SEND => send_to_agent(params, context),
                 method::SESSION_AUDIT => append_audit(params, context),
+                method::TERMINAL_INPUT => match parse_params::<TerminalInput>(params) {
+                    Err(error) => tracing::warn!(error = %error.message, "ignoring terminal/input with invalid params"),
+                    Ok(input) => {
+                        if let Err(error) = context.terminals.input(input) {
+                            tracing::debug!(%error, "terminal/input dropped");
+                        }
+                    }
+                },
+                method::TERMINAL_RESIZE => match parse_params::<TerminalResize>(params) {
+                    Err(error) => {
+                        tracing::warn!(error = %error.message, "ignoring terminal/resize with invalid params")
+                    }
+                    Ok(resize) => {
+                        if let Err(error) = context.terminals.resize(resize) {
+                            tracing::debug!(%error, "terminal/resize dropped");
+                        }
+                    }
+                },
                 // Notifications get no response, by JSON-RPC's rules; the log is all there is.
                 other => tracing::warn!(method = other, "ignoring an unknown notification from the host"),
             }
@@ -288,25 +360,43 @@ fn append_audit(params: Option<&serde_json::value::RawValue>, context: &Context)
     }
 }
 
-/// Answers a snapshot request once its work is done; git runs for a while, and the connection
-/// keeps serving meanwhile.
+/// Answers a request once its work is done (git runs for a while, a command for as long as it
+/// likes); the connection keeps serving meanwhile.
 fn answer_later<T: serde::Serialize>(
     outbox: &Outbox,
     id: RequestId,
-    work: impl Future<Output = Result<T, SnapshotError>> + Send + 'static,
+    work: impl Future<Output = Result<T, RpcError>> + Send + 'static,
 ) {
     let outbox = outbox.clone();
     tokio::spawn(async move {
         let answer = match work.await {
             Ok(result) => encode_result(&id, &result),
-            Err(error) => {
-                tracing::warn!(%error, "a snapshot request failed");
-                encode_error(&id, &error.to_rpc_error())
-            }
+            Err(error) => encode_error(&id, &error),
         };
         // A host that left before the answer no longer needs it.
         let _gone = outbox.send(answer.into()).await;
     });
+}
+
+fn snapshot_failed(error: SnapshotError) -> RpcError {
+    tracing::warn!(%error, "a snapshot request failed");
+    error.to_rpc_error()
+}
+
+/// The error a terminal request answers with. Unknown ids are the host's business (a terminal
+/// it released, an agent that just exited); a command that does not start is worth a warning.
+fn terminal_failed(error: TerminalError) -> RpcError {
+    match error {
+        TerminalError::UnknownTerminal(_) => RpcError::new(error_code::UNKNOWN_TERMINAL, error.to_string()),
+        TerminalError::UnknownAgent(agent_id) => unknown_agent(agent_id),
+        TerminalError::InvalidParams(message) => {
+            RpcError::new(ErrorCode::InvalidParams.into(), format!("Invalid params: {message}"))
+        }
+        TerminalError::Failed(message) => {
+            tracing::warn!(error = %message, "terminal/create failed");
+            RpcError::new(error_code::TERMINAL_FAILED, message)
+        }
+    }
 }
 
 fn unknown_agent(agent_id: u64) -> RpcError {

@@ -1,7 +1,8 @@
-//! tetherd, Tether's sidecar: the native process that owns agent processes and the session
-//! folders in the workspace's `.tether` folder (see [`session`]), and talks to the VS Code host
-//! over a local socket (see `tether_core::sidecar` for the wire). It owns the files because it
-//! outlives the window: what the host asked it to record is on disk even if the window reloads.
+//! tetherd, Tether's sidecar: the native process that owns agent processes, the commands they
+//! run in terminals (see [`terminal`]) and the session folders in the workspace's `.tether`
+//! folder (see [`session`]), and talks to the VS Code host over a local socket (see
+//! `tether_core::sidecar` for the wire). It owns them because it outlives the window: a command
+//! keeps running and what the host asked it to record is on disk even if the window reloads.
 //!
 //! The host starts `tetherd serve --socket <path>` with a random token in `TETHER_TOKEN`, waits
 //! for the one line tetherd prints on stdout once it listens, and connects. tetherd keeps running
@@ -16,6 +17,7 @@ mod server;
 mod session;
 mod snapshot;
 mod socket_dir;
+mod terminal;
 mod utc;
 
 use std::fs::OpenOptions;
@@ -61,7 +63,7 @@ struct ServeArgs {
     /// The longest line accepted from an agent's stdout, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     max_line_bytes: usize,
-    /// How long a killed agent has between SIGTERM and SIGKILL, in milliseconds.
+    /// How long a killed agent or terminal command has between SIGTERM and SIGKILL, in milliseconds.
     #[arg(long, default_value_t = 2000)]
     kill_grace_ms: u64,
 }

@@ -3,7 +3,8 @@
 //!
 //! tetherd outlives window reloads on purpose, but must not outlive the host for good: when no
 //! host has been connected for the grace period, it kills its agents, removes its socket and
-//! exits. Every path out goes through the same shutdown, which reaps every agent.
+//! exits. Every path out goes through the same shutdown, which reaps every agent and every
+//! terminal command.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use crate::agent::AgentRegistry;
 use crate::connection::{self, Context};
 use crate::fanout::{Fanout, Phase};
 use crate::socket_dir;
+use crate::terminal::TerminalRegistry;
 
 /// How long connections get at shutdown to write out what is queued for them (the agents'
 /// `agent/exited` notifications, mostly).
@@ -37,7 +39,7 @@ pub struct Config {
     /// How long tetherd waits for a host when none is connected.
     pub grace: Duration,
     pub max_line_bytes: usize,
-    /// How long a killed agent has between SIGTERM and SIGKILL.
+    /// How long a killed agent or terminal command has between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
 }
 
@@ -61,10 +63,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     tracing::info!(socket = %config.socket.display(), pid = std::process::id(), "listening");
 
     let fanout = Arc::new(Fanout::new());
-    let registry = Arc::new(AgentRegistry::new(fanout.clone(), config.max_line_bytes, config.kill_grace));
+    let terminals = Arc::new(TerminalRegistry::new(fanout.clone(), config.kill_grace));
+    let registry =
+        Arc::new(AgentRegistry::new(fanout.clone(), config.max_line_bytes, config.kill_grace, terminals.clone()));
     let context = Arc::new(Context::new(
         config.token.clone(),
         registry.clone(),
+        terminals.clone(),
         fanout.clone(),
         config.max_line_bytes.saturating_add(HOST_LINE_ENVELOPE_BYTES),
     ));
@@ -77,7 +82,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     drop(listener);
     drop(socket_file);
     fanout.set_phase(Phase::Closing);
-    registry.kill_all().await;
+    // An agent ends its terminals itself once it is gone; killing the terminals alongside the
+    // agents makes shutdown take one kill grace rather than two.
+    tokio::join!(terminals.kill_all(), registry.kill_all());
     fanout.set_phase(Phase::Closed);
     let flushed =
         tokio::time::timeout(FLUSH_AT_SHUTDOWN, async { while connections.join_next().await.is_some() {} }).await;

@@ -1,0 +1,672 @@
+//! Terminals: commands an agent asked to run (ACP `terminal/*`), each in a PTY of its own that
+//! tetherd owns, with its output streamed to the hosts and retained for `terminal/output`.
+//!
+//! Each terminal has three threads and one task:
+//! - the output thread reads the PTY (a read can block for ever, so it is a thread of its own,
+//!   not tokio's blocking pool), decodes the bytes as UTF-8 incrementally and hands the text to
+//!   a bounded channel, waiting when it is full, so that a host that falls behind slows the
+//!   command down through its PTY instead of growing tetherd;
+//! - the exit thread waits for the command (`waitpid`, which gives the real signal);
+//! - the input thread writes what the person types to the PTY (a write blocks while the command
+//!   does not read its input);
+//! - the pump task takes the text from the channel, coalesces what is there, keeps it in the
+//!   [`RetainedOutput`] and publishes it as `terminal/data`. Once the command has exited, it reads
+//!   on until the PTY is closed, or quiet for a moment if a background job keeps it open; only
+//!   then is the exit known to everyone (`terminal/output`, `terminal/exited`,
+//!   `terminal/wait_for_exit`), so that it always comes after the last output.
+//!
+//! The command leads a new session (portable-pty calls `setsid`), so its pid is its process
+//! group, and a kill reaches every process it started there. A process that leaves the group on
+//! purpose (`setsid` again) escapes the kill; if it keeps the PTY open, the output thread stays
+//! in its read until that process closes it, which is the one thing a blocking read cannot
+//! avoid.
+//!
+//! A terminal belongs to its agent: when the agent ends (killed, exited, or tetherd shutting
+//! down) its terminals are killed and freed, see [`TerminalRegistry::end_agent`].
+
+mod retained;
+mod utf8_stream;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use tether_core::jsonrpc::encode_notification;
+use tether_core::sidecar::{
+    AgentId, DEFAULT_TERMINAL_OUTPUT_LIMIT, MAX_TERMINAL_OUTPUT_LIMIT, TerminalCreateParams, TerminalCreateResult,
+    TerminalData, TerminalExitStatus, TerminalExited, TerminalId, TerminalInput, TerminalOutputResult, TerminalResize,
+    method,
+};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use self::retained::RetainedOutput;
+use self::utf8_stream::Utf8Stream;
+use crate::agent::{QUIET_AFTER_EXIT, TOKEN_ENV};
+use crate::fanout::Fanout;
+use crate::process_group::{self, GroupSignal};
+
+/// How much is read from a PTY at once.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// How many decoded reads may wait between a terminal's output thread and its pump. With
+/// [`READ_CHUNK_BYTES`] per read, this bounds each terminal's output in transit to 1 MiB.
+const CHUNKS_IN_FLIGHT: usize = 16;
+
+/// The most text one `terminal/data` carries. The pump joins whatever has already been read into
+/// one notification up to this size: a flood costs a few large lines rather than many small
+/// ones, while a line of it never holds up the host's socket for long.
+const COALESCE_MAX_BYTES: usize = 256 * 1024;
+
+/// How many pieces of input may wait for a command that does not read them. Beyond that, input
+/// is dropped (with a warning) rather than queued without bound.
+const INPUT_QUEUE: usize = 256;
+
+/// The terminal type commands see unless the request sets `TERM`.
+const DEFAULT_TERM: &str = "xterm-256color";
+
+/// Why a terminal request failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TerminalError {
+    /// No terminal with this id (never created, or released).
+    UnknownTerminal(TerminalId),
+    /// `terminal/create` named an agent that is not running.
+    UnknownAgent(AgentId),
+    /// The request cannot be right whatever the system is like.
+    InvalidParams(String),
+    /// The command could not be started; the message says why, for a person.
+    Failed(String),
+}
+
+impl std::fmt::Display for TerminalError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::UnknownTerminal(terminal_id) => {
+                write!(formatter, "no terminal with id {terminal_id} (never created, or released)")
+            }
+            Self::UnknownAgent(agent_id) => {
+                write!(formatter, "no agent with id {agent_id} (never spawned, or already exited)")
+            }
+            Self::InvalidParams(message) | Self::Failed(message) => formatter.write_str(message),
+        }
+    }
+}
+
+/// The live terminals, and whether new ones may start.
+#[derive(Default)]
+struct Terminals {
+    live: HashMap<TerminalId, Arc<Terminal>>,
+    /// Agents whose terminals have been ended for good. An agent that is ending may still be
+    /// asked for a terminal; checked under the same lock as the insert, this set makes sure such
+    /// a terminal is either refused or ended with the others, never left behind.
+    ended_agents: HashSet<AgentId>,
+    /// Set at shutdown: no new terminal may start once the old ones are being killed.
+    closed: bool,
+}
+
+/// The terminals of one tetherd.
+pub struct TerminalRegistry {
+    next_id: AtomicU64,
+    terminals: Mutex<Terminals>,
+    fanout: Arc<Fanout>,
+    /// How long a killed command has between SIGTERM and SIGKILL.
+    kill_grace: Duration,
+}
+
+impl std::fmt::Debug for TerminalRegistry {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("TerminalRegistry")
+            .field("live", &self.lock().live.len())
+            .field("kill_grace", &self.kill_grace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TerminalRegistry {
+    pub fn new(fanout: Arc<Fanout>, kill_grace: Duration) -> Self {
+        Self { next_id: AtomicU64::new(1), terminals: Mutex::default(), fanout, kill_grace }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Terminals> {
+        // Every critical section leaves the maps consistent (one insert or remove, or setting
+        // `closed`), so a poisoned lock still holds usable state.
+        self.terminals.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn get(&self, terminal_id: TerminalId) -> Result<Arc<Terminal>, TerminalError> {
+        self.lock().live.get(&terminal_id).cloned().ok_or(TerminalError::UnknownTerminal(terminal_id))
+    }
+
+    /// Starts a command in a new PTY. The caller has checked that the agent is running; must run
+    /// inside the tokio runtime.
+    pub fn create(&self, params: TerminalCreateParams) -> Result<TerminalCreateResult, TerminalError> {
+        if params.shell && !params.args.is_empty() {
+            return Err(TerminalError::InvalidParams(
+                "a shell command line takes no args: put them in the command".to_owned(),
+            ));
+        }
+        if !Path::new(&params.cwd).is_dir() {
+            return Err(TerminalError::Failed(format!(
+                "cannot start {:?}: the working directory {:?} does not exist or is not a directory",
+                params.command, params.cwd
+            )));
+        }
+        let command = command_for(&params)?;
+        let limit = params.output_byte_limit.unwrap_or(DEFAULT_TERMINAL_OUTPUT_LIMIT).min(MAX_TERMINAL_OUTPUT_LIMIT);
+        // The cap is far below `usize::MAX` on every platform tetherd runs on.
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+
+        let pair = native_pty_system()
+            .openpty(PtySize { rows: params.rows, cols: params.cols, pixel_width: 0, pixel_height: 0 })
+            .map_err(|error| TerminalError::Failed(format!("cannot open a PTY: {error:#}")))?;
+        let failed = |error: anyhow::Error| TerminalError::Failed(format!("cannot set up the PTY: {error:#}"));
+        let reader = pair.master.try_clone_reader().map_err(failed)?;
+        let writer = pair.master.take_writer().map_err(failed)?;
+
+        // Every thread is started before the command, so that nothing can fail after it runs.
+        let terminal_id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (chunk_sender, chunks) = mpsc::channel(CHUNKS_IN_FLIGHT);
+        let (input_sender, input) = mpsc::channel(INPUT_QUEUE);
+        let (pid_sender, pid_receiver) = std::sync::mpsc::channel();
+        let (exit_sender, exit) = oneshot::channel();
+        spawn_thread(terminal_id, "output", move || read_output(terminal_id, reader, &chunk_sender))?;
+        spawn_thread(terminal_id, "input", move || write_input(terminal_id, writer, input))?;
+        spawn_thread(terminal_id, "exit", move || {
+            // No pid means the command did not start, and there is nothing to wait for.
+            if let Ok(pid) = pid_receiver.recv() {
+                // The pump only stops listening once the terminal is being dropped.
+                let _unheard = exit_sender.send(wait_for_exit(pid));
+            }
+        })?;
+
+        // The lock is held from the checks to the insert, so that a terminal is either refused
+        // or seen by `end_agent` and `kill_all`, never started behind their backs.
+        let mut terminals = self.lock();
+        if terminals.closed {
+            return Err(TerminalError::Failed("tetherd is shutting down".to_owned()));
+        }
+        if terminals.ended_agents.contains(&params.agent_id) {
+            return Err(TerminalError::UnknownAgent(params.agent_id));
+        }
+        let child = pair.slave.spawn_command(command).map_err(|error| {
+            TerminalError::Failed(format!("cannot start {:?}: {}", params.command, one_line(&error)))
+        })?;
+        // The command holds the PTY's other side now; keeping ours open would keep the PTY from
+        // ever reporting its end.
+        drop(pair.slave);
+        let Some(pid) = child.process_id() else {
+            return Err(TerminalError::Failed(format!("{:?} started without a process id", params.command)));
+        };
+        // The exit thread reaps the command from here on (by pid, to read its signal).
+        drop(child);
+        if pid_sender.send(pid).is_err() {
+            tracing::error!(terminal_id, pid, "the exit thread is gone; the command will not be reaped");
+        }
+
+        let (finished_sender, finished) = watch::channel(None);
+        let terminal = Arc::new(Terminal {
+            id: terminal_id,
+            agent_id: params.agent_id,
+            pid,
+            output: Mutex::new(Output { retained: RetainedOutput::new(limit), exit_status: None }),
+            master: Mutex::new(pair.master),
+            input: input_sender,
+            exited: AtomicBool::new(false),
+            kill_requested: AtomicBool::new(false),
+            group_gone: watch::Sender::new(false),
+            finished,
+        });
+        terminals.live.insert(terminal_id, terminal.clone());
+        drop(terminals);
+        tracing::info!(terminal_id, agent_id = params.agent_id, pid, command = %params.command,
+            args = ?params.args, shell = params.shell, cwd = %params.cwd, "terminal command started");
+
+        let pump = Pump { terminal, fanout: self.fanout.clone(), chunks, exit, finished: finished_sender };
+        tokio::spawn(pump.run());
+        Ok(TerminalCreateResult { terminal_id, pid })
+    }
+
+    /// The retained output, and the exit status once the command has exited.
+    pub fn output(&self, terminal_id: TerminalId) -> Result<TerminalOutputResult, TerminalError> {
+        let terminal = self.get(terminal_id)?;
+        let output = terminal.lock_output();
+        tracing::debug!(terminal_id, "terminal output requested");
+        Ok(TerminalOutputResult {
+            output: output.retained.text(),
+            truncated: output.retained.truncated(),
+            exit_status: output.exit_status.clone(),
+        })
+    }
+
+    /// Waits until the command has exited and its output has all been read.
+    pub async fn wait_for_exit(&self, terminal_id: TerminalId) -> Result<TerminalExitStatus, TerminalError> {
+        let terminal = self.get(terminal_id)?;
+        tracing::debug!(terminal_id, "waiting for a terminal command's exit");
+        terminal.wait_until_finished().await.ok_or(TerminalError::UnknownTerminal(terminal_id))
+    }
+
+    /// Kills the command's process group: SIGTERM now, SIGKILL after the grace period for
+    /// whatever is left. Returns once SIGTERM has been sent; the exit is reported as usual.
+    pub fn kill(&self, terminal_id: TerminalId) -> Result<(), TerminalError> {
+        self.get(terminal_id)?.kill(self.kill_grace);
+        Ok(())
+    }
+
+    /// Kills the command if it still runs, waits until it is gone, and frees the terminal.
+    pub async fn release(&self, terminal_id: TerminalId) -> Result<(), TerminalError> {
+        let terminal = self.get(terminal_id)?;
+        tracing::debug!(terminal_id, "releasing a terminal");
+        terminal.kill(self.kill_grace);
+        let mut group_gone = terminal.group_gone.subscribe();
+        // Waiting cannot fail (the sender lives in the terminal, which is held here), and the
+        // answer is dropped at once: holding it would block the kill task's update.
+        drop(group_gone.wait_for(|gone| *gone).await);
+        terminal.wait_until_finished().await;
+        self.lock().live.remove(&terminal_id);
+        tracing::debug!(terminal_id, "terminal released");
+        Ok(())
+    }
+
+    /// Writes what the person typed to the command. Dropped once the command has exited.
+    pub fn input(&self, input: TerminalInput) -> Result<(), TerminalError> {
+        let terminal = self.get(input.terminal_id)?;
+        if terminal.exited.load(Ordering::Acquire) {
+            tracing::debug!(terminal_id = input.terminal_id, "input dropped: the command has exited");
+            return Ok(());
+        }
+        if let Err(error) = terminal.input.try_send(input.data) {
+            tracing::warn!(terminal_id = input.terminal_id, %error,
+                "input dropped: the command is not reading what was typed before");
+        }
+        Ok(())
+    }
+
+    /// Tells the command its terminal has a new size (it gets SIGWINCH).
+    pub fn resize(&self, resize: TerminalResize) -> Result<(), TerminalError> {
+        let terminal = self.get(resize.terminal_id)?;
+        let size = PtySize { rows: resize.rows, cols: resize.cols, pixel_width: 0, pixel_height: 0 };
+        let master = terminal.master.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match master.resize(size) {
+            Ok(()) => tracing::debug!(
+                terminal_id = resize.terminal_id,
+                cols = resize.cols,
+                rows = resize.rows,
+                "terminal resized"
+            ),
+            Err(error) => tracing::warn!(
+                terminal_id = resize.terminal_id,
+                error = format!("{error:#}"),
+                "could not resize the terminal"
+            ),
+        }
+        Ok(())
+    }
+
+    /// Kills and frees every terminal of an agent that has ended, and refuses it new ones.
+    /// Returns once every command of them is gone.
+    pub async fn end_agent(self: &Arc<Self>, agent_id: AgentId) {
+        let ids: Vec<TerminalId> = {
+            let mut terminals = self.lock();
+            terminals.ended_agents.insert(agent_id);
+            terminals
+                .live
+                .values()
+                .filter(|terminal| terminal.agent_id == agent_id)
+                .map(|terminal| terminal.id)
+                .collect()
+        };
+        if !ids.is_empty() {
+            tracing::info!(agent_id, terminals = ids.len(), "the agent has ended; killing its terminals");
+        }
+        self.release_all(ids).await;
+    }
+
+    /// Refuses new terminals and kills and frees every live one, returning once all commands are
+    /// gone.
+    pub async fn kill_all(self: &Arc<Self>) {
+        let ids: Vec<TerminalId> = {
+            let mut terminals = self.lock();
+            terminals.closed = true;
+            terminals.live.keys().copied().collect()
+        };
+        self.release_all(ids).await;
+    }
+
+    async fn release_all(self: &Arc<Self>, ids: Vec<TerminalId>) {
+        let mut releases = JoinSet::new();
+        for terminal_id in ids {
+            let registry = self.clone();
+            // A terminal released meanwhile by its host is already what we want.
+            releases.spawn(async move { registry.release(terminal_id).await.is_ok() });
+        }
+        while releases.join_next().await.is_some() {}
+    }
+}
+
+/// One terminal: its command, its PTY and what it printed.
+struct Terminal {
+    id: TerminalId,
+    agent_id: AgentId,
+    /// The command's pid, which is also its process group's id.
+    pid: u32,
+    output: Mutex<Output>,
+    /// The PTY; kept for resizing, and so that it lives as long as the terminal.
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    input: mpsc::Sender<String>,
+    /// Set once the command has exited (possibly before its last output has been read).
+    exited: AtomicBool,
+    kill_requested: AtomicBool,
+    /// Set once a kill has ended the whole process group (or there was nothing left to kill).
+    group_gone: watch::Sender<bool>,
+    /// The exit status, once the command has exited and all its output has been read.
+    finished: watch::Receiver<Option<TerminalExitStatus>>,
+}
+
+/// What `terminal/output` answers from.
+struct Output {
+    retained: RetainedOutput,
+    exit_status: Option<TerminalExitStatus>,
+}
+
+impl Terminal {
+    fn lock_output(&self) -> MutexGuard<'_, Output> {
+        // The output is only ever appended to or given its exit status, each in one step, so a
+        // poisoned lock still holds usable state.
+        self.output.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The exit status, once the command has exited and all its output has been read; `None`
+    /// when the pump ended without one (it does not, short of a panic).
+    async fn wait_until_finished(&self) -> Option<TerminalExitStatus> {
+        let mut finished = self.finished.clone();
+        let status = finished.wait_for(Option::is_some).await.ok()?;
+        status.clone()
+    }
+
+    /// Sends SIGTERM to the command's process group, and SIGKILL after `grace` if any of it is
+    /// still there then. Killing a command that has ended, with nothing of its group left, does
+    /// nothing.
+    fn kill(&self, grace: Duration) {
+        let nothing_left = self.exited.load(Ordering::Acquire) && !process_group::has_live_members(self.pid);
+        if nothing_left {
+            tracing::debug!(terminal_id = self.id, "kill: the command has already exited");
+            self.group_gone.send_replace(true);
+            return;
+        }
+        if self.kill_requested.swap(true, Ordering::AcqRel) {
+            tracing::debug!(terminal_id = self.id, "kill: already being killed");
+            return;
+        }
+        tracing::info!(terminal_id = self.id, agent_id = self.agent_id, pid = self.pid, "killing terminal command");
+        process_group::signal(self.pid, GroupSignal::Terminate);
+        let (terminal_id, pid, group_gone) = (self.id, self.pid, self.group_gone.clone());
+        tokio::spawn(async move {
+            if process_group::finish_kill(pid, Some(Instant::now() + grace)).await.is_err() {
+                tracing::warn!(terminal_id, pid, "processes of the terminal command's group survive SIGKILL");
+            }
+            group_gone.send_replace(true);
+        });
+    }
+}
+
+/// The task that moves one terminal's output from its output thread to the hosts, and reports
+/// the exit once the output is finished.
+struct Pump {
+    terminal: Arc<Terminal>,
+    fanout: Arc<Fanout>,
+    chunks: mpsc::Receiver<String>,
+    exit: oneshot::Receiver<TerminalExitStatus>,
+    finished: watch::Sender<Option<TerminalExitStatus>>,
+}
+
+impl Pump {
+    async fn run(mut self) {
+        let terminal_id = self.terminal.id;
+        let mut reading = true;
+        let mut status: Option<TerminalExitStatus> = None;
+        loop {
+            let chunk = match &status {
+                None => tokio::select! {
+                    chunk = self.chunks.recv(), if reading => chunk,
+                    exited = &mut self.exit => {
+                        status = Some(exited.unwrap_or_else(|_| {
+                            tracing::error!(terminal_id, "the exit thread ended without an exit status");
+                            TerminalExitStatus { exit_code: None, signal: None }
+                        }));
+                        self.terminal.exited.store(true, Ordering::Release);
+                        continue;
+                    }
+                },
+                // The command has exited: whatever still holds the PTY open (a background job)
+                // has a moment of quiet to end its output, and no more.
+                Some(_) if reading => tokio::time::timeout(QUIET_AFTER_EXIT, self.chunks.recv()).await.ok().flatten(),
+                Some(_) => break,
+            };
+            let Some(mut text) = chunk else {
+                reading = false;
+                continue;
+            };
+            while text.len() < COALESCE_MAX_BYTES
+                && let Ok(more) = self.chunks.try_recv()
+            {
+                text.push_str(&more);
+            }
+            self.terminal.lock_output().retained.push(&text);
+            self.fanout
+                .publish(encode_notification(method::TERMINAL_DATA, &TerminalData { terminal_id, data: text }))
+                .await;
+        }
+        let status = status.unwrap_or(TerminalExitStatus { exit_code: None, signal: None });
+        self.finish(status).await;
+    }
+
+    /// Makes the exit known: in `terminal/output`, to the hosts, then to those waiting for it.
+    async fn finish(self, status: TerminalExitStatus) {
+        let terminal = &self.terminal;
+        let killed = terminal.kill_requested.load(Ordering::Acquire);
+        terminal.lock_output().exit_status = Some(status.clone());
+        tracing::info!(terminal_id = terminal.id, agent_id = terminal.agent_id, pid = terminal.pid,
+            exit_code = ?status.exit_code, signal = ?status.signal, killed, "terminal command exited");
+        let exited = TerminalExited { terminal_id: terminal.id, status: status.clone(), killed };
+        self.fanout.publish(encode_notification(method::TERMINAL_EXITED, &exited)).await;
+        self.finished.send_replace(Some(status));
+    }
+}
+
+/// The command line to run for `params`, with its directory and environment.
+fn command_for(params: &TerminalCreateParams) -> Result<CommandBuilder, TerminalError> {
+    let path = params.env.get("PATH").map(OsString::from).or_else(|| std::env::var_os("PATH"));
+    let mut command = if params.shell {
+        let shell = if find_on_path("bash", path.as_deref()) { "bash" } else { "sh" };
+        let mut command = CommandBuilder::new(shell);
+        command.args(["-c", &params.command]);
+        command
+    } else {
+        if !params.command.contains('/') && !find_on_path(&params.command, path.as_deref()) {
+            return Err(TerminalError::Failed(format!("cannot start {:?}: no such program on PATH", params.command)));
+        }
+        let mut command = CommandBuilder::new(&params.command);
+        command.args(&params.args);
+        command
+    };
+    command.cwd(&params.cwd);
+    set_environment(&mut command, &params.env);
+    Ok(command)
+}
+
+/// tetherd's own environment (which the builder starts from) without the hello token, with
+/// [`DEFAULT_TERM`], and with what the request adds.
+fn set_environment(command: &mut CommandBuilder, env: &BTreeMap<String, String>) {
+    command.env_remove(TOKEN_ENV);
+    command.env("TERM", DEFAULT_TERM);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+}
+
+/// Whether an executable file `program` is in one of the folders of `path`.
+fn find_on_path(program: &str, path: Option<&std::ffi::OsStr>) -> bool {
+    let Some(path) = path else {
+        return false;
+    };
+    std::env::split_paths(path).any(|folder| is_executable_file(&folder.join(program)))
+}
+
+#[cfg(unix)]
+fn is_executable_file(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable_file(path: &Path) -> bool {
+    path.is_file()
+}
+
+/// An error and its causes on one line, for a message to the host.
+fn one_line(error: &anyhow::Error) -> String {
+    format!("{error:#}").lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+/// Starts one of a terminal's threads.
+fn spawn_thread(
+    terminal_id: TerminalId,
+    role: &str,
+    body: impl FnOnce() + Send + 'static,
+) -> Result<(), TerminalError> {
+    std::thread::Builder::new()
+        .name(format!("terminal-{terminal_id}-{role}"))
+        .spawn(body)
+        .map(drop)
+        .map_err(|error| TerminalError::Failed(format!("cannot start a thread for the terminal: {error}")))
+}
+
+/// The output thread: reads the PTY until it is closed, decoding as it goes, and hands the text
+/// to the pump (waiting while the pump is behind). Ends early when the pump stops listening.
+fn read_output(terminal_id: TerminalId, mut reader: Box<dyn Read + Send>, chunks: &mpsc::Sender<String>) {
+    let mut buffer = vec![0; READ_CHUNK_BYTES];
+    let mut decoder = Utf8Stream::default();
+    loop {
+        // portable-pty reports the end of a PTY (EIO once the last process holding it is gone)
+        // as the end of the stream.
+        let read = match reader.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => {
+                tracing::debug!(terminal_id, %error, "reading the terminal failed; its output ends here");
+                break;
+            }
+        };
+        let text = decoder.decode(&buffer[..read]);
+        if !text.is_empty() && chunks.blocking_send(text).is_err() {
+            tracing::debug!(terminal_id, "terminal output no longer wanted");
+            return;
+        }
+    }
+    let rest = decoder.finish();
+    // A pump that stopped listening no longer needs the last character either.
+    if !rest.is_empty() && chunks.blocking_send(rest).is_err() {
+        tracing::debug!(terminal_id, "terminal output no longer wanted");
+    }
+}
+
+/// The input thread: writes each piece of input to the PTY, in order, until the terminal is
+/// dropped or the PTY is gone.
+fn write_input(terminal_id: TerminalId, mut writer: Box<dyn Write + Send>, mut input: mpsc::Receiver<String>) {
+    while let Some(data) = input.blocking_recv() {
+        if let Err(error) = writer.write_all(data.as_bytes()).and_then(|()| writer.flush()) {
+            tracing::debug!(terminal_id, %error, "input dropped: the terminal is gone");
+            return;
+        }
+    }
+}
+
+/// Waits for the command `pid` to exit and reaps it.
+#[cfg(unix)]
+fn wait_for_exit(pid: u32) -> TerminalExitStatus {
+    use nix::errno::Errno;
+    use nix::sys::wait::{WaitStatus, waitpid};
+    use nix::unistd::Pid;
+
+    let unknown = TerminalExitStatus { exit_code: None, signal: None };
+    let Ok(raw_pid) = i32::try_from(pid) else {
+        tracing::error!(pid, "process id out of range; cannot wait for it");
+        return unknown;
+    };
+    loop {
+        match waitpid(Pid::from_raw(raw_pid), None) {
+            Ok(WaitStatus::Exited(_, code)) => {
+                return TerminalExitStatus { exit_code: u32::try_from(code).ok(), signal: None };
+            }
+            Ok(WaitStatus::Signaled(_, signal, _core_dumped)) => {
+                return TerminalExitStatus { exit_code: None, signal: Some(signal.as_str().to_owned()) };
+            }
+            // Stops and continues are not exits; keep waiting.
+            Ok(_) | Err(Errno::EINTR) => {}
+            Err(error) => {
+                // Only if something else reaped it: it is gone either way.
+                tracing::error!(pid, %error, "could not read the terminal command's exit status");
+                return unknown;
+            }
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn wait_for_exit(pid: u32) -> TerminalExitStatus {
+    tracing::error!(pid, "terminals are not implemented on this platform yet");
+    TerminalExitStatus { exit_code: None, signal: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_line_is_run_by_bash_when_it_is_installed_else_by_sh() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let params = |path: &Path| TerminalCreateParams {
+            agent_id: 1,
+            command: "echo $0".to_owned(),
+            args: Vec::new(),
+            shell: true,
+            env: BTreeMap::from([("PATH".to_owned(), path.to_string_lossy().into_owned())]),
+            cwd: "/".to_owned(),
+            output_byte_limit: None,
+            cols: 80,
+            rows: 24,
+        };
+        let argv = |path: &Path| command_for(&params(path)).map(|command| command.get_argv().clone());
+        assert_eq!(argv(dir.path()), Ok(vec!["sh".into(), "-c".into(), "echo $0".into()]));
+
+        let bash = dir.path().join("bash");
+        std::fs::write(&bash, "").expect("a fake bash");
+        assert_eq!(argv(dir.path()), Ok(vec!["sh".into(), "-c".into(), "echo $0".into()]), "not executable");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&bash, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            assert_eq!(argv(dir.path()), Ok(vec!["bash".into(), "-c".into(), "echo $0".into()]));
+        }
+    }
+
+    #[test]
+    fn the_environment_has_no_token_and_a_term_the_request_may_override() {
+        let mut command = CommandBuilder::new("env");
+        command.env(TOKEN_ENV, "secret");
+        set_environment(&mut command, &BTreeMap::new());
+        assert_eq!(command.get_env(TOKEN_ENV), None);
+        assert_eq!(command.get_env("TERM"), Some(std::ffi::OsStr::new(DEFAULT_TERM)));
+
+        set_environment(&mut command, &BTreeMap::from([("TERM".to_owned(), "dumb".to_owned())]));
+        assert_eq!(command.get_env("TERM"), Some(std::ffi::OsStr::new("dumb")));
+    }
+}
