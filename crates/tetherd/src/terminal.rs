@@ -215,6 +215,7 @@ impl TerminalRegistry {
             id: terminal_id,
             agent_id: params.agent_id,
             pid,
+            command: params.command.clone(),
             output: Mutex::new(Output { retained: RetainedOutput::new(limit), exit_status: None }),
             master: Mutex::new(pair.master),
             input: input_sender,
@@ -356,6 +357,8 @@ struct Terminal {
     agent_id: AgentId,
     /// The command's pid, which is also its process group's id.
     pid: u32,
+    /// The program or command line that was asked for, for the log.
+    command: String,
     output: Mutex<Output>,
     /// The PTY; kept for resizing, and so that it lives as long as the terminal.
     master: Mutex<Box<dyn MasterPty + Send>>,
@@ -404,7 +407,8 @@ impl Terminal {
             tracing::debug!(terminal_id = self.id, "kill: already being killed");
             return;
         }
-        tracing::info!(terminal_id = self.id, agent_id = self.agent_id, pid = self.pid, "killing terminal command");
+        tracing::info!(terminal_id = self.id, agent_id = self.agent_id, pid = self.pid, command = %self.command,
+            "killing terminal command");
         process_group::signal(self.pid, GroupSignal::Terminate);
         let (terminal_id, pid, group_gone) = (self.id, self.pid, self.group_gone.clone());
         tokio::spawn(async move {
@@ -473,7 +477,8 @@ impl Pump {
         let killed = terminal.kill_requested.load(Ordering::Acquire);
         terminal.lock_output().exit_status = Some(status.clone());
         tracing::info!(terminal_id = terminal.id, agent_id = terminal.agent_id, pid = terminal.pid,
-            exit_code = ?status.exit_code, signal = ?status.signal, killed, "terminal command exited");
+            command = %terminal.command, exit_code = ?status.exit_code, signal = ?status.signal, killed,
+            "terminal command exited");
         let exited = TerminalExited { terminal_id: terminal.id, status: status.clone(), killed };
         self.fanout.publish(encode_notification(method::TERMINAL_EXITED, &exited)).await;
         self.finished.send_replace(Some(status));
