@@ -1,25 +1,65 @@
-//! `cargo xtask bench`: tether-diff as the host runs it (WASM under Node 24) against npm's `diff`
-//! package (jsdiff), on the large inputs issue 4 names.
+//! `cargo xtask bench [diff|terminal]`: the benchmarks that compare Tether's hot paths with what
+//! VS Code users get elsewhere. Without a name both run, diff first.
 //!
-//! Only the WASM engine is built, into `target/bench/wasm/` rather than `extension/dist/wasm/`,
-//! so a benchmark never changes what a concurrent `build` packages. The measuring is done by
-//! `tests/bench/diff.bench.mjs`: it lives in tests/ because that package declares jsdiff, so Node
-//! resolves it from there. The benchmark prints its figures and targets; it is not a test and does
-//! not fail on timing, only when something could not run. jsdiff takes minutes on some inputs;
-//! to measure tether-diff alone while working on it, run the script by hand with `--quick`.
+//! - diff: tether-diff as the host runs it (WASM under Node 24) against npm's `diff` package
+//!   (jsdiff), on the large inputs issue 4 names. Only the WASM engine is built, into
+//!   `target/bench/wasm/` rather than `extension/dist/wasm/`, so a benchmark never changes what a
+//!   concurrent `build` packages. jsdiff takes minutes on some inputs; to measure tether-diff
+//!   alone while working on it, run the script by hand with `--quick`.
+//! - terminal: a command's output through tetherd's PTY and socket to a host-side reader, against
+//!   the same command in node-pty, for throughput and line latency (issue 5). tetherd is built in
+//!   release, and the node-pty is the one code-server ships, built for the same Node 24.
+//!
+//! The measuring is done by the scripts in `tests/bench/`: they live in tests/ because that
+//! package declares jsdiff, so Node resolves it from there. A benchmark prints its figures and
+//! targets; it is not a test and does not fail on timing, only when something could not run.
+
+use clap::ValueEnum;
 
 use crate::build;
 use crate::cmd::Cmd;
 use crate::project::Project;
 use crate::setup;
 
-/// The script that measures, relative to the tests/ package.
-const SCRIPT: &str = "bench/diff.bench.mjs";
+/// The scripts that measure, relative to the tests/ package.
+const DIFF_SCRIPT: &str = "bench/diff.bench.mjs";
+const TERMINAL_SCRIPT: &str = "bench/terminal.bench.mjs";
 
-pub fn run(project: &Project) -> anyhow::Result<()> {
+/// One benchmark, as named on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Benchmark {
+    /// tether-diff (WASM) against jsdiff on large generated files.
+    Diff,
+    /// Terminal output through tetherd against node-pty: throughput and latency.
+    Terminal,
+}
+
+/// Runs `only` that benchmark, or every one when `None`.
+pub fn run(project: &Project, only: Option<Benchmark>) -> anyhow::Result<()> {
     let tools = setup::run(project)?;
+    let chosen = match only {
+        Some(benchmark) => vec![benchmark],
+        None => Benchmark::value_variants().to_vec(),
+    };
+    for benchmark in chosen {
+        match benchmark {
+            Benchmark::Diff => diff(project, &tools)?,
+            Benchmark::Terminal => terminal(project)?,
+        }
+    }
+    Ok(())
+}
+
+fn diff(project: &Project, tools: &setup::Tools) -> anyhow::Result<()> {
     let wasm_dir = project.target_dir().join("bench/wasm");
-    let sizes = build::build_wasm_engine(project, &tools, &wasm_dir)?;
+    let sizes = build::build_wasm_engine(project, tools, &wasm_dir)?;
     eprintln!("bench: WASM engine {}", sizes.describe());
-    Cmd::new(project.tools.node()).arg(SCRIPT).arg(wasm_dir.join("tether_wasm.js")).dir(project.tests_dir()).run()
+    Cmd::new(project.tools.node()).arg(DIFF_SCRIPT).arg(wasm_dir.join("tether_wasm.js")).dir(project.tests_dir()).run()
+}
+
+fn terminal(project: &Project) -> anyhow::Result<()> {
+    Cmd::new("cargo").args(["build", "--release", "-p", "tetherd"]).dir(&project.root).run()?;
+    let tetherd = project.target_dir().join("release/tetherd");
+    let node_pty = project.tools.code_server_package().join("lib/vscode/node_modules/node-pty");
+    Cmd::new(project.tools.node()).arg(TERMINAL_SCRIPT).arg(tetherd).arg(node_pty).dir(project.tests_dir()).run()
 }

@@ -39,9 +39,10 @@ enum Command {
     Test(TestArgs),
     /// Regenerate the TypeScript wire types from the Rust types.
     Codegen,
-    /// Build the WASM engine and compare tether-diff in WASM with npm's `diff` (jsdiff) on large
-    /// generated files. Prints figures; never fails on timing.
-    Bench,
+    /// Run the benchmarks: tether-diff in WASM against npm's `diff` (jsdiff) on large generated
+    /// files, and terminal output through tetherd against node-pty. Prints figures; never fails on
+    /// timing.
+    Bench(BenchArgs),
 }
 
 #[derive(Args, Clone, Copy)]
@@ -60,6 +61,13 @@ struct TestArgs {
     no_e2e: bool,
 }
 
+#[derive(Args, Clone, Copy)]
+struct BenchArgs {
+    /// Run only this benchmark (both when left out).
+    #[arg(value_enum, value_name = "BENCHMARK")]
+    only: Option<bench::Benchmark>,
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let project = Project::locate()?;
@@ -71,7 +79,7 @@ fn main() -> anyhow::Result<()> {
             test::run(&project, test::Options { build: args.build.into(), end_to_end: !args.no_e2e })
         }
         Command::Codegen => codegen::run(&project),
-        Command::Bench => bench::run(&project),
+        Command::Bench(args) => bench::run(&project, args.only),
     }
 }
 
