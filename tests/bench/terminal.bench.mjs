@@ -111,11 +111,12 @@ class Tetherd {
   constructor(child) {
     this.child = child;
     this.exit = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-    // tetherd logs to stderr; the tail is kept to explain a failure.
+    // tetherd logs to stderr, in colour even to a pipe; the tail is kept, as plain text, to
+    // explain a failure.
     this.stderrTail = "";
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (chunk) => {
-      this.stderrTail = (this.stderrTail + chunk).slice(-4000);
+      this.stderrTail = (this.stderrTail + chunk.replace(/\x1b\[[0-9;]*m/g, "")).slice(-4000);
     });
     this.nextId = 1;
     this.pending = new Map();
