@@ -1,0 +1,127 @@
+// End to end: the agent's commands in a real VS Code. The scripted test agent runs its
+// "terminals" scenario (crates/tether-test-agent/scenarios/terminals.toml): it runs commands
+// through the client's terminal/* methods, which tetherd runs in real PTYs, waits for each to
+// exit, reads its output, and reports both as chat text, so the tests see what the agent saw.
+//
+// Each command must show up as a VS Code terminal (read from the terminal's DOM: the settings
+// turn GPU rendering off) and as a card in the chat with the same output and the exit status;
+// Stop on the card must kill a long command and the agent must get the signal; what the person
+// types into the terminal must reach the command.
+//
+// One VS Code serves every step, in order, each as its own subtest; a step that fails skips the
+// rest. Every wait is for something to appear; none measures time.
+
+import assert from "node:assert/strict";
+import path from "node:path";
+import { test } from "node:test";
+
+import { ACTIVATION_TIMEOUT_MS, orderedSteps, repoRoot, withVSCode } from "./harness.mjs";
+
+const TEST_TIMEOUT_MS = 10 * 60_000;
+
+// The test agent shipped in the extension (the binary the Demo profile runs).
+const testAgent = path.join(repoRoot, "extension", "bin", "tether-test-agent");
+
+const settings = {
+  "tether.sidecarGraceSeconds": 5,
+  "tether.agents": [{ name: "Terminals", command: testAgent, args: ["--scenario", "terminals"] }],
+  "tether.defaultAgent": "Terminals",
+};
+
+test("terminals: commands show in VS Code terminals and in the chat, can be stopped and typed into", {
+  timeout: TEST_TIMEOUT_MS,
+}, async (t) => {
+  await withVSCode({ name: "terminals", settings }, async (vscode) => {
+    const page = vscode.page;
+    await vscode.openTetherView();
+    const chat = vscode.chatFrame();
+    await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+
+    let turns = 0;
+    const prompt = async (words) => {
+      turns += 1;
+      await vscode.sendPrompt(words);
+      await chat.locator(".entry.user").nth(turns - 1).waitFor();
+    };
+    const turnEnded = () => chat.locator('.turn-state[data-state="ended"]').waitFor();
+    const agentSays = (words) => chat.locator(".entry.agent", { hasText: words }).last();
+    // The newest terminal card, and the VS Code terminal (its rows in the DOM) showing `text`.
+    const card = () => chat.locator(".terminal-card").last();
+    const terminalShowing = (text) => page.locator(".xterm-rows", { hasText: text }).last();
+    // The terminal tabs (or the single terminal's title) name the command.
+    const terminalNamed = (name) =>
+      page.locator(".terminal-tabs-entry, .single-terminal-tab, .panel .composite-title", { hasText: name }).first();
+
+    const step = orderedSteps(t, vscode);
+
+    await step("(a) a command's output shows in a VS Code terminal and on its card, with the exit code", async () => {
+      await prompt("Run the checks");
+      await turnEnded();
+      // The agent got the exit code and the output from tetherd.
+      const report = agentSays("exited with code 3");
+      await report.waitFor();
+      const said = await report.innerText();
+      for (const line of ["check one: ok", "check two: FAILED", "check three: ok"]) {
+        assert.ok(said.includes(line), `the agent read "${line}" from terminal/output:\n${said}`);
+      }
+
+      // The VS Code terminal: named after the command, showing its output, then how it ended.
+      await terminalNamed("Agent: printf").waitFor();
+      const rows = terminalShowing("check three: ok");
+      await rows.waitFor();
+      await terminalShowing("[exited with code 3]").waitFor();
+      const terminalText = await rows.innerText();
+      const checks = ["check one: ok", "check two: FAILED", "check three: ok"];
+      const positions = checks.map((line) => terminalText.indexOf(line));
+      assert.ok(positions.every((at) => at >= 0), `every line is in the terminal:\n${terminalText}`);
+      assert.deepEqual([...positions].sort((a, b) => a - b), positions, "in the order they were printed");
+
+      // The card: the command line, the same tail with the failing line in red, the exit code.
+      const terminal = card();
+      await terminal.locator('.terminal-status[data-outcome]', { hasText: "Exit 3" }).waitFor();
+      assert.equal(await terminal.getAttribute("data-state"), "exited");
+      assert.match(await terminal.locator(".terminal-command").innerText(), /^\$ printf 'check one: ok/);
+      const output = await terminal.locator(".terminal-output").innerText();
+      assert.deepEqual(
+        output.split("\n").filter((line) => line.trim() !== ""),
+        checks,
+        "the card shows the command's output, escapes interpreted",
+      );
+      const red = terminal.locator(".terminal-line > span", { hasText: "check two: FAILED" });
+      assert.match((await red.getAttribute("class")) ?? "", /term-fg-red/, "the red line keeps its colour");
+      assert.equal(await terminal.locator(".terminal-stop").isVisible(), false, "no Stop once it ended");
+      await vscode.screenshot("terminals-run.png");
+    });
+
+    await step("(b) Stop on the card kills a long-running command, and the agent gets the signal", async () => {
+      await prompt("Start the long job");
+      await terminalShowing("long job started").waitFor();
+      const terminal = card();
+      await terminal.locator(".terminal-output", { hasText: "long job started" }).waitFor();
+      assert.equal(await terminal.getAttribute("data-state"), "running");
+      await terminal.locator(".terminal-stop").click();
+
+      await agentSays("was killed by signal SIGTERM").waitFor();
+      await turnEnded();
+      await terminal.locator(".terminal-status", { hasText: /Stopped|Killed/ }).waitFor();
+      assert.equal(await terminal.getAttribute("data-state"), "exited");
+      await terminalShowing("[stopped (SIGTERM)]").waitFor();
+      const terminalText = await terminalShowing("long job started").innerText();
+      assert.ok(!terminalText.includes("long job finished"), "the command did not run on");
+    });
+
+    await step("(c) what the person types into the VS Code terminal reaches the command", async () => {
+      await prompt("Ask my name");
+      const rows = terminalShowing("What is your name?");
+      await rows.waitFor();
+      // xterm.js reads keys from a hidden textarea; a widget layer covers the rows for clicks.
+      await page.locator(".xterm", { has: rows }).locator("textarea.xterm-helper-textarea").focus();
+      await page.keyboard.type("Ada");
+      await page.keyboard.press("Enter");
+      await agentSays("Hello, Ada.").waitFor();
+      await turnEnded();
+      await terminalShowing("Hello, Ada.").waitFor();
+      await card().locator(".terminal-status", { hasText: "Exit 0" }).waitFor();
+    });
+  });
+});
