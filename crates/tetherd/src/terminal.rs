@@ -56,13 +56,25 @@ use crate::process_group::{self, GroupSignal};
 const READ_CHUNK_BYTES: usize = 64 * 1024;
 
 /// How many decoded reads may wait between a terminal's output thread and its pump. With
-/// [`READ_CHUNK_BYTES`] per read, this bounds each terminal's output in transit to 1 MiB.
-const CHUNKS_IN_FLIGHT: usize = 16;
+/// [`READ_CHUNK_BYTES`] per read, this bounds each terminal's output in transit to 2 MiB (a PTY
+/// read gives about 4 KiB, so during a flood's [`FLOOD_WAIT`] it holds some 128 KiB).
+const CHUNKS_IN_FLIGHT: usize = 32;
 
 /// The most text one `terminal/data` carries. The pump joins whatever has already been read into
 /// one notification up to this size: a flood costs a few large lines rather than many small
 /// ones, while a line of it never holds up the host's socket for long.
 const COALESCE_MAX_BYTES: usize = 256 * 1024;
+
+/// A read at least this long says the command is printing faster than it is read (a PTY read
+/// returns at most about 4 KiB), so more is on its way.
+const FLOOD_READ_BYTES: usize = 1024;
+
+/// During a flood, how long the pump lets output pile up before it sends a notification. Each
+/// notification costs tetherd a wake-up, an encode and a socket write and the host a parse, so a
+/// flood sent in large pieces goes through faster and leaves more of the machine to the command;
+/// 2 ms is far below a frame (16 ms), so nobody sees the wait, and output that trickles (prompts,
+/// progress lines) never waits at all.
+const FLOOD_WAIT: Duration = Duration::from_millis(2);
 
 /// How many pieces of input may wait for a command that does not read them. Beyond that, input
 /// is dropped (with a warning) rather than queued without bound.
@@ -457,6 +469,11 @@ impl Pump {
                 reading = false;
                 continue;
             };
+            if text.len() >= FLOOD_READ_BYTES {
+                // Sleeping rather than waiting on the channel: the output thread then queues
+                // its reads without waking this task for each one.
+                tokio::time::sleep(FLOOD_WAIT).await;
+            }
             while text.len() < COALESCE_MAX_BYTES
                 && let Ok(more) = self.chunks.try_recv()
             {
