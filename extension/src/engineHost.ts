@@ -60,6 +60,7 @@ export interface TerminalActions extends vscode.Disposable {
   show(request: OpenTerminalRequest): void;
   write(terminal: string, data: string): void;
   confirmStop(terminal: string, command: string): void;
+  close(terminal: string): void;
 }
 
 /** The longest delay `setTimeout` accepts; a later deadline is re-armed when this one fires. */
@@ -278,6 +279,9 @@ export class EngineHost implements vscode.Disposable {
         return;
       case "confirmStopTerminal":
         this.terminals.confirmStop(action.terminal, action.command);
+        return;
+      case "closeTerminal":
+        this.terminals.close(action.terminal);
         return;
       default: {
         // The generated types make this unreachable; an engine newer than this host lands here.

@@ -162,6 +162,12 @@ export class MirroredTerminals implements TerminalActions {
       );
   }
 
+  /** Closes one mirrored terminal because the engine asked; the engine is not told back. */
+  close(terminal: string): void {
+    this.mirrors.get(terminal)?.disposeByHost();
+    this.mirrors.delete(terminal);
+  }
+
   /** Closes every mirrored terminal; the engine is not told, since it is going away too. */
   dispose(): void {
     for (const mirrored of this.mirrors.values()) {

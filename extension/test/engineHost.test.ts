@@ -91,6 +91,7 @@ class RecordingTerminals implements TerminalActions {
   show(request: OpenTerminalRequest) { this.calls.push(["show", request]); }
   write(terminal: string, data: string) { this.calls.push(["write", terminal, data]); }
   confirmStop(terminal: string, command: string) { this.calls.push(["confirmStop", terminal, command]); }
+  close(terminal: string) { this.calls.push(["close", terminal]); }
   dispose() { this.calls.push(["dispose"]); }
 }
 
@@ -402,6 +403,7 @@ test("terminal actions reach the mirrored terminals in the engine's order, and t
     { type: "openTerminal", terminal: "t1", name: "npm test", interactive: true, replay: "$ npm test\r\n", reveal: true },
     { type: "terminalWrite", terminal: "t1", data: "PASS\r\n" },
     { type: "confirmStopTerminal", terminal: "t1", command: "npm test" },
+    { type: "closeTerminal", terminal: "t1" },
   );
   host.command({ type: "terminalClosed", terminal: "t1" });
   assert.deepEqual(terminals.calls, [
@@ -411,6 +413,7 @@ test("terminal actions reach the mirrored terminals in the engine's order, and t
     ],
     ["write", "t1", "PASS\r\n"],
     ["confirmStop", "t1", "npm test"],
+    ["close", "t1"],
   ]);
   host.dispose();
   assert.deepEqual(terminals.calls.at(-1), ["dispose"]);

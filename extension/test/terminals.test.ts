@@ -164,6 +164,25 @@ test("terminals Tether closes when it goes away do not tell the engine they were
   assert.deepEqual(sent, []);
 });
 
+test("a terminal the engine closes goes without telling the engine, and can be opened again", async () => {
+  const { terminals, sent } = mirroredTerminals();
+  terminals.show(request({ terminal: "old" }));
+  terminals.show(request({ terminal: "new" }));
+  createdTerminals[0]?.open(undefined);
+  sent.length = 0;
+
+  terminals.close("old");
+  await settle();
+  assert.deepEqual(
+    createdTerminals.map((terminal) => terminal.disposed),
+    [true, false],
+    "only the terminal named is closed",
+  );
+  assert.deepEqual(sent, [], "the engine asked for it: no terminalClosed back");
+  terminals.show(request({ terminal: "old" }));
+  assert.equal(createdTerminals.length, 3, "opening it again makes a new terminal");
+});
+
 test("stopping a command whose terminal was closed asks first, and only Stop stops it", async () => {
   const { terminals, sent } = mirroredTerminals();
   offeredChoices.length = 0;

@@ -234,4 +234,7 @@ pub enum HostAction {
     /// stop it (a modal with a "Stop" button); answer "Stop" with the `terminal` command and
     /// `stop` intent, anything else with nothing.
     ConfirmStopTerminal { terminal: String, command: String },
+    /// Close the mirrored terminal `terminal` (a finished command's, making room for newer ones):
+    /// dispose it without reporting `terminalClosed`. Its card's "Open in terminal" brings it back.
+    CloseTerminal { terminal: String },
 }

@@ -46,6 +46,11 @@ const REPLAY_MAX_BYTES: usize = 256 * 1024;
 /// older part of the frame's output skipped (the agent still gets all of it from tetherd).
 const MIRROR_FRAME_MAX_BYTES: usize = 1024 * 1024;
 
+/// How many finished commands keep their VS Code terminal open. An agent runs dozens of commands
+/// in a session; beyond these, the oldest finished one's terminal is closed (its card can bring
+/// it back), so the terminal list stays about what is happening now.
+const OPEN_FINISHED_MIRRORS: usize = 4;
+
 /// The longest name of a mirrored VS Code terminal, in characters.
 const TERMINAL_NAME_CHARS: usize = 48;
 
@@ -635,6 +640,7 @@ impl AcpClient {
                 entry.mirror_pending.clear();
             }
             let (lines, hidden_lines) = entry.screen.view();
+            let finished_now = !entry.running();
             let view = TerminalView {
                 id: id.clone(),
                 command,
@@ -646,8 +652,31 @@ impl AcpClient {
                 elapsed_ms: entry.ended_at.unwrap_or(now).saturating_sub(entry.started_at),
             };
             self.thread.set_terminal(view);
+            if finished_now {
+                actions.extend(self.close_old_mirrors());
+            }
         }
         actions
+    }
+
+    /// Closes the terminals of the oldest finished commands beyond [`OPEN_FINISHED_MIRRORS`].
+    fn close_old_mirrors(&mut self) -> Vec<HostAction> {
+        let finished: Vec<usize> = (0..self.terminals.list.len())
+            .filter(|&index| {
+                let entry = &self.terminals.list[index];
+                entry.mirror == Mirror::Open && !entry.running()
+            })
+            .collect();
+        let excess = finished.len().saturating_sub(OPEN_FINISHED_MIRRORS);
+        finished[..excess]
+            .iter()
+            .map(|&index| {
+                let entry = &mut self.terminals.list[index];
+                entry.mirror = Mirror::Closed;
+                entry.mirror_pending.clear();
+                HostAction::CloseTerminal { terminal: entry.id.clone() }
+            })
+            .collect()
     }
 
     /// Answers a request whose parameters Tether cannot act on: invalid params, saying why.
