@@ -58,6 +58,16 @@ test("Demo agent: streamed text, a completed tool call, and a permission card", 
     await chat
       .locator(".entry.agent", { hasText: "Permission granted: the edit is done." })
       .waitFor();
+    // The demo ends by running a command in a terminal: the card shows its exit, and the agent
+    // read its output (the workspace's files) back from the terminal.
+    await chat
+      .locator('.terminal-card[data-state="exited"] .terminal-status', { hasText: "Exit 0" })
+      .waitFor();
+    await chat.locator(".entry.agent", { hasText: "ls -la exited with code 0" }).waitFor();
+    assert.match(
+      await chat.locator(".entry.agent", { hasText: "ls -la exited with code 0" }).innerText(),
+      /README\.md/,
+    );
     await chat.locator(".entry.agent", { hasText: "That was a full turn." }).waitFor();
     await chat.locator('.turn-state[data-state="ended"]').waitFor();
     assert.equal(await chat.locator("button.composer-send").isDisabled(), false);

@@ -12,7 +12,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
 
-import { ACTIVATION_TIMEOUT_MS, orderedSteps, repoRoot, waitForFile, withVSCode } from "./harness.mjs";
+import { orderedSteps, repoRoot, waitForFile, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 15 * 60_000;
 
@@ -56,20 +56,7 @@ test("files: reads see unsaved edits, writes are reviewed per hunk, edits on dis
   await withVSCode({ name: "files", settings, workspaceFiles }, async (vscode) => {
     const page = vscode.page;
     const workspaceFile = (name) => path.join(vscode.workspace, name);
-    await vscode.openTetherView();
-    const chat = vscode.chatFrame();
-    await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
-
-    // Sends a prompt and waits until its message is in the chat. Turns are counted by the
-    // person's messages, so each later wait is for this turn, not an earlier one.
-    let turns = 0;
-    const prompt = async (words) => {
-      turns += 1;
-      await vscode.sendPrompt(words);
-      await chat.locator(".entry.user").nth(turns - 1).waitFor();
-    };
-    const turnEnded = () => chat.locator('.turn-state[data-state="ended"]').waitFor();
-    const agentSays = (words) => chat.locator(".entry.agent", { hasText: words }).last();
+    const { chat, prompt, turnEnded, agentSays } = await vscode.startChat();
     // The newest change card for a file (a card's label is the file's name).
     const card = (name) => chat.locator(".file-change", { hasText: name }).last();
     const diffEditor = page.locator(".monaco-diff-editor");

@@ -272,6 +272,28 @@ class VSCodeSession {
     await this.chatFrame().locator("#app").waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
   }
 
+  // Opens the Tether view, waits until the agent session is ready, and returns the chat with the
+  // conversation's helpers: `prompt(words)` sends a prompt and waits until the person's message
+  // is in the chat (turns are counted by those messages, so each later wait is for this turn, not
+  // an earlier one), `turnEnded()` waits for the turn to end, and `agentSays(words)` is the newest
+  // agent message holding those words.
+  async startChat() {
+    await this.openTetherView();
+    const chat = this.chatFrame();
+    await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+    let turns = 0;
+    return {
+      chat,
+      prompt: async (words) => {
+        turns += 1;
+        await this.sendPrompt(words);
+        await chat.locator(".entry.user").nth(turns - 1).waitFor();
+      },
+      turnEnded: () => chat.locator('.turn-state[data-state="ended"]').waitFor(),
+      agentSays: (words) => chat.locator(".entry.agent", { hasText: words }).last(),
+    };
+  }
+
   // The chat webview's document (VS Code nests it in two iframes). The outer iframe's URL names
   // the extension that owns it, which keeps the locator unambiguous when other webviews are open.
   chatFrame() {

@@ -12,7 +12,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
 
-import { ACTIVATION_TIMEOUT_MS, orderedSteps, repoRoot, waitForFile, withVSCode } from "./harness.mjs";
+import { orderedSteps, repoRoot, waitForFile, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 15 * 60_000;
 
@@ -29,23 +29,11 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
   timeout: TEST_TIMEOUT_MS,
 }, async (t) => {
   await withVSCode({ name: "permissions", settings }, async (vscode) => {
-    await vscode.openTetherView();
-    const chat = vscode.chatFrame();
-    await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+    const { chat, prompt, turnEnded, agentSays } = await vscode.startChat();
     const badge = vscode.page.locator(
       '.activitybar .action-item:has(a[aria-label^="Tether"]) .badge .badge-content',
     );
 
-    // Sends a prompt and waits until its turn has ended. Turns are counted by the person's
-    // messages, so each wait is for this turn, not an earlier one.
-    let turns = 0;
-    const prompt = async (text) => {
-      turns += 1;
-      await vscode.sendPrompt(text);
-      await chat.locator(".entry.user").nth(turns - 1).waitFor();
-    };
-    const turnEnded = () => chat.locator('.turn-state[data-state="ended"]').waitFor();
-    const agentSays = (text) => chat.locator(".entry.agent", { hasText: text }).last().waitFor();
     // The tool call entry of this turn with this title (earlier turns have the same titles).
     const toolCall = (title) => chat.locator(".entry.tool-call", { hasText: title }).last();
 
@@ -63,7 +51,7 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
       await badge.filter({ hasText: /^1$/ }).waitFor();
 
       await card.locator('button.permission-option[data-option-id="allow-once"]').click();
-      await agentSays("Permission for edit-notes: allow_once (allow-once).");
+      await agentSays("Permission for edit-notes: allow_once (allow-once).").waitFor();
       await edit.locator('.permission-card[data-state="answered"]').waitFor();
       await turnEnded();
       await badge.waitFor({ state: "hidden" });
@@ -75,7 +63,7 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
       await card.waitFor();
       assert.equal((await card.locator(".permission-command").innerText()).trim(), "$ npm test");
       await card.locator('button.permission-option[data-option-id="allow-always"]').click();
-      await agentSays("Permission for run-tests: allow_always (allow-always).");
+      await agentSays("Permission for run-tests: allow_always (allow-always).").waitFor();
       await turnEnded();
 
       // The same command again: approved by the rule without a question, and the agent is told so.
@@ -83,7 +71,7 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
       const auto = toolCall("Run npm test").locator('.permission-auto[data-allowed="true"]');
       await auto.waitFor();
       assert.match(await auto.innerText(), /Auto-approved by rule/);
-      await agentSays("Permission for run-tests: allow_once (allow-once). Reason: Approved by the person's rule");
+      await agentSays("Permission for run-tests: allow_once (allow-once). Reason: Approved by the person's rule").waitFor();
       await turnEnded();
       assert.equal(await toolCall("Run npm test").locator("button.permission-option").count(), 0);
 
@@ -104,7 +92,7 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
       await card.waitFor();
       await card.locator("button.permission-option").first().focus();
       await card.locator("button.permission-option").first().press("3");
-      await agentSays("Permission for run-tests: reject_once (reject-once).");
+      await agentSays("Permission for run-tests: reject_once (reject-once).").waitFor();
       await turnEnded();
     });
 
@@ -114,7 +102,7 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
       // The scripted agent offers a "plan" mode of its own: Tether switched it too.
       await chat.locator(".agent-mode", { hasText: "Plan" }).waitFor();
       await prompt("mode");
-      await agentSays("Agent mode: plan.");
+      await agentSays("Agent mode: plan.").waitFor();
       await turnEnded();
 
       await prompt("edit");
@@ -123,7 +111,7 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
       assert.match(await rejected.innerText(), /Rejected by Plan mode/);
       await agentSays(
         "Permission for edit-notes: reject_once (reject-once). Reason: Tether is in Plan mode, which is read only",
-      );
+      ).waitFor();
       await turnEnded();
       assert.equal(
         await fsp.readFile(path.join(vscode.workspace, "notes.md"), "utf8"),
@@ -145,9 +133,9 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
 
       await a.locator('button.permission-option[data-option-id="allow-always"]').click();
       await b.locator('.permission-auto[data-allowed="true"]').waitFor();
-      await agentSays("Permission for edit-a: allow_always (allow-always).");
-      await agentSays("Permission for edit-b: allow_once (allow-once). Reason: Approved by the person's rule");
-      await agentSays("Both answers are in.");
+      await agentSays("Permission for edit-a: allow_always (allow-always).").waitFor();
+      await agentSays("Permission for edit-b: allow_once (allow-once). Reason: Approved by the person's rule").waitFor();
+      await agentSays("Both answers are in.").waitFor();
       await turnEnded();
       await badge.waitFor({ state: "hidden" });
 
@@ -172,8 +160,8 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
       await fetch.locator('.permission-card[data-state="withdrawn"]').waitFor();
       assert.match(await fetch.locator(".permission-note").innerText(), /withdrew/);
       assert.equal(await fetch.locator("button.permission-option").count(), 0);
-      await agentSays("Permission for fetch-docs: withdrawn (Request cancelled).");
-      await agentSays("I withdrew my request.");
+      await agentSays("Permission for fetch-docs: withdrawn (Request cancelled).").waitFor();
+      await agentSays("I withdrew my request.").waitFor();
       await turnEnded();
       await badge.waitFor({ state: "hidden" });
     });

@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
 
-import { ACTIVATION_TIMEOUT_MS, orderedSteps, repoRoot, withVSCode } from "./harness.mjs";
+import { orderedSteps, repoRoot, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
 
@@ -33,18 +33,7 @@ test("terminals: commands show in VS Code terminals and in the chat, can be stop
 }, async (t) => {
   await withVSCode({ name: "terminals", settings }, async (vscode) => {
     const page = vscode.page;
-    await vscode.openTetherView();
-    const chat = vscode.chatFrame();
-    await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
-
-    let turns = 0;
-    const prompt = async (words) => {
-      turns += 1;
-      await vscode.sendPrompt(words);
-      await chat.locator(".entry.user").nth(turns - 1).waitFor();
-    };
-    const turnEnded = () => chat.locator('.turn-state[data-state="ended"]').waitFor();
-    const agentSays = (words) => chat.locator(".entry.agent", { hasText: words }).last();
+    const { chat, prompt, turnEnded, agentSays } = await vscode.startChat();
     // The newest terminal card, and the VS Code terminal (its rows in the DOM) showing `text`.
     const card = () => chat.locator(".terminal-card").last();
     const terminalShowing = (text) => page.locator(".xterm-rows", { hasText: text }).last();

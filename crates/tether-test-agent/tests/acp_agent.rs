@@ -74,6 +74,13 @@ fn the_demo_turn_streams_plans_calls_tools_and_asks_permission() {
         say "the edit i"
         say "s done.\n\n"
         plan [completed: Read the README; completed: Propose an edit to notes.md; completed: Ask before changing anything]
+        say "Finally, a comman"
+        say "d: Tether runs it"
+        say " in a real termin"
+        say "al, shown in VS C"
+        say "ode's terminal p"
+        say "anel and here.\n\n"
+        say "Skipped running `ls -la`: client does not support terminal.\n\n"
         say "That was a full turn."
         result {"stopReason":"end_turn"}"##]].assert_eq(&transcript.join("\n"));
 }
@@ -92,6 +99,13 @@ fn rejecting_the_demo_edit_takes_the_rejected_branch() {
         say " notes.md"
         say " alone.\n\n"
         plan [completed: Read the README; completed: Propose an edit to notes.md; completed: Ask before changing anything]
+        say "Finally, a comman"
+        say "d: Tether runs it"
+        say " in a real termin"
+        say "al, shown in VS C"
+        say "ode's terminal p"
+        say "anel and here.\n\n"
+        say "Skipped running `ls -la`: client does not support terminal.\n\n"
         say "That was a full turn."
         result {"stopReason":"end_turn"}"#]].assert_eq(&after_permission.join("\n"));
 }
