@@ -26,6 +26,7 @@ pub mod host_api;
 pub mod jsonrpc;
 pub mod permissions;
 pub mod review;
+pub mod session_log;
 pub mod sidecar;
 pub mod terminal_screen;
 pub mod thread;
