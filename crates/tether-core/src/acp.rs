@@ -43,6 +43,7 @@ use crate::permissions::{
 use crate::review::preview_lines;
 
 mod fs;
+mod replay;
 mod terminal;
 use crate::sidecar::{BadLineKind, method};
 use crate::thread::{
@@ -233,6 +234,8 @@ pub struct AcpClient {
     terminals: terminal::Terminals,
     /// The time of the input being handled.
     now: u64,
+    /// Folding a session's log: the policy decides nothing (the log says what was decided).
+    replaying: bool,
     outgoing: VecDeque<String>,
     events: VecDeque<AcpEvent>,
 }
@@ -265,6 +268,7 @@ impl AcpClient {
             files: fs::Files::new(first_permission_key),
             terminals: terminal::Terminals::default(),
             now: 0,
+            replaying: false,
             outgoing: VecDeque::new(),
             events: VecDeque::new(),
         }
@@ -932,7 +936,7 @@ impl AcpClient {
         });
         let pending = PendingPermission { request_id: id, tool_call: index, status_before, gate: None };
         self.permissions.insert(key, pending);
-        if !self.decide_by_policy(key) {
+        if !self.replaying && !self.decide_by_policy(key) {
             if let Some(tool_call) = self.facts_of(index) {
                 self.audit(AuditEvent::Asked { tool_call, options });
             }
@@ -1009,6 +1013,10 @@ impl AcpClient {
     /// Sends Tether's mode to the agent, when the agent has a mode that means the same and is not
     /// in it already.
     fn send_mode_to_agent(&mut self) {
+        if self.replaying {
+            // What was sent is in the log (`session/set_mode`), read back with its effects.
+            return;
+        }
         let (Some(session_id), Some(modes)) = (self.session_id.clone(), &self.agent_modes) else { return };
         let Some(target) = modes.matching(self.policy.mode()).map(str::to_owned) else { return };
         if modes.current() == target {
@@ -1139,6 +1147,11 @@ impl AcpClient {
         kind: RequestKind,
         deadline: Option<u64>,
     ) -> RequestId {
+        if self.replaying {
+            // The requests the engine made are read back from the log, ids and all; one it would
+            // make now was either made then (and is in the log) or never.
+            return RequestId::Null;
+        }
         let (id, line) = self.rpc.request(method, params, kind, deadline);
         self.outgoing.push_back(line);
         id

@@ -393,6 +393,15 @@ impl<T> Outgoing<T> {
         (id, line)
     }
 
+    /// Records a request that was sent earlier under `id` (read back from a session's log), so
+    /// that its response is recognised. Later ids continue after it.
+    pub fn record_sent(&mut self, id: RequestId, method: &str, tag: T) {
+        if let RequestId::Number(number) = id {
+            self.next_id = self.next_id.max(number + 1);
+        }
+        self.pending.insert(id, Pending { method: method.to_owned(), tag, deadline: None });
+    }
+
     /// A response arrived: the pending request it answers, or None for an unknown id.
     pub fn take(&mut self, id: &RequestId) -> Option<Pending<T>> {
         self.pending.remove(id)

@@ -43,14 +43,22 @@ use tether_core::acp::{AcpClient, AcpEvent, ClientInfo};
 use tether_core::host_api::{EditOutcome, FileReadOutcome, FileReadReply};
 use tether_core::jsonrpc::RpcError;
 use tether_core::permissions::{Mode, PermissionPolicy, RuleScope, RuleSpec};
+use tether_core::session_log::{LogEvent, encode_line, read_log};
 use tether_core::sidecar::{BadLineKind, TerminalExited};
 use tether_core::thread::Entry;
 
 fn run_script(script: &str) -> String {
+    run_script_logged(script).0
+}
+
+/// Runs a script and also returns the event log tetherd would have written for it (the agent's
+/// lines and the engine's, and the agent's exit) and the client at the end.
+fn run_script_logged(script: &str) -> (String, String, AcpClient) {
     let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
     let mut client = AcpClient::new(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1));
     let mut now = 0;
     let mut out = String::new();
+    let mut log = EventLog::default();
     for line in script.lines() {
         let Some(input) = line.strip_prefix("> ") else {
             continue;
@@ -71,7 +79,10 @@ fn run_script(script: &str) -> String {
                     writeln!(out, "  refused: {error}").unwrap();
                 }
             }
-            "agent" => client.handle_message(rest, now),
+            "agent" => {
+                log.record(LogEvent::FromAgent(rest.to_owned()));
+                client.handle_message(rest, now)
+            }
             "badline" => {
                 let (kind, preview) = rest.split_once(' ').unwrap_or((rest, ""));
                 let kind = match kind {
@@ -82,8 +93,18 @@ fn run_script(script: &str) -> String {
                 };
                 client.handle_bad_line(kind, preview.len() as u64, preview, "expected value at line 1 column 1");
             }
-            "exit" => client.handle_exited(rest, false, "panic: out of cheese\nstack trace ..."),
-            "killed" => client.handle_exited(rest, true, ""),
+            "exit" => {
+                log.record(LogEvent::Stderr("panic: out of cheese".to_owned()));
+                log.record(LogEvent::Stderr("stack trace ...".to_owned()));
+                // The scripts describe exits as "exited with code N", as the host does.
+                let code = rest.strip_prefix("exited with code ").and_then(|code| code.parse().ok());
+                log.record(LogEvent::Exited { code, signal: None, killed: false });
+                client.handle_exited(rest, false, "panic: out of cheese\nstack trace ...")
+            }
+            "killed" => {
+                log.record(LogEvent::Exited { code: None, signal: Some(15), killed: true });
+                client.handle_exited(rest, true, "")
+            }
             "time" => {
                 now = rest.parse().unwrap();
                 client.handle_timeout(now);
@@ -202,12 +223,15 @@ fn run_script(script: &str) -> String {
         }
         while let Some(line) = client.poll_outgoing() {
             writeln!(out, "  -> {line}").unwrap();
+            log.record(LogEvent::ToAgent(line));
         }
         let mut policy_changed = false;
         while let Some(event) = client.poll_event() {
             match event {
                 AcpEvent::Audit(record) => {
-                    writeln!(out, "  audit {}", serde_json::to_string(&record).unwrap()).unwrap()
+                    let record = serde_json::to_string(&record).unwrap();
+                    writeln!(out, "  audit {record}").unwrap();
+                    log.record(LogEvent::Host(record));
                 }
                 AcpEvent::PolicyChanged => policy_changed = true,
                 AcpEvent::Host(action) => writeln!(out, "  host {}", serde_json::to_string(&action).unwrap()).unwrap(),
@@ -230,7 +254,22 @@ fn run_script(script: &str) -> String {
             writeln!(out, "  patch {}", serde_json::to_string(&patch).unwrap()).unwrap();
         }
     }
-    out
+    (out, log.text, client)
+}
+
+/// The event log tetherd would write for a script's run.
+#[derive(Default)]
+struct EventLog {
+    text: String,
+    seq: u64,
+}
+
+impl EventLog {
+    fn record(&mut self, event: LogEvent) {
+        self.seq += 1;
+        self.text.push_str(&encode_line(self.seq, "2026-11-23T10:00:00.000Z", &event));
+        self.text.push('\n');
+    }
 }
 
 fn check(name: &str) {
@@ -374,4 +413,25 @@ fn edits_the_agent_makes_itself_are_found_by_snapshot_and_revertible() {
 #[test]
 fn without_a_snapshot_tool_call_diffs_find_the_edits() {
     check("files-tool-diff");
+}
+
+/// The thread is the fold of the session's log: for every script whose conversation lives on the
+/// agent's wire, the thread rebuilt from the log the run would have written is the thread the
+/// person saw. Left out: scripts whose thread also holds what the host did beside the wire (file
+/// reads and reviews, terminal output, timeouts, lines tetherd could not forward), which the
+/// replay does not rebuild yet (issue 6).
+#[test]
+fn replaying_the_log_of_a_run_gives_the_thread_of_the_run() {
+    for name in ["turn", "permission", "rules", "modes", "agent-modes", "agent-config-mode", "dies", "handshake"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
+        let script = std::fs::read_to_string(dir.join(format!("{name}.script"))).unwrap();
+        let (_, log, live) = run_script_logged(&script);
+        let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
+        let (replayed, problems) =
+            AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
+        assert_eq!(problems, Vec::<String>::new(), "{name}: the log reads back whole");
+        assert_eq!(replayed.thread().entries(), live.thread().entries(), "{name}: the entries");
+        assert_eq!(replayed.thread().turn(), live.thread().turn(), "{name}: the turn");
+        assert_eq!(replayed.permissions_waiting(), live.permissions_waiting(), "{name}: requests waiting");
+    }
 }

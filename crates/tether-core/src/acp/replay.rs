@@ -1,0 +1,180 @@
+//! Rebuilding a session's thread from its event log (see `session_log`): the fold that gives a
+//! reloaded window or a restarted VS Code the conversation the person saw, without asking the
+//! agent for it.
+//!
+//! The agent's lines go through the same engine that handled them live, so the thread is built by
+//! the same code. What the engine itself said is read back from the log instead of being said
+//! again: the requests it made (by their ids, so that their answers are recognised: the prompt's
+//! answer ends its turn), the person's prompts (each `session/prompt` is a user message) and the
+//! answers to permission requests. Nothing leaves a replaying engine: lines for the agent and
+//! actions for the host are dropped, and rules and modes decide nothing (the log says what was
+//! decided). A permission request the log never answers stays waiting, as it was when the log
+//! ended.
+//!
+//! Work in progress (issue 6): file change cards (they need the host's reads of the original
+//! files) and terminal output (it travels beside the agent's wire, not on it) are not rebuilt yet.
+
+use std::collections::VecDeque;
+
+use agent_client_protocol_schema::v1 as acp;
+
+use super::{AcpClient, ClientInfo, Phase, RequestKind};
+use crate::jsonrpc::{self, Message};
+use crate::permissions::{DecidedBy, Mode, PermissionPolicy};
+use crate::session_log::{LogEvent, ReadLog};
+use crate::thread::{Entry, PermissionKey, PermissionOutcome, TurnState, UserMessage};
+
+/// How many of the agent's last stderr lines explain an exit read back from the log.
+const STDERR_TAIL_LINES: usize = 40;
+
+impl AcpClient {
+    /// A client whose thread is the fold of `log`. It has no agent: a new one is started (and
+    /// the agent's session resumed) by the host.
+    pub fn replay(
+        info: ClientInfo,
+        cwd: impl Into<String>,
+        first_permission_key: PermissionKey,
+        policy: PermissionPolicy,
+        log: &ReadLog,
+    ) -> (AcpClient, Vec<String>) {
+        let mut client = AcpClient::new(info, cwd, first_permission_key, policy);
+        client.replaying = true;
+        let mut problems: Vec<String> =
+            log.problems.iter().map(|problem| format!("line {}: {}", problem.line, problem.message)).collect();
+        let mut stderr: VecDeque<String> = VecDeque::new();
+        for entry in &log.entries {
+            match &entry.event {
+                LogEvent::ToAgent(line) => {
+                    if let Err(problem) = client.replay_sent(line) {
+                        problems.push(format!("event {}: {problem}", entry.seq));
+                    }
+                }
+                LogEvent::FromAgent(line) => client.handle_message(line, 0),
+                LogEvent::Stderr(line) => {
+                    stderr.push_back(line.clone());
+                    if stderr.len() > STDERR_TAIL_LINES {
+                        stderr.pop_front();
+                    }
+                }
+                LogEvent::Exited { code, signal, killed } => {
+                    let description = match (code, signal) {
+                        (_, Some(signal)) => format!("was ended by signal {signal}"),
+                        (Some(code), None) => format!("exited with code {code}"),
+                        (None, None) => "exited".to_owned(),
+                    };
+                    let tail: Vec<&str> = stderr.iter().map(String::as_str).collect();
+                    client.handle_exited(&description, *killed, &tail.join("\n"));
+                }
+                LogEvent::Host(record) => client.replay_decision(record),
+            }
+            // Nothing a replaying engine says goes anywhere.
+            client.outgoing.clear();
+            client.events.clear();
+        }
+        client.thread.take_patches();
+        client.replaying = false;
+        (client, problems)
+    }
+
+    /// A decision the host recorded. A permission request a rule or the mode answered was
+    /// answered like any other on the wire (read back as the person's choice); its record, which
+    /// follows the answer, says who decided, and the card says so too.
+    fn replay_decision(&mut self, record: &str) {
+        let Ok(record) = serde_json::from_str::<serde_json::Value>(record) else { return };
+        if record["event"] == "modeChanged" && record["by"] == "person" {
+            // The person's mode decides which of the agent's mode reports are followed.
+            if let Ok(mode) = serde_json::from_value::<Mode>(record["to"].clone()) {
+                self.policy.set_mode(mode);
+            }
+            return;
+        }
+        if record["event"] != "decided" {
+            return;
+        }
+        let (Some(tool_call), Some(option_id)) = (record["toolCall"]["id"].as_str(), record["option"]["id"].as_str())
+        else {
+            return;
+        };
+        let Ok(by) = serde_json::from_value::<DecidedBy>(record["by"].clone()) else { return };
+        let outcome = PermissionOutcome::Auto {
+            option_id: option_id.to_owned(),
+            allowed: record["allowed"].as_bool().unwrap_or(false),
+            by,
+            reason: record["reason"].as_str().map(str::to_owned),
+        };
+        let Some(index) = self.thread.find_tool_call(tool_call) else { return };
+        self.thread.update_tool_call(index, |call| {
+            if let Some(permission) = &mut call.permission
+                && matches!(&permission.outcome, Some(PermissionOutcome::Selected { option_id: chosen }) if chosen == option_id)
+            {
+                permission.outcome = Some(outcome);
+            }
+        });
+    }
+
+    /// A line the engine sent to the agent, read back from the log.
+    fn replay_sent(&mut self, line: &str) -> Result<(), String> {
+        let message = jsonrpc::parse_message(line).map_err(|error| format!("a line sent to the agent: {error}"))?;
+        match message {
+            Message::Request { id, method, params } => {
+                let kind = match &*method {
+                    "initialize" => {
+                        self.phase = Phase::Initializing;
+                        RequestKind::Initialize
+                    }
+                    "session/new" => {
+                        self.phase = Phase::CreatingSession;
+                        RequestKind::NewSession
+                    }
+                    "session/prompt" => {
+                        let request = jsonrpc::parse_params::<acp::PromptRequest>(params)
+                            .map_err(|error| format!("a prompt that cannot be read: {}", error.message))?;
+                        let text = request.prompt.iter().map(super::content_text).collect::<Vec<_>>().join("");
+                        self.thread.push(Entry::User(UserMessage { text }));
+                        self.thread.set_turn(TurnState::Running);
+                        self.prompt_in_flight = Some(id.clone());
+                        RequestKind::Prompt
+                    }
+                    "session/set_mode" | "session/set_config_option" => {
+                        // The engine takes the mode it asks for as current right away.
+                        let params: serde_json::Value =
+                            params.and_then(|params| serde_json::from_str(params.get()).ok()).unwrap_or_default();
+                        let target = params["modeId"].as_str().or_else(|| params["value"].as_str());
+                        if let (Some(modes), Some(target)) = (&mut self.agent_modes, target) {
+                            modes.set_current(target.to_owned());
+                        }
+                        self.mode_switches_in_flight += 1;
+                        RequestKind::SetAgentMode
+                    }
+                    // Requests of later versions: their answers are not understood, but
+                    // recognised as answers to something Tether sent.
+                    _ => RequestKind::SetAgentMode,
+                };
+                self.rpc.record_sent(id, &method, kind);
+            }
+            Message::Response { id, result } => {
+                // The person's answer to a permission request (or the engine's, by a rule).
+                let key = self.permissions.iter().find(|(_, pending)| pending.request_id == id).map(|(key, _)| *key);
+                if let Some(key) = key {
+                    let outcome = match result
+                        .ok()
+                        .and_then(|raw| serde_json::from_str::<acp::RequestPermissionResponse>(raw.get()).ok())
+                    {
+                        Some(acp::RequestPermissionResponse {
+                            outcome: acp::RequestPermissionOutcome::Selected(selected),
+                            ..
+                        }) => PermissionOutcome::Selected { option_id: selected.option_id.0.to_string() },
+                        // Cancelled, or an error answer (a withdrawal).
+                        _ => PermissionOutcome::Cancelled,
+                    };
+                    if let Some(pending) = self.permissions.remove(&key) {
+                        self.show_outcome(&pending, outcome);
+                    }
+                }
+            }
+            // `session/cancel`: the turn ends when the agent answers the prompt.
+            Message::Notification { .. } => {}
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,62 @@
+//! Data-driven tests of the fold that rebuilds a session's thread from its event log.
+//!
+//! Each `test_data/replay/<name>.log` is an event log as tetherd writes it (see
+//! `tether_core::session_log`); the test folds it with `AcpClient::replay` and writes the thread
+//! the person would see again into `<name>.out`: one line per entry, then the turn, the
+//! permission requests still waiting and what could not be read (checked with `expect_file!`;
+//! `UPDATE_EXPECT=1` accepts a change).
+
+// Test helpers unwrap freely: a panic here is a failed test with its message.
+#![allow(clippy::unwrap_used)]
+
+use std::fmt::Write;
+use std::path::Path;
+
+use tether_core::acp::{AcpClient, ClientInfo};
+use tether_core::permissions::{Mode, PermissionPolicy};
+use tether_core::session_log::read_log;
+
+fn check(name: &str) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/replay");
+    let log = std::fs::read_to_string(dir.join(format!("{name}.log"))).unwrap();
+    let read = read_log(&log);
+    let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
+    let (client, problems) = AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read);
+    let mut out = String::new();
+    for entry in client.thread().entries() {
+        writeln!(out, "{}", serde_json::to_string(entry).unwrap()).unwrap();
+    }
+    writeln!(out, "turn: {}", serde_json::to_string(client.thread().turn()).unwrap()).unwrap();
+    writeln!(out, "permissions waiting: {}", client.permissions_waiting()).unwrap();
+    writeln!(out, "session: {:?}", client.session_id()).unwrap();
+    writeln!(out, "cut tail: {}", read.cut_tail).unwrap();
+    for problem in problems {
+        writeln!(out, "problem: {problem}").unwrap();
+    }
+    expect_test::expect_file![dir.join(format!("{name}.out"))].assert_eq(&out);
+}
+
+#[test]
+fn a_whole_session_replays_to_the_thread_the_person_saw() {
+    check("turn");
+}
+
+#[test]
+fn a_log_cut_in_the_middle_of_a_line_replays_up_to_the_last_whole_line() {
+    check("cut-mid-line");
+}
+
+#[test]
+fn a_permission_request_pending_when_the_log_ended_is_still_waiting() {
+    check("pending-permission");
+}
+
+#[test]
+fn an_agent_that_died_mid_turn_shows_the_failed_turn_and_its_stderr() {
+    check("crash");
+}
+
+#[test]
+fn a_cancelled_turn_shows_the_cancelled_request_and_the_stop_reason() {
+    check("cancelled");
+}
