@@ -8,9 +8,11 @@
 //!
 //! The registry also remembers each agent's session folder (see [`crate::session`]), for longer
 //! than the agent itself: the host still audits what happened to a session after its agent died.
+//! Everything on the agent's wire goes through the session's event log (see
+//! [`crate::event_log`]) before it reaches the agent or a host.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -28,9 +30,10 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{Notify, mpsc, watch};
 use tokio::time::Instant;
 
+use crate::event_log::EventLog;
 use crate::fanout::Fanout;
 use crate::process_group::{self, GroupSignal};
-use crate::session;
+use crate::session::{self, SessionFolder};
 use crate::terminal::TerminalRegistry;
 use crate::utc::UtcTime;
 
@@ -82,8 +85,9 @@ struct Agents {
     live: HashMap<AgentId, AgentHandle>,
     /// The session folder of every agent that has one, live or reaped. Kept after the agent is
     /// reaped because the host audits the end of a session after the exit ("cancelled: the agent
-    /// died"); one path per agent started is little to keep for a tetherd's lifetime.
-    session_dirs: HashMap<AgentId, PathBuf>,
+    /// died"); one path and one open file per agent started is little to keep for a tetherd's
+    /// lifetime.
+    sessions: HashMap<AgentId, SessionFolder>,
     /// Set at shutdown: no new agent may start once the old ones are being killed.
     closed: bool,
 }
@@ -172,8 +176,10 @@ impl AgentRegistry {
         tracing::info!(agent = %params.name, agent_id, pid, command = %params.command, "agent started");
         // Before the forwarders start, so that no host can hear of the agent before its folder
         // is known.
-        let session_dir =
+        let session =
             params.tether_dir.as_deref().and_then(|tether_dir| self.open_session(agent_id, &params.name, tether_dir));
+        // `create` returns UTF-8 paths, so nothing is lost here.
+        let session_dir = session.as_ref().map(|session| session.dir.to_string_lossy().into_owned());
 
         tokio::spawn(write_stdin(agent_id, params.name.clone(), stdin, stdin_receiver));
         let supervisor = Supervisor {
@@ -183,40 +189,38 @@ impl AgentRegistry {
             pid,
             kill_requested,
             reaped: reaped_sender,
+            events: session.map(|session| session.events),
         };
         tokio::spawn(supervisor.run(child, stdout, stderr));
         Ok(SpawnResult { agent_id, pid, session_dir })
     }
 
-    /// Creates the agent's session folder under `tether_dir` and remembers it; returns its path
-    /// for the host.
+    /// Creates the agent's session folder under `tether_dir` and remembers it.
     ///
     /// Failing here does not fail the spawn: the agent is already running, and a person who
     /// asked for an agent should get it even when, say, the workspace is read-only. They lose the
-    /// session's audit log, which the log line says and the host sees from the `null` folder.
-    fn open_session(&self, agent_id: AgentId, name: &str, tether_dir: &str) -> Option<String> {
+    /// session's logs, which the log line says and the host sees from the `null` folder.
+    fn open_session(&self, agent_id: AgentId, name: &str, tether_dir: &str) -> Option<SessionFolder> {
         let now = UtcTime::from_system_time(SystemTime::now());
         match session::create(Path::new(tether_dir), agent_id, now) {
-            Ok(dir) => {
-                tracing::info!(agent = %name, agent_id, dir = %dir.display(), "session folder created");
-                // `create` returns UTF-8 paths, so nothing is lost here.
-                let path = dir.to_string_lossy().into_owned();
-                self.lock().session_dirs.insert(agent_id, dir);
-                Some(path)
+            Ok(session) => {
+                tracing::info!(agent = %name, agent_id, dir = %session.dir.display(), "session folder created");
+                self.lock().sessions.insert(agent_id, session.clone());
+                Some(session)
             }
             Err(error) => {
                 tracing::warn!(agent = %name, agent_id, tether_dir, error = format!("{error:#}"),
-                    "no session folder for this agent; it runs without an audit log");
+                    "no session folder for this agent; it runs without an event log or an audit log");
                 None
             }
         }
     }
 
     /// The session folder of an agent, whether it still runs or not.
-    pub fn session_dir(&self, agent_id: AgentId) -> Result<PathBuf, NoSessionDir> {
+    pub fn session_folder(&self, agent_id: AgentId) -> Result<SessionFolder, NoSessionDir> {
         let agents = self.lock();
-        match agents.session_dirs.get(&agent_id) {
-            Some(dir) => Ok(dir.clone()),
+        match agents.sessions.get(&agent_id) {
+            Some(session) => Ok(session.clone()),
             // Ids are handed out in order from 1 and only to agents that started.
             None if (1..self.next_id.load(Ordering::Relaxed)).contains(&agent_id) => Err(NoSessionDir::NotCreated),
             None => Err(NoSessionDir::UnknownAgent),
@@ -228,10 +232,15 @@ impl AgentRegistry {
         self.lock().live.contains_key(&agent_id)
     }
 
-    /// Queues one message for the agent's stdin.
+    /// Records one message in the session's event log and queues it for the agent's stdin.
     pub fn send(&self, agent_id: AgentId, message: &str) -> Result<(), UnknownAgent> {
         let agents = self.lock();
         let handle = agents.live.get(&agent_id).ok_or(UnknownAgent(agent_id))?;
+        // Under the registry's lock, so that the log has the messages in the order they are
+        // queued even when two hosts send to the agent at once.
+        if let Some(session) = agents.sessions.get(&agent_id) {
+            session.events.sent(message);
+        }
         if handle.stdin.send(message.to_owned()).is_err() {
             tracing::warn!(agent = %handle.name, agent_id, "message dropped: the agent's stdin is closed");
         }
@@ -277,26 +286,16 @@ struct Supervisor {
     pid: u32,
     kill_requested: Arc<Notify>,
     reaped: watch::Sender<bool>,
+    /// The session's event log, when the agent has a session folder.
+    events: Option<EventLog>,
 }
 
 impl Supervisor {
     async fn run(self, mut child: Child, stdout: ChildStdout, stderr: ChildStderr) {
         let (exited_sender, exited) = watch::channel(false);
-        let stdout_forwarder = tokio::spawn(forward_stdout(
-            self.agent_id,
-            self.name.clone(),
-            stdout,
-            self.registry.max_line_bytes,
-            self.registry.fanout.clone(),
-            exited.clone(),
-        ));
-        let stderr_forwarder = tokio::spawn(forward_stderr(
-            self.agent_id,
-            self.name.clone(),
-            stderr,
-            self.registry.fanout.clone(),
-            exited,
-        ));
+        let stdout_forwarder =
+            tokio::spawn(forward_stdout(self.forwarding(), stdout, self.registry.max_line_bytes, exited.clone()));
+        let stderr_forwarder = tokio::spawn(forward_stderr(self.forwarding(), stderr, exited));
 
         let mut killed = false;
         let mut sigkill_at: Option<Instant> = None;
@@ -335,9 +334,22 @@ impl Supervisor {
         let exited = exit_report(self.agent_id, status, killed);
         tracing::info!(agent = %self.name, agent_id = self.agent_id, code = ?exited.code,
             signal = ?exited.signal, killed, "agent exited");
+        if let Some(events) = &self.events {
+            events.exited(exited.code, exited.signal, exited.killed).await;
+        }
         self.registry.fanout.publish(encode_notification(method::AGENT_EXITED, &exited)).await;
         self.registry.lock().live.remove(&self.agent_id);
         self.reaped.send_replace(true);
+    }
+
+    /// What an output forwarder of this agent needs.
+    fn forwarding(&self) -> Forwarding {
+        Forwarding {
+            agent_id: self.agent_id,
+            name: self.name.clone(),
+            fanout: self.registry.fanout.clone(),
+            events: self.events.clone(),
+        }
     }
 
     /// After a killed agent's leader has been reaped, makes sure the rest of its process group
@@ -396,14 +408,22 @@ async fn read_chunk(
     }
 }
 
-/// Forwards every line of the agent's stdout, in order: JSON lines as `agent/message`, anything
-/// else as `agent/badLine`.
-async fn forward_stdout(
+/// What the output forwarders of one agent share: whom the lines are about, where they go.
+struct Forwarding {
     agent_id: AgentId,
     name: String,
+    fanout: Arc<Fanout>,
+    /// The session's event log, which gets each line before the hosts do.
+    events: Option<EventLog>,
+}
+
+/// Forwards every line of the agent's stdout, in order: JSON lines as `agent/message`, anything
+/// else as `agent/badLine`. Messages go to the event log first; bad lines are not messages and
+/// are left out of it.
+async fn forward_stdout(
+    forwarding: Forwarding,
     mut stdout: ChildStdout,
     max_line_bytes: usize,
-    fanout: Arc<Fanout>,
     mut exited: watch::Receiver<bool>,
 ) {
     let mut framer = LineFramer::new(max_line_bytes);
@@ -413,27 +433,39 @@ async fn forward_stdout(
             Ok(0) => break,
             Ok(read) => read,
             Err(error) => {
-                tracing::warn!(agent = %name, agent_id, %error, "reading the agent's stdout failed");
+                tracing::warn!(agent = %forwarding.name, agent_id = forwarding.agent_id, %error,
+                    "reading the agent's stdout failed");
                 break;
             }
         };
         framer.push(&buffer[..read]);
         while let Some(line) = framer.next_line() {
-            fanout.publish(stdout_event(agent_id, &name, line)).await;
+            forward_stdout_line(&forwarding, line).await;
         }
     }
     while let Some(line) = framer.finish() {
-        fanout.publish(stdout_event(agent_id, &name, line)).await;
+        forward_stdout_line(&forwarding, line).await;
     }
 }
 
-/// The notification for one line of an agent's stdout.
-pub fn stdout_event(agent_id: AgentId, name: &str, line: Result<String, FrameError>) -> String {
+async fn forward_stdout_line(forwarding: &Forwarding, line: Result<String, FrameError>) {
+    let Forwarding { agent_id, name, fanout, events } = forwarding;
+    let read = read_stdout_line(*agent_id, name, line);
+    if let (Some(events), Ok(message)) = (events, &read) {
+        events.received(message.get()).await;
+    }
+    fanout.publish(stdout_notification(*agent_id, &read)).await;
+}
+
+/// Reads one line of an agent's stdout as a message, or says why it is not one.
+fn read_stdout_line(
+    agent_id: AgentId,
+    name: &str,
+    line: Result<String, FrameError>,
+) -> Result<Box<RawValue>, AgentBadLine> {
     let bad_line = match line {
         Ok(text) => match serde_json::from_str::<&RawValue>(&text) {
-            Ok(message) => {
-                return encode_notification(method::AGENT_MESSAGE, &AgentMessage { agent_id, message });
-            }
+            Ok(message) => return Ok(message.to_owned()),
             Err(error) => AgentBadLine {
                 agent_id,
                 kind: BadLineKind::InvalidJson,
@@ -461,21 +493,23 @@ pub fn stdout_event(agent_id: AgentId, name: &str, line: Result<String, FrameErr
     };
     tracing::warn!(agent = %name, agent_id, kind = ?bad_line.kind, len = bad_line.len,
         error = %bad_line.error, "agent printed a line that is not a message");
-    encode_notification(method::AGENT_BAD_LINE, &bad_line)
+    Err(bad_line)
 }
 
-/// Forwards the agent's stderr line by line, to the log and to the hosts.
+/// The notification for one line of an agent's stdout, as [`read_stdout_line`] read it.
+fn stdout_notification(agent_id: AgentId, read: &Result<Box<RawValue>, AgentBadLine>) -> String {
+    match read {
+        Ok(message) => encode_notification(method::AGENT_MESSAGE, &AgentMessage { agent_id, message }),
+        Err(bad_line) => encode_notification(method::AGENT_BAD_LINE, bad_line),
+    }
+}
+
+/// Forwards the agent's stderr line by line, to the event log, tetherd's log and the hosts.
 ///
 /// Stderr is diagnostics for people, not protocol, so the rules differ from stdout's on purpose:
 /// bytes are decoded lossily rather than rejected, and an over-long line is passed on in pieces
 /// rather than dropped, because a stack trace with a bad byte is still worth reading.
-async fn forward_stderr(
-    agent_id: AgentId,
-    name: String,
-    mut stderr: ChildStderr,
-    fanout: Arc<Fanout>,
-    mut exited: watch::Receiver<bool>,
-) {
+async fn forward_stderr(forwarding: Forwarding, mut stderr: ChildStderr, mut exited: watch::Receiver<bool>) {
     let mut buffer = vec![0; READ_CHUNK_BYTES];
     let mut splitter = StderrLines::default();
     loop {
@@ -483,22 +517,27 @@ async fn forward_stderr(
             Ok(0) => break,
             Ok(read) => read,
             Err(error) => {
-                tracing::warn!(agent = %name, agent_id, %error, "reading the agent's stderr failed");
+                tracing::warn!(agent = %forwarding.name, agent_id = forwarding.agent_id, %error,
+                    "reading the agent's stderr failed");
                 break;
             }
         };
         for line in splitter.push(&buffer[..read]) {
-            publish_stderr(agent_id, &name, line, &fanout).await;
+            forward_stderr_line(&forwarding, line).await;
         }
     }
     if let Some(line) = splitter.finish() {
-        publish_stderr(agent_id, &name, line, &fanout).await;
+        forward_stderr_line(&forwarding, line).await;
     }
 }
 
-async fn publish_stderr(agent_id: AgentId, name: &str, line: String, fanout: &Fanout) {
+async fn forward_stderr_line(forwarding: &Forwarding, line: String) {
+    let Forwarding { agent_id, name, fanout, events } = forwarding;
     tracing::info!(agent = %name, agent_id, "stderr: {line}");
-    fanout.publish(encode_notification(method::AGENT_STDERR, &AgentStderr { agent_id, line })).await;
+    if let Some(events) = events {
+        events.stderr(&line);
+    }
+    fanout.publish(encode_notification(method::AGENT_STDERR, &AgentStderr { agent_id: *agent_id, line })).await;
 }
 
 /// Splits stderr bytes into lossily decoded lines of at most [`STDERR_LINE_MAX_BYTES`].
@@ -578,7 +617,7 @@ mod tests {
             Err(FrameError::InvalidUtf8 { len: 3, preview: "a".to_owned(), valid_up_to: 1 }),
         ]
         .into_iter()
-        .map(|line| stdout_event(7, "test", line))
+        .map(|line| stdout_notification(7, &read_stdout_line(7, "test", line)))
         .collect::<Vec<_>>()
         .join("\n");
         expect![[r#"

@@ -325,7 +325,8 @@ fn send_to_agent(params: Option<&serde_json::value::RawValue>, context: &Context
     }
 }
 
-/// Appends an audit record to the agent's session folder.
+/// Appends an audit record to the agent's session folder: to its audit log and, once there, to
+/// its event log too, so that the two logs hold the same records.
 ///
 /// This runs in the connection's task, not on a blocking thread, on purpose: the host's messages
 /// are handled in order, so the records of a connection land in the order it sent them, and
@@ -343,8 +344,8 @@ fn append_audit(params: Option<&serde_json::value::RawValue>, context: &Context)
         }
     };
     let agent_id = audit.agent_id;
-    let session_dir = match context.registry.session_dir(agent_id) {
-        Ok(dir) => dir,
+    let session = match context.registry.session_folder(agent_id) {
+        Ok(session) => session,
         Err(NoSessionDir::UnknownAgent) => {
             tracing::warn!(agent_id, "audit record dropped: no such agent");
             return;
@@ -355,8 +356,9 @@ fn append_audit(params: Option<&serde_json::value::RawValue>, context: &Context)
         }
     };
     let now = UtcTime::from_system_time(std::time::SystemTime::now());
-    if let Err(error) = session::append_audit(&session_dir, audit.record, now) {
-        tracing::warn!(agent_id, error = format!("{error:#}"), "audit record dropped");
+    match session::append_audit(&session.dir, audit.record, now) {
+        Ok(()) => session.events.host_record(audit.record.get()),
+        Err(error) => tracing::warn!(agent_id, error = format!("{error:#}"), "audit record dropped"),
     }
 }
 

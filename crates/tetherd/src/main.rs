@@ -11,6 +11,7 @@
 
 mod agent;
 mod connection;
+mod event_log;
 mod fanout;
 mod process_group;
 mod server;

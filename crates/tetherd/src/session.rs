@@ -4,13 +4,16 @@
 //! ```text
 //! <tetherDir>/.gitignore          `*`, so that nothing in the folder is ever committed
 //! <tetherDir>/sessions/<id>/      one per spawned agent; <id> is `<UTC yyyymmdd-hhmmss>-<agentId>`
+//!     events.jsonl                the session's event log, created with the folder: the agent's
+//!                                 wire in both directions, its stderr and exit, and the host's
+//!                                 audit records (see [`crate::event_log`])
 //!     audit.jsonl                 the session's audit log, one JSON object per line
 //! ```
 //!
-//! tetherd owns these files because it outlives the window: a record it has accepted is on disk
-//! even if the host is reloaded a moment later. Everything is created owner-only (folders 0700,
-//! files 0600), since transcripts and audit records can hold secrets (a token on a command line,
-//! the content of a file).
+//! tetherd owns these files because it outlives the window: a line it has forwarded or a record
+//! it has accepted is on disk even if the host is reloaded a moment later. Everything is created
+//! owner-only (folders 0700, files 0600), since transcripts and audit records can hold secrets
+//! (a token on a command line, the content of a file).
 
 use std::fs::{DirBuilder, OpenOptions};
 use std::io::{ErrorKind, Write as _};
@@ -20,6 +23,7 @@ use anyhow::{Context as _, bail};
 use serde_json::value::RawValue;
 use tether_core::sidecar::AgentId;
 
+use crate::event_log::EventLog;
 use crate::utc::UtcTime;
 
 /// The audit log's file name inside a session folder.
@@ -33,9 +37,17 @@ const GITIGNORE_CONTENT: &str = "*\n";
 /// are plenty; the bound only keeps a folder full of strange entries from looping for ever.
 const MAX_NAME_ATTEMPTS: u32 = 100;
 
-/// Prepares `tether_dir` (creating it and its `.gitignore` as needed) and creates a new, empty
-/// session folder for `agent_id` in it; returns the folder's absolute path, which is valid UTF-8.
-pub fn create(tether_dir: &Path, agent_id: AgentId, now: UtcTime) -> anyhow::Result<PathBuf> {
+/// A session folder and the writer of its event log.
+#[derive(Debug, Clone)]
+pub struct SessionFolder {
+    /// The folder's absolute path, which is valid UTF-8.
+    pub dir: PathBuf,
+    pub events: EventLog,
+}
+
+/// Prepares `tether_dir` (creating it and its `.gitignore` as needed) and creates a new session
+/// folder for `agent_id` in it, holding an empty event log.
+pub fn create(tether_dir: &Path, agent_id: AgentId, now: UtcTime) -> anyhow::Result<SessionFolder> {
     // A relative path is taken relative to tetherd's working directory; the host sends absolute
     // ones, and the host needs an absolute one back.
     let tether_dir = std::path::absolute(tether_dir)
@@ -64,7 +76,7 @@ pub fn create(tether_dir: &Path, agent_id: AgentId, now: UtcTime) -> anyhow::Res
         // Not recursive: creating the folder is what claims the name, so an existing folder
         // (from an earlier tetherd) is never shared.
         match private_dir_builder().create(&dir) {
-            Ok(()) => return Ok(dir),
+            Ok(()) => return with_event_log(dir),
             Err(error) if error.kind() == ErrorKind::AlreadyExists => {}
             Err(error) => return Err(error).with_context(|| format!("cannot create the folder {}", dir.display())),
         }
@@ -73,6 +85,21 @@ pub fn create(tether_dir: &Path, agent_id: AgentId, now: UtcTime) -> anyhow::Res
         "cannot find a free name for a session folder in {} (tried {MAX_NAME_ATTEMPTS} names from {name} on)",
         sessions.display()
     )
+}
+
+/// Creates the event log in a folder just claimed. A session folder without its log would look
+/// like a session that recorded nothing, so on failure the (empty) folder goes again.
+fn with_event_log(dir: PathBuf) -> anyhow::Result<SessionFolder> {
+    match EventLog::create(&dir) {
+        Ok(events) => Ok(SessionFolder { dir, events }),
+        Err(error) => {
+            if let Err(remove_error) = std::fs::remove_dir(&dir) {
+                tracing::warn!(path = %dir.display(), error = %remove_error,
+                    "cannot remove a session folder without its event log");
+            }
+            Err(error)
+        }
+    }
 }
 
 /// Creates `<tether_dir>/.gitignore` with `*` unless there is one; an existing one is the
@@ -144,7 +171,7 @@ fn private_dir_builder() -> DirBuilder {
 }
 
 /// Options for files only their owner can read; the mode applies when the file is created.
-fn private_file_options() -> OpenOptions {
+pub fn private_file_options() -> OpenOptions {
     #[cfg_attr(not(unix), expect(unused_mut, reason = "only Unix has modes to set"))]
     let mut options = OpenOptions::new();
     #[cfg(unix)]
@@ -197,7 +224,7 @@ mod tests {
         let tether_dir = workspace.path().join(".tether");
         let names: Vec<String> = (0..3)
             .map(|_| {
-                let dir = create(&tether_dir, 7, time()).expect("a session folder");
+                let dir = create(&tether_dir, 7, time()).expect("a session folder").dir;
                 assert_eq!(dir.parent(), Some(tether_dir.join("sessions").as_path()));
                 dir.file_name().and_then(|name| name.to_str()).expect("a UTF-8 name").to_owned()
             })

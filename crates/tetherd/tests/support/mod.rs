@@ -249,10 +249,45 @@ impl Client {
 
     /// Spawns an agent; returns `(agentId, pid)`.
     pub fn spawn(&mut self, params: Value) -> (u64, u32) {
+        let (agent_id, pid, _) = self.spawn_with_session(params);
+        (agent_id, pid)
+    }
+
+    /// Spawns an agent; returns `(agentId, pid, sessionDir)`.
+    pub fn spawn_with_session(&mut self, params: Value) -> (u64, u32, Option<PathBuf>) {
         let result = self.call("agent/spawn", params).expect("agent/spawn succeeds");
         let agent_id = result["agentId"].as_u64().expect("agentId");
         let pid = result["pid"].as_u64().and_then(|pid| u32::try_from(pid).ok()).expect("pid");
-        (agent_id, pid)
+        let session_dir = match &result["sessionDir"] {
+            Value::Null => None,
+            Value::String(dir) => Some(PathBuf::from(dir)),
+            other => panic!("sessionDir is a string or null, not {other}"),
+        };
+        (agent_id, pid, session_dir)
+    }
+
+    /// Sends a notification whose params are `params` exactly as written (not re-serialised).
+    pub fn notify_raw(&mut self, method: &str, params: &str) {
+        self.send_raw(format!(r#"{{"jsonrpc":"2.0","method":"{method}","params":{params}}}"#).as_bytes());
+        self.send_raw(b"\n");
+    }
+
+    /// Sends `message` to the agent exactly as written.
+    pub fn send_to_agent(&mut self, agent_id: u64, message: &str) {
+        self.notify_raw("agent/send", &format!(r#"{{"agentId":{agent_id},"message":{message}}}"#));
+    }
+
+    /// Sends a `session/audit` whose record is `record` exactly as written.
+    pub fn audit(&mut self, agent_id: u64, record: &str) {
+        self.notify_raw("session/audit", &format!(r#"{{"agentId":{agent_id},"record":{record}}}"#));
+    }
+
+    /// Returns once tetherd has handled everything this host sent before. A connection's
+    /// messages are handled in order and an unknown method is answered at once, so its answer
+    /// means the notifications before it (which get no answer of their own) are done.
+    pub fn handled_so_far(&mut self) {
+        let error = self.call("tests/barrier", json!({})).expect_err("an unknown method");
+        assert_eq!(error["code"], json!(-32601));
     }
 
     /// Waits for a notification `method` about `agent_id`.

@@ -1,0 +1,269 @@
+//! The writer of a session's event log (`<sessionDir>/events.jsonl`, format in
+//! [`tether_core::session_log`]): every line tetherd sends to the agent and forwards from it, the
+//! agent's stderr, the host's audit records and the agent's exit, in the order they happen.
+//!
+//! Several tasks write to one log (the connection that sends to the agent, the stdout and stderr
+//! forwarders, the supervisor that reports the exit), so the file sits behind a mutex that also
+//! hands out the `seq` numbers: a line's number and its place in the file are decided together.
+//! Each line goes to the file in one write, without a userspace buffer, so a line is in the
+//! kernel before the host can see what it records, and a `kill -9` of tetherd loses nothing
+//! written. Surviving a machine crash needs `fdatasync`, which is slow, so it happens only where
+//! losing the tail would hurt: when a turn ends, before the person is asked something (a
+//! permission, a file write to review) and when the agent exits. The sync runs on a blocking
+//! thread, so that the runtime never waits for the disk.
+//!
+//! The log is a record, not a reason to stop the agent: after the first write or sync error the
+//! log says so once in tetherd's own log and stops, and the agent goes on.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
+
+use anyhow::Context as _;
+use tether_core::jsonrpc::{Message, RequestId, parse_message};
+use tether_core::session_log::{EVENTS_FILE, LogEvent, encode_line};
+
+use crate::session::private_file_options;
+use crate::utc::UtcTime;
+
+/// The agent's requests that make the person decide something; the log is synced before they
+/// are forwarded, so that a session reopened after a crash shows the question that was pending.
+const METHODS_THAT_ASK_THE_PERSON: &[&str] = &["session/request_permission", "fs/write_text_file"];
+
+/// The method of the host's request that starts a turn; its response ends the turn.
+const PROMPT_METHOD: &str = "session/prompt";
+
+/// One session's event log. Clones write to the same file.
+#[derive(Debug, Clone)]
+pub struct EventLog {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    path: PathBuf,
+    writer: Mutex<Writer>,
+}
+
+#[derive(Debug)]
+struct Writer {
+    /// `None` once writing or syncing has failed: the log stops there.
+    file: Option<Arc<File>>,
+    /// The `seq` of the next line.
+    next_seq: u64,
+    sync_points: SyncPoints,
+}
+
+impl EventLog {
+    /// Creates `<session_dir>/events.jsonl`, readable by its owner only. The file must not exist
+    /// yet: a log is never shared with an earlier session.
+    pub fn create(session_dir: &Path) -> anyhow::Result<Self> {
+        let path = session_dir.join(EVENTS_FILE);
+        let file = private_file_options()
+            .append(true)
+            .create_new(true)
+            .open(&path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        let writer = Writer { file: Some(Arc::new(file)), next_seq: 1, sync_points: SyncPoints::default() };
+        Ok(Self { shared: Arc::new(Shared { path, writer: Mutex::new(writer) }) })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Writer> {
+        // Every critical section leaves the writer consistent (a line is counted only once it is
+        // written), so a poisoned lock still holds usable state.
+        self.shared.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Records a line about to be written to the agent's stdin (JSON text, as sent).
+    pub fn sent(&self, message: &str) {
+        let mut writer = self.lock();
+        writer.sync_points.sent(message);
+        self.append(&mut writer, &LogEvent::ToAgent(message.to_owned()));
+    }
+
+    /// Records a line of the agent's stdout (JSON text, as received) before it is forwarded;
+    /// returns once it is on disk if it ends a turn or asks the person something.
+    pub async fn received(&self, message: &str) {
+        let must_sync = {
+            let mut writer = self.lock();
+            self.append(&mut writer, &LogEvent::FromAgent(message.to_owned()));
+            writer.sync_points.received(message)
+        };
+        if must_sync {
+            self.sync().await;
+        }
+    }
+
+    /// Records a line of the agent's stderr.
+    pub fn stderr(&self, line: &str) {
+        let mut writer = self.lock();
+        self.append(&mut writer, &LogEvent::Stderr(line.to_owned()));
+    }
+
+    /// Records one of the host's audit records (a JSON object, as the host sent it).
+    pub fn host_record(&self, record: &str) {
+        let mut writer = self.lock();
+        self.append(&mut writer, &LogEvent::Host(record.to_owned()));
+    }
+
+    /// Records the agent's exit, the session's last event; returns once the log is on disk.
+    pub async fn exited(&self, code: Option<i32>, signal: Option<i32>, killed: bool) {
+        {
+            let mut writer = self.lock();
+            self.append(&mut writer, &LogEvent::Exited { code, signal, killed });
+        }
+        self.sync().await;
+    }
+
+    /// Appends one line for `event`, numbered and timed under the lock so that numbers, times
+    /// and places in the file agree.
+    ///
+    /// Every text in an event is one line already (stdout, stdin and host lines are framed at
+    /// newlines, and stderr lines are escaped), so the encoded line has no newline of its own.
+    fn append(&self, writer: &mut Writer, event: &LogEvent) {
+        let Some(file) = &writer.file else { return };
+        let time = UtcTime::from_system_time(SystemTime::now()).rfc3339_millis();
+        let mut line = encode_line(writer.next_seq, &time, event);
+        line.push('\n');
+        // One write on a file opened for appending: the line lands whole, after the one before.
+        match (&**file).write_all(line.as_bytes()) {
+            Ok(()) => writer.next_seq += 1,
+            Err(error) => self.stop(writer, "cannot append to", &error),
+        }
+    }
+
+    /// Waits until everything appended so far is on disk (`fdatasync`, on a blocking thread).
+    async fn sync(&self) {
+        let Some(file) = self.lock().file.clone() else { return };
+        let synced = tokio::task::spawn_blocking(move || file.sync_data()).await;
+        let error = match synced {
+            Ok(Ok(())) => return,
+            Ok(Err(error)) => error,
+            // The closure cannot panic; a join error means the runtime is going away.
+            Err(join_error) => std::io::Error::other(join_error),
+        };
+        let mut writer = self.lock();
+        // Another failure may have stopped the log meanwhile; it has been reported then.
+        if writer.file.is_some() {
+            self.stop(&mut writer, "cannot sync", &error);
+        }
+    }
+
+    /// Stops the log after an I/O error, saying so once. Nothing is written after it: what
+    /// reached the disk is unknown, and a log that went on past a hole would claim to be
+    /// complete.
+    fn stop(&self, writer: &mut Writer, what: &str, error: &std::io::Error) {
+        writer.file = None;
+        tracing::warn!(path = %self.shared.path.display(), %error,
+            "{what} the session's event log; it stops here, the agent goes on");
+    }
+}
+
+/// Tells which lines of the wire make a point where the log must be on disk: the agent's answer
+/// to a prompt (the turn is over) and the agent's requests that ask the person something.
+///
+/// Only `id` and `method` of a line are read (parameters stay raw and unparsed).
+#[derive(Debug, Default)]
+struct SyncPoints {
+    /// The ids of the prompts sent to the agent and not yet answered.
+    prompts_in_flight: HashSet<RequestId>,
+}
+
+impl SyncPoints {
+    /// Notes a line sent to the agent: a prompt starts a turn.
+    fn sent(&mut self, message: &str) {
+        if let Ok(Message::Request { id, method, .. }) = parse_message(message)
+            && method == PROMPT_METHOD
+        {
+            self.prompts_in_flight.insert(id);
+        }
+    }
+
+    /// Whether a line from the agent ends a turn or asks the person something.
+    fn received(&mut self, message: &str) -> bool {
+        match parse_message(message) {
+            Ok(Message::Response { id, .. }) => self.prompts_in_flight.remove(&id),
+            Ok(Message::Request { method, .. }) => METHODS_THAT_ASK_THE_PERSON.contains(&&*method),
+            Ok(Message::Notification { .. }) | Err(_) => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+    use tether_core::session_log::read_log;
+
+    use super::*;
+
+    #[test]
+    fn the_log_is_synced_at_turn_ends_and_before_questions_to_the_person() {
+        // `>` is a line sent to the agent, `<` one from it; each line from the agent is shown
+        // with whether the log is synced before it is forwarded.
+        let wire = [
+            r#"> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#,
+            r#"< {"jsonrpc":"2.0","id":0,"result":{}}"#,
+            r#"> {"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}"#,
+            r#"> {"jsonrpc":"2.0","id":"p-2","method":"session/prompt","params":{}}"#,
+            r#"< {"jsonrpc":"2.0","method":"session/update","params":{}}"#,
+            r#"< {"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{}}"#,
+            r#"> {"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"cancelled"}}}"#,
+            r#"< {"jsonrpc":"2.0","id":1,"method":"fs/write_text_file","params":{}}"#,
+            r#"< {"jsonrpc":"2.0","method":"session/request_permission","params":{}}"#,
+            r#"< {"jsonrpc":"2.0","id":2,"method":"fs/read_text_file","params":{}}"#,
+            r#"< {"jsonrpc":"2.0","id":"p-2","error":{"code":-32603,"message":"failed"}}"#,
+            r#"< {"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}"#,
+            r#"< {"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}"#,
+            r#"< [1, 2]"#,
+        ];
+        let mut points = SyncPoints::default();
+        let mut shown = String::new();
+        for line in wire {
+            let (direction, message) = line.split_at(2);
+            if direction == "> " {
+                points.sent(message);
+            } else {
+                let synced = if points.received(message) { "sync " } else { "     " };
+                shown.push_str(&format!("{synced}{message}\n"));
+            }
+        }
+        expect![[r#"
+                 {"jsonrpc":"2.0","id":0,"result":{}}
+                 {"jsonrpc":"2.0","method":"session/update","params":{}}
+            sync {"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{}}
+            sync {"jsonrpc":"2.0","id":1,"method":"fs/write_text_file","params":{}}
+                 {"jsonrpc":"2.0","method":"session/request_permission","params":{}}
+                 {"jsonrpc":"2.0","id":2,"method":"fs/read_text_file","params":{}}
+            sync {"jsonrpc":"2.0","id":"p-2","error":{"code":-32603,"message":"failed"}}
+            sync {"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}
+                 {"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}
+                 [1, 2]
+        "#]]
+        .assert_eq(&shown);
+    }
+
+    #[tokio::test]
+    async fn a_log_that_cannot_be_written_stops_and_its_writers_go_on() {
+        let folder = tempfile::tempdir().expect("a temporary directory");
+        let log = EventLog::create(folder.path()).expect("a new log");
+        log.stderr("before");
+        // Swap the file for one where every write fails (the disk is full).
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+        log.lock().file = Some(Arc::new(full));
+        log.stderr("lost");
+        assert!(log.lock().file.is_none(), "the log stops at its first error");
+        log.received(r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission"}"#).await;
+        log.exited(Some(0), None, false).await;
+
+        let text = std::fs::read_to_string(folder.path().join(EVENTS_FILE)).expect("the log");
+        let read = read_log(&text);
+        assert_eq!(read.problems, []);
+        assert_eq!(
+            read.entries.iter().map(|entry| &entry.event).collect::<Vec<_>>(),
+            [&LogEvent::Stderr("before".to_owned())]
+        );
+    }
+}
