@@ -4,7 +4,7 @@
 //! tetherd writes it (it owns the session folder and outlives the window): a line from the agent
 //! is appended before it is forwarded to the host, a line for the agent before it is written to
 //! the agent's stdin, so anything a host ever saw is on disk. The thread a person saw is the fold
-//! of this log, which is how a reloaded window or a restarted VS Code gets the
+//! of this log (`AcpClient::replay`), which is how a reloaded window or a restarted VS Code gets the
 //! conversation back without asking the agent.
 //!
 //! ```text
