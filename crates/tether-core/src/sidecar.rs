@@ -18,6 +18,10 @@
 //! | host → tetherd | `session/audit` | notification | [`AuditAppend`] |
 //! | host → tetherd | `snapshot/take` | request | [`SnapshotTakeParams`] → [`SnapshotTakeResult`] |
 //! | host → tetherd | `snapshot/changes` | request | [`SnapshotChangesParams`] → [`SnapshotChangesResult`] |
+//! | host → tetherd | `session/list` | request | [`SessionListParams`] → [`SessionListResult`] |
+//! | host → tetherd | `session/read` | request | [`SessionReadParams`] → [`SessionReadResult`] |
+//! | host → tetherd | `session/rename` | request | [`SessionRenameParams`] → `{}` |
+//! | host → tetherd | `session/delete` | request | [`SessionDirRef`] → `{}` |
 //! | host → tetherd | `terminal/create` | request | [`TerminalCreateParams`] → [`TerminalCreateResult`] |
 //! | host → tetherd | `terminal/output` | request | [`TerminalRef`] → [`TerminalOutputResult`] |
 //! | host → tetherd | `terminal/wait_for_exit` | request | [`TerminalRef`] → [`TerminalExitStatus`] |
@@ -54,6 +58,10 @@ pub mod method {
     pub const SESSION_AUDIT: &str = "session/audit";
     pub const SNAPSHOT_TAKE: &str = "snapshot/take";
     pub const SNAPSHOT_CHANGES: &str = "snapshot/changes";
+    pub const SESSION_LIST: &str = "session/list";
+    pub const SESSION_READ: &str = "session/read";
+    pub const SESSION_RENAME: &str = "session/rename";
+    pub const SESSION_DELETE: &str = "session/delete";
     pub const TERMINAL_CREATE: &str = "terminal/create";
     pub const TERMINAL_OUTPUT: &str = "terminal/output";
     pub const TERMINAL_WAIT_FOR_EXIT: &str = "terminal/wait_for_exit";
@@ -87,6 +95,10 @@ pub mod error_code {
     pub const TERMINAL_FAILED: i32 = -32030;
     /// The request named a terminal tetherd does not know (never created, or released).
     pub const UNKNOWN_TERMINAL: i32 = -32031;
+    /// A session folder could not be listed, read, renamed or deleted: it does not exist, is not
+    /// inside the given `.tether` folder's `sessions/`, its agent is still running (delete), or
+    /// the disk said no. The message says which.
+    pub const SESSION_FAILED: i32 = -32050;
 }
 
 /// Identifies one agent process for the lifetime of a tetherd. Never reused.
@@ -464,4 +476,107 @@ pub struct TerminalExited {
     /// True when it ended because of `terminal/kill`, `terminal/release`, its agent's end or
     /// tetherd's shutdown.
     pub killed: bool,
+}
+
+// Sessions kept on disk: the history the host lists, reopens, renames and deletes.
+//
+// Every spawned agent with a `tetherDir` gets a session folder (`<tetherDir>/sessions/<id>/`)
+// holding `meta.json` (written by tetherd at spawn: the profile name, command, cwd, creation
+// time; and the title once renamed), `events.jsonl` (the event log, see `session_log`) and
+// `audit.jsonl`. The requests below never reach outside `<tetherDir>/sessions/`: a `dir` that
+// is not one of its folders is refused.
+
+/// The file in a session folder that says what the session was started with.
+pub const SESSION_META_FILE: &str = "meta.json";
+
+/// `meta.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMeta {
+    /// The agent profile's name ("Demo", "Claude Code").
+    pub agent: String,
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    pub cwd: String,
+    /// UTC, RFC 3339 with milliseconds.
+    pub created: String,
+    /// Set by `session/rename`; absent until then (the first prompt stands in).
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionListParams {
+    /// The workspace's `.tether` folder.
+    pub tether_dir: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionListResult {
+    /// Newest first (by last activity). Folders without a readable `meta.json` are left out.
+    pub sessions: Vec<SessionSummary>,
+}
+
+/// One session of the history, as the list shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    /// The session folder, absolute.
+    pub dir: String,
+    pub meta: SessionMeta,
+    /// The title to show: `meta.title`, else the start of the first prompt, else "New session".
+    pub title: String,
+    /// The time of the log's last event (UTC, RFC 3339), `meta.created` for an empty log.
+    pub last_activity: String,
+    /// How many prompts the log holds.
+    pub turns: u32,
+    /// The agent's own session id, from the answer to `session/new` (or `session/load`) in the
+    /// log: what resuming it needs.
+    pub agent_session_id: Option<String>,
+    /// The running agent of this session, when tetherd still has it (a window reload).
+    pub live_agent: Option<AgentId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDirRef {
+    pub tether_dir: String,
+    pub dir: String,
+}
+
+/// `session/read`: a piece of a session's `events.jsonl`, ending at a line boundary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionReadParams {
+    pub tether_dir: String,
+    pub dir: String,
+    /// Byte offset in the file to read from (0, then each answer's `next`).
+    #[serde(default)]
+    pub offset: u64,
+}
+
+/// The most bytes of log one `session/read` answer carries.
+pub const SESSION_READ_CHUNK_BYTES: u64 = 1024 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionReadResult {
+    /// Whole lines of the log from `offset` (at most [`SESSION_READ_CHUNK_BYTES`], unless a single
+    /// line is longer: then that one line). Invalid UTF-8 is replaced.
+    pub text: String,
+    /// Where the next read starts.
+    pub next: u64,
+    /// True when `text` reaches the end of the file as it is now (a cut last line included).
+    pub eof: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRenameParams {
+    pub tether_dir: String,
+    pub dir: String,
+    pub title: String,
 }
