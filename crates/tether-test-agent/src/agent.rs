@@ -17,18 +17,20 @@ use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, CancelRequestNotification, ClientCapabilities, ContentBlock, ContentChunk,
     CreateTerminalRequest, CreateTerminalResponse, CurrentModeUpdate, Diff, Error, Implementation, InitializeRequest,
-    InitializeResponse, NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind, Plan, PlanEntry,
-    PromptCapabilities, PromptRequest, PromptResponse, ReadTextFileRequest, ReadTextFileResponse,
-    ReleaseTerminalRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
-    SessionMode, SessionModeState, SessionNotification, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
-    StopReason, Terminal, TerminalExitStatus, TerminalId, TerminalOutputRequest, TerminalOutputResponse, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
-    WaitForTerminalExitRequest, WaitForTerminalExitResponse, WriteTextFileRequest,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
+    PermissionOption, PermissionOptionKind, Plan, PlanEntry, PromptCapabilities, PromptRequest, PromptResponse,
+    ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SessionId, SessionMode, SessionModeState, SessionNotification,
+    SessionUpdate, SetSessionModeRequest, SetSessionModeResponse, StopReason, Terminal, TerminalExitStatus, TerminalId,
+    TerminalOutputRequest, TerminalOutputResponse, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind, WaitForTerminalExitRequest, WaitForTerminalExitResponse,
+    WriteTextFileRequest,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::history::History;
 use crate::scenario::{DiffSpec, LocationSpec, PermissionSpec, Scenario, Speech, Step};
 use crate::transport::{Input, MAX_INPUT_LINE, Output, Trace};
 
@@ -39,6 +41,7 @@ mod code {
     pub const METHOD_NOT_FOUND: i32 = -32601;
     pub const INVALID_PARAMS: i32 = -32602;
     pub const RESOURCE_NOT_FOUND: i32 = -32002;
+    pub const INTERNAL_ERROR: i32 = -32603;
 }
 
 /// The test agent's whole state.
@@ -55,6 +58,8 @@ pub struct Agent {
 struct Wire {
     output: Output,
     trace: Trace,
+    /// Where sessions are stored for `session/load`, when the agent was given a state folder.
+    history: Option<History>,
     next_request_id: i64,
     /// Requests the agent sent to the client and has no answer for yet, by id.
     pending: HashMap<i64, PendingRequest>,
@@ -183,13 +188,15 @@ struct TerminalRun {
 }
 
 impl Agent {
-    pub fn new(scenario: Scenario, trace: Trace) -> Self {
+    pub fn new(scenario: Scenario, trace: Trace, history: Option<History>) -> Self {
+        // Stored sessions keep their ids: new ones continue after them.
+        let sessions_created = history.as_ref().map_or(0, |history| history.count() as u64);
         Self {
             scenario,
-            wire: Wire { output: Output::new(), trace, next_request_id: 1, pending: HashMap::new() },
+            wire: Wire { output: Output::new(), trace, history, next_request_id: 1, pending: HashMap::new() },
             client_capabilities: ClientCapabilities::default(),
             sessions: BTreeMap::new(),
-            sessions_created: 0,
+            sessions_created,
             terminals_started: 0,
         }
     }
@@ -284,6 +291,7 @@ impl Agent {
         let answer = match method {
             "initialize" => self.initialize(params),
             "session/new" => self.new_session(params),
+            "session/load" => return self.load_session(id, params),
             "session/prompt" => return self.start_prompt(id, params),
             "session/set_mode" => return self.set_mode(id, params),
             _ => Err(Error::new(code::METHOD_NOT_FOUND, format!("Method not found: {method}"))),
@@ -310,7 +318,9 @@ impl Agent {
         self.client_capabilities = request.client_capabilities;
         let response = InitializeResponse::new(ProtocolVersion::V1)
             .agent_capabilities(
-                AgentCapabilities::new().load_session(false).prompt_capabilities(PromptCapabilities::new()),
+                AgentCapabilities::new()
+                    .load_session(self.wire.history.is_some())
+                    .prompt_capabilities(PromptCapabilities::new()),
             )
             .auth_methods(Vec::new())
             .agent_info(Implementation::new("tether-test-agent", env!("CARGO_PKG_VERSION")));
@@ -327,14 +337,6 @@ impl Agent {
         }
         self.sessions_created += 1;
         let key = format!("test-session-{}", self.sessions_created);
-        let modes = self.scenario.modes.as_ref().map(|modes| {
-            let available = modes
-                .available
-                .iter()
-                .map(|mode| SessionMode::new(mode.id.clone(), mode.name.clone()).description(mode.description.clone()))
-                .collect();
-            SessionModeState::new(modes.initial.clone(), available)
-        });
         let session = Session {
             id: SessionId::new(key.as_str()),
             cwd: request.cwd,
@@ -343,7 +345,64 @@ impl Agent {
             turn: None,
         };
         self.sessions.insert(key.clone(), session);
-        Ok(to_json(NewSessionResponse::new(key).modes(modes)))
+        if let Some(history) = &self.wire.history {
+            history.create(&key).map_err(|error| {
+                Error::new(code::INTERNAL_ERROR, format!("cannot store the session {key}: {error}"))
+            })?;
+        }
+        Ok(to_json(NewSessionResponse::new(key).modes(self.session_modes())))
+    }
+
+    /// The session modes a session starts with, when the scenario has modes.
+    fn session_modes(&self) -> Option<SessionModeState> {
+        self.scenario.modes.as_ref().map(|modes| {
+            let available = modes
+                .available
+                .iter()
+                .map(|mode| SessionMode::new(mode.id.clone(), mode.name.clone()).description(mode.description.clone()))
+                .collect();
+            SessionModeState::new(modes.initial.clone(), available)
+        })
+    }
+
+    /// `session/load`: replays a stored session's updates, then answers; the session then takes
+    /// prompts like a new one.
+    fn load_session(&mut self, id: Value, params: Value) -> io::Result<()> {
+        if self.wire.history.is_none() {
+            // Not offered (`loadSession: false`), like any method this agent does not have.
+            let error = Error::new(code::METHOD_NOT_FOUND, "Method not found: session/load".to_owned());
+            return self.wire.respond(&id, Err(error));
+        }
+        let request: LoadSessionRequest = match parse_params(params) {
+            Ok(request) => request,
+            Err(error) => return self.wire.respond(&id, Err(error)),
+        };
+        let key = request.session_id.0.to_string();
+        let stored = match self.wire.history.as_ref().map(|history| history.load(&key)) {
+            Some(Ok(Some(updates))) => Ok(updates),
+            Some(Ok(None)) | None => {
+                Err(Error::new(code::RESOURCE_NOT_FOUND, format!("Resource not found: session {key}")))
+            }
+            Some(Err(error)) => Err(Error::new(code::INTERNAL_ERROR, format!("cannot read session {key}: {error}"))),
+        };
+        let updates = match stored {
+            Ok(updates) => updates,
+            Err(error) => return self.wire.respond(&id, Err(error)),
+        };
+        for update in updates {
+            // Sent again, not stored again.
+            self.wire.notify("session/update", SessionNotification::new(request.session_id.clone(), update))?;
+        }
+        let session = Session {
+            id: request.session_id.clone(),
+            cwd: request.cwd,
+            tool_calls: HashMap::new(),
+            mode: self.scenario.modes.as_ref().map(|modes| modes.initial.clone()),
+            turn: None,
+        };
+        self.sessions.insert(key, session);
+        let response = LoadSessionResponse::new().modes(self.session_modes());
+        self.wire.respond(&id, Ok(to_json(response)))
     }
 
     /// Switches a session's mode. The `current_mode_update` goes out before the answer, so a
@@ -396,6 +455,12 @@ impl Agent {
             })
             .collect::<Vec<_>>()
             .join("\n");
+        let session_id = session.id.clone();
+        let user_message = SessionUpdate::UserMessageChunk(ContentChunk::new(ContentBlock::from(prompt_text.clone())));
+        self.wire.store(&session_id, &user_message);
+        let Some(session) = self.sessions.get_mut(request.session_id.0.as_ref()) else {
+            return self.wire.respond(&id, Err(unknown_session(&request.session_id)));
+        };
         let steps = match self.scenario.script_for(&prompt_text) {
             Some(script) => script.steps.clone(),
             None => vec![Step::Say(Speech {
@@ -888,7 +953,18 @@ impl Wire {
     }
 
     fn update(&mut self, session_id: &SessionId, update: SessionUpdate) -> io::Result<()> {
+        self.store(session_id, &update);
         self.notify("session/update", SessionNotification::new(session_id.clone(), update))
+    }
+
+    /// Keeps an update for `session/load`, when sessions are stored. A failure is traced, not
+    /// fatal: the live session goes on, only a later load would miss it.
+    fn store(&mut self, session_id: &SessionId, update: &SessionUpdate) {
+        if let Some(history) = &self.history
+            && let Err(error) = history.append(&session_id.0, update)
+        {
+            self.trace.note(&format!("could not store an update of {session_id}: {error}"));
+        }
     }
 
     /// Sends agent text in one chunk: what the agent reports about file and terminal work.

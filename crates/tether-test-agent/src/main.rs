@@ -5,10 +5,11 @@
 //! a complete turn: streamed text, a plan, tool calls and a permission request.
 //!
 //! ```text
-//! tether-test-agent [--scenario NAME|PATH] [--log FILE]
+//! tether-test-agent [--scenario NAME|PATH] [--log FILE] [--state-dir DIR]
 //! ```
 
 mod agent;
+mod history;
 mod scenario;
 mod transport;
 
@@ -31,6 +32,11 @@ struct Arguments {
     /// Append a trace of every line received (and what was made of it) to this file.
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
+
+    /// Store every session in this folder and offer `session/load`, so that a restarted agent
+    /// can resume a session as real agents do.
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -42,7 +48,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(scenario, arguments.log) {
+    match run(scenario, arguments.log, arguments.state_dir) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("tether-test-agent: {error:#}");
@@ -51,7 +57,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(scenario: scenario::Scenario, log: Option<PathBuf>) -> anyhow::Result<()> {
+fn run(scenario: scenario::Scenario, log: Option<PathBuf>, state_dir: Option<PathBuf>) -> anyhow::Result<()> {
     let mut trace = match &log {
         Some(path) => {
             transport::Trace::append_to(path).with_context(|| format!("cannot open the log file {}", path.display()))?
@@ -60,5 +66,11 @@ fn run(scenario: scenario::Scenario, log: Option<PathBuf>) -> anyhow::Result<()>
     };
     trace.note(&format!("started: {}", scenario.description));
     let input = transport::spawn_reader(std::io::stdin());
-    agent::Agent::new(scenario, trace).run(&input).context("stdio failed")
+    let history = match &state_dir {
+        Some(dir) => Some(
+            history::History::open(dir).with_context(|| format!("cannot use {} to store sessions", dir.display()))?,
+        ),
+        None => None,
+    };
+    agent::Agent::new(scenario, trace, history).run(&input).context("stdio failed")
 }

@@ -698,3 +698,62 @@ fn write_disk_writes_the_file_itself_and_says_so() {
     assert!(said.starts_with(&format!("Wrote {} myself.\n\n", target.display())), "{said}");
     assert!(said.contains(&format!("Could not write {}: ", unwritable.display())), "{said}");
 }
+
+/// With a state folder, a session outlives the agent process: a restarted agent offers
+/// `session/load`, replays the conversation (the person's prompt first) as the same updates it
+/// sent live, and then takes prompts in that session again. Without one it offers nothing.
+#[test]
+fn a_stored_session_is_loaded_by_a_restarted_agent() {
+    let state = tempfile::tempdir().expect("a temporary folder");
+    let state_dir = state.path().to_str().expect("a UTF-8 path");
+    let mut first = AgentProcess::spawn(&["--scenario", "stream-many", "--state-dir", state_dir]);
+    let session = first.start_session(no_capabilities());
+    let live = run_turn(&mut first, &session, "Stream something", |_, _| {});
+    drop(first);
+
+    let mut restarted = AgentProcess::spawn(&["--scenario", "stream-many", "--state-dir", state_dir]);
+    let initialized = restarted.request(
+        "initialize",
+        json!({ "protocolVersion": 1, "clientCapabilities": no_capabilities(),
+                "clientInfo": { "name": "line-client", "version": "0" } }),
+    );
+    assert_eq!(initialized["result"]["agentCapabilities"]["loadSession"], json!(true));
+    let load_id = restarted.send_request(
+        "session/load",
+        json!({ "sessionId": session, "cwd": "/tmp/tether-demo-workspace", "mcpServers": [] }),
+    );
+    let mut replayed = Vec::new();
+    loop {
+        let message = restarted.next_message();
+        if message["id"] == json!(load_id) {
+            assert_eq!(message["result"], json!({}), "{message}");
+            break;
+        }
+        replayed.push(describe(&message));
+    }
+    // The live turn's updates, without the prompt's answer, after the person's message.
+    let mut expected = vec![describe(&json!({
+        "jsonrpc": "2.0", "method": "session/update",
+        "params": { "sessionId": session, "update": { "sessionUpdate": "user_message_chunk",
+                    "content": { "type": "text", "text": "Stream something" } } }
+    }))];
+    expected.extend(live[..live.len() - 1].iter().cloned());
+    assert_eq!(replayed, expected);
+
+    // The loaded session goes on, and a session that was never stored cannot be loaded.
+    let next = run_turn(&mut restarted, &session, "Stream again", |_, _| {});
+    assert!(next.last().is_some_and(|line| line.contains("end_turn")), "{next:?}");
+    let missing = restarted.request(
+        "session/load",
+        json!({ "sessionId": "test-session-999", "cwd": "/tmp/tether-demo-workspace", "mcpServers": [] }),
+    );
+    assert_eq!(missing["error"]["code"], json!(-32002), "{missing}");
+
+    let mut stateless = AgentProcess::spawn(&["--scenario", "stream-many"]);
+    let initialized = stateless.request(
+        "initialize",
+        json!({ "protocolVersion": 1, "clientCapabilities": no_capabilities(),
+                "clientInfo": { "name": "line-client", "version": "0" } }),
+    );
+    assert_eq!(initialized["result"]["agentCapabilities"]["loadSession"], json!(false));
+}
