@@ -12,7 +12,7 @@
 //! [`crate::event_log`]) before it reaches the agent or a host.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -22,8 +22,8 @@ use serde_json::value::RawValue;
 use tether_core::framing::{FrameError, LineFramer};
 use tether_core::jsonrpc::encode_notification;
 use tether_core::sidecar::{
-    AgentBadLine, AgentExited, AgentId, AgentMessage, AgentStderr, BadLineKind, SpawnParams, SpawnResult, method,
-    preview_of,
+    AgentBadLine, AgentExited, AgentId, AgentMessage, AgentStderr, BadLineKind, SessionMeta, SpawnParams, SpawnResult,
+    method, preview_of,
 };
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
@@ -177,7 +177,7 @@ impl AgentRegistry {
         // Before the forwarders start, so that no host can hear of the agent before its folder
         // is known.
         let session =
-            params.tether_dir.as_deref().and_then(|tether_dir| self.open_session(agent_id, &params.name, tether_dir));
+            params.tether_dir.as_deref().and_then(|tether_dir| self.open_session(agent_id, &params, tether_dir));
         // `create` returns UTF-8 paths, so nothing is lost here.
         let session_dir = session.as_ref().map(|session| session.dir.to_string_lossy().into_owned());
 
@@ -200,9 +200,18 @@ impl AgentRegistry {
     /// Failing here does not fail the spawn: the agent is already running, and a person who
     /// asked for an agent should get it even when, say, the workspace is read-only. They lose the
     /// session's logs, which the log line says and the host sees from the `null` folder.
-    fn open_session(&self, agent_id: AgentId, name: &str, tether_dir: &str) -> Option<SessionFolder> {
+    fn open_session(&self, agent_id: AgentId, params: &SpawnParams, tether_dir: &str) -> Option<SessionFolder> {
+        let name = &params.name;
         let now = UtcTime::from_system_time(SystemTime::now());
-        match session::create(Path::new(tether_dir), agent_id, now) {
+        let meta = SessionMeta {
+            agent: params.name.clone(),
+            command: params.command.clone(),
+            args: params.args.clone(),
+            cwd: params.cwd.clone(),
+            created: now.rfc3339_millis(),
+            title: None,
+        };
+        match session::create(Path::new(tether_dir), agent_id, now, &meta) {
             Ok(session) => {
                 tracing::info!(agent = %name, agent_id, dir = %session.dir.display(), "session folder created");
                 self.lock().sessions.insert(agent_id, session.clone());
@@ -225,6 +234,17 @@ impl AgentRegistry {
             None if (1..self.next_id.load(Ordering::Relaxed)).contains(&agent_id) => Err(NoSessionDir::NotCreated),
             None => Err(NoSessionDir::UnknownAgent),
         }
+    }
+
+    /// The session folders of the running agents, with their ids: a session whose agent still
+    /// runs shows as live in the history and cannot be deleted.
+    pub fn live_session_dirs(&self) -> Vec<(AgentId, PathBuf)> {
+        let agents = self.lock();
+        agents
+            .live
+            .keys()
+            .filter_map(|agent_id| Some((*agent_id, agents.sessions.get(agent_id)?.dir.clone())))
+            .collect()
     }
 
     /// Whether the agent is running (spawned, and not yet reaped).

@@ -5,6 +5,7 @@
 //! connection. Lines that were queued for the host but never written are handed back to the
 //! fan-out, which keeps them for the next host when this was the last one.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -16,7 +17,8 @@ use tether_core::jsonrpc::{
     ErrorCode, Message, RequestId, RpcError, encode_error, encode_result, method_not_found, parse_message, parse_params,
 };
 use tether_core::sidecar::{
-    AgentRef, AgentSend, AuditAppend, HelloParams, HelloResult, SIDECAR_PROTOCOL_VERSION, SnapshotChangesParams,
+    AgentRef, AgentSend, AuditAppend, HelloParams, HelloResult, SIDECAR_PROTOCOL_VERSION, SessionDirRef,
+    SessionListParams, SessionListResult, SessionReadParams, SessionRenameParams, SnapshotChangesParams,
     SnapshotTakeParams, SpawnParams, TerminalCreateParams, TerminalInput, TerminalRef, TerminalResize, error_code,
     method,
 };
@@ -25,6 +27,7 @@ use tokio::sync::watch;
 
 use crate::agent::{AgentRegistry, NoSessionDir};
 use crate::fanout::{self, Fanout, Inbox, Outbox, Phase};
+use crate::history::{self, HistoryError};
 use crate::session;
 use crate::snapshot::{SnapshotError, Snapshots};
 use crate::terminal::{TerminalError, TerminalRegistry};
@@ -226,6 +229,43 @@ fn handle_message(line: &str, outbox: &Outbox, context: &Arc<Context>) -> Option
                     return None;
                 }
             },
+            method::SESSION_LIST => match parse_params::<SessionListParams>(params) {
+                Err(error) => encode_error(&id, &error),
+                Ok(SessionListParams { tether_dir }) => {
+                    let live = context.registry.live_session_dirs();
+                    answer_from_disk(outbox, id, move || {
+                        history::list(Path::new(&tether_dir), &live).map(|sessions| SessionListResult { sessions })
+                    });
+                    return None;
+                }
+            },
+            method::SESSION_READ => match parse_params::<SessionReadParams>(params) {
+                Err(error) => encode_error(&id, &error),
+                Ok(SessionReadParams { tether_dir, dir, offset }) => {
+                    answer_from_disk(outbox, id, move || history::read(Path::new(&tether_dir), &dir, offset));
+                    return None;
+                }
+            },
+            method::SESSION_RENAME => match parse_params::<SessionRenameParams>(params) {
+                Err(error) => encode_error(&id, &error),
+                Ok(SessionRenameParams { tether_dir, dir, title }) => {
+                    answer_from_disk(outbox, id, move || {
+                        history::rename(Path::new(&tether_dir), &dir, &title).map(|()| serde_json::json!({}))
+                    });
+                    return None;
+                }
+            },
+            method::SESSION_DELETE => match parse_params::<SessionDirRef>(params) {
+                Err(error) => encode_error(&id, &error),
+                Ok(SessionDirRef { tether_dir, dir }) => {
+                    // Taken now: an agent spawned later gets a new folder, never this one.
+                    let live = context.registry.live_session_dirs();
+                    answer_from_disk(outbox, id, move || {
+                        history::delete(Path::new(&tether_dir), &dir, &live).map(|()| serde_json::json!({}))
+                    });
+                    return None;
+                }
+            },
             method::TERMINAL_CREATE => match parse_params::<TerminalCreateParams>(params) {
                 Err(error) => encode_error(&id, &error),
                 Ok(params) if !context.registry.is_live(params.agent_id) => {
@@ -377,6 +417,26 @@ fn answer_later<T: serde::Serialize>(
         };
         // A host that left before the answer no longer needs it.
         let _gone = outbox.send(answer.into()).await;
+    });
+}
+
+/// Answers a history request once its file work is done, on a blocking thread so that a large
+/// log or a slow disk holds up no other connection.
+fn answer_from_disk<T: serde::Serialize + Send + 'static>(
+    outbox: &Outbox,
+    id: RequestId,
+    work: impl FnOnce() -> Result<T, HistoryError> + Send + 'static,
+) {
+    answer_later(outbox, id, async move {
+        match tokio::task::spawn_blocking(work).await {
+            Ok(answer) => answer.map_err(|error| {
+                tracing::info!(%error, "a session history request failed");
+                error.to_rpc_error()
+            }),
+            Err(error) => {
+                Err(RpcError::new(error_code::SESSION_FAILED, format!("the request did not finish: {error}")))
+            }
+        }
     });
 }
 

@@ -13,6 +13,7 @@ mod agent;
 mod connection;
 mod event_log;
 mod fanout;
+mod history;
 mod process_group;
 mod server;
 mod session;

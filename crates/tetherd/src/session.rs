@@ -8,6 +8,8 @@
 //!                                 wire in both directions, its stderr and exit, and the host's
 //!                                 audit records (see [`crate::event_log`])
 //!     audit.jsonl                 the session's audit log, one JSON object per line
+//!     meta.json                   what the session was started with, and its title once renamed
+//!                                 (see [`crate::history`])
 //! ```
 //!
 //! tetherd owns these files because it outlives the window: a line it has forwarded or a record
@@ -21,9 +23,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use serde_json::value::RawValue;
-use tether_core::sidecar::AgentId;
+use tether_core::sidecar::{AgentId, SESSION_META_FILE, SessionMeta};
 
 use crate::event_log::EventLog;
+use crate::history;
 use crate::utc::UtcTime;
 
 /// The audit log's file name inside a session folder.
@@ -46,8 +49,8 @@ pub struct SessionFolder {
 }
 
 /// Prepares `tether_dir` (creating it and its `.gitignore` as needed) and creates a new session
-/// folder for `agent_id` in it, holding an empty event log.
-pub fn create(tether_dir: &Path, agent_id: AgentId, now: UtcTime) -> anyhow::Result<SessionFolder> {
+/// folder for `agent_id` in it, holding `meta` as its `meta.json` and an empty event log.
+pub fn create(tether_dir: &Path, agent_id: AgentId, now: UtcTime, meta: &SessionMeta) -> anyhow::Result<SessionFolder> {
     // A relative path is taken relative to tetherd's working directory; the host sends absolute
     // ones, and the host needs an absolute one back.
     let tether_dir = std::path::absolute(tether_dir)
@@ -76,7 +79,7 @@ pub fn create(tether_dir: &Path, agent_id: AgentId, now: UtcTime) -> anyhow::Res
         // Not recursive: creating the folder is what claims the name, so an existing folder
         // (from an earlier tetherd) is never shared.
         match private_dir_builder().create(&dir) {
-            Ok(()) => return with_event_log(dir),
+            Ok(()) => return fill_new_folder(dir, meta),
             Err(error) if error.kind() == ErrorKind::AlreadyExists => {}
             Err(error) => return Err(error).with_context(|| format!("cannot create the folder {}", dir.display())),
         }
@@ -87,13 +90,18 @@ pub fn create(tether_dir: &Path, agent_id: AgentId, now: UtcTime) -> anyhow::Res
     )
 }
 
-/// Creates the event log in a folder just claimed. A session folder without its log would look
-/// like a session that recorded nothing, so on failure the (empty) folder goes again.
-fn with_event_log(dir: PathBuf) -> anyhow::Result<SessionFolder> {
-    match EventLog::create(&dir) {
+/// Writes `meta.json` and creates the event log in a folder just claimed. A session folder
+/// without them would look like a session that recorded nothing (or not be listed at all), so
+/// on failure the folder goes again.
+fn fill_new_folder(dir: PathBuf, meta: &SessionMeta) -> anyhow::Result<SessionFolder> {
+    let filled = history::write_meta(&dir, meta)
+        .with_context(|| format!("cannot write {}", dir.join(SESSION_META_FILE).display()))
+        .and_then(|()| EventLog::create(&dir));
+    match filled {
         Ok(events) => Ok(SessionFolder { dir, events }),
         Err(error) => {
-            if let Err(remove_error) = std::fs::remove_dir(&dir) {
+            // Only this tetherd has written into the folder it has just created.
+            if let Err(remove_error) = std::fs::remove_dir_all(&dir) {
                 tracing::warn!(path = %dir.display(), error = %remove_error,
                     "cannot remove a session folder without its event log");
             }
@@ -189,6 +197,17 @@ mod tests {
         UtcTime::from_unix_millis(1_795_327_980_123)
     }
 
+    fn meta() -> SessionMeta {
+        SessionMeta {
+            agent: "Demo".to_owned(),
+            command: "demo-agent".to_owned(),
+            args: vec!["--acp".to_owned()],
+            cwd: "/workspace".to_owned(),
+            created: time().rfc3339_millis(),
+            title: None,
+        }
+    }
+
     #[test]
     fn audit_lines_put_the_time_first_and_keep_the_record_as_written() {
         let lines = [
@@ -224,11 +243,38 @@ mod tests {
         let tether_dir = workspace.path().join(".tether");
         let names: Vec<String> = (0..3)
             .map(|_| {
-                let dir = create(&tether_dir, 7, time()).expect("a session folder").dir;
+                let dir = create(&tether_dir, 7, time(), &meta()).expect("a session folder").dir;
                 assert_eq!(dir.parent(), Some(tether_dir.join("sessions").as_path()));
                 dir.file_name().and_then(|name| name.to_str()).expect("a UTF-8 name").to_owned()
             })
             .collect();
         assert_eq!(names, ["20261122-061300-7", "20261122-061300-7-2", "20261122-061300-7-3"]);
+    }
+
+    #[test]
+    fn a_new_session_folder_holds_its_meta_owner_only() {
+        let workspace = tempfile::tempdir().expect("a temporary directory");
+        let dir = create(&workspace.path().join(".tether"), 3, time(), &meta()).expect("a session folder").dir;
+        let path = dir.join(SESSION_META_FILE);
+        let text = std::fs::read_to_string(&path).expect("meta.json");
+        expect![[r#"
+            {
+              "agent": "Demo",
+              "command": "demo-agent",
+              "args": [
+                "--acp"
+              ],
+              "cwd": "/workspace",
+              "created": "2026-11-22T06:13:00.123Z",
+              "title": null
+            }
+        "#]]
+        .assert_eq(&text);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).expect("meta.json").permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
     }
 }
