@@ -115,6 +115,12 @@ pub fn list(tether_dir: &Path, live: &[(AgentId, PathBuf)]) -> Result<Vec<Sessio
         let entry =
             entry.map_err(|error| HistoryError::Failed(format!("cannot list {}: {error}", sessions.display())))?;
         let dir = sessions.join(entry.file_name());
+        // Only real folders: a symbolic link may lead out of `sessions/` (or to a session
+        // already listed under its own name).
+        if !entry.file_type().is_ok_and(|file_type| file_type.is_dir()) {
+            tracing::debug!(path = %dir.display(), "skipping an entry that is not a folder");
+            continue;
+        }
         let Some(dir_text) = dir.to_str().map(str::to_owned) else {
             tracing::debug!(path = %dir.display(), "skipping a session folder whose path is not UTF-8");
             continue;

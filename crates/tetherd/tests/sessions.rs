@@ -106,9 +106,10 @@ fn spawning_with_a_tether_dir_creates_a_private_session_folder_that_git_ignores(
     let shape: String = name.chars().map(|char| if char.is_ascii_digit() { 'd' } else { char }).collect();
     assert_eq!(shape, format!("dddddddd-dddddd-{}", "d".repeat(agent_id.to_string().len())), "{name}");
     assert!(name.ends_with(&format!("-{agent_id}")), "{name}");
-    let files: Vec<_> =
+    let mut files: Vec<_> =
         std::fs::read_dir(&session_dir).expect("a folder").flatten().map(|file| file.file_name()).collect();
-    assert_eq!(files, ["events.jsonl"], "a new session folder holds its event log only");
+    files.sort();
+    assert_eq!(files, ["events.jsonl", "meta.json"], "a new session folder holds its event log and meta.json only");
     assert_eq!(std::fs::read_to_string(session_dir.join("events.jsonl")).expect("the event log"), "");
 
     assert_eq!(std::fs::read_to_string(tether_dir.join(".gitignore")).expect("a .gitignore"), "*\n");
