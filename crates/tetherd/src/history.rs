@@ -180,7 +180,10 @@ fn summarise(dir: String, meta: SessionMeta, log: &str, live_agent: Option<Agent
             }
             LogEvent::FromAgent(text) => {
                 let Ok(Message::Response { id, result: Ok(result) }) = parse_message(text) else { continue };
-                let Some((_, named)) = session_requests.iter().find(|(request, _)| *request == id) else { continue };
+                // The latest request with this id: a reattached host may count ids again from the start.
+                let Some((_, named)) = session_requests.iter().rev().find(|(request, _)| *request == id) else {
+                    continue;
+                };
                 let answered =
                     serde_json::from_str::<SessionIdField>(result.get()).ok().and_then(|answer| answer.session_id);
                 if let Some(session_id) = answered.or_else(|| named.clone()) {
