@@ -134,6 +134,8 @@ enum RequestKind {
     Prompt,
     /// `session/set_mode` or `session/set_config_option` for the mode.
     SetAgentMode,
+    /// `session/load` or `session/resume` of the session in `resume`.
+    ResumeSession,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,6 +144,10 @@ enum Phase {
     New,
     Initializing,
     CreatingSession,
+    /// `session/load` or `session/resume` of an earlier agent session is in flight; the history
+    /// the agent replays meanwhile is already in the thread (from Tether's own log), so its
+    /// updates are not shown again.
+    ResumingSession,
     Ready,
     /// The handshake failed or the agent exited; nothing more can be sent.
     Closed,
@@ -236,6 +242,8 @@ pub struct AcpClient {
     now: u64,
     /// Folding a session's log: the policy decides nothing (the log says what was decided).
     replaying: bool,
+    /// The agent's session to resume instead of creating one (the thread already shows it).
+    resume: Option<String>,
     outgoing: VecDeque<String>,
     events: VecDeque<AcpEvent>,
 }
@@ -269,6 +277,7 @@ impl AcpClient {
             terminals: terminal::Terminals::default(),
             now: 0,
             replaying: false,
+            resume: None,
             outgoing: VecDeque::new(),
             events: VecDeque::new(),
         }
@@ -356,6 +365,14 @@ impl AcpClient {
         self.policy.set_workspace_rules(specs);
         self.events.push_back(AcpEvent::PolicyChanged);
         self.reevaluate_waiting();
+    }
+
+    /// Asks for the agent's session `agent_session_id` to be resumed, once the agent is
+    /// initialized, instead of a new one: with `session/load` when the agent offers it, else
+    /// `session/resume`, else (or when that fails) a new session, with a notice saying that the
+    /// conversation shown is Tether's record and the agent starts afresh. Call before `start`.
+    pub fn resume_session(&mut self, agent_session_id: String) {
+        self.resume = Some(agent_session_id);
     }
 
     /// Sends `initialize`; `session/new` follows when it succeeds.
@@ -581,6 +598,7 @@ impl AcpClient {
         };
         match (pending.tag, result) {
             (RequestKind::Initialize, Ok(result)) => self.on_initialized(result, now),
+            (RequestKind::ResumeSession, result) => self.on_session_resumed(result, now),
             (RequestKind::NewSession, Ok(result)) => self.on_session_created(result),
             (RequestKind::Prompt, Ok(result)) => {
                 self.prompt_in_flight = None;
@@ -639,9 +657,85 @@ impl AcpClient {
             format!("{name} {}", info.version)
         });
         self.events.push_back(AcpEvent::Initialized { agent: self.agent_info.clone() });
+        let can_resume = serde_json::from_str::<serde_json::Value>(result.get())
+            .is_ok_and(|value| !value["agentCapabilities"]["sessionCapabilities"]["resume"].is_null());
+        match self.resume.clone() {
+            Some(target) if response.agent_capabilities.load_session => {
+                let params = acp::LoadSessionRequest::new(target, self.cwd.clone()).mcp_servers(Vec::new());
+                self.send_request(
+                    "session/load",
+                    &params,
+                    RequestKind::ResumeSession,
+                    Some(now + HANDSHAKE_TIMEOUT_MS),
+                );
+                self.phase = Phase::ResumingSession;
+            }
+            Some(target) if can_resume => {
+                let params = acp::ResumeSessionRequest::new(target, self.cwd.clone());
+                self.send_request(
+                    "session/resume",
+                    &params,
+                    RequestKind::ResumeSession,
+                    Some(now + HANDSHAKE_TIMEOUT_MS),
+                );
+                self.phase = Phase::ResumingSession;
+            }
+            Some(_) => {
+                self.resume = None;
+                self.notice(
+                    NoticeLevel::Info,
+                    "This agent cannot resume an earlier session: it starts a new one. The conversation above is \
+                     Tether's record; the agent does not remember it."
+                        .to_owned(),
+                );
+                self.new_session(now);
+            }
+            None => self.new_session(now),
+        }
+    }
+
+    fn new_session(&mut self, now: u64) {
         let params = acp::NewSessionRequest::new(self.cwd.clone()).mcp_servers(Vec::new());
         self.send_request("session/new", &params, RequestKind::NewSession, Some(now + HANDSHAKE_TIMEOUT_MS));
         self.phase = Phase::CreatingSession;
+    }
+
+    fn notice(&mut self, level: NoticeLevel, text: String) {
+        self.thread.push(Entry::Notice(NoticeView { level, text, detail: None }));
+    }
+
+    /// The agent answered `session/load` or `session/resume`.
+    fn on_session_resumed(&mut self, result: Result<&RawValue, RpcError>, now: u64) {
+        let Some(target) = self.resume.take() else { return };
+        match result {
+            Ok(result) => {
+                // Both answers carry the session's modes and config options like `session/new`.
+                let response: serde_json::Value = serde_json::from_str(result.get()).unwrap_or_default();
+                let modes = serde_json::from_value::<acp::SessionModeState>(response["modes"].clone()).ok();
+                let options =
+                    serde_json::from_value::<Vec<acp::SessionConfigOption>>(response["configOptions"].clone()).ok();
+                self.session_id = Some(acp::SessionId::new(target.clone()));
+                self.phase = Phase::Ready;
+                self.agent_modes = agent_modes(modes, options.as_deref());
+                self.notice(NoticeLevel::Info, "The agent resumed this session.".to_owned());
+                self.events.push_back(AcpEvent::SessionReady { session_id: target });
+                if self.agent_modes.is_some() {
+                    self.events.push_back(AcpEvent::PolicyChanged);
+                    self.send_mode_to_agent();
+                }
+            }
+            Err(error) => {
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!(
+                        "The agent could not resume the earlier session ({}): it starts a new one. The conversation \
+                         above is Tether's record; the agent does not remember it.",
+                        describe_error(&error)
+                    ),
+                );
+                self.new_session(now);
+            }
+        }
     }
 
     fn on_session_created(&mut self, result: &RawValue) {
@@ -726,6 +820,12 @@ impl AcpClient {
         match method {
             "session/update" => match jsonrpc::parse_params::<acp::SessionNotification>(params) {
                 Ok(notification) => {
+                    if self.phase == Phase::ResumingSession
+                        && self.resume.as_deref() == Some(&*notification.session_id.0)
+                    {
+                        // The agent replays the session's history; the thread has it already.
+                        return;
+                    }
                     if self.session_id.as_ref() != Some(&notification.session_id) {
                         self.events.push_back(AcpEvent::ProtocolProblem {
                             message: format!("an update for unknown session {} was ignored", notification.session_id.0),

@@ -8,6 +8,7 @@
 //!
 //! Inputs:
 //! - `> start` / `> prompt <text>` / `> cancel` / `> answer <key> <option id>`
+//! - `> resume <agent session id>`: resume that session of the agent's instead of a new one
 //! - `> agent <json line>`: a line from the agent's stdout
 //! - `> badline <tooLong|invalidUtf8|invalidJson> <preview>`: a line tetherd could not forward
 //! - `> exit <description>` / `> killed <description>`: the agent process ended
@@ -67,6 +68,7 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
         let (verb, rest) = input.split_once(' ').unwrap_or((input, ""));
         match verb {
             "start" => client.start(now),
+            "resume" => client.resume_session(rest.to_owned()),
             "prompt" => {
                 if let Err(error) = client.prompt(rest, now) {
                     writeln!(out, "  refused: {error}").unwrap();
@@ -329,6 +331,16 @@ fn terminals_stopped_closed_and_reopened_and_the_agents_own_commands() {
 }
 
 #[test]
+fn an_earlier_session_is_loaded_and_its_replayed_history_not_shown_twice() {
+    check("resume-load");
+}
+
+#[test]
+fn an_agent_that_cannot_resume_starts_a_new_session_and_says_so() {
+    check("resume-fallback");
+}
+
+#[test]
 fn handshake_failures() {
     check("handshake");
 }
@@ -418,11 +430,14 @@ fn without_a_snapshot_tool_call_diffs_find_the_edits() {
 /// The thread is the fold of the session's log: for every script whose conversation lives on the
 /// agent's wire, the thread rebuilt from the log the run would have written is the thread the
 /// person saw. Left out: scripts whose thread also holds what the host did beside the wire (file
-/// reads and reviews, terminal output, timeouts, lines tetherd could not forward), which the
+/// reads and reviews, terminal output, timeouts, lines tetherd could not forward) or a decision
+/// the wire does not show (resume-fallback: that a resume was wanted and not possible), which the
 /// replay does not rebuild yet (issue 6).
 #[test]
 fn replaying_the_log_of_a_run_gives_the_thread_of_the_run() {
-    for name in ["turn", "permission", "rules", "modes", "agent-modes", "agent-config-mode", "dies", "handshake"] {
+    for name in
+        ["turn", "permission", "rules", "modes", "agent-modes", "agent-config-mode", "dies", "handshake", "resume-load"]
+    {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
         let script = std::fs::read_to_string(dir.join(format!("{name}.script"))).unwrap();
         let (_, log, live) = run_script_logged(&script);

@@ -126,6 +126,13 @@ impl AcpClient {
                         self.phase = Phase::CreatingSession;
                         RequestKind::NewSession
                     }
+                    "session/load" | "session/resume" => {
+                        let params: serde_json::Value =
+                            params.and_then(|params| serde_json::from_str(params.get()).ok()).unwrap_or_default();
+                        self.resume = params["sessionId"].as_str().map(str::to_owned);
+                        self.phase = Phase::ResumingSession;
+                        RequestKind::ResumeSession
+                    }
                     "session/prompt" => {
                         let request = jsonrpc::parse_params::<acp::PromptRequest>(params)
                             .map_err(|error| format!("a prompt that cannot be read: {}", error.message))?;
