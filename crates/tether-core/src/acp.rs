@@ -136,6 +136,9 @@ enum RequestKind {
     SetAgentMode,
     /// `session/load` or `session/resume` of the session in `resume`.
     ResumeSession,
+    /// A request read back from a session's log that this version does not make: its answer is
+    /// recognised and ignored.
+    Unknown,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -599,6 +602,7 @@ impl AcpClient {
         match (pending.tag, result) {
             (RequestKind::Initialize, Ok(result)) => self.on_initialized(result, now),
             (RequestKind::ResumeSession, result) => self.on_session_resumed(result, now),
+            (RequestKind::Unknown, _) => {}
             (RequestKind::NewSession, Ok(result)) => self.on_session_created(result),
             (RequestKind::Prompt, Ok(result)) => {
                 self.prompt_in_flight = None;
@@ -1255,6 +1259,12 @@ impl AcpClient {
         let (id, line) = self.rpc.request(method, params, kind, deadline);
         self.outgoing.push_back(line);
         id
+    }
+
+    /// Answers a request whose parameters Tether cannot act on: invalid params, saying why.
+    fn refuse(&mut self, id: &RequestId, problem: String) {
+        let error = RpcError::invalid_params().data(serde_json::Value::String(problem));
+        self.outgoing.push_back(jsonrpc::encode_error(id, &error));
     }
 
     fn send_notification(&mut self, method: &str, params: &impl Serialize) {

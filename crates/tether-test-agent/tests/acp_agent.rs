@@ -612,10 +612,7 @@ steps = [
 #[test]
 fn session_new_announces_the_modes_and_set_mode_switches_them() {
     let mut agent = AgentProcess::scenario("permissions");
-    agent.request(
-        "initialize",
-        json!({ "protocolVersion": 1, "clientCapabilities": {}, "clientInfo": { "name": "line-client", "version": "0" } }),
-    );
+    agent.initialize(json!({}));
     let created = agent.request("session/new", json!({ "cwd": line_client::WORKSPACE, "mcpServers": [] }));
     expect![[r#"{"sessionId":"test-session-1","modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Ask"},{"id":"acceptEdits","name":"Accept edits"},{"id":"plan","name":"Plan"},{"id":"bypassPermissions","name":"Bypass"}]}}"#]]
         .assert_eq(&created["result"].to_string());
@@ -712,11 +709,7 @@ fn a_stored_session_is_loaded_by_a_restarted_agent() {
     drop(first);
 
     let mut restarted = AgentProcess::spawn(&["--scenario", "stream-many", "--state-dir", state_dir]);
-    let initialized = restarted.request(
-        "initialize",
-        json!({ "protocolVersion": 1, "clientCapabilities": no_capabilities(),
-                "clientInfo": { "name": "line-client", "version": "0" } }),
-    );
+    let initialized = restarted.initialize(no_capabilities());
     assert_eq!(initialized["result"]["agentCapabilities"]["loadSession"], json!(true));
     let load_id = restarted.send_request(
         "session/load",
@@ -750,10 +743,6 @@ fn a_stored_session_is_loaded_by_a_restarted_agent() {
     assert_eq!(missing["error"]["code"], json!(-32002), "{missing}");
 
     let mut stateless = AgentProcess::spawn(&["--scenario", "stream-many"]);
-    let initialized = stateless.request(
-        "initialize",
-        json!({ "protocolVersion": 1, "clientCapabilities": no_capabilities(),
-                "clientInfo": { "name": "line-client", "version": "0" } }),
-    );
+    let initialized = stateless.initialize(no_capabilities());
     assert_eq!(initialized["result"]["agentCapabilities"]["loadSession"], json!(false));
 }

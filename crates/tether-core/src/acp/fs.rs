@@ -1082,8 +1082,7 @@ impl AcpClient {
         } else {
             return Some(path);
         };
-        let error = RpcError::invalid_params().data(serde_json::Value::String(problem));
-        self.outgoing.push_back(jsonrpc::encode_error(id, &error));
+        self.refuse(id, problem);
         None
     }
 }

@@ -153,9 +153,8 @@ impl AcpClient {
                         self.mode_switches_in_flight += 1;
                         RequestKind::SetAgentMode
                     }
-                    // Requests of later versions: their answers are not understood, but
-                    // recognised as answers to something Tether sent.
-                    _ => RequestKind::SetAgentMode,
+                    // Requests of other versions: their answers are recognised and ignored.
+                    _ => RequestKind::Unknown,
                 };
                 self.rpc.record_sent(id, &method, kind);
             }

@@ -678,12 +678,6 @@ impl AcpClient {
             })
             .collect()
     }
-
-    /// Answers a request whose parameters Tether cannot act on: invalid params, saying why.
-    fn refuse(&mut self, id: &RequestId, problem: String) {
-        let error = RpcError::invalid_params().data(serde_json::Value::String(problem));
-        self.outgoing.push_back(jsonrpc::encode_error(id, &error));
-    }
 }
 
 impl Terminals {

@@ -117,14 +117,20 @@ impl AgentProcess {
             .unwrap_or_else(|error| panic!("not JSON ({error}): {}", String::from_utf8_lossy(&line)))
     }
 
-    /// `initialize` with these client capabilities, then `session/new`; returns the session id.
-    pub fn start_session(&mut self, client_capabilities: Value) -> String {
+    /// `initialize` with these client capabilities; returns the agent's answer.
+    pub fn initialize(&mut self, client_capabilities: Value) -> Value {
         let initialized = self.request(
             "initialize",
             json!({ "protocolVersion": 1, "clientCapabilities": client_capabilities,
                     "clientInfo": { "name": "line-client", "version": "0" } }),
         );
         assert_eq!(initialized["result"]["protocolVersion"], json!(1), "{initialized}");
+        initialized
+    }
+
+    /// `initialize` with these client capabilities, then `session/new`; returns the session id.
+    pub fn start_session(&mut self, client_capabilities: Value) -> String {
+        self.initialize(client_capabilities);
         let created = self.request("session/new", json!({ "cwd": WORKSPACE, "mcpServers": [] }));
         created["result"]["sessionId"].as_str().expect("a session id").to_owned()
     }
