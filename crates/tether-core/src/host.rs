@@ -513,6 +513,7 @@ impl HostEngine {
             env: profile.env.clone(),
             cwd,
             tether_dir: self.config.tether_dir.clone(),
+            session_dir: None,
         };
         self.log(
             LogLevel::Info,

@@ -139,6 +139,14 @@ pub struct SpawnParams {
     /// folders, 0600 files). Without it nothing is written to disk.
     #[serde(default)]
     pub tether_dir: Option<String>,
+    /// An existing session folder of `tetherDir` to continue instead of creating one: the
+    /// person reopened the session (after a restart, or with Restart after the agent died). The
+    /// new agent's lines are appended to its `events.jsonl` after the earlier ones (a cut last
+    /// line is cut off first), numbered on from the last `seq`; `meta.json` is kept as it is.
+    /// Refused (`SPAWN_FAILED`) when the folder is not one of `<tetherDir>/sessions/` or an agent
+    /// of it still runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_dir: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -146,7 +154,8 @@ pub struct SpawnParams {
 pub struct SpawnResult {
     pub agent_id: AgentId,
     pub pid: u32,
-    /// The session folder tetherd created (`<tetherDir>/sessions/<id>`), as an absolute path.
+    /// The session folder tetherd created (`<tetherDir>/sessions/<id>`), or the one it continues,
+    /// as an absolute path.
     /// `null` without `tetherDir`, or when the folder could not be created: that is logged but
     /// is not a spawn failure, so the agent runs either way, only without an audit log.
     #[serde(default)]
@@ -191,6 +200,10 @@ pub struct AgentMessage<'a> {
     pub agent_id: AgentId,
     #[serde(borrow)]
     pub message: &'a RawValue,
+    /// The message's `seq` in the session's event log, when it has one. A host that rebuilt the
+    /// thread from the log (after a window reload) skips what it has already read there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
 }
 
 /// Why a line from the agent's stdout could not be forwarded as a message.
@@ -226,6 +239,9 @@ pub struct AgentBadLine {
 pub struct AgentStderr {
     pub agent_id: AgentId,
     pub line: String,
+    /// The line's `seq` in the session's event log (see [`AgentMessage::seq`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
 }
 
 /// The agent process ended and has been reaped.
@@ -239,6 +255,9 @@ pub struct AgentExited {
     pub signal: Option<i32>,
     /// True when it ended because the host asked for `agent/kill` (or tetherd shut down).
     pub killed: bool,
+    /// The exit's `seq` in the session's event log (see [`AgentMessage::seq`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
 }
 
 /// The longest preview of a bad line tetherd sends, in bytes.

@@ -397,13 +397,13 @@ fn exit_report(agent_id: AgentId, status: std::io::Result<ExitStatus>, killed: b
             let signal = std::os::unix::process::ExitStatusExt::signal(&status);
             #[cfg(not(unix))]
             let signal = None;
-            AgentExited { agent_id, code: status.code(), signal, killed }
+            AgentExited { agent_id, code: status.code(), signal, killed, seq: None }
         }
         Err(error) => {
             // Waiting fails only if the process was reaped behind tokio's back; it is gone
             // either way, and the host needs to hear that.
             tracing::error!(agent_id, %error, "could not read the agent's exit status");
-            AgentExited { agent_id, code: None, signal: None, killed }
+            AgentExited { agent_id, code: None, signal: None, killed, seq: None }
         }
     }
 }
@@ -519,7 +519,7 @@ fn read_stdout_line(
 /// The notification for one line of an agent's stdout, as [`read_stdout_line`] read it.
 fn stdout_notification(agent_id: AgentId, read: &Result<Box<RawValue>, AgentBadLine>) -> String {
     match read {
-        Ok(message) => encode_notification(method::AGENT_MESSAGE, &AgentMessage { agent_id, message }),
+        Ok(message) => encode_notification(method::AGENT_MESSAGE, &AgentMessage { agent_id, message, seq: None }),
         Err(bad_line) => encode_notification(method::AGENT_BAD_LINE, bad_line),
     }
 }
@@ -557,7 +557,9 @@ async fn forward_stderr_line(forwarding: &Forwarding, line: String) {
     if let Some(events) = events {
         events.stderr(&line);
     }
-    fanout.publish(encode_notification(method::AGENT_STDERR, &AgentStderr { agent_id: *agent_id, line })).await;
+    fanout
+        .publish(encode_notification(method::AGENT_STDERR, &AgentStderr { agent_id: *agent_id, line, seq: None }))
+        .await;
 }
 
 /// Splits stderr bytes into lossily decoded lines of at most [`STDERR_LINE_MAX_BYTES`].
