@@ -24,7 +24,8 @@ use serde_json::value::RawValue;
 use crate::acp::{AcpClient, AcpEvent, ClientInfo, IntentError, TerminalCall, capitalize};
 use crate::framing::{self, LineFramer};
 use crate::host_api::{
-    AgentProfile, DEMO_PROFILE, EngineConfig, FileReadReply, HostAction, HostCommand, LogLevel, PermissionSettings,
+    AgentProfile, DEMO_PROFILE, EngineConfig, ExportFormat, FileReadReply, HostAction, HostCommand, LogLevel,
+    PermissionSettings,
 };
 use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
 use crate::permissions::{PermissionPolicy, RuleScope, RuleSpec};
@@ -169,6 +170,7 @@ impl HostEngine {
                 profiles: Vec::new(),
                 permissions: PermissionsView::default(),
                 changes: Vec::new(),
+                can_restart: false,
             },
             webview: WebviewOutbox::default(),
             badge: 0,
@@ -299,6 +301,9 @@ impl HostEngine {
             }
             WebviewToHost::Review { intent } => self.review(intent, now),
             WebviewToHost::Terminal { intent } => self.terminal_intent(intent),
+            WebviewToHost::ShowHistory => self.show_history(now),
+            WebviewToHost::Export { format } => self.export_session(None, format, now),
+            WebviewToHost::Restart => self.restart(now),
             WebviewToHost::OpenAuditLog => match self.audit_log() {
                 Some(path) => self.actions.push_back(HostAction::OpenFile { path }),
                 None => self.show(
@@ -353,10 +358,23 @@ impl HostEngine {
                 }
             }
             HostCommand::Terminal { intent } => self.terminal_intent(intent),
+            HostCommand::ShowHistory => self.show_history(now),
+            HostCommand::OpenSession { id } => self.open_history_session(&id, now),
+            HostCommand::RenameSession { id, title } => self.rename_session(id, title, now),
+            HostCommand::DeleteSession { id } => self.delete_session(id, now),
+            HostCommand::ExportSession { id, format } => self.export_session(id, format, now),
+            HostCommand::Restart => self.restart(now),
         }
         self.refresh_permissions_view();
         self.finish(now);
     }
+
+    fn show_history(&mut self, _now: u64) {}
+    fn open_history_session(&mut self, _id: &str, _now: u64) {}
+    fn rename_session(&mut self, _id: String, _title: String, _now: u64) {}
+    fn delete_session(&mut self, _id: String, _now: u64) {}
+    fn export_session(&mut self, _id: Option<String>, _format: ExportFormat, _now: u64) {}
+    fn restart(&mut self, _now: u64) {}
 
     fn terminal_intent(&mut self, intent: TerminalIntent) {
         let result = match &mut self.agent {

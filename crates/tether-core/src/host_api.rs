@@ -124,6 +124,69 @@ pub enum HostCommand {
     Terminal {
         intent: TerminalIntent,
     },
+    /// "Tether: Show History": the engine answers with [`HostAction::ShowHistory`].
+    ShowHistory,
+    /// The person picked a session in the history: show it and start its agent again, resuming
+    /// the agent's session.
+    OpenSession {
+        id: String,
+    },
+    RenameSession {
+        id: String,
+        title: String,
+    },
+    /// The person confirmed deleting a session of the history (its folder goes, logs and all).
+    DeleteSession {
+        id: String,
+    },
+    /// Export a session (`id` of the history, or the current session when absent).
+    ExportSession {
+        id: Option<String>,
+        format: ExportFormat,
+    },
+    /// Start the current session's agent again after it exited, resuming its session.
+    Restart,
+}
+
+/// What a session is exported as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ExportFormat {
+    /// The conversation as a readable document.
+    Markdown,
+    /// The session's event log as it is (`events.jsonl`).
+    Jsonl,
+}
+
+/// One session of the workspace's history, as the history picker shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryItem {
+    /// What the `openSession`, `renameSession`, `deleteSession` and `exportSession` commands
+    /// name it by.
+    pub id: String,
+    pub title: String,
+    /// The agent profile it ran with.
+    pub agent: String,
+    /// When something last happened in it (UTC, RFC 3339), when known.
+    pub last_activity: Option<String>,
+    /// How many prompts it holds, when known.
+    pub turns: Option<u32>,
+    pub source: HistorySource,
+    /// It is the session the chat shows now.
+    pub current: bool,
+    /// Its agent is still running.
+    pub live: bool,
+}
+
+/// Where a session of the history is kept, which says what can be done with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum HistorySource {
+    /// Tether's own record (`.tether/sessions/`): it can be opened, renamed, deleted, exported.
+    Tether,
+    /// Listed only by the agent (`session/list`): it can be opened (the agent replays it).
+    Agent,
 }
 
 /// How an [`HostAction::EditFile`] went.
@@ -237,4 +300,14 @@ pub enum HostAction {
     /// Close the mirrored terminal `terminal` (a finished command's, making room for newer ones):
     /// dispose it without reporting `terminalClosed`. Its card's "Open in terminal" brings it back.
     CloseTerminal { terminal: String },
+    /// Show the history picker with these sessions, newest first (or refresh it when it is open).
+    /// Picking one answers `openSession`; its buttons answer `renameSession` (after asking for
+    /// the title), `deleteSession` (after a modal confirmation) and `exportSession`. Only
+    /// `Tether` sessions can be renamed, deleted and exported.
+    ShowHistory { items: Vec<HistoryItem> },
+    /// Offer to save `content` as a new file (a save dialog proposing `suggestedName` in the
+    /// workspace folder), then open it.
+    SaveExport { suggested_name: String, content: String },
+    /// Offer to save a copy of the file `source` (a save dialog proposing `suggestedName`).
+    ExportFile { source: String, suggested_name: String },
 }

@@ -36,6 +36,9 @@ pub fn generate() -> String {
         host_api::EditOutcome,
         host_api::FileReadReply,
         host_api::FileReadOutcome,
+        host_api::ExportFormat,
+        host_api::HistoryItem,
+        host_api::HistorySource,
         // host ↔ webview
         webview::SessionView,
         webview::SessionStatus,

@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::host_api::ExportFormat;
 use crate::permissions::{Mode, RuleId, RuleScope, RuleSpec, RuleView};
 use crate::review::{ChangeId, ChangePhase, FileChangeKind};
 use crate::thread::{Entry, PermissionKey, PlanEntryView, TerminalView, ThreadPatch, TurnState};
@@ -29,6 +30,9 @@ pub struct SessionView {
     /// The changes bar: the files changed in the current (or last) turn, and any earlier change
     /// still waiting for a decision.
     pub changes: Vec<ChangedFileView>,
+    /// The agent has exited (or could not be reached) and the session can be continued: the
+    /// header offers Restart, which starts the agent again and resumes its session.
+    pub can_restart: bool,
 }
 
 /// One row of the changes bar.
@@ -172,4 +176,12 @@ pub enum WebviewToHost {
     Terminal {
         intent: TerminalIntent,
     },
+    /// The header's History button.
+    ShowHistory,
+    /// The header's Export menu: the current session.
+    Export {
+        format: ExportFormat,
+    },
+    /// The Restart button shown when the agent has exited (`SessionView::canRestart`).
+    Restart,
 }

@@ -38,11 +38,11 @@ profiles: Array<AgentProfile>,
  */
 defaultProfile: string | null, permissions: PermissionSettings, };
 
-export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "review", intent: ReviewIntent, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "terminal", intent: TerminalIntent, };
+export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "review", intent: ReviewIntent, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" };
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
-export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews" } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, } | { "type": "closeTerminal", terminal: string, };
+export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews" } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, } | { "type": "closeTerminal", terminal: string, } | { "type": "showHistory", items: Array<HistoryItem>, } | { "type": "saveExport", suggestedName: string, content: string, } | { "type": "exportFile", source: string, suggestedName: string, };
 
 export type PermissionSettings = { 
 /**
@@ -61,6 +61,37 @@ export type FileReadReply = { read: number, outcome: FileReadOutcome, };
 
 export type FileReadOutcome = { "type": "data", eof: boolean, fromEditor: boolean, } | { "type": "notFound" } | { "type": "failed", message: string, };
 
+export type ExportFormat = "markdown" | "jsonl";
+
+export type HistoryItem = { 
+/**
+ * What the `openSession`, `renameSession`, `deleteSession` and `exportSession` commands
+ * name it by.
+ */
+id: string, title: string, 
+/**
+ * The agent profile it ran with.
+ */
+agent: string, 
+/**
+ * When something last happened in it (UTC, RFC 3339), when known.
+ */
+lastActivity: string | null, 
+/**
+ * How many prompts it holds, when known.
+ */
+turns: number | null, source: HistorySource, 
+/**
+ * It is the session the chat shows now.
+ */
+current: boolean, 
+/**
+ * Its agent is still running.
+ */
+live: boolean, };
+
+export type HistorySource = "tether" | "agent";
+
 export type SessionView = { 
 /**
  * The agent profile in use ("Demo", "Claude Code", ...).
@@ -78,7 +109,12 @@ profiles: Array<string>, permissions: PermissionsView,
  * The changes bar: the files changed in the current (or last) turn, and any earlier change
  * still waiting for a decision.
  */
-changes: Array<ChangedFileView>, };
+changes: Array<ChangedFileView>, 
+/**
+ * The agent has exited (or could not be reached) and the session can be continued: the
+ * header offers Restart, which starts the agent again and resumes its session.
+ */
+canRestart: boolean, };
 
 export type SessionStatus = { "type": "starting", step: string, } | { "type": "ready" } | { "type": "failed", message: string, } | { "type": "exited", message: string, };
 
@@ -94,7 +130,7 @@ export type HostToWebview = { "type": "snapshot", snapshot: ViewSnapshot, } | { 
  */
 session: SessionView | null, thread: Array<ThreadPatch>, };
 
-export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, };
+export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "export", format: ExportFormat, } | { "type": "restart" };
 
 export type PermissionsView = { mode: Mode, 
 /**
