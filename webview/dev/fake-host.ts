@@ -97,6 +97,7 @@ let session: SessionView = {
     auditLog: "/workspace/.tether/sessions/demo/audit.jsonl",
   },
   changes: [],
+  canRestart: false,
 };
 let nextRuleId = 3;
 

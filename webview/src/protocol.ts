@@ -15,6 +15,7 @@ export type {
   DiffLineView,
   DiffSign,
   Entry,
+  ExportFormat,
   FileChangeKind,
   FileChangeView,
   HostToWebview,

@@ -1,6 +1,7 @@
-// The chat header (`header.session`): which agent, how its session stands, the two session
-// actions (pick another agent, start a new session), and the permission controls: the mode
-// picker, the agent's own mode, and the toggle of the rules panel.
+// The chat header (`header.session`): which agent, how its session stands (with Restart when the
+// agent has exited and its session can be continued), the session actions (pick another agent,
+// start a new session, open the history, export this session), and the permission controls: the
+// mode picker, the agent's own mode, and the toggle of the rules panel.
 //
 // The pickers show the host's choice; choosing sends an intent (`selectAgent`, `setMode`) and the
 // host's next header patch says what actually happened, so each picker is set to the host's
@@ -10,7 +11,16 @@
 
 import { element } from "./element";
 import { MODES, modeLabel } from "./permission-labels";
-import type { Mode, PermissionsView, PostIntent, SessionStatus, SessionView } from "./protocol";
+import type { ExportFormat, Mode, PermissionsView, PostIntent, SessionStatus, SessionView } from "./protocol";
+
+const SVG_NAMESPACE = "http://www.w3.org/2000/svg";
+const EXPORT_MENU_ID = "tether-export-menu";
+
+/** The Export menu's items, in its order. */
+const EXPORT_CHOICES: ReadonlyArray<{ format: ExportFormat; label: string; description: string }> = [
+  { format: "markdown", label: "Export as Markdown", description: "The conversation as a readable document" },
+  { format: "jsonl", label: "Export log (JSONL)", description: "The session's event log, one message a line" },
+];
 
 export class SessionHeaderView {
   readonly element: HTMLElement;
@@ -18,6 +28,14 @@ export class SessionHeaderView {
   private readonly status = element("span", "session-status");
   private readonly picker = element("select", "session-picker");
   private readonly newSession = element("button", "session-new", "New session");
+  private readonly restart = element("button", "session-restart", "Restart agent");
+  private readonly history = iconButton("session-history", "Session history", [
+    // A clock whose rim turns back: the sessions before this one.
+    "M2.5 8a5.5 5.5 0 1 0 1.6-3.9",
+    "M3.6 1.8v2.6h2.6",
+    "M8 5v3l2 1.5",
+  ]);
+  private readonly exportMenu: ExportMenu;
   private readonly permissions = element("div", "session-permissions");
   private readonly modeSelect = element("select", "mode-select");
   private readonly agentMode = element("span", "agent-mode");
@@ -28,13 +46,16 @@ export class SessionHeaderView {
   constructor(post: PostIntent, rulesToggle: HTMLElement) {
     this.element = element("header", "session");
     const identity = element("div", "session-identity");
-    identity.append(this.agent, this.status);
+    this.restart.type = "button";
+    this.restart.title = "Start the agent again and continue this session";
+    identity.append(this.agent, this.status, this.restart);
     const actions = element("div", "session-actions");
     this.picker.setAttribute("aria-label", "Agent");
     this.picker.title = "Agent";
     this.newSession.type = "button";
     this.newSession.title = "Start a new session with the selected agent";
-    actions.append(this.picker, this.newSession);
+    this.exportMenu = new ExportMenu(post);
+    actions.append(this.picker, this.newSession, this.history, this.exportMenu.element);
 
     this.modeSelect.setAttribute("aria-label", "Permission mode");
     this.modeSelect.replaceChildren(
@@ -55,6 +76,12 @@ export class SessionHeaderView {
       post({ type: "selectAgent", name: this.picker.value });
     });
     this.newSession.addEventListener("click", () => post({ type: "newSession" }));
+    this.history.addEventListener("click", () => post({ type: "showHistory" }));
+    this.restart.addEventListener("click", () => {
+      // One restart per offer: the button comes back only with the host's next header.
+      this.restart.disabled = true;
+      post({ type: "restart" });
+    });
     this.modeSelect.addEventListener("change", () => {
       post({ type: "setMode", mode: this.modeSelect.value as Mode });
     });
@@ -67,6 +94,8 @@ export class SessionHeaderView {
       this.agent.removeAttribute("title");
       this.showStatus({ type: "starting", step: "Connecting…" });
       this.picker.hidden = true;
+      this.restart.hidden = true;
+      this.exportMenu.show(false);
       this.permissions.hidden = true;
       this.bypassWarning.hidden = true;
       delete this.element.dataset["mode"];
@@ -76,6 +105,9 @@ export class SessionHeaderView {
     if (session.agentInfo !== null) this.agent.title = session.agentInfo;
     else this.agent.removeAttribute("title");
     this.showStatus(session.status);
+    this.restart.hidden = !session.canRestart;
+    this.restart.disabled = false;
+    this.exportMenu.show(true);
 
     const profiles = JSON.stringify(session.profiles);
     if (profiles !== this.shownProfiles) {
@@ -128,4 +160,133 @@ export class SessionHeaderView {
     }
     this.status.title = this.status.textContent ?? "";
   }
+}
+
+/**
+ * The header's Export button and its menu of formats. The menu follows the menu button pattern:
+ * Enter, Space or a click opens it on its first item, the arrow keys move between items, and
+ * Escape, choosing, or leaving it closes it (back to the button when closed from inside).
+ */
+class ExportMenu {
+  readonly element = element("div", "session-export");
+  private readonly button = iconButton("session-export-button", "Export session", [
+    // A tray with an arrow leaving it.
+    "M8 10.5V2",
+    "M5 5l3-3 3 3",
+    "M3 9v4.5h10V9",
+  ]);
+  private readonly menu = element("div", "session-export-menu");
+  private readonly items: HTMLButtonElement[];
+
+  constructor(post: PostIntent) {
+    this.button.setAttribute("aria-haspopup", "menu");
+    this.button.setAttribute("aria-controls", EXPORT_MENU_ID);
+    this.menu.id = EXPORT_MENU_ID;
+    this.menu.setAttribute("role", "menu");
+    this.menu.setAttribute("aria-label", "Export session");
+    this.items = EXPORT_CHOICES.map((choice) => {
+      const item = element("button", "session-export-item", choice.label);
+      item.type = "button";
+      item.setAttribute("role", "menuitem");
+      item.tabIndex = -1;
+      item.title = choice.description;
+      item.dataset["format"] = choice.format;
+      item.addEventListener("click", () => {
+        this.close(true);
+        post({ type: "export", format: choice.format });
+      });
+      return item;
+    });
+    this.menu.append(...this.items);
+    this.element.append(this.button, this.menu);
+    this.close(false);
+
+    this.button.addEventListener("click", () => {
+      if (this.menu.hidden) this.open(0);
+      else this.close(true);
+    });
+    this.button.addEventListener("keydown", (event) => {
+      if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+        event.preventDefault();
+        this.open(event.key === "ArrowDown" ? 0 : this.items.length - 1);
+      }
+    });
+    this.menu.addEventListener("keydown", (event) => this.moveByKey(event));
+    // Tabbing or clicking anywhere else closes the menu; the focus goes where the person sent it.
+    // Both targets are nodes of this document (or null when the focus leaves the page).
+    this.element.addEventListener("focusout", (event) => {
+      if (!this.element.contains(event.relatedTarget as Node | null)) this.close(false);
+    });
+    this.element.ownerDocument.addEventListener("pointerdown", (event) => {
+      if (!this.element.contains(event.target as Node | null)) this.close(false);
+    });
+  }
+
+  /** Shows or hides the whole control; hidden, its menu is closed too. */
+  show(shown: boolean): void {
+    this.element.hidden = !shown;
+    if (!shown) this.close(false);
+  }
+
+  private open(index: number): void {
+    this.menu.hidden = false;
+    this.button.setAttribute("aria-expanded", "true");
+    this.items[index]?.focus();
+  }
+
+  private close(returnFocus: boolean): void {
+    this.menu.hidden = true;
+    this.button.setAttribute("aria-expanded", "false");
+    if (returnFocus) this.button.focus();
+  }
+
+  private moveByKey(event: KeyboardEvent): void {
+    const current = this.items.findIndex((item) => item === this.element.ownerDocument.activeElement);
+    const last = this.items.length - 1;
+    let next: number;
+    switch (event.key) {
+      case "Escape":
+        event.preventDefault();
+        this.close(true);
+        return;
+      case "ArrowDown":
+        next = current >= last ? 0 : current + 1;
+        break;
+      case "ArrowUp":
+        next = current <= 0 ? last : current - 1;
+        break;
+      case "Home":
+        next = 0;
+        break;
+      case "End":
+        next = last;
+        break;
+      default:
+        return;
+    }
+    event.preventDefault();
+    this.items[next]?.focus();
+  }
+}
+
+/**
+ * A toolbar button drawn as a 16px line icon, as VS Code's own view actions are. `label` is both
+ * its tooltip and its accessible name, since the icon has no text.
+ */
+function iconButton(className: string, label: string, paths: readonly string[]): HTMLButtonElement {
+  const button = element("button", `icon-button ${className}`);
+  button.type = "button";
+  button.title = label;
+  button.setAttribute("aria-label", label);
+  const icon = button.ownerDocument.createElementNS(SVG_NAMESPACE, "svg");
+  icon.setAttribute("viewBox", "0 0 16 16");
+  icon.setAttribute("aria-hidden", "true");
+  icon.setAttribute("focusable", "false");
+  for (const shape of paths) {
+    const path = button.ownerDocument.createElementNS(SVG_NAMESPACE, "path");
+    path.setAttribute("d", shape);
+    icon.append(path);
+  }
+  button.append(icon);
+  return button;
 }

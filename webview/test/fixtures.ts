@@ -30,6 +30,7 @@ export function session(overrides: Partial<SessionView> = {}): SessionView {
     profiles: ["Demo", "Claude Code"],
     permissions: permissions(),
     changes: [],
+    canRestart: false,
     ...overrides,
   };
 }
