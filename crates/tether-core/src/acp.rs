@@ -51,6 +51,7 @@ use crate::thread::{
     PermissionOutcome, PermissionView, PlanEntryView, Thread, ToolCallView, ToolContent, ToolStatus, TurnState,
     UserMessage,
 };
+pub use replay::LogReplay;
 pub use terminal::TerminalCall;
 
 /// The step budget for the diff of a tool call's card: tool calls are updated often, so a huge
@@ -247,6 +248,9 @@ pub struct AcpClient {
     replaying: bool,
     /// The agent's session to resume instead of creating one (the thread already shows it).
     resume: Option<String>,
+    /// While replaying: the agent's requests for files and terminals the log has not answered
+    /// (yet), by id, as the agent sent them.
+    unanswered: BTreeMap<RequestId, String>,
     outgoing: VecDeque<String>,
     events: VecDeque<AcpEvent>,
 }
@@ -281,6 +285,7 @@ impl AcpClient {
             now: 0,
             replaying: false,
             resume: None,
+            unanswered: BTreeMap::new(),
             outgoing: VecDeque::new(),
             events: VecDeque::new(),
         }
@@ -300,6 +305,11 @@ impl AcpClient {
 
     pub fn is_ready(&self) -> bool {
         self.phase == Phase::Ready
+    }
+
+    /// The agent has exited (or never will answer again): only a new agent can go on.
+    pub fn is_closed(&self) -> bool {
+        self.phase == Phase::Closed
     }
 
     pub fn session_id(&self) -> Option<&str> {
@@ -376,6 +386,24 @@ impl AcpClient {
     /// conversation shown is Tether's record and the agent starts afresh. Call before `start`.
     pub fn resume_session(&mut self, agent_session_id: String) {
         self.resume = Some(agent_session_id);
+    }
+
+    /// Makes the client ready for a new agent process that goes on with this thread: Restart
+    /// after the agent exited, or a session reopened from its log. What the earlier agent left
+    /// unfinished is closed first, as if it had exited (its turn fails, its questions are
+    /// cancelled, its commands are marked lost). The thread, the policy and the request ids
+    /// (which keep counting, so that a log never holds two requests with one id) stay. The
+    /// agent's session is resumed: call `start` next.
+    pub fn prepare_new_agent(&mut self, now: u64) {
+        if self.phase != Phase::Closed {
+            self.handle_exited("was no longer running when Tether came back", false, "");
+        }
+        self.terminals_lost("its agent is gone", now);
+        self.unanswered.clear();
+        self.agent_modes = None;
+        self.mode_switches_in_flight = 0;
+        self.resume = self.session_id.as_ref().map(|id| id.0.to_string());
+        self.phase = Phase::New;
     }
 
     /// Sends `initialize`; `session/new` follows when it succeeds.
@@ -686,12 +714,11 @@ impl AcpClient {
             }
             Some(_) => {
                 self.resume = None;
-                self.notice(
-                    NoticeLevel::Info,
-                    "This agent cannot resume an earlier session: it starts a new one. The conversation above is \
-                     Tether's record; the agent does not remember it."
-                        .to_owned(),
-                );
+                let text = "This agent cannot resume an earlier session: it starts a new one. The conversation above \
+                            is Tether's record; the agent does not remember it.";
+                self.notice(NoticeLevel::Info, text.to_owned());
+                // The wire does not say why a new session was started; the log must.
+                self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text: text.to_owned() });
                 self.new_session(now);
             }
             None => self.new_session(now),

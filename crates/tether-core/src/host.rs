@@ -21,18 +21,35 @@ use std::collections::VecDeque;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::acp::{AcpClient, AcpEvent, ClientInfo, IntentError, TerminalCall, capitalize};
+use crate::acp::{AcpClient, AcpEvent, ClientInfo, IntentError, LogReplay, TerminalCall, capitalize};
 use crate::framing::{self, LineFramer};
 use crate::host_api::{
     AgentProfile, DEMO_PROFILE, EngineConfig, ExportFormat, FileReadReply, HostAction, HostCommand, LogLevel,
     PermissionSettings,
 };
+use crate::host_api::{HistoryItem, HistorySource};
 use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
+use export_shim::{ExportHeader, thread_markdown};
+// WIP: replaced by crate::export once it lands.
+mod export_shim {
+    pub struct ExportHeader {
+        pub title: String,
+        pub agent: String,
+        pub created: Option<String>,
+        pub exported: Option<String>,
+    }
+    pub fn thread_markdown(header: &ExportHeader, _thread: &crate::thread::Thread) -> String {
+        format!("# {} {} {:?} {:?}", header.title, header.agent, header.created, header.exported)
+    }
+}
 use crate::permissions::{PermissionPolicy, RuleScope, RuleSpec};
+use crate::session_log::{EVENTS_FILE, UNTITLED_SESSION, prompt_title, read_log};
 use crate::sidecar::{
     AgentBadLine, AgentExited, AgentId, AgentMessage, AgentRef, AgentStderr, HelloParams, SIDECAR_PROTOCOL_VERSION,
-    SnapshotChangesParams, SnapshotChangesResult, SnapshotTakeParams, SnapshotTakeResult, SpawnParams, SpawnResult,
-    TerminalCreateParams, TerminalData, TerminalExited, TerminalInput, TerminalRef, TerminalResize, method,
+    SessionDirRef, SessionListParams, SessionListResult, SessionReadParams, SessionReadResult, SessionRenameParams,
+    SessionSummary, SnapshotChangesParams, SnapshotChangesResult, SnapshotTakeParams, SnapshotTakeResult, SpawnParams,
+    SpawnResult, TerminalCreateParams, TerminalData, TerminalExited, TerminalInput, TerminalRef, TerminalResize,
+    method,
 };
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch};
 use crate::webview::{
@@ -66,7 +83,7 @@ const STDERR_TAIL_BYTES: usize = 8 * 1024;
 /// Lines from tetherd embed a whole agent line, so they may be a little longer than the agent's.
 const SIDECAR_MAX_LINE_BYTES: usize = framing::DEFAULT_MAX_LINE_BYTES + 1024 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum SidecarRequest {
     Hello,
     /// Spawning the agent of session `generation`.
@@ -87,6 +104,54 @@ enum SidecarRequest {
         generation: u64,
         call: u64,
     },
+    /// The workspace's sessions, for `purpose`.
+    SessionList {
+        purpose: ListPurpose,
+    },
+    /// A piece of the log being read by load `load`.
+    SessionRead {
+        load: u64,
+    },
+    /// A rename or a delete in the history; the history is listed again after it.
+    SessionChange,
+}
+
+/// Why the sessions are listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ListPurpose {
+    /// tetherd has just accepted the hello: reopen the session in `dir`, or the workspace's last
+    /// one when `dir` is absent (or no longer there).
+    Reopen { dir: Option<String> },
+    /// To show the history picker.
+    History,
+}
+
+/// What to do once tetherd has accepted the hello.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum AfterHello {
+    /// Reopen a session (see [`ListPurpose::Reopen`]): at start, and to restart a session whose
+    /// tetherd was lost.
+    Reopen { dir: Option<String> },
+    /// Start a new session (the person asked for one while tetherd was not connected).
+    NewSession,
+}
+
+/// A session's log being read from tetherd, piece by piece, and folded as it comes.
+#[derive(Debug)]
+struct LogLoad {
+    id: u64,
+    summary: SessionSummary,
+    replay: LogReplay,
+    purpose: LoadPurpose,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoadPurpose {
+    /// Show it in the chat and go on with it: with its agent, when that still runs, else with
+    /// a new agent that resumes the agent's session.
+    Open,
+    /// Export it as Markdown.
+    Export,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +177,9 @@ struct AgentSlot {
     session_dir: Option<String>,
     /// Audit records made before tetherd said which agent this is; sent once it has.
     unsent_audit: Vec<String>,
+    /// The `seq` of the last event of the session's log the thread was rebuilt from: the agent's
+    /// events up to it are already in the thread.
+    replayed_through: u64,
 }
 
 #[derive(Debug)]
@@ -138,6 +206,15 @@ pub struct HostEngine {
     /// The time of the input being handled, for deadlines of requests made while reacting to the
     /// client's events.
     now: u64,
+    after_hello: AfterHello,
+    /// The agent's events that arrived while the engine was finding out which session to show:
+    /// they may belong to a running agent it is about to go on with, so they wait for it.
+    held_agent_events: Option<Vec<String>>,
+    /// The log being read, when a session is being opened or exported.
+    load: Option<LogLoad>,
+    next_load: u64,
+    /// The sessions the history last listed, which the history's commands name.
+    history: Vec<SessionSummary>,
     actions: VecDeque<HostAction>,
 }
 
@@ -178,6 +255,11 @@ impl HostEngine {
             unusable_rules: Vec::new(),
             open_documents: Vec::new(),
             now: 0,
+            after_hello: AfterHello::Reopen { dir: None },
+            held_agent_events: None,
+            load: None,
+            next_load: 0,
+            history: Vec::new(),
             actions: VecDeque::new(),
         };
         let settings = engine.config.permissions.clone();
@@ -223,12 +305,17 @@ impl HostEngine {
             slot.client.terminals_lost("the connection to tetherd was lost", now);
             slot.client.handle_exited(&format!("is out of reach: Tether {message}"), false, "");
         }
-        // The client's last words (cancelled requests, their audit records) are drained before
-        // it goes; the records cannot reach tetherd now and are logged instead.
+        // The client's last words (cancelled requests, their audit records) are drained; the
+        // records cannot reach tetherd now and are logged instead. The thread stays on screen:
+        // Restart reopens the session from its log with a new tetherd.
         self.drain_client();
-        self.end_session();
+        if let Some(slot) = &mut self.agent {
+            slot.agent_id = None;
+        }
+        self.load = None;
+        self.held_agent_events = None;
         self.log(LogLevel::Error, format!("Tether {message}"));
-        self.show(LogLevel::Error, format!("Tether {message}. Start a new session to start it again."));
+        self.show(LogLevel::Error, format!("Tether {message}. Restart to go on with the session."));
         self.set_status(SessionStatus::Failed { message: capitalize(&message) });
         self.finish(now);
     }
@@ -369,13 +456,6 @@ impl HostEngine {
         self.finish(now);
     }
 
-    fn show_history(&mut self, _now: u64) {}
-    fn open_history_session(&mut self, _id: &str, _now: u64) {}
-    fn rename_session(&mut self, _id: String, _title: String, _now: u64) {}
-    fn delete_session(&mut self, _id: String, _now: u64) {}
-    fn export_session(&mut self, _id: Option<String>, _format: ExportFormat, _now: u64) {}
-    fn restart(&mut self, _now: u64) {}
-
     fn terminal_intent(&mut self, intent: TerminalIntent) {
         let result = match &mut self.agent {
             Some(slot) => slot.client.terminal_intent(intent),
@@ -415,6 +495,14 @@ impl HostEngine {
                         let error = RpcError::internal_error().data(serde_json::Value::String(message));
                         slot.client.handle_terminal_answer(call, Err(error), now);
                     }
+                }
+                SidecarRequest::SessionList { purpose } => {
+                    let message = format!("tetherd did not answer within {} s", SIDECAR_TIMEOUT_MS / 1000);
+                    self.on_sessions_listed(purpose, Err(message), now);
+                }
+                SidecarRequest::SessionRead { load } => {
+                    let message = format!("tetherd did not answer within {} s", SIDECAR_TIMEOUT_MS / 1000);
+                    self.on_session_read(load, Err(message), now);
                 }
                 _ => {
                     let message =
@@ -489,22 +577,17 @@ impl HostEngine {
         match self.sidecar {
             SidecarState::Ready => {}
             // tetherd was lost (or never started): start it; the session follows its hello.
-            SidecarState::Disconnected => return self.start_sidecar(),
+            SidecarState::Disconnected => {
+                self.after_hello = AfterHello::NewSession;
+                return self.start_sidecar();
+            }
             // The session starts as soon as tetherd has accepted our hello.
-            SidecarState::Starting | SidecarState::Greeting => return,
+            SidecarState::Starting | SidecarState::Greeting => {
+                self.after_hello = AfterHello::NewSession;
+                return;
+            }
         }
-        // Requests the old agent left waiting are settled (and audited as cancelled) before it goes.
-        if let Some(slot) = &mut self.agent {
-            slot.client.handle_exited("was stopped: a new session was started", true, "");
-        }
-        self.drain_client();
-        if let Some(agent_id) = self.end_session() {
-            self.sidecar_request(method::AGENT_KILL, &AgentRef { agent_id }, SidecarRequest::Kill, now);
-        }
-        // The old session's changes can no longer be decided on.
-        self.actions.push_back(HostAction::ClearReviews);
-        self.refresh_changes_view();
-        self.set_badge(0);
+        self.stop_session(now);
         let Some(profile) = self.current_profile() else {
             self.session.agent = String::new();
             self.set_status(SessionStatus::Failed {
@@ -514,30 +597,7 @@ impl HostEngine {
         };
         self.generation += 1;
         let generation = self.generation;
-        let cwd = profile.cwd.clone().unwrap_or_else(|| self.config.workspace_root.clone());
-        let info = ClientInfo { name: self.config.client_name.clone(), version: self.config.client_version.clone() };
-        // Keys of different sessions never collide: a click on a stale card cannot answer a new
-        // request.
-        // Rule ids, like permission keys, never repeat across sessions.
-        let policy = self.idle_policy.for_new_session(self.idle_policy.mode(), generation << 32);
-        let mut client = AcpClient::new(info, self.config.workspace_root.clone(), generation << 32, policy);
-        if self.snapshot_store().is_some() {
-            client.enable_snapshots();
-        }
-        let spawn = SpawnParams {
-            name: profile.name.clone(),
-            command: profile.command.clone(),
-            args: profile.args.clone(),
-            env: profile.env.clone(),
-            cwd,
-            tether_dir: self.config.tether_dir.clone(),
-            session_dir: None,
-        };
-        self.log(
-            LogLevel::Info,
-            format!("starting agent {:?}: {} {}", profile.name, profile.command, profile.args.join(" ")),
-        );
-        self.sidecar_request(method::AGENT_SPAWN, &spawn, SidecarRequest::Spawn { generation }, now);
+        let client = self.new_client(generation);
         self.session.agent = profile.name.clone();
         self.session.agent_info = None;
         self.agent = Some(AgentSlot {
@@ -548,12 +608,408 @@ impl HostEngine {
             stderr_tail: VecDeque::new(),
             session_dir: None,
             unsent_audit: Vec::new(),
+            replayed_through: 0,
         });
+        self.spawn_agent(now);
         self.refresh_permissions_view();
-        self.set_status(SessionStatus::Starting { step: "Starting the agent".to_owned() });
         self.post_snapshot(now);
     }
 
+    /// A client for session `generation`, starting from the idle policy.
+    fn new_client(&self, generation: u64) -> AcpClient {
+        // Keys of different sessions never collide: a click on a stale card cannot answer a new
+        // request. Rule ids, like permission keys, never repeat across sessions.
+        let policy = self.idle_policy.for_new_session(self.idle_policy.mode(), generation << 32);
+        let mut client =
+            AcpClient::new(self.client_info(), self.config.workspace_root.clone(), generation << 32, policy);
+        if self.snapshot_store().is_some() {
+            client.enable_snapshots();
+        }
+        client
+    }
+
+    fn client_info(&self) -> ClientInfo {
+        ClientInfo { name: self.config.client_name.clone(), version: self.config.client_version.clone() }
+    }
+
+    /// Stops the current session's agent (if any): requests it left waiting are settled (and
+    /// audited as cancelled) before it goes, and its changes can no longer be decided on.
+    fn stop_session(&mut self, now: u64) {
+        if let Some(slot) = &mut self.agent {
+            slot.client.handle_exited("was stopped: another session was started", true, "");
+        }
+        self.drain_client();
+        if let Some(agent_id) = self.end_session() {
+            self.sidecar_request(method::AGENT_KILL, &AgentRef { agent_id }, SidecarRequest::Kill, now);
+        }
+        self.load = None;
+        self.actions.push_back(HostAction::ClearReviews);
+        self.refresh_changes_view();
+        self.set_badge(0);
+    }
+
+    /// Asks tetherd to start the current slot's agent: in the slot's session folder when it has
+    /// one (the log goes on), else in a new one.
+    fn spawn_agent(&mut self, now: u64) {
+        let Some(slot) = &self.agent else { return };
+        let profile = &slot.profile;
+        let spawn = SpawnParams {
+            name: profile.name.clone(),
+            command: profile.command.clone(),
+            args: profile.args.clone(),
+            env: profile.env.clone(),
+            cwd: profile.cwd.clone().unwrap_or_else(|| self.config.workspace_root.clone()),
+            tether_dir: self.config.tether_dir.clone(),
+            session_dir: slot.session_dir.clone().filter(|_| self.config.tether_dir.is_some()),
+        };
+        let generation = slot.generation;
+        self.log(
+            LogLevel::Info,
+            format!("starting agent {:?}: {} {}", profile.name, profile.command, profile.args.join(" ")),
+        );
+        self.sidecar_request(method::AGENT_SPAWN, &spawn, SidecarRequest::Spawn { generation }, now);
+        self.set_status(SessionStatus::Starting { step: "Starting the agent".to_owned() });
+    }
+
+    /// tetherd accepted the hello: reopen a session, or start one.
+    fn on_hello_accepted(&mut self, now: u64) {
+        match std::mem::replace(&mut self.after_hello, AfterHello::NewSession) {
+            AfterHello::Reopen { dir } if self.config.tether_dir.is_some() => {
+                // Agent events that arrive before the engine knows which session it shows wait:
+                // they may be the running agent's it is about to go on with.
+                self.held_agent_events = Some(Vec::new());
+                self.set_status(SessionStatus::Starting { step: "Looking for the last session".to_owned() });
+                self.list_sessions(ListPurpose::Reopen { dir }, now);
+            }
+            AfterHello::Reopen { .. } | AfterHello::NewSession => self.start_session(now),
+        }
+    }
+
+    fn list_sessions(&mut self, purpose: ListPurpose, now: u64) {
+        let Some(tether_dir) = self.config.tether_dir.clone() else {
+            return self.show(
+                LogLevel::Info,
+                "Tether keeps a history of sessions only when a workspace folder is open.".to_owned(),
+            );
+        };
+        if self.sidecar != SidecarState::Ready {
+            return self.show(LogLevel::Warn, "Tether is not connected to tetherd; try again in a moment.".to_owned());
+        }
+        self.sidecar_request(
+            method::SESSION_LIST,
+            &SessionListParams { tether_dir },
+            SidecarRequest::SessionList { purpose },
+            now,
+        );
+    }
+
+    fn on_sessions_listed(&mut self, purpose: ListPurpose, result: Result<SessionListResult, String>, now: u64) {
+        match (purpose, result) {
+            (ListPurpose::Reopen { dir }, Ok(listed)) => {
+                let wanted = match &dir {
+                    Some(dir) => listed.sessions.iter().find(|summary| &summary.dir == dir),
+                    None => listed.sessions.first(),
+                };
+                // A session nobody has prompted in has nothing to show: a fresh one is as good,
+                // unless its agent runs (then it is the one to go on with).
+                match wanted.filter(|summary| summary.turns > 0 || summary.live_agent.is_some()) {
+                    Some(summary) => self.load_session(summary.clone(), LoadPurpose::Open, now),
+                    None => {
+                        self.release_held_agent_events(now);
+                        self.start_session(now);
+                    }
+                }
+                self.history = listed.sessions;
+            }
+            (ListPurpose::Reopen { .. }, Err(error)) => {
+                self.log(LogLevel::Warn, format!("could not list the workspace's sessions: {error}"));
+                self.release_held_agent_events(now);
+                self.start_session(now);
+            }
+            (ListPurpose::History, Ok(listed)) => {
+                let current = self.agent.as_ref().and_then(|slot| slot.session_dir.clone());
+                let items = listed
+                    .sessions
+                    .iter()
+                    .map(|summary| HistoryItem {
+                        id: summary.dir.clone(),
+                        title: summary.title.clone(),
+                        agent: summary.meta.agent.clone(),
+                        last_activity: Some(summary.last_activity.clone()),
+                        turns: Some(summary.turns),
+                        source: HistorySource::Tether,
+                        current: current.as_ref() == Some(&summary.dir),
+                        live: summary.live_agent.is_some(),
+                    })
+                    .collect();
+                self.history = listed.sessions;
+                self.actions.push_back(HostAction::ShowHistory { items });
+            }
+            (ListPurpose::History, Err(error)) => {
+                self.show(LogLevel::Error, format!("Tether could not list the sessions: {error}"));
+            }
+        }
+    }
+
+    /// Starts reading a session's log from tetherd, to show it (`Open`) or to export it.
+    fn load_session(&mut self, summary: SessionSummary, purpose: LoadPurpose, now: u64) {
+        let Some(tether_dir) = self.config.tether_dir.clone() else { return };
+        self.next_load += 1;
+        if purpose == LoadPurpose::Open {
+            self.stop_session(now);
+            self.generation += 1;
+            self.session.agent = summary.meta.agent.clone();
+            self.session.agent_info = None;
+            self.set_status(SessionStatus::Starting { step: "Reading the session".to_owned() });
+            self.post_snapshot(now);
+        }
+        let policy = self.idle_policy.for_new_session(self.idle_policy.mode(), self.generation << 32);
+        let replay =
+            LogReplay::new(self.client_info(), self.config.workspace_root.clone(), self.generation << 32, policy);
+        let params = SessionReadParams { tether_dir, dir: summary.dir.clone(), offset: 0 };
+        self.load = Some(LogLoad { id: self.next_load, summary, replay, purpose });
+        self.sidecar_request(method::SESSION_READ, &params, SidecarRequest::SessionRead { load: self.next_load }, now);
+    }
+
+    fn on_session_read(&mut self, load_id: u64, result: Result<SessionReadResult, String>, now: u64) {
+        let Some(load) = self.load.as_mut().filter(|load| load.id == load_id) else { return };
+        let piece = match result {
+            Ok(piece) => piece,
+            Err(error) => {
+                let load = self.load.take().expect("the load was found above");
+                let message = format!("Tether could not read the session {:?}: {error}", load.summary.title);
+                self.show(LogLevel::Error, message.clone());
+                if load.purpose == LoadPurpose::Open {
+                    self.release_held_agent_events(now);
+                    self.set_status(SessionStatus::Failed { message });
+                }
+                return;
+            }
+        };
+        load.replay.feed(&read_log(&piece.text));
+        if !piece.eof {
+            let params = SessionReadParams {
+                tether_dir: self.config.tether_dir.clone().unwrap_or_default(),
+                dir: load.summary.dir.clone(),
+                offset: piece.next,
+            };
+            return self.sidecar_request(
+                method::SESSION_READ,
+                &params,
+                SidecarRequest::SessionRead { load: load_id },
+                now,
+            );
+        }
+        let load = self.load.take().expect("the load was found above");
+        match load.purpose {
+            LoadPurpose::Open => self.open_loaded(load, now),
+            LoadPurpose::Export => {
+                let (client, _) = load.replay.finish();
+                let summary = &load.summary;
+                let action =
+                    markdown_export(&summary.title, &summary.meta.agent, Some(summary.meta.created.clone()), &client);
+                self.actions.push_back(action);
+            }
+        }
+    }
+
+    /// The log of the session to open has been folded: show it, and go on with its agent if it
+    /// still runs (a window reload), else start it again and resume the agent's session.
+    fn open_loaded(&mut self, load: LogLoad, now: u64) {
+        let replayed_through = load.replay.last_seq();
+        let (mut client, problems) = load.replay.finish();
+        if self.snapshot_store().is_some() {
+            client.enable_snapshots();
+        }
+        for problem in problems {
+            self.log(LogLevel::Warn, format!("{}: {problem}", load.summary.dir));
+        }
+        let meta = &load.summary.meta;
+        // The profile as the settings have it now (the Demo agent's path changes with every
+        // version of the extension), else as the session was started.
+        let profile = self.profiles().into_iter().find(|profile| profile.name == meta.agent).unwrap_or(AgentProfile {
+            name: meta.agent.clone(),
+            command: meta.command.clone(),
+            args: meta.args.clone(),
+            env: Default::default(),
+            cwd: Some(meta.cwd.clone()),
+        });
+        self.session.agent = profile.name.clone();
+        self.session.agent_info = client.agent_info().map(str::to_owned);
+        let live = load.summary.live_agent;
+        self.agent = Some(AgentSlot {
+            generation: self.generation,
+            profile,
+            agent_id: live,
+            client,
+            stderr_tail: VecDeque::new(),
+            session_dir: Some(load.summary.dir.clone()),
+            unsent_audit: Vec::new(),
+            replayed_through,
+        });
+        self.log(LogLevel::Info, format!("reopened the session in {} ({} events)", load.summary.dir, replayed_through));
+        match live {
+            Some(agent_id) => {
+                self.log(LogLevel::Info, format!("going on with its agent {agent_id}, still running"));
+                let slot = self.agent.as_mut().expect("the slot was just made");
+                slot.client.continue_live(now);
+                let status = if slot.client.is_ready() {
+                    SessionStatus::Ready
+                } else if slot.client.is_closed() {
+                    SessionStatus::Exited { message: "The agent has exited".to_owned() }
+                } else {
+                    SessionStatus::Starting { step: "Initializing the agent".to_owned() }
+                };
+                self.set_status(status);
+                self.release_held_agent_events(now);
+            }
+            None => {
+                self.release_held_agent_events(now);
+                self.restart_agent(now);
+            }
+        }
+        self.refresh_permissions_view();
+        self.refresh_changes_view();
+        self.post_snapshot(now);
+    }
+
+    /// Hands the agent events held while the session to show was being found to their session.
+    fn release_held_agent_events(&mut self, now: u64) {
+        for line in self.held_agent_events.take().unwrap_or_default() {
+            self.handle_sidecar_line(&line, now);
+        }
+    }
+
+    /// Restart (the button, or the command): start the current session's agent again.
+    fn restart(&mut self, now: u64) {
+        let dir = self.agent.as_ref().and_then(|slot| slot.session_dir.clone());
+        match self.sidecar {
+            SidecarState::Ready => {}
+            // tetherd is gone and took the agent with it: reopen the session from its log once
+            // a new tetherd is up.
+            SidecarState::Disconnected => {
+                self.after_hello = AfterHello::Reopen { dir };
+                return self.start_sidecar();
+            }
+            SidecarState::Starting | SidecarState::Greeting => return,
+        }
+        match &self.agent {
+            Some(slot) if slot.client.is_closed() => self.restart_agent(now),
+            Some(_) => self.show(LogLevel::Info, "The agent is running; there is nothing to restart.".to_owned()),
+            None => self.start_session(now),
+        }
+    }
+
+    /// Starts a new agent for the current slot's thread, resuming the agent's session.
+    fn restart_agent(&mut self, now: u64) {
+        self.generation += 1;
+        let generation = self.generation;
+        let Some(slot) = &mut self.agent else { return };
+        slot.generation = generation;
+        slot.agent_id = None;
+        slot.stderr_tail.clear();
+        slot.client.prepare_new_agent(now);
+        self.drain_client();
+        self.spawn_agent(now);
+    }
+
+    fn show_history(&mut self, now: u64) {
+        self.list_sessions(ListPurpose::History, now);
+    }
+
+    /// The history's session `id`, as last listed.
+    fn history_session(&mut self, id: &str) -> Option<SessionSummary> {
+        let found = self.history.iter().find(|summary| summary.dir == id).cloned();
+        if found.is_none() {
+            self.show(
+                LogLevel::Warn,
+                "Tether does not know that session (any more); show the history again.".to_owned(),
+            );
+        }
+        found
+    }
+
+    fn is_current_session(&self, id: &str) -> bool {
+        self.agent.as_ref().is_some_and(|slot| slot.session_dir.as_deref() == Some(id))
+    }
+
+    fn open_history_session(&mut self, id: &str, now: u64) {
+        if self.is_current_session(id) {
+            return; // It is on screen already.
+        }
+        if let Some(summary) = self.history_session(id) {
+            self.load_session(summary, LoadPurpose::Open, now);
+        }
+    }
+
+    fn rename_session(&mut self, id: String, title: String, now: u64) {
+        let (Some(tether_dir), Some(_)) = (self.config.tether_dir.clone(), self.history_session(&id)) else { return };
+        let params = SessionRenameParams { tether_dir, dir: id, title };
+        self.sidecar_request(method::SESSION_RENAME, &params, SidecarRequest::SessionChange, now);
+    }
+
+    fn delete_session(&mut self, id: String, now: u64) {
+        let (Some(tether_dir), Some(_)) = (self.config.tether_dir.clone(), self.history_session(&id)) else { return };
+        if self.is_current_session(&id) {
+            return self.show(
+                LogLevel::Info,
+                "That session is the one shown now: start a new session before deleting it.".to_owned(),
+            );
+        }
+        self.sidecar_request(
+            method::SESSION_DELETE,
+            &SessionDirRef { tether_dir, dir: id },
+            SidecarRequest::SessionChange,
+            now,
+        );
+    }
+
+    fn export_session(&mut self, id: Option<String>, format: ExportFormat, now: u64) {
+        let current = self.agent.as_ref().and_then(|slot| slot.session_dir.clone());
+        let id = id.or(current.clone());
+        let summary = match &id {
+            Some(id) => self.history.iter().find(|summary| &summary.dir == id).cloned(),
+            None => None,
+        };
+        match format {
+            ExportFormat::Jsonl => {
+                let Some(dir) = id.filter(|id| current.as_ref() == Some(id) || summary.is_some()) else {
+                    return self.show(
+                        LogLevel::Info,
+                        "This session has no log to export (it is kept once the agent has started, in a workspace folder)."
+                            .to_owned(),
+                    );
+                };
+                let title = summary.map_or_else(|| "session".to_owned(), |summary| summary.title);
+                self.actions.push_back(HostAction::ExportFile {
+                    source: format!("{dir}/{EVENTS_FILE}"),
+                    suggested_name: export_file_name(&title, "jsonl"),
+                });
+            }
+            ExportFormat::Markdown => match (&id, summary) {
+                (Some(id), Some(summary)) if current.as_ref() != Some(id) => {
+                    self.load_session(summary, LoadPurpose::Export, now);
+                }
+                _ => {
+                    let Some(slot) = &self.agent else {
+                        return self.show(LogLevel::Info, "There is no session to export.".to_owned());
+                    };
+                    let title = id
+                        .and_then(|id| self.history.iter().find(|summary| summary.dir == id))
+                        .map(|summary| summary.title.clone())
+                        .or_else(|| {
+                            slot.client.thread().entries().iter().find_map(|entry| match entry {
+                                Entry::User(message) => Some(prompt_title(&message.text)),
+                                _ => None,
+                            })
+                        })
+                        .unwrap_or_else(|| UNTITLED_SESSION.to_owned());
+                    let action = markdown_export(&title, &slot.profile.name, None, &slot.client);
+                    self.actions.push_back(action);
+                }
+            },
+        }
+    }
     fn prompt(&mut self, text: &str, now: u64) {
         if text.trim().is_empty() {
             return;
@@ -605,6 +1061,12 @@ impl HostEngine {
         };
         match message {
             Message::Response { id, result } => self.handle_sidecar_response(&id, result, now),
+            Message::Notification { method, .. }
+                if (method.starts_with("agent/") || method.starts_with("terminal/"))
+                    && let Some(held) = &mut self.held_agent_events =>
+            {
+                held.push(line.to_owned());
+            }
             Message::Notification { method, params } => self.handle_sidecar_notification(&method, params, now),
             Message::Request { id, method, .. } => {
                 // tetherd makes no requests of the host in this version of the wire.
@@ -624,7 +1086,7 @@ impl HostEngine {
             (SidecarRequest::Hello, Ok(_)) => {
                 self.sidecar = SidecarState::Ready;
                 self.log(LogLevel::Info, "connected to tetherd".to_owned());
-                self.start_session(now);
+                self.on_hello_accepted(now);
             }
             (SidecarRequest::Hello, Err(error)) => {
                 let message = format!("tetherd refused the connection: {}", error.message);
@@ -681,6 +1143,18 @@ impl HostEngine {
                     slot.client.handle_terminal_answer(call, result, now);
                 }
             }
+            (SidecarRequest::SessionList { purpose }, result) => {
+                let listed = parse_result::<SessionListResult>(result, method::SESSION_LIST);
+                self.on_sessions_listed(purpose, listed, now);
+            }
+            (SidecarRequest::SessionRead { load }, result) => {
+                let piece = parse_result::<SessionReadResult>(result, method::SESSION_READ);
+                self.on_session_read(load, piece, now);
+            }
+            (SidecarRequest::SessionChange, Ok(_)) => self.list_sessions(ListPurpose::History, now),
+            (SidecarRequest::SessionChange, Err(error)) => {
+                self.show(LogLevel::Error, format!("Tether: {}", error.message));
+            }
             (SidecarRequest::Kill, Ok(_)) => {}
             (SidecarRequest::Kill, Err(error)) => {
                 self.log(LogLevel::Warn, format!("tetherd could not stop an agent: {}", error.message));
@@ -693,7 +1167,7 @@ impl HostEngine {
         match method {
             method::AGENT_MESSAGE => match serde_json::from_str::<AgentMessage<'_>>(params) {
                 Ok(message) => {
-                    if let Some(slot) = self.agent_slot(message.agent_id) {
+                    if let Some(slot) = self.live_slot(message.agent_id, message.seq) {
                         slot.client.handle_message(message.message.get(), now);
                     }
                 }
@@ -710,7 +1184,7 @@ impl HostEngine {
             method::AGENT_STDERR => match serde_json::from_str::<AgentStderr>(params) {
                 Ok(stderr) => {
                     let mut name = None;
-                    if let Some(slot) = self.agent_slot(stderr.agent_id) {
+                    if let Some(slot) = self.live_slot(stderr.agent_id, stderr.seq) {
                         keep_tail(&mut slot.stderr_tail, &stderr.line);
                         name = Some(slot.profile.name.clone());
                     }
@@ -751,7 +1225,7 @@ impl HostEngine {
             (Some(code), None) => format!("exited with code {code}"),
             (None, None) => "exited".to_owned(),
         };
-        let Some(slot) = self.agent_slot(exited.agent_id) else {
+        let Some(slot) = self.live_slot(exited.agent_id, exited.seq) else {
             self.log(LogLevel::Info, format!("a previous agent {description}"));
             return;
         };
@@ -762,10 +1236,17 @@ impl HostEngine {
         if !exited.killed {
             self.show(
                 LogLevel::Error,
-                format!("Tether: the agent {name:?} {description}. Start a new session to run it again."),
+                format!("Tether: the agent {name:?} {description}. Restart it to go on with the session."),
             );
         }
         self.set_status(SessionStatus::Exited { message: format!("The agent {description}") });
+    }
+
+    /// The slot of the current session if `agent_id` is its agent and the event numbered `seq`
+    /// in the session's log is not in the thread already (it was replayed from the log after a
+    /// window reload); other events are dropped here.
+    fn live_slot(&mut self, agent_id: AgentId, seq: Option<u64>) -> Option<&mut AgentSlot> {
+        self.agent_slot(agent_id).filter(|slot| seq.is_none_or(|seq| seq > slot.replayed_through))
     }
 
     /// The slot of the current session if `agent_id` is its agent; messages from an agent that
@@ -779,6 +1260,11 @@ impl HostEngine {
     fn finish(&mut self, now: u64) {
         self.now = now;
         self.drain_client();
+        let can_restart = self.agent.as_ref().is_some_and(|slot| slot.client.is_closed()) && self.load.is_none();
+        if self.session.can_restart != can_restart {
+            self.session.can_restart = can_restart;
+            self.webview.session_changed = true;
+        }
         self.flush_webview(now);
     }
 
@@ -1173,6 +1659,45 @@ impl HostEngine {
     fn show(&mut self, level: LogLevel, text: String) {
         self.actions.push_back(HostAction::ShowMessage { level, text });
     }
+}
+
+/// A result of tetherd's, read as `T`, or why it cannot be.
+fn parse_result<T: serde::de::DeserializeOwned>(
+    result: Result<&RawValue, RpcError>,
+    method: &str,
+) -> Result<T, String> {
+    match result {
+        Ok(raw) => serde_json::from_str(raw.get())
+            .map_err(|error| format!("tetherd's answer to {method} is malformed: {error}")),
+        Err(error) => Err(error.message),
+    }
+}
+
+/// The action that offers a session's thread as a Markdown file.
+fn markdown_export(title: &str, agent: &str, created: Option<String>, client: &AcpClient) -> HostAction {
+    let header = ExportHeader { title: title.to_owned(), agent: agent.to_owned(), created, exported: None };
+    HostAction::SaveExport {
+        suggested_name: export_file_name(title, "md"),
+        content: thread_markdown(&header, client.thread()),
+    }
+}
+
+/// A file name for an exported session: its title, kept to letters, digits and dashes.
+fn export_file_name(title: &str, extension: &str) -> String {
+    let mut name = String::new();
+    for word in title.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
+        if name.len() + word.len() > 48 {
+            break;
+        }
+        if !name.is_empty() {
+            name.push('-');
+        }
+        name.push_str(&word.to_lowercase());
+    }
+    if name.is_empty() {
+        name.push_str("session");
+    }
+    format!("tether-{name}.{extension}")
 }
 
 fn keep_tail(tail: &mut VecDeque<String>, line: &str) {

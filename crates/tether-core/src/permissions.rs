@@ -753,6 +753,12 @@ pub enum AuditEvent {
         rejected: u32,
         patch: String,
     },
+    /// A notice shown in the thread that the wire alone does not explain, so that a replay of
+    /// the log shows it too.
+    Notice {
+        level: crate::thread::NoticeLevel,
+        text: String,
+    },
 }
 
 /// The tool call a decision was about, as the person saw it.

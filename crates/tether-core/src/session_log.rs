@@ -26,6 +26,25 @@ use serde_json::value::RawValue;
 /// The event log's file name inside a session folder.
 pub const EVENTS_FILE: &str = "events.jsonl";
 
+/// The title of a session nobody has named or prompted in yet.
+pub const UNTITLED_SESSION: &str = "New session";
+
+/// How many characters of its first prompt an unnamed session's title keeps.
+const PROMPT_TITLE_CHARS: usize = 80;
+
+/// The title of a session that was not named: its first prompt's first non-blank line, cut to
+/// [`PROMPT_TITLE_CHARS`] characters with an ellipsis when longer.
+pub fn prompt_title(text: &str) -> String {
+    let line = text.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
+    if line.chars().count() <= PROMPT_TITLE_CHARS {
+        return line.to_owned();
+    }
+    let mut cut: String = line.chars().take(PROMPT_TITLE_CHARS - 1).collect();
+    cut.truncate(cut.trim_end().len());
+    cut.push('…');
+    cut
+}
+
 /// One event of the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogEvent {

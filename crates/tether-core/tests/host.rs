@@ -44,13 +44,22 @@ fn sidecar_lines(actions: &[HostAction]) -> String {
         .collect()
 }
 
+/// tetherd accepts the hello (request 0) and lists no earlier session (request 1), so the
+/// engine starts a new one.
+fn hello_accepted(engine: &mut HostEngine, now: u64) {
+    engine.handle_sidecar_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"tetherdVersion\":\"0.1.0\",\"pid\":9}}\n",
+        now,
+    );
+    engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"sessions\":[]}}\n", now);
+}
+
 /// An engine that has said hello, spawned the Demo agent (id 7) and created session `s1`.
 fn ready_engine(now: &mut u64) -> HostEngine {
     let mut engine = HostEngine::new(config());
     engine.handle_sidecar_connected(*now);
-    engine.handle_sidecar_bytes(br#"{"jsonrpc":"2.0","id":0,"result":{"tetherdVersion":"0.1.0","pid":99}}"#, *now);
-    engine.handle_sidecar_bytes(b"\n", *now);
-    engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"agentId\":7,\"pid\":100}}\n", *now);
+    hello_accepted(&mut engine, *now);
+    engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"agentId\":7,\"pid\":100}}\n", *now);
     let agent = |message: &str| {
         format!(
             "{{\"jsonrpc\":\"2.0\",\"method\":\"agent/message\",\"params\":{{\"agentId\":7,\"message\":{message}}}}}\n"
@@ -73,18 +82,25 @@ fn handshake_with_tetherd_then_agent() {
     "#]]
     .assert_eq(&hello);
 
-    // tetherd accepts: the default profile (the built-in Demo) is spawned in the workspace.
+    // tetherd accepts: the engine looks for the workspace's last session to reopen.
     engine.handle_sidecar_bytes(
         b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"tetherdVersion\":\"0.1.0\",\"pid\":9}}\n",
         1,
     );
     expect_test::expect![[r#"
-        {"jsonrpc":"2.0","id":1,"method":"agent/spawn","params":{"name":"Demo","command":"/ext/bin/tether-test-agent","args":["--scenario","demo"],"env":{},"cwd":"/ws","tetherDir":"/ws/.tether"}}
+        {"jsonrpc":"2.0","id":1,"method":"session/list","params":{"tetherDir":"/ws/.tether"}}
+    "#]]
+    .assert_eq(&sidecar_lines(&drain(&mut engine)));
+
+    // There is none: the default profile (the built-in Demo) is spawned in the workspace.
+    engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"sessions\":[]}}\n", 1);
+    expect_test::expect![[r#"
+        {"jsonrpc":"2.0","id":2,"method":"agent/spawn","params":{"name":"Demo","command":"/ext/bin/tether-test-agent","args":["--scenario","demo"],"env":{},"cwd":"/ws","tetherDir":"/ws/.tether"}}
     "#]]
     .assert_eq(&sidecar_lines(&drain(&mut engine)));
 
     // The agent is up: initialize goes to it embedded in agent/send, byte for byte.
-    engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"agentId\":3,\"pid\":10}}\n", 2);
+    engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"agentId\":3,\"pid\":10}}\n", 2);
     expect_test::expect![[r#"
         {"jsonrpc":"2.0","method":"agent/send","params":{"agentId":3,"message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true,"auth":{"terminal":false},"_meta":{"terminal_output":true,"terminal_output_delta":true}},"clientInfo":{"name":"Tether","version":"0.1.0"}}}}}
     "#]]
@@ -93,8 +109,8 @@ fn handshake_with_tetherd_then_agent() {
     // Selecting another agent kills this one and spawns the other.
     engine.handle_command(HostCommand::SelectAgent { name: "Other".to_owned() }, 3);
     expect_test::expect![[r#"
-        {"jsonrpc":"2.0","id":2,"method":"agent/kill","params":{"agentId":3}}
-        {"jsonrpc":"2.0","id":3,"method":"agent/spawn","params":{"name":"Other","command":"other-agent","args":["--acp"],"env":{},"cwd":"/ws","tetherDir":"/ws/.tether"}}
+        {"jsonrpc":"2.0","id":3,"method":"agent/kill","params":{"agentId":3}}
+        {"jsonrpc":"2.0","id":4,"method":"agent/spawn","params":{"name":"Other","command":"other-agent","args":["--acp"],"env":{},"cwd":"/ws","tetherDir":"/ws/.tether"}}
     "#]]
     .assert_eq(&sidecar_lines(&drain(&mut engine)));
 
@@ -125,7 +141,7 @@ fn tetherd_is_started_by_the_engine_and_restarted_after_a_loss() {
     let actions = drain(&mut engine);
     assert!(!actions.contains(&HostAction::StartSidecar), "not restarted behind the person's back");
     assert!(actions.iter().any(|action| matches!(action,
-        HostAction::ShowMessage { text, .. } if text == "Tether lost the connection to tetherd (tetherd was killed). Start a new session to start it again.")));
+        HostAction::ShowMessage { text, .. } if text == "Tether lost the connection to tetherd (tetherd was killed). Restart to go on with the session.")));
     engine.handle_command(HostCommand::NewSession, now);
     assert!(drain(&mut engine).contains(&HostAction::StartSidecar));
 }
@@ -171,7 +187,7 @@ fn stream_to_webview(chunks: usize) -> (Vec<(u64, HostToWebview)>, String) {
     engine.handle_webview(WebviewToHost::Ready, now);
     engine.handle_webview(WebviewToHost::Prompt { text: "stream".to_owned() }, now);
     // The prompt leaves once tetherd has snapshotted the workspace.
-    engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tree\":\"t0\"}}\n", now);
+    engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tree\":\"t0\"}}\n", now);
 
     let mut stream = Vec::new();
     let mut expected = String::new();
@@ -327,11 +343,8 @@ fn workspace_rules_are_saved_without_losing_unusable_ones() {
         config.permissions = PermissionSettings { rules: vec![fetch.clone(), typo.clone()], ..Default::default() };
         let mut engine = HostEngine::new(config);
         engine.handle_sidecar_connected(now);
-        engine.handle_sidecar_bytes(
-            b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"tetherdVersion\":\"0.1.0\",\"pid\":9}}\n",
-            now,
-        );
-        engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"agentId\":7,\"pid\":10}}\n", now);
+        hello_accepted(&mut engine, now);
+        engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"agentId\":7,\"pid\":10}}\n", now);
         engine
     };
     now += 1;
@@ -384,15 +397,12 @@ fn decisions_are_audited_through_tetherd() {
     let mut now = 0;
     let mut engine = HostEngine::new(config());
     engine.handle_sidecar_connected(now);
-    engine.handle_sidecar_bytes(
-        b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"tetherdVersion\":\"0.1.0\",\"pid\":9}}\n",
-        now,
-    );
+    hello_accepted(&mut engine, now);
     // The person picks Plan before the agent exists: recorded once tetherd says which agent it is.
     engine.handle_webview(WebviewToHost::SetMode { mode: tether_core::permissions::Mode::Plan }, now);
     drain(&mut engine);
     engine.handle_sidecar_bytes(
-        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"agentId\":7,\"pid\":10,\"sessionDir\":\"/ws/.tether/sessions/20261122-061300-7\"}}\n",
+        b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"agentId\":7,\"pid\":10,\"sessionDir\":\"/ws/.tether/sessions/20261122-061300-7\"}}\n",
         now,
     );
     engine.handle_sidecar_bytes(&from_agent(7, r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#), now);

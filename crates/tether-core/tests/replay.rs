@@ -60,3 +60,14 @@ fn an_agent_that_died_mid_turn_shows_the_failed_turn_and_its_stderr() {
 fn a_cancelled_turn_shows_the_cancelled_request_and_the_stop_reason() {
     check("cancelled");
 }
+
+#[test]
+fn an_agent_restarted_in_the_same_session_continues_the_thread_without_repeating_its_replay() {
+    // The second agent's `session/load` replays the conversation; the thread has it already.
+    check("restarted");
+}
+
+#[test]
+fn an_agent_that_could_not_resume_leaves_the_notice_that_says_so() {
+    check("resume-fallback");
+}

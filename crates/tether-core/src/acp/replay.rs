@@ -11,8 +11,13 @@
 //! decided). A permission request the log never answers stays waiting, as it was when the log
 //! ended.
 //!
-//! Work in progress (issue 6): file change cards (they need the host's reads of the original
-//! files) and terminal output (it travels beside the agent's wire, not on it) are not rebuilt yet.
+//! The agent's requests for files and terminals are not acted on again while replaying: the log
+//! has their answers. Those it does not have are kept, for a host that goes on with the agent
+//! still running (a window reload) to answer.
+//!
+//! Not rebuilt (yet): file change cards (the review needs the original text, which the log does
+//! not hold; the audit records of each review have the patch) and terminal output (it travels
+//! beside the agent's wire, not on it).
 
 use std::collections::VecDeque;
 
@@ -22,38 +27,50 @@ use super::{AcpClient, ClientInfo, Phase, RequestKind};
 use crate::jsonrpc::{self, Message};
 use crate::permissions::{DecidedBy, Mode, PermissionPolicy};
 use crate::session_log::{LogEvent, ReadLog};
-use crate::thread::{Entry, PermissionKey, PermissionOutcome, TurnState, UserMessage};
+use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, PermissionOutcome, TurnState, UserMessage};
 
 /// How many of the agent's last stderr lines explain an exit read back from the log.
 const STDERR_TAIL_LINES: usize = 40;
 
-impl AcpClient {
-    /// A client whose thread is the fold of `log`. It has no agent: a new one is started (and
-    /// the agent's session resumed) by the host.
-    pub fn replay(
+/// A replay in progress: a session's log folded piece by piece (a long log is read from tetherd
+/// in pieces, and only the thread it folds into is kept, never the whole text).
+#[derive(Debug)]
+pub struct LogReplay {
+    client: AcpClient,
+    stderr: VecDeque<String>,
+    problems: Vec<String>,
+    last_seq: u64,
+}
+
+impl LogReplay {
+    pub fn new(
         info: ClientInfo,
         cwd: impl Into<String>,
         first_permission_key: PermissionKey,
         policy: PermissionPolicy,
-        log: &ReadLog,
-    ) -> (AcpClient, Vec<String>) {
+    ) -> Self {
         let mut client = AcpClient::new(info, cwd, first_permission_key, policy);
         client.replaying = true;
-        let mut problems: Vec<String> =
-            log.problems.iter().map(|problem| format!("line {}: {}", problem.line, problem.message)).collect();
-        let mut stderr: VecDeque<String> = VecDeque::new();
+        LogReplay { client, stderr: VecDeque::new(), problems: Vec::new(), last_seq: 0 }
+    }
+
+    /// Folds the next piece of the log (whole lines, in order).
+    pub fn feed(&mut self, log: &ReadLog) {
+        let client = &mut self.client;
+        self.problems.extend(log.problems.iter().map(|problem| format!("line {}: {}", problem.line, problem.message)));
         for entry in &log.entries {
+            self.last_seq = self.last_seq.max(entry.seq);
             match &entry.event {
                 LogEvent::ToAgent(line) => {
                     if let Err(problem) = client.replay_sent(line) {
-                        problems.push(format!("event {}: {problem}", entry.seq));
+                        self.problems.push(format!("event {}: {problem}", entry.seq));
                     }
                 }
-                LogEvent::FromAgent(line) => client.handle_message(line, 0),
+                LogEvent::FromAgent(line) => client.replay_received(line),
                 LogEvent::Stderr(line) => {
-                    stderr.push_back(line.clone());
-                    if stderr.len() > STDERR_TAIL_LINES {
-                        stderr.pop_front();
+                    self.stderr.push_back(line.clone());
+                    if self.stderr.len() > STDERR_TAIL_LINES {
+                        self.stderr.pop_front();
                     }
                 }
                 LogEvent::Exited { code, signal, killed } => {
@@ -62,8 +79,10 @@ impl AcpClient {
                         (Some(code), None) => format!("exited with code {code}"),
                         (None, None) => "exited".to_owned(),
                     };
-                    let tail: Vec<&str> = stderr.iter().map(String::as_str).collect();
+                    let tail: Vec<&str> = self.stderr.iter().map(String::as_str).collect();
                     client.handle_exited(&description, *killed, &tail.join("\n"));
+                    client.unanswered.clear();
+                    self.stderr.clear();
                 }
                 LogEvent::Host(record) => client.replay_decision(record),
             }
@@ -71,9 +90,75 @@ impl AcpClient {
             client.outgoing.clear();
             client.events.clear();
         }
+    }
+
+    /// The `seq` of the last event folded: a host that goes on with the live agent skips the
+    /// agent's events up to it.
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// The client whose thread is the fold of the log, and the problems met on the way.
+    pub fn finish(self) -> (AcpClient, Vec<String>) {
+        let mut client = self.client;
         client.thread.take_patches();
         client.replaying = false;
-        (client, problems)
+        (client, self.problems)
+    }
+}
+
+impl AcpClient {
+    /// A client whose thread is the fold of `log`. It has no agent: either a new one is started
+    /// (see [`AcpClient::prepare_new_agent`]) or the host goes on with the agent still running
+    /// (see [`AcpClient::continue_live`]).
+    pub fn replay(
+        info: ClientInfo,
+        cwd: impl Into<String>,
+        first_permission_key: PermissionKey,
+        policy: PermissionPolicy,
+        log: &ReadLog,
+    ) -> (AcpClient, Vec<String>) {
+        let mut replay = LogReplay::new(info, cwd, first_permission_key, policy);
+        replay.feed(log);
+        replay.finish()
+    }
+
+    /// A line of the agent's, read back. Its requests for files and terminals are not acted on
+    /// again (their answers are in the log, or were never given); they are kept until the log
+    /// shows their answer, so that a host going on with the live agent can answer the rest.
+    fn replay_received(&mut self, line: &str) {
+        if let Ok(Message::Request { id, method, .. }) = jsonrpc::parse_message(line)
+            && method != "session/request_permission"
+        {
+            self.unanswered.insert(id, line.to_owned());
+            return;
+        }
+        self.handle_message(line, 0);
+    }
+
+    /// Goes on with the agent that wrote the replayed log, still running (a window reload): the
+    /// requests it made that the log never answered are answered now. A file request is handled
+    /// as if it had just arrived; a terminal request cannot be (the terminal was started for the
+    /// window that went away), so it is refused with the reason.
+    pub fn continue_live(&mut self, now: u64) {
+        for (id, line) in std::mem::take(&mut self.unanswered) {
+            let method = jsonrpc::parse_message(&line)
+                .ok()
+                .and_then(|message| match message {
+                    Message::Request { method, .. } => Some(method.into_owned()),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            if method.starts_with("terminal/") {
+                let error = crate::jsonrpc::RpcError::internal_error().data(serde_json::Value::String(
+                    "the VS Code window was reloaded while this terminal request was in flight; run the command again"
+                        .to_owned(),
+                ));
+                self.outgoing.push_back(jsonrpc::encode_error(&id, &error));
+            } else {
+                self.handle_message(&line, now);
+            }
+        }
     }
 
     /// A decision the host recorded. A permission request a rule or the mode answered was
@@ -85,6 +170,15 @@ impl AcpClient {
             // The person's mode decides which of the agent's mode reports are followed.
             if let Ok(mode) = serde_json::from_value::<Mode>(record["to"].clone()) {
                 self.policy.set_mode(mode);
+            }
+            return;
+        }
+        if record["event"] == "notice" {
+            // A notice the wire alone does not explain (the agent could not resume the session).
+            if let (Ok(level), Some(text)) =
+                (serde_json::from_value::<NoticeLevel>(record["level"].clone()), record["text"].as_str())
+            {
+                self.thread.push(Entry::Notice(NoticeView { level, text: text.to_owned(), detail: None }));
             }
             return;
         }
@@ -159,6 +253,7 @@ impl AcpClient {
                 self.rpc.record_sent(id, &method, kind);
             }
             Message::Response { id, result } => {
+                self.unanswered.remove(&id);
                 // The person's answer to a permission request (or the engine's, by a rule).
                 let key = self.permissions.iter().find(|(_, pending)| pending.request_id == id).map(|(key, _)| *key);
                 if let Some(key) = key {

@@ -1,0 +1,400 @@
+//! Tests of the host engine's session life against a scripted tetherd: reopening the workspace's
+//! last session at start (a restart of VS Code), going on with an agent that still runs (a window
+//! reload), Restart after the agent died, and the history's commands.
+//!
+//! Each test plays tetherd's part line by line; what the person would see is the webview's
+//! snapshot, rendered one entry a line.
+
+// Test helpers unwrap freely: a panic here is a failed test with its message.
+#![allow(clippy::unwrap_used)]
+
+use std::fmt::Write as _;
+
+use tether_core::host::HostEngine;
+use tether_core::host_api::{EngineConfig, ExportFormat, HostAction, HostCommand};
+use tether_core::webview::{HostToWebview, SessionView, ViewSnapshot, WebviewToHost};
+
+const DIR: &str = "/ws/.tether/sessions/20261123-100000-1";
+
+fn config() -> EngineConfig {
+    EngineConfig {
+        token: "secret-token".to_owned(),
+        client_name: "Tether".to_owned(),
+        client_version: "0.1.0".to_owned(),
+        workspace_root: "/ws".to_owned(),
+        demo_agent_command: Some("/ext/bin/tether-test-agent".to_owned()),
+        profiles: Vec::new(),
+        default_profile: None,
+        tether_dir: Some("/ws/.tether".to_owned()),
+        permissions: Default::default(),
+    }
+}
+
+/// Plays tetherd: answers the engine's requests by method, and remembers what it was sent.
+struct Tetherd {
+    engine: HostEngine,
+    now: u64,
+    /// Every line the engine wrote to tetherd, in order.
+    sent: Vec<serde_json::Value>,
+    /// Every other action, in order.
+    actions: Vec<HostAction>,
+    snapshot: Option<ViewSnapshot>,
+}
+
+impl Tetherd {
+    /// An engine connected to this tetherd, which has accepted its hello.
+    fn connect() -> Self {
+        let mut tetherd = Tetherd {
+            engine: HostEngine::new(config()),
+            now: 0,
+            sent: Vec::new(),
+            actions: Vec::new(),
+            snapshot: None,
+        };
+        tetherd.engine.handle_webview(WebviewToHost::Ready, 0);
+        tetherd.engine.handle_sidecar_connected(0);
+        tetherd.answer("hello", r#"{"tetherdVersion":"0.1.0","pid":9}"#);
+        tetherd
+    }
+
+    fn pump(&mut self) {
+        while let Some(action) = self.engine.poll_action() {
+            match action {
+                HostAction::SidecarWrite { data } => {
+                    self.sent.extend(data.lines().map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()))
+                }
+                HostAction::PostWebview { message } => match *message {
+                    HostToWebview::Snapshot { snapshot } => self.snapshot = Some(snapshot),
+                    HostToWebview::Patch { .. } => {}
+                },
+                other => self.actions.push(other),
+            }
+        }
+    }
+
+    /// The last request the engine sent to tetherd with this method.
+    fn request(&mut self, method: &str) -> serde_json::Value {
+        self.pump();
+        self.sent.iter().rev().find(|line| line["method"] == method).cloned().unwrap_or_else(|| {
+            panic!("the engine sent no {method}; it sent {:#?}", self.sent);
+        })
+    }
+
+    fn answer(&mut self, method: &str, result: &str) {
+        let id = self.request(method)["id"].clone();
+        self.feed(&format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#));
+    }
+
+    fn feed(&mut self, line: &str) {
+        self.now += 1;
+        self.engine.handle_sidecar_bytes(format!("{line}\n").as_bytes(), self.now);
+        self.pump();
+    }
+
+    /// A line of agent `agent_id`'s, forwarded with its place in the session's log.
+    fn agent_says(&mut self, agent_id: u64, seq: Option<u64>, message: &str) {
+        let seq = seq.map(|seq| format!(r#","seq":{seq}"#)).unwrap_or_default();
+        self.feed(&format!(
+            r#"{{"jsonrpc":"2.0","method":"agent/message","params":{{"agentId":{agent_id},"message":{message}{seq}}}}}"#
+        ));
+    }
+
+    /// The messages the engine sent to agent `agent_id`, one a line.
+    fn sent_to_agent(&mut self, agent_id: u64) -> Vec<serde_json::Value> {
+        self.pump();
+        self.sent
+            .iter()
+            .filter(|line| line["method"] == "agent/send" && line["params"]["agentId"] == agent_id)
+            .map(|line| line["params"]["message"].clone())
+            .collect()
+    }
+
+    /// Answers the last request with this method the engine sent to agent `agent_id`, as the
+    /// agent, forwarded with `seq`; returns the request.
+    fn agent_answers(&mut self, agent_id: u64, seq: u64, method: &str, result: &str) -> serde_json::Value {
+        let request = self.sent_to_agent(agent_id).into_iter().rev().find(|message| message["method"] == method);
+        let request = request.unwrap_or_else(|| panic!("agent {agent_id} was sent no {method}"));
+        let id = &request["id"];
+        self.agent_says(agent_id, Some(seq), &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#));
+        request
+    }
+
+    /// A snapshot of what the chat shows now (the webview reloads and asks for one).
+    fn chat(&mut self) -> String {
+        self.engine.handle_webview(WebviewToHost::Ready, self.now);
+        self.pump();
+        let snapshot = self.snapshot.clone().unwrap();
+        let mut out = String::new();
+        for entry in &snapshot.entries {
+            writeln!(out, "{}", serde_json::to_string(entry).unwrap()).unwrap();
+        }
+        writeln!(out, "turn: {}", serde_json::to_string(&snapshot.turn).unwrap()).unwrap();
+        writeln!(out, "status: {}", serde_json::to_string(&snapshot.session.status).unwrap()).unwrap();
+        writeln!(out, "can restart: {}", snapshot.session.can_restart).unwrap();
+        out
+    }
+
+    fn session(&mut self) -> SessionView {
+        self.chat();
+        self.snapshot.clone().unwrap().session
+    }
+}
+
+/// One line of an event log.
+fn log_line(seq: u64, event: &str, body: &str) -> String {
+    format!(r#"{{"seq":{seq},"time":"2026-11-23T10:00:{:02}.000Z","event":"{event}",{body}}}"#, seq % 60) + "\n"
+}
+
+fn to_agent(seq: u64, message: &str) -> String {
+    log_line(seq, "toAgent", &format!(r#""message":{message}"#))
+}
+
+fn from_agent(seq: u64, message: &str) -> String {
+    log_line(seq, "fromAgent", &format!(r#""message":{message}"#))
+}
+
+fn chunk(text: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{text}"}}}}}}}}"#
+    )
+}
+
+/// The log of a session whose agent (which can load sessions) answered one prompt in two chunks;
+/// `open_turn` leaves the second turn's prompt unanswered after one chunk.
+fn session_log(open_turn: bool) -> String {
+    let mut log = String::new();
+    log += &to_agent(1, r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#);
+    log += &from_agent(
+        2,
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true},"agentInfo":{"name":"test-agent","version":"1.0"}}}"#,
+    );
+    log += &to_agent(3, r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/ws","mcpServers":[]}}"#);
+    log += &from_agent(4, r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#);
+    log += &to_agent(
+        5,
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"Hello"}]}}"#,
+    );
+    log += &from_agent(6, &chunk("Hi "));
+    log += &from_agent(7, &chunk("there."));
+    log += &from_agent(8, r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#);
+    if open_turn {
+        log += &to_agent(
+            9,
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"Count slowly"}]}}"#,
+        );
+        log += &from_agent(10, &chunk("one "));
+    }
+    log
+}
+
+fn listed(turns: u32, live_agent: Option<u64>) -> String {
+    let live = live_agent.map_or("null".to_owned(), |id| id.to_string());
+    format!(
+        r#"{{"sessions":[{{"dir":"{DIR}","meta":{{"agent":"Demo","command":"/old/tether-test-agent","args":["--scenario","demo"],"cwd":"/ws","created":"2026-11-23T10:00:00.000Z"}},"title":"Hello","lastActivity":"2026-11-23T10:00:08.000Z","turns":{turns},"agentSessionId":"s1","liveAgent":{live}}}]}}"#
+    )
+}
+
+/// Answers `session/read` with `log` in two pieces, as tetherd does for a long log.
+fn read_in_two_pieces(tetherd: &mut Tetherd, log: &str) {
+    let cut = log[..log.len() / 2].rfind('\n').unwrap() + 1;
+    let piece = |text: &str, next: usize, eof: bool| {
+        format!(r#"{{"text":{},"next":{next},"eof":{eof}}}"#, serde_json::to_string(text).unwrap())
+    };
+    let first = tetherd.request("session/read");
+    assert_eq!(first["params"]["offset"], 0);
+    tetherd.answer("session/read", &piece(&log[..cut], cut, false));
+    let second = tetherd.request("session/read");
+    assert_eq!(second["params"]["offset"], cut, "the next piece is asked from where the last one ended");
+    tetherd.answer("session/read", &piece(&log[cut..], log.len(), true));
+}
+
+#[test]
+fn at_start_the_last_session_is_reopened_and_its_agent_session_loaded() {
+    let mut tetherd = Tetherd::connect();
+    tetherd.request("session/list");
+    tetherd.answer("session/list", &listed(1, None));
+    read_in_two_pieces(&mut tetherd, &session_log(false));
+
+    // The agent is started again in the same session folder (its log goes on), with the
+    // profile as the settings have it now rather than the path recorded then.
+    let spawn = tetherd.request("agent/spawn");
+    expect_test::expect![[r#"{"name":"Demo","command":"/ext/bin/tether-test-agent","args":["--scenario","demo"],"env":{},"cwd":"/ws","tetherDir":"/ws/.tether","sessionDir":"/ws/.tether/sessions/20261123-100000-1"}"#]]
+        .assert_eq(&spawn["params"].to_string());
+    tetherd.answer("agent/spawn", &format!(r#"{{"agentId":2,"pid":100,"sessionDir":"{DIR}"}}"#));
+    let initialize =
+        tetherd.agent_answers(2, 11, "initialize", r#"{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}"#);
+    // Request ids go on from the log's, so the log never holds two requests with one id.
+    assert_eq!(initialize["id"], 3);
+    let load = tetherd.sent_to_agent(2).last().unwrap().clone();
+    expect_test::expect![[
+        r#"{"jsonrpc":"2.0","id":4,"method":"session/load","params":{"mcpServers":[],"cwd":"/ws","sessionId":"s1"}}"#
+    ]]
+    .assert_eq(&load.to_string());
+    // The agent replays the conversation while loading; the thread has it already.
+    tetherd.agent_says(
+        2,
+        Some(13),
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"Hello"}}}}"#,
+    );
+    tetherd.agent_says(2, Some(14), &chunk("Hi there."));
+    tetherd.agent_answers(2, 15, "session/load", "{}");
+    expect_test::expect![[r#"
+        {"type":"user","text":"Hello"}
+        {"type":"agent","chunks":[{"kind":"text","text":"Hi there."}]}
+        {"type":"notice","level":"error","text":"The agent was no longer running when Tether came back.","detail":null}
+        {"type":"notice","level":"info","text":"The agent resumed this session.","detail":null}
+        turn: {"type":"ended","stopReason":"end_turn"}
+        status: {"type":"ready"}
+        can restart: false
+    "#]]
+    .assert_eq(&tetherd.chat());
+}
+
+#[test]
+fn at_start_an_agent_still_running_is_taken_over_without_losing_or_repeating_a_chunk() {
+    let mut tetherd = Tetherd::connect();
+    let log = session_log(true);
+    // While the engine lists the sessions, tetherd delivers what the agent said while no window
+    // was attached: a chunk that is in the log already (seq 10) and one that is not (seq 11).
+    tetherd.agent_says(1, Some(10), &chunk("one "));
+    tetherd.agent_says(1, Some(11), &chunk("two "));
+    tetherd.answer("session/list", &listed(2, Some(1)));
+    read_in_two_pieces(&mut tetherd, &log);
+    tetherd.pump();
+    assert!(
+        !tetherd.sent.iter().any(|line| line["method"] == "agent/spawn" || line["method"] == "agent/kill"),
+        "the running agent is kept, not replaced: {:#?}",
+        tetherd.sent
+    );
+    // The stream goes on live, and the turn ends with the agent's answer to the prompt the
+    // previous window sent.
+    tetherd.agent_says(1, Some(12), &chunk("three."));
+    tetherd.agent_says(1, Some(13), r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#);
+    expect_test::expect![[r#"
+        {"type":"user","text":"Hello"}
+        {"type":"agent","chunks":[{"kind":"text","text":"Hi there."}]}
+        {"type":"user","text":"Count slowly"}
+        {"type":"agent","chunks":[{"kind":"text","text":"one two three."}]}
+        turn: {"type":"ended","stopReason":"end_turn"}
+        status: {"type":"ready"}
+        can restart: false
+    "#]]
+    .assert_eq(&tetherd.chat());
+    // The person can go on: the next prompt goes to the same agent, with a new id.
+    tetherd.engine.handle_webview(WebviewToHost::Prompt { text: "Again".to_owned() }, tetherd.now);
+    tetherd.answer("snapshot/take", r#"{"tree":"t1"}"#);
+    let prompt = tetherd.sent_to_agent(1).last().unwrap().clone();
+    assert_eq!((prompt["method"].as_str(), prompt["id"].as_u64()), (Some("session/prompt"), Some(4)));
+}
+
+#[test]
+fn a_workspace_whose_last_session_is_empty_starts_a_new_one() {
+    let mut tetherd = Tetherd::connect();
+    tetherd.answer("session/list", &listed(0, None));
+    let spawn = tetherd.request("agent/spawn");
+    assert_eq!(spawn["params"].get("sessionDir"), None, "a new session gets a new folder");
+}
+
+#[test]
+fn an_agent_that_dies_mid_turn_can_be_restarted_and_resumes_its_session() {
+    let mut tetherd = Tetherd::connect();
+    tetherd.answer("session/list", r#"{"sessions":[]}"#);
+    tetherd.answer("agent/spawn", &format!(r#"{{"agentId":1,"pid":100,"sessionDir":"{DIR}"}}"#));
+    tetherd.agent_says(
+        1,
+        Some(2),
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}"#,
+    );
+    tetherd.agent_says(1, Some(4), r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#);
+    tetherd.engine.handle_webview(WebviewToHost::Prompt { text: "Hello".to_owned() }, tetherd.now);
+    tetherd.answer("snapshot/take", r#"{"tree":"t1"}"#);
+    tetherd.agent_says(1, Some(6), &chunk("Hi "));
+    tetherd.feed(
+        r#"{"jsonrpc":"2.0","method":"agent/stderr","params":{"agentId":1,"line":"panic: out of cheese","seq":7}}"#,
+    );
+    tetherd.feed(r#"{"jsonrpc":"2.0","method":"agent/exited","params":{"agentId":1,"code":101,"signal":null,"killed":false,"seq":8}}"#);
+    expect_test::expect![[r#"
+        {"type":"user","text":"Hello"}
+        {"type":"agent","chunks":[{"kind":"text","text":"Hi "}]}
+        {"type":"notice","level":"error","text":"The agent exited with code 101.","detail":"panic: out of cheese"}
+        turn: {"type":"failed","message":"the agent exited with code 101 during the turn"}
+        status: {"type":"exited","message":"The agent exited with code 101"}
+        can restart: true
+    "#]]
+    .assert_eq(&tetherd.chat());
+
+    tetherd.engine.handle_webview(WebviewToHost::Restart, tetherd.now);
+    let spawn = tetherd.request("agent/spawn");
+    assert_eq!(spawn["params"]["sessionDir"], DIR, "the restarted agent goes on in the same session folder");
+    tetherd.answer("agent/spawn", &format!(r#"{{"agentId":2,"pid":101,"sessionDir":"{DIR}"}}"#));
+    tetherd.agent_says(
+        2,
+        Some(10),
+        r#"{"jsonrpc":"2.0","id":3,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}"#,
+    );
+    let load = tetherd.sent_to_agent(2).last().unwrap().clone();
+    assert_eq!((load["method"].as_str(), load["params"]["sessionId"].as_str()), (Some("session/load"), Some("s1")));
+    tetherd.agent_says(2, Some(12), r#"{"jsonrpc":"2.0","id":4,"result":{}}"#);
+    let session = tetherd.session();
+    assert!(!session.can_restart, "the agent runs again");
+    assert!(tetherd.chat().contains("The agent resumed this session."));
+}
+
+#[test]
+fn the_history_lists_renames_deletes_and_exports_sessions() {
+    let mut tetherd = Tetherd::connect();
+    tetherd.answer("session/list", r#"{"sessions":[]}"#);
+    tetherd.answer("agent/spawn", r#"{"agentId":1,"pid":100,"sessionDir":"/ws/.tether/sessions/now"}"#);
+
+    tetherd.engine.handle_command(HostCommand::ShowHistory, tetherd.now);
+    tetherd.answer("session/list", &listed(1, None));
+    let shown = tetherd.actions.iter().rev().find_map(|action| match action {
+        HostAction::ShowHistory { items } => Some(serde_json::to_string(items).unwrap()),
+        _ => None,
+    });
+    expect_test::expect![[r#"[{"id":"/ws/.tether/sessions/20261123-100000-1","title":"Hello","agent":"Demo","lastActivity":"2026-11-23T10:00:08.000Z","turns":1,"source":"tether","current":false,"live":false}]"#]]
+        .assert_eq(&shown.unwrap());
+
+    // A rename goes to tetherd, and the history is listed again after it.
+    tetherd
+        .engine
+        .handle_command(HostCommand::RenameSession { id: DIR.to_owned(), title: "Greeting".to_owned() }, tetherd.now);
+    let rename = tetherd.request("session/rename");
+    assert_eq!((rename["params"]["dir"].as_str(), rename["params"]["title"].as_str()), (Some(DIR), Some("Greeting")));
+    let lists_before = tetherd.sent.iter().filter(|line| line["method"] == "session/list").count();
+    tetherd.answer("session/rename", "{}");
+    assert_eq!(tetherd.sent.iter().filter(|line| line["method"] == "session/list").count(), lists_before + 1);
+
+    // The session on screen cannot be deleted; another one can.
+    tetherd
+        .engine
+        .handle_command(HostCommand::DeleteSession { id: "/ws/.tether/sessions/now".to_owned() }, tetherd.now);
+    tetherd.pump();
+    assert!(!tetherd.sent.iter().any(|line| line["method"] == "session/delete"), "not in the history's last list");
+    tetherd.engine.handle_command(HostCommand::DeleteSession { id: DIR.to_owned() }, tetherd.now);
+    assert_eq!(tetherd.request("session/delete")["params"]["dir"], DIR);
+
+    // The log is exported as the file it is; a session not on screen is read to export it as
+    // Markdown.
+    tetherd.engine.handle_command(
+        HostCommand::ExportSession { id: Some(DIR.to_owned()), format: ExportFormat::Jsonl },
+        tetherd.now,
+    );
+    tetherd.pump();
+    assert!(tetherd.actions.contains(&HostAction::ExportFile {
+        source: format!("{DIR}/events.jsonl"),
+        suggested_name: "tether-hello.jsonl".to_owned(),
+    }));
+    tetherd.engine.handle_command(
+        HostCommand::ExportSession { id: Some(DIR.to_owned()), format: ExportFormat::Markdown },
+        tetherd.now,
+    );
+    read_in_two_pieces(&mut tetherd, &session_log(false));
+    let markdown = tetherd.actions.iter().rev().find_map(|action| match action {
+        HostAction::SaveExport { suggested_name, content } => Some((suggested_name.clone(), content.clone())),
+        _ => None,
+    });
+    let (name, content) = markdown.unwrap();
+    assert_eq!(name, "tether-hello.md");
+    assert!(content.contains("Hi there."), "the export has the conversation: {content}");
+}
