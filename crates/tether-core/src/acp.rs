@@ -100,6 +100,18 @@ pub enum AcpEvent {
     ChangesChanged,
     /// Something for tetherd about a terminal; answer requests with `handle_terminal_answer`.
     Terminal(TerminalCall),
+    /// The agent answered `session/list` (see [`AcpClient::list_agent_sessions`]): its sessions
+    /// for this workspace, or why it could not list them.
+    AgentSessions(Result<Vec<AgentSession>, String>),
+}
+
+/// A session the agent keeps, from its `session/list`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentSession {
+    pub session_id: String,
+    pub title: Option<String>,
+    /// ISO 8601, as the agent said.
+    pub updated_at: Option<String>,
 }
 
 /// Why the engine refused an intent.
@@ -137,6 +149,8 @@ enum RequestKind {
     SetAgentMode,
     /// `session/load` or `session/resume` of the session in `resume`.
     ResumeSession,
+    /// `session/list`.
+    ListSessions,
     /// A request read back from a session's log that this version does not make: its answer is
     /// recognised and ignored.
     Unknown,
@@ -251,6 +265,11 @@ pub struct AcpClient {
     /// While replaying: the agent's requests for files and terminals the log has not answered
     /// (yet), by id, as the agent sent them.
     unanswered: BTreeMap<RequestId, String>,
+    /// The session being resumed is not in Tether's record (it comes from the agent's own list),
+    /// so the history the agent replays while loading it is shown.
+    show_resumed_history: bool,
+    /// The agent offers `session/list` (`sessionCapabilities.list` in its `initialize` answer).
+    can_list_sessions: bool,
     outgoing: VecDeque<String>,
     events: VecDeque<AcpEvent>,
 }
@@ -286,6 +305,8 @@ impl AcpClient {
             replaying: false,
             resume: None,
             unanswered: BTreeMap::new(),
+            show_resumed_history: false,
+            can_list_sessions: false,
             outgoing: VecDeque::new(),
             events: VecDeque::new(),
         }
@@ -386,6 +407,24 @@ impl AcpClient {
     /// conversation shown is Tether's record and the agent starts afresh. Call before `start`.
     pub fn resume_session(&mut self, agent_session_id: String) {
         self.resume = Some(agent_session_id);
+    }
+
+    /// Like [`AcpClient::resume_session`], for a session Tether has no record of (one from the
+    /// agent's own list): the history the agent replays while loading it is shown.
+    pub fn resume_agent_session(&mut self, agent_session_id: String) {
+        self.resume = Some(agent_session_id);
+        self.show_resumed_history = true;
+    }
+
+    /// Asks the agent for its sessions of this workspace when it offers `session/list`; the
+    /// answer comes as [`AcpEvent::AgentSessions`]. Returns whether it was asked.
+    pub fn list_agent_sessions(&mut self, now: u64) -> bool {
+        if !self.can_list_sessions || matches!(self.phase, Phase::New | Phase::Initializing | Phase::Closed) {
+            return false;
+        }
+        let params = acp::ListSessionsRequest::new().cwd(std::path::PathBuf::from(&self.cwd));
+        self.send_request("session/list", &params, RequestKind::ListSessions, Some(now + HANDSHAKE_TIMEOUT_MS));
+        true
     }
 
     /// Makes the client ready for a new agent process that goes on with this thread: Restart
@@ -630,6 +669,24 @@ impl AcpClient {
         match (pending.tag, result) {
             (RequestKind::Initialize, Ok(result)) => self.on_initialized(result, now),
             (RequestKind::ResumeSession, result) => self.on_session_resumed(result, now),
+            (RequestKind::ListSessions, result) => {
+                let sessions = result.map_err(|error| describe_error(&error)).and_then(|raw| {
+                    serde_json::from_str::<acp::ListSessionsResponse>(raw.get())
+                        .map_err(|error| format!("the agent's answer to session/list is malformed: {error}"))
+                });
+                let sessions = sessions.map(|response| {
+                    response
+                        .sessions
+                        .into_iter()
+                        .map(|info| AgentSession {
+                            session_id: info.session_id.0.to_string(),
+                            title: info.title,
+                            updated_at: info.updated_at,
+                        })
+                        .collect()
+                });
+                self.events.push_back(AcpEvent::AgentSessions(sessions));
+            }
             (RequestKind::Unknown, _) => {}
             (RequestKind::NewSession, Ok(result)) => self.on_session_created(result),
             (RequestKind::Prompt, Ok(result)) => {
@@ -689,8 +746,10 @@ impl AcpClient {
             format!("{name} {}", info.version)
         });
         self.events.push_back(AcpEvent::Initialized { agent: self.agent_info.clone() });
-        let can_resume = serde_json::from_str::<serde_json::Value>(result.get())
-            .is_ok_and(|value| !value["agentCapabilities"]["sessionCapabilities"]["resume"].is_null());
+        let capabilities = serde_json::from_str::<serde_json::Value>(result.get()).unwrap_or_default();
+        let session_capabilities = &capabilities["agentCapabilities"]["sessionCapabilities"];
+        let can_resume = !session_capabilities["resume"].is_null();
+        self.can_list_sessions = !session_capabilities["list"].is_null();
         match self.resume.clone() {
             Some(target) if response.agent_capabilities.load_session => {
                 let params = acp::LoadSessionRequest::new(target, self.cwd.clone()).mcp_servers(Vec::new());
@@ -738,6 +797,7 @@ impl AcpClient {
     /// The agent answered `session/load` or `session/resume`.
     fn on_session_resumed(&mut self, result: Result<&RawValue, RpcError>, now: u64) {
         let Some(target) = self.resume.take() else { return };
+        self.show_resumed_history = false;
         match result {
             Ok(result) => {
                 // Both answers carry the session's modes and config options like `session/new`.
@@ -854,7 +914,11 @@ impl AcpClient {
                     if self.phase == Phase::ResumingSession
                         && self.resume.as_deref() == Some(&*notification.session_id.0)
                     {
-                        // The agent replays the session's history; the thread has it already.
+                        // The agent replays the session's history: the thread has it already,
+                        // unless the session is one Tether has no record of.
+                        if self.show_resumed_history {
+                            self.on_session_update(notification.update);
+                        }
                         return;
                     }
                     if self.session_id.as_ref() != Some(&notification.session_id) {

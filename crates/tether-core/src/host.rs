@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::acp::{AcpClient, AcpEvent, ClientInfo, IntentError, LogReplay, TerminalCall, capitalize};
+use crate::acp::{AcpClient, AcpEvent, AgentSession, ClientInfo, IntentError, LogReplay, TerminalCall, capitalize};
 use crate::framing::{self, LineFramer};
 use crate::host_api::{
     AgentProfile, DEMO_PROFILE, EngineConfig, ExportFormat, FileReadReply, HostAction, HostCommand, LogLevel,
@@ -215,6 +215,10 @@ pub struct HostEngine {
     next_load: u64,
     /// The sessions the history last listed, which the history's commands name.
     history: Vec<SessionSummary>,
+    /// The sessions the agent last listed (`session/list`), when it offers that.
+    agent_history: Vec<AgentSession>,
+    /// The history picker was asked for and has not been shown yet.
+    history_wanted: bool,
     actions: VecDeque<HostAction>,
 }
 
@@ -260,6 +264,8 @@ impl HostEngine {
             load: None,
             next_load: 0,
             history: Vec::new(),
+            agent_history: Vec::new(),
+            history_wanted: false,
             actions: VecDeque::new(),
         };
         let settings = engine.config.permissions.clone();
@@ -727,23 +733,9 @@ impl HostEngine {
                 self.start_session(now);
             }
             (ListPurpose::History, Ok(listed)) => {
-                let current = self.agent.as_ref().and_then(|slot| slot.session_dir.clone());
-                let items = listed
-                    .sessions
-                    .iter()
-                    .map(|summary| HistoryItem {
-                        id: summary.dir.clone(),
-                        title: summary.title.clone(),
-                        agent: summary.meta.agent.clone(),
-                        last_activity: Some(summary.last_activity.clone()),
-                        turns: Some(summary.turns),
-                        source: HistorySource::Tether,
-                        current: current.as_ref() == Some(&summary.dir),
-                        live: summary.live_agent.is_some(),
-                    })
-                    .collect();
                 self.history = listed.sessions;
-                self.actions.push_back(HostAction::ShowHistory { items });
+                self.history_wanted = false;
+                self.push_history();
             }
             (ListPurpose::History, Err(error)) => {
                 self.show(LogLevel::Error, format!("Tether could not list the sessions: {error}"));
@@ -914,7 +906,51 @@ impl HostEngine {
     }
 
     fn show_history(&mut self, now: u64) {
+        // The agent's own list, when it keeps one, is merged in when it comes (the picker is
+        // refreshed then), so that a slow agent does not hold Tether's list back.
+        if let Some(slot) = &mut self.agent {
+            slot.client.list_agent_sessions(now);
+        }
+        self.history_wanted = true;
         self.list_sessions(ListPurpose::History, now);
+    }
+
+    /// Shows the history picker: Tether's sessions, then those only the agent knows.
+    fn push_history(&mut self) {
+        let current = self.agent.as_ref().and_then(|slot| slot.session_dir.clone());
+        let current_agent_session = self.agent.as_ref().and_then(|slot| slot.client.session_id().map(str::to_owned));
+        let mut items: Vec<HistoryItem> = self
+            .history
+            .iter()
+            .map(|summary| HistoryItem {
+                id: summary.dir.clone(),
+                title: summary.title.clone(),
+                agent: summary.meta.agent.clone(),
+                last_activity: Some(summary.last_activity.clone()),
+                turns: Some(summary.turns),
+                source: HistorySource::Tether,
+                current: current.as_ref() == Some(&summary.dir),
+                live: summary.live_agent.is_some(),
+            })
+            .collect();
+        let agent = self.session.agent.clone();
+        let known = |id: &str| {
+            self.history.iter().any(|summary| summary.agent_session_id.as_deref() == Some(id))
+                || current_agent_session.as_deref() == Some(id)
+        };
+        items.extend(self.agent_history.iter().filter(|session| !known(&session.session_id)).map(|session| {
+            HistoryItem {
+                id: format!("{AGENT_SESSION_PREFIX}{}", session.session_id),
+                title: session.title.clone().unwrap_or_else(|| UNTITLED_SESSION.to_owned()),
+                agent: agent.clone(),
+                last_activity: session.updated_at.clone(),
+                turns: None,
+                source: HistorySource::Agent,
+                current: false,
+                live: false,
+            }
+        }));
+        self.actions.push_back(HostAction::ShowHistory { items });
     }
 
     /// The history's session `id`, as last listed.
@@ -936,6 +972,16 @@ impl HostEngine {
     fn open_history_session(&mut self, id: &str, now: u64) {
         if self.is_current_session(id) {
             return; // It is on screen already.
+        }
+        if let Some(agent_session) = id.strip_prefix(AGENT_SESSION_PREFIX) {
+            // A session only the agent keeps: a new Tether session that loads it, showing what
+            // the agent replays.
+            let agent_session = agent_session.to_owned();
+            self.start_session(now);
+            if let Some(slot) = &mut self.agent {
+                slot.client.resume_agent_session(agent_session);
+            }
+            return;
         }
         if let Some(summary) = self.history_session(id) {
             self.load_session(summary, LoadPurpose::Open, now);
@@ -1334,6 +1380,16 @@ impl HostEngine {
             AcpEvent::ScanChanges { base } => self.scan_changes(base),
             AcpEvent::ChangesChanged => self.refresh_changes_view(),
             AcpEvent::Terminal(call) => self.terminal_call(call),
+            AcpEvent::AgentSessions(listed) => {
+                match listed {
+                    Ok(sessions) => self.agent_history = sessions,
+                    Err(error) => self.log(LogLevel::Warn, format!("the agent could not list its sessions: {error}")),
+                }
+                // Tether's list is shown already (or is on its way, and takes this with it).
+                if !self.history_wanted {
+                    self.push_history();
+                }
+            }
             AcpEvent::Audit(record) => {
                 let record = *record;
                 let record = match serde_json::to_string(&record) {
@@ -1660,6 +1716,9 @@ impl HostEngine {
         self.actions.push_back(HostAction::ShowMessage { level, text });
     }
 }
+
+/// How a history item that is one of the agent's own sessions is named: this, then its id.
+const AGENT_SESSION_PREFIX: &str = "agent:";
 
 /// A result of tetherd's, read as `T`, or why it cannot be.
 fn parse_result<T: serde::de::DeserializeOwned>(

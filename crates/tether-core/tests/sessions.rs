@@ -398,3 +398,61 @@ fn the_history_lists_renames_deletes_and_exports_sessions() {
     assert_eq!(name, "tether-hello.md");
     assert!(content.contains("Hi there."), "the export has the conversation: {content}");
 }
+
+#[test]
+fn sessions_only_the_agent_keeps_are_listed_and_opened_with_the_history_it_replays() {
+    let mut tetherd = Tetherd::connect();
+    tetherd.answer("session/list", r#"{"sessions":[]}"#);
+    tetherd.answer("agent/spawn", r#"{"agentId":1,"pid":100,"sessionDir":"/ws/.tether/sessions/now"}"#);
+    tetherd.agent_answers(
+        1,
+        2,
+        "initialize",
+        r#"{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"sessionCapabilities":{"list":{}}}}"#,
+    );
+    tetherd.agent_answers(1, 4, "session/new", r#"{"sessionId":"s-now"}"#);
+
+    tetherd.engine.handle_command(HostCommand::ShowHistory, tetherd.now);
+    tetherd.answer("session/list", &listed(1, None));
+    let asked = tetherd.agent_answers(
+        1,
+        6,
+        "session/list",
+        r#"{"sessions":[{"sessionId":"s1","cwd":"/ws","title":"Hello"},{"sessionId":"a-9","cwd":"/ws","title":"Old work","updatedAt":"2026-11-01T09:00:00Z"},{"sessionId":"s-now","cwd":"/ws"}]}"#,
+    );
+    assert_eq!(asked["params"]["cwd"], "/ws", "the agent is asked for this workspace's sessions");
+    // The agent's list is merged in: sessions Tether already has (s1 is in its log, s-now is on
+    // screen) are not listed twice.
+    let shown = tetherd.actions.iter().rev().find_map(|action| match action {
+        HostAction::ShowHistory { items } => {
+            Some(items.iter().map(|item| format!("{} {:?} {}", item.id, item.source, item.title)).collect::<Vec<_>>())
+        }
+        _ => None,
+    });
+    assert_eq!(shown.unwrap(), ["/ws/.tether/sessions/20261123-100000-1 Tether Hello", "agent:a-9 Agent Old work"]);
+
+    tetherd.engine.handle_command(HostCommand::OpenSession { id: "agent:a-9".to_owned() }, tetherd.now);
+    let spawn = tetherd.request("agent/spawn");
+    assert_eq!(spawn["params"].get("sessionDir"), None, "a session new to Tether gets its own folder");
+    tetherd.answer("agent/spawn", r#"{"agentId":2,"pid":101,"sessionDir":"/ws/.tether/sessions/a9"}"#);
+    tetherd.agent_answers(2, 2, "initialize", r#"{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}"#);
+    let load = tetherd.sent_to_agent(2).last().unwrap().clone();
+    assert_eq!((load["method"].as_str(), load["params"]["sessionId"].as_str()), (Some("session/load"), Some("a-9")));
+    let update = |kind: &str, text: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"a-9","update":{{"sessionUpdate":"{kind}","content":{{"type":"text","text":"{text}"}}}}}}}}"#
+        )
+    };
+    tetherd.agent_says(2, Some(4), &update("user_message_chunk", "Refactor the parser"));
+    tetherd.agent_says(2, Some(5), &update("agent_message_chunk", "Done: the parser is split in two."));
+    tetherd.agent_answers(2, 6, "session/load", "{}");
+    expect_test::expect![[r#"
+        {"type":"user","text":"Refactor the parser"}
+        {"type":"agent","chunks":[{"kind":"text","text":"Done: the parser is split in two."}]}
+        {"type":"notice","level":"info","text":"The agent resumed this session.","detail":null}
+        turn: {"type":"idle"}
+        status: {"type":"ready"}
+        can restart: false
+    "#]]
+    .assert_eq(&tetherd.chat());
+}
