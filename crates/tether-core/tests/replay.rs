@@ -26,6 +26,9 @@ fn check(name: &str) {
     for entry in client.thread().entries() {
         writeln!(out, "{}", serde_json::to_string(entry).unwrap()).unwrap();
     }
+    for terminal in client.thread().terminals() {
+        writeln!(out, "terminal: {}", serde_json::to_string(terminal).unwrap()).unwrap();
+    }
     writeln!(out, "turn: {}", serde_json::to_string(client.thread().turn()).unwrap()).unwrap();
     writeln!(out, "permissions waiting: {}", client.permissions_waiting()).unwrap();
     writeln!(out, "session: {:?}", client.session_id()).unwrap();
@@ -70,4 +73,11 @@ fn an_agent_restarted_in_the_same_session_continues_the_thread_without_repeating
 #[test]
 fn an_agent_that_could_not_resume_leaves_the_notice_that_says_so() {
     check("resume-fallback");
+}
+
+#[test]
+fn commands_tether_ran_are_rebuilt_from_what_the_agent_read_of_them() {
+    // term-3 ran and the agent read its output and exit; term-4 was still running when the log
+    // ended.
+    check("terminal");
 }

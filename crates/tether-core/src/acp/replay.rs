@@ -15,9 +15,10 @@
 //! has their answers. Those it does not have are kept, for a host that goes on with the agent
 //! still running (a window reload) to answer.
 //!
-//! Not rebuilt (yet): file change cards (the review needs the original text, which the log does
-//! not hold; the audit records of each review have the patch) and terminal output (it travels
-//! beside the agent's wire, not on it).
+//! Commands Tether ran for the agent are rebuilt from what the agent read of them (the answers to
+//! its `terminal/output` and `terminal/wait_for_exit`): the output stream itself travels beside the
+//! agent's wire and is not in the log. File change cards are not rebuilt (the review needs the
+//! original text, which the log does not hold; the audit record of each review has its patch).
 
 use std::collections::VecDeque;
 
@@ -101,6 +102,9 @@ impl LogReplay {
     /// The client whose thread is the fold of the log, and the problems met on the way.
     pub fn finish(self) -> (AcpClient, Vec<String>) {
         let mut client = self.client;
+        // The cards of the commands rebuilt from the log go into the thread now; their mirrors
+        // stay closed, so nothing is written anywhere.
+        client.flush_terminals(0);
         client.thread.take_patches();
         client.replaying = false;
         (client, self.problems)
@@ -253,7 +257,9 @@ impl AcpClient {
                 self.rpc.record_sent(id, &method, kind);
             }
             Message::Response { id, result } => {
-                self.unanswered.remove(&id);
+                if let (Some(request), Ok(result)) = (self.unanswered.remove(&id), &result) {
+                    self.replay_terminal_answer(&request, result);
+                }
                 // The person's answer to a permission request (or the engine's, by a rule).
                 let key = self.permissions.iter().find(|(_, pending)| pending.request_id == id).map(|(key, _)| *key);
                 if let Some(key) = key {

@@ -426,6 +426,63 @@ impl AcpClient {
         self.terminals.dirty.insert(id);
     }
 
+    /// Rebuilds a command's card from the log while replaying: the agent's terminal `request`
+    /// (the line it sent) and the answer Tether gave it. The log has no output stream, but it has
+    /// what the agent read: `terminal/output` answers carry the output (as much as the agent
+    /// asked for) and the exit status. The ACP id Tether gave the terminal names tetherd's, so a
+    /// host going on with the live agent gets the command's further output on the same card.
+    pub(super) fn replay_terminal_answer(&mut self, request: &str, result: &RawValue) {
+        let Ok(jsonrpc::Message::Request { method, params, .. }) = jsonrpc::parse_message(request) else { return };
+        let params: serde_json::Value = params.and_then(|raw| serde_json::from_str(raw.get()).ok()).unwrap_or_default();
+        let result: serde_json::Value = serde_json::from_str(result.get()).unwrap_or_default();
+        if method == "terminal/create" {
+            let Some(id) = result["terminalId"].as_str() else { return };
+            let Ok(request) = serde_json::from_value::<acp::CreateTerminalRequest>(params) else { return };
+            let command = if request.args.is_empty() {
+                request.command.clone()
+            } else {
+                std::iter::once(request.command.as_str())
+                    .chain(request.args.iter().map(String::as_str))
+                    .map(quote_for_display)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let cwd = request.cwd.map(|cwd| cwd.to_string_lossy().into_owned()).filter(|cwd| *cwd != self.cwd);
+            let mut entry = TerminalEntry::new(id.to_owned(), TerminalOrigin::Client, command, cwd, 0);
+            entry.sidecar = id.strip_prefix("term-").and_then(|number| number.parse().ok());
+            // Nothing pops up when a session is reopened; the card's "Open in terminal" shows it.
+            entry.mirror = Mirror::Closed;
+            self.terminals.list.push(entry);
+            self.terminals.dirty.insert(id.to_owned());
+            return;
+        }
+        let Some(id) = params["terminalId"].as_str().map(ToOwned::to_owned) else { return };
+        let Some(entry) = self.terminals.get_mut(&id) else { return };
+        match &*method {
+            "terminal/output" => {
+                if let Some(output) = result["output"].as_str() {
+                    // Each answer holds the output so far (or its end): it replaces the last one.
+                    entry.screen = TerminalScreen::new();
+                    entry.replay.clear();
+                    entry.replay_cut = result["truncated"].as_bool().unwrap_or(false);
+                    entry.push_output(output);
+                    entry.mirror_pending.clear();
+                }
+                if let Ok(status) = serde_json::from_value::<TerminalExitStatus>(result["exitStatus"].clone()) {
+                    entry.exited(status, false, 0);
+                }
+            }
+            "terminal/wait_for_exit" => {
+                if let Ok(status) = serde_json::from_value::<TerminalExitStatus>(result) {
+                    entry.exited(status, false, 0);
+                }
+            }
+            "terminal/release" => entry.released = true,
+            _ => {}
+        }
+        self.terminals.dirty.insert(id);
+    }
+
     /// tetherd is out of reach: the commands it ran are out of sight for good.
     pub fn terminals_lost(&mut self, why: &str, now: u64) {
         for entry in self.terminals.list.iter_mut().filter(|entry| entry.origin == TerminalOrigin::Client) {
