@@ -9,7 +9,13 @@
 //! The registry also remembers each agent's session folder (see [`crate::session`]), for longer
 //! than the agent itself: the host still audits what happened to a session after its agent died.
 //! Everything on the agent's wire goes through the session's event log (see
-//! [`crate::event_log`]) before it reaches the agent or a host.
+//! [`crate::event_log`]) before it reaches the agent or a host, and what the agent says reaches
+//! the hosts with its `seq` in that log.
+//!
+//! An agent may continue an earlier session's folder (`sessionDir`, when the person reopens a
+//! session). Its lines go to the same event log after the earlier agents' ones; only one agent
+//! at a time may have the folder, and one writer of this tetherd numbers its lines, shared with
+//! the earlier agents of the folder (whose audit records may still come in after they died).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -77,6 +83,10 @@ struct AgentHandle {
     stdin: mpsc::UnboundedSender<String>,
     kill_requested: Arc<Notify>,
     reaped: watch::Receiver<bool>,
+    /// Set once the agent's exit is in its session's log, before the hosts hear of it: from
+    /// then on the session folder is free for another agent, so that a host that restarts the
+    /// session as soon as it hears of the exit is not refused.
+    exit_logged: bool,
 }
 
 /// The live agents, and whether new ones may start.
@@ -90,6 +100,40 @@ struct Agents {
     sessions: HashMap<AgentId, SessionFolder>,
     /// Set at shutdown: no new agent may start once the old ones are being killed.
     closed: bool,
+}
+
+impl Agents {
+    /// See [`AgentRegistry::live_session_dirs`]. An agent whose exit is logged no longer counts.
+    fn live_session_dirs(&self) -> Vec<(AgentId, PathBuf)> {
+        self.live
+            .iter()
+            .filter(|(_, handle)| !handle.exit_logged)
+            .filter_map(|(agent_id, _)| Some((*agent_id, self.sessions.get(agent_id)?.dir.clone())))
+            .collect()
+    }
+
+    /// The session folder `dir` (resolved) for a new agent to continue, unless a running agent
+    /// has it. The event log's writer is the one an earlier agent of this tetherd had for the
+    /// folder, when there is one that still writes: two writers would number the same lines.
+    ///
+    /// Reopening a log reads its last line and may cut a partial one off; that is done under the
+    /// registry's lock (a short read and write), so that no other agent can take the folder
+    /// meanwhile.
+    fn continue_session(&self, dir: PathBuf) -> Result<SessionFolder, SpawnFailed> {
+        let is_dir = |other: &Path| std::fs::canonicalize(other).is_ok_and(|other| other == dir);
+        if let Some((agent_id, _)) = self.live_session_dirs().iter().find(|(_, live_dir)| is_dir(live_dir)) {
+            return Err(SpawnFailed(format!(
+                "cannot continue the session {}: its agent (id {agent_id}) is still running",
+                dir.display()
+            )));
+        }
+        let earlier = self.sessions.values().find(|session| !session.events.is_stopped() && is_dir(&session.dir));
+        match earlier {
+            Some(earlier) => Ok(SessionFolder { dir, events: earlier.events.clone() }),
+            None => session::reopen(dir.clone())
+                .map_err(|error| SpawnFailed(format!("cannot continue the session {}: {error:#}", dir.display()))),
+        }
+    }
 }
 
 /// The agents of one tetherd.
@@ -129,6 +173,17 @@ impl AgentRegistry {
                 params.command, params.cwd
             )));
         }
+        // Checked before anything starts: an agent for a session it may not continue must not run.
+        let continued_dir = match (&params.session_dir, &params.tether_dir) {
+            (None, _) => None,
+            (Some(dir), None) => {
+                return Err(SpawnFailed(format!("cannot continue the session {dir}: sessionDir needs tetherDir")));
+            }
+            (Some(dir), Some(tether_dir)) => Some(
+                session::existing(Path::new(tether_dir), dir)
+                    .map_err(|error| SpawnFailed(format!("cannot continue the session {dir}: {error:#}")))?,
+            ),
+        };
         let mut command = Command::new(&params.command);
         command
             .args(&params.args)
@@ -152,6 +207,9 @@ impl AgentRegistry {
         if agents.closed {
             return Err(SpawnFailed("tetherd is shutting down".to_owned()));
         }
+        // Under the same lock as the insert below, so that two spawns for one folder cannot both
+        // take it.
+        let continued = continued_dir.map(|dir| agents.continue_session(dir)).transpose()?;
         let mut child =
             command.spawn().map_err(|error| SpawnFailed(format!("cannot start {:?}: {error}", params.command)))?;
         let pid = child.id().expect("a child that was just spawned has not been reaped");
@@ -170,15 +228,26 @@ impl AgentRegistry {
                 stdin: stdin_sender,
                 kill_requested: kill_requested.clone(),
                 reaped,
+                exit_logged: false,
             },
         );
+        if let Some(session) = &continued {
+            agents.sessions.insert(agent_id, session.clone());
+        }
         drop(agents);
         tracing::info!(agent = %params.name, agent_id, pid, command = %params.command, "agent started");
         // Before the forwarders start, so that no host can hear of the agent before its folder
         // is known.
-        let session =
-            params.tether_dir.as_deref().and_then(|tether_dir| self.open_session(agent_id, &params, tether_dir));
-        // `create` returns UTF-8 paths, so nothing is lost here.
+        let session = match continued {
+            Some(session) => {
+                tracing::info!(agent = %params.name, agent_id, dir = %session.dir.display(), "session folder continued");
+                Some(session)
+            }
+            None => {
+                params.tether_dir.as_deref().and_then(|tether_dir| self.open_session(agent_id, &params, tether_dir))
+            }
+        };
+        // `create` and `existing` return UTF-8 paths, so nothing is lost here.
         let session_dir = session.as_ref().map(|session| session.dir.to_string_lossy().into_owned());
 
         tokio::spawn(write_stdin(agent_id, params.name.clone(), stdin, stdin_receiver));
@@ -237,14 +306,9 @@ impl AgentRegistry {
     }
 
     /// The session folders of the running agents, with their ids: a session whose agent still
-    /// runs shows as live in the history and cannot be deleted.
+    /// runs shows as live in the history and cannot be deleted or continued by another agent.
     pub fn live_session_dirs(&self) -> Vec<(AgentId, PathBuf)> {
-        let agents = self.lock();
-        agents
-            .live
-            .keys()
-            .filter_map(|agent_id| Some((*agent_id, agents.sessions.get(agent_id)?.dir.clone())))
-            .collect()
+        self.lock().live_session_dirs()
     }
 
     /// Whether the agent is running (spawned, and not yet reaped).
@@ -351,11 +415,14 @@ impl Supervisor {
         // answered) only once nothing it ran is left.
         self.registry.terminals.end_agent(self.agent_id).await;
 
-        let exited = exit_report(self.agent_id, status, killed);
+        let mut exited = exit_report(self.agent_id, status, killed);
         tracing::info!(agent = %self.name, agent_id = self.agent_id, code = ?exited.code,
             signal = ?exited.signal, killed, "agent exited");
         if let Some(events) = &self.events {
-            events.exited(exited.code, exited.signal, exited.killed).await;
+            exited.seq = events.exited(exited.code, exited.signal, exited.killed).await;
+        }
+        if let Some(handle) = self.registry.lock().live.get_mut(&self.agent_id) {
+            handle.exit_logged = true;
         }
         self.registry.fanout.publish(encode_notification(method::AGENT_EXITED, &exited)).await;
         self.registry.lock().live.remove(&self.agent_id);
@@ -471,10 +538,11 @@ async fn forward_stdout(
 async fn forward_stdout_line(forwarding: &Forwarding, line: Result<String, FrameError>) {
     let Forwarding { agent_id, name, fanout, events } = forwarding;
     let read = read_stdout_line(*agent_id, name, line);
-    if let (Some(events), Ok(message)) = (events, &read) {
-        events.received(message.get()).await;
-    }
-    fanout.publish(stdout_notification(*agent_id, &read)).await;
+    let seq = match (events, &read) {
+        (Some(events), Ok(message)) => events.received(message.get()).await,
+        _ => None,
+    };
+    fanout.publish(stdout_notification(*agent_id, &read, seq)).await;
 }
 
 /// Reads one line of an agent's stdout as a message, or says why it is not one.
@@ -516,10 +584,11 @@ fn read_stdout_line(
     Err(bad_line)
 }
 
-/// The notification for one line of an agent's stdout, as [`read_stdout_line`] read it.
-fn stdout_notification(agent_id: AgentId, read: &Result<Box<RawValue>, AgentBadLine>) -> String {
+/// The notification for one line of an agent's stdout, as [`read_stdout_line`] read it; `seq`
+/// is the message's in the session's event log.
+fn stdout_notification(agent_id: AgentId, read: &Result<Box<RawValue>, AgentBadLine>, seq: Option<u64>) -> String {
     match read {
-        Ok(message) => encode_notification(method::AGENT_MESSAGE, &AgentMessage { agent_id, message, seq: None }),
+        Ok(message) => encode_notification(method::AGENT_MESSAGE, &AgentMessage { agent_id, message, seq }),
         Err(bad_line) => encode_notification(method::AGENT_BAD_LINE, bad_line),
     }
 }
@@ -554,12 +623,8 @@ async fn forward_stderr(forwarding: Forwarding, mut stderr: ChildStderr, mut exi
 async fn forward_stderr_line(forwarding: &Forwarding, line: String) {
     let Forwarding { agent_id, name, fanout, events } = forwarding;
     tracing::info!(agent = %name, agent_id, "stderr: {line}");
-    if let Some(events) = events {
-        events.stderr(&line);
-    }
-    fanout
-        .publish(encode_notification(method::AGENT_STDERR, &AgentStderr { agent_id: *agent_id, line, seq: None }))
-        .await;
+    let seq = events.as_ref().and_then(|events| events.stderr(&line));
+    fanout.publish(encode_notification(method::AGENT_STDERR, &AgentStderr { agent_id: *agent_id, line, seq })).await;
 }
 
 /// Splits stderr bytes into lossily decoded lines of at most [`STDERR_LINE_MAX_BYTES`].
@@ -639,11 +704,12 @@ mod tests {
             Err(FrameError::InvalidUtf8 { len: 3, preview: "a".to_owned(), valid_up_to: 1 }),
         ]
         .into_iter()
-        .map(|line| stdout_notification(7, &read_stdout_line(7, "test", line)))
+        .zip([Some(12), None, None, None])
+        .map(|(line, seq)| stdout_notification(7, &read_stdout_line(7, "test", line), seq))
         .collect::<Vec<_>>()
         .join("\n");
         expect![[r#"
-            {"jsonrpc":"2.0","method":"agent/message","params":{"agentId":7,"message":{"jsonrpc":"2.0", "method":"x","params":{"s":"\u00e9é"}}}}
+            {"jsonrpc":"2.0","method":"agent/message","params":{"agentId":7,"message":{"jsonrpc":"2.0", "method":"x","params":{"s":"\u00e9é"}},"seq":12}}
             {"jsonrpc":"2.0","method":"agent/badLine","params":{"agentId":7,"kind":"invalidJson","len":18,"preview":"Debugger attached.","error":"not JSON: expected value at line 1 column 1"}}
             {"jsonrpc":"2.0","method":"agent/badLine","params":{"agentId":7,"kind":"tooLong","len":70,"preview":"","error":"a line of 70 bytes is longer than the maximum of 64 bytes and was dropped"}}
             {"jsonrpc":"2.0","method":"agent/badLine","params":{"agentId":7,"kind":"invalidUtf8","len":3,"preview":"a","error":"not UTF-8 (the first 1 bytes are)"}}"#]]

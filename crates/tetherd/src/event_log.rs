@@ -14,17 +14,23 @@
 //!
 //! The log is a record, not a reason to stop the agent: after the first write or sync error the
 //! log says so once in tetherd's own log and stops, and the agent goes on.
+//!
+//! A session that is continued (a new agent for a session folder of an earlier one) appends to
+//! the folder's log: [`EventLog::open_existing`] cuts off a line a crash left half written and
+//! numbers on from the last `seq`. Finding that `seq` reads the file from its end, one line at a
+//! time, so that a log of hundreds of megabytes costs one line to reopen.
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::Write as _;
+use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
 use anyhow::Context as _;
 use tether_core::jsonrpc::{Message, RequestId, parse_message};
-use tether_core::session_log::{EVENTS_FILE, LogEvent, encode_line};
+use tether_core::session_log::{EVENTS_FILE, LogEvent, encode_line, read_log};
+use tether_core::sidecar::preview_of;
 
 use crate::session::private_file_options;
 use crate::utc::UtcTime;
@@ -35,6 +41,9 @@ const METHODS_THAT_ASK_THE_PERSON: &[&str] = &["session/request_permission", "fs
 
 /// The method of the host's request that starts a turn; its response ends the turn.
 const PROMPT_METHOD: &str = "session/prompt";
+
+/// How much of a log is read at once when reading it from its end.
+const TAIL_CHUNK_BYTES: u64 = 64 * 1024;
 
 /// One session's event log. Clones write to the same file.
 #[derive(Debug, Clone)]
@@ -67,8 +76,36 @@ impl EventLog {
             .create_new(true)
             .open(&path)
             .with_context(|| format!("cannot create {}", path.display()))?;
-        let writer = Writer { file: Some(Arc::new(file)), next_seq: 1, sync_points: SyncPoints::default() };
-        Ok(Self { shared: Arc::new(Shared { path, writer: Mutex::new(writer) }) })
+        Ok(Self::writing_to(path, file, 1))
+    }
+
+    /// Opens `<session_dir>/events.jsonl` to continue it (creating it, owner-only, if it is
+    /// missing): a last line that a crash cut short is cut off (and named in tetherd's log), and
+    /// the next line is numbered on from the last event's `seq`.
+    ///
+    /// Only one writer may have the file open: the caller makes sure no other [`EventLog`] of
+    /// this tetherd writes to it (the agent registry hands one writer to every agent of a folder).
+    pub fn open_existing(session_dir: &Path) -> anyhow::Result<Self> {
+        let path = session_dir.join(EVENTS_FILE);
+        let file = private_file_options()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        let last_seq = cut_partial_line_and_find_last_seq(&file, &path)
+            .with_context(|| format!("cannot continue {}", path.display()))?;
+        Ok(Self::writing_to(path, file, last_seq + 1))
+    }
+
+    fn writing_to(path: PathBuf, file: File, next_seq: u64) -> Self {
+        let writer = Writer { file: Some(Arc::new(file)), next_seq, sync_points: SyncPoints::default() };
+        Self { shared: Arc::new(Shared { path, writer: Mutex::new(writer) }) }
+    }
+
+    /// Whether the log has stopped after an I/O error: nothing more is written to it.
+    pub fn is_stopped(&self) -> bool {
+        self.lock().file.is_none()
     }
 
     fn lock(&self) -> MutexGuard<'_, Writer> {
@@ -86,21 +123,26 @@ impl EventLog {
 
     /// Records a line of the agent's stdout (JSON text, as received) before it is forwarded;
     /// returns once it is on disk if it ends a turn or asks the person something.
-    pub async fn received(&self, message: &str) {
-        let must_sync = {
+    ///
+    /// Returns the line's `seq`, or `None` when it was not written (the log has stopped). This
+    /// and the `seq` of [`Self::stderr`] and [`Self::exited`] go to the hosts with the event, so
+    /// that a host that has read the log skips what it already has.
+    pub async fn received(&self, message: &str) -> Option<u64> {
+        let (seq, must_sync) = {
             let mut writer = self.lock();
-            self.append(&mut writer, &LogEvent::FromAgent(message.to_owned()));
-            writer.sync_points.received(message)
+            let seq = self.append(&mut writer, &LogEvent::FromAgent(message.to_owned()));
+            (seq, writer.sync_points.received(message))
         };
         if must_sync {
             self.sync().await;
         }
+        seq
     }
 
-    /// Records a line of the agent's stderr.
-    pub fn stderr(&self, line: &str) {
+    /// Records a line of the agent's stderr; returns its `seq` (see [`Self::received`]).
+    pub fn stderr(&self, line: &str) -> Option<u64> {
         let mut writer = self.lock();
-        self.append(&mut writer, &LogEvent::Stderr(line.to_owned()));
+        self.append(&mut writer, &LogEvent::Stderr(line.to_owned()))
     }
 
     /// Records one of the host's audit records (a JSON object, as the host sent it).
@@ -109,29 +151,38 @@ impl EventLog {
         self.append(&mut writer, &LogEvent::Host(record.to_owned()));
     }
 
-    /// Records the agent's exit, the session's last event; returns once the log is on disk.
-    pub async fn exited(&self, code: Option<i32>, signal: Option<i32>, killed: bool) {
-        {
+    /// Records the agent's exit, its last event (a continued session's next agent appends after
+    /// it); returns once the log is on disk, with the line's `seq` (see [`Self::received`]).
+    pub async fn exited(&self, code: Option<i32>, signal: Option<i32>, killed: bool) -> Option<u64> {
+        let seq = {
             let mut writer = self.lock();
-            self.append(&mut writer, &LogEvent::Exited { code, signal, killed });
-        }
+            self.append(&mut writer, &LogEvent::Exited { code, signal, killed })
+        };
         self.sync().await;
+        seq
     }
 
     /// Appends one line for `event`, numbered and timed under the lock so that numbers, times
-    /// and places in the file agree.
+    /// and places in the file agree; returns its `seq`, or `None` when it was not written.
     ///
     /// Every text in an event is one line already (stdout, stdin and host lines are framed at
     /// newlines, and stderr lines are escaped), so the encoded line has no newline of its own.
-    fn append(&self, writer: &mut Writer, event: &LogEvent) {
-        let Some(file) = &writer.file else { return };
+    fn append(&self, writer: &mut Writer, event: &LogEvent) -> Option<u64> {
+        let file = writer.file.as_ref()?;
+        let seq = writer.next_seq;
         let time = UtcTime::from_system_time(SystemTime::now()).rfc3339_millis();
-        let mut line = encode_line(writer.next_seq, &time, event);
+        let mut line = encode_line(seq, &time, event);
         line.push('\n');
         // One write on a file opened for appending: the line lands whole, after the one before.
         match (&**file).write_all(line.as_bytes()) {
-            Ok(()) => writer.next_seq += 1,
-            Err(error) => self.stop(writer, "cannot append to", &error),
+            Ok(()) => {
+                writer.next_seq += 1;
+                Some(seq)
+            }
+            Err(error) => {
+                self.stop(writer, "cannot append to", &error);
+                None
+            }
         }
     }
 
@@ -160,6 +211,62 @@ impl EventLog {
         tracing::warn!(path = %self.shared.path.display(), %error,
             "{what} the session's event log; it stops here, the agent goes on");
     }
+}
+
+/// Cuts off the bytes after the log's last newline (a line a crash cut short, which no host has
+/// seen: lines are forwarded only once written whole) and returns the `seq` of the last event
+/// before them, 0 when there is none.
+///
+/// The lines are read from the end; a line that is not an event (the writer never writes one,
+/// but a person may have edited the file) is passed over, with a word in tetherd's log.
+fn cut_partial_line_and_find_last_seq(file: &File, path: &Path) -> std::io::Result<u64> {
+    let len = file.metadata()?.len();
+    let (mut end, partial) = line_ending_at(file, len)?;
+    if !partial.is_empty() {
+        file.set_len(end)?;
+        tracing::warn!(path = %path.display(), bytes = partial.len(), line = preview_of(&partial),
+            "cut off the event log's last line, which a crash left unfinished");
+    }
+    // `end` is now the start of a line: just after a newline, or the file's start.
+    while end > 0 {
+        let (start, line) = line_ending_at(file, end - 1)?;
+        let text = String::from_utf8_lossy(&line);
+        if let Some(entry) = read_log(&format!("{text}\n")).entries.pop() {
+            return Ok(entry.seq);
+        }
+        if !text.trim().is_empty() {
+            tracing::warn!(path = %path.display(), line = preview_of(&line),
+                "an event log line is not an event; numbering on from the one before it");
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
+/// The line of `file` that ends at byte `end` (excluded): its start (just after the newline
+/// before it, or 0) and its bytes. Reads backwards from `end`, one chunk at a time.
+fn line_ending_at(file: &File, end: u64) -> std::io::Result<(u64, Vec<u8>)> {
+    // The chunks read so far, last first.
+    let mut chunks: Vec<Vec<u8>> = Vec::new();
+    let mut start = end;
+    while start > 0 {
+        let chunk_start = start.saturating_sub(TAIL_CHUNK_BYTES);
+        let mut chunk = Vec::new();
+        let mut reader = file;
+        reader.seek(SeekFrom::Start(chunk_start))?;
+        reader.take(start - chunk_start).read_to_end(&mut chunk)?;
+        if chunk.len() as u64 != start - chunk_start {
+            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the event log shrank while read"));
+        }
+        if let Some(newline) = chunk.iter().rposition(|&byte| byte == b'\n') {
+            chunks.push(chunk.split_off(newline + 1));
+            start = chunk_start + newline as u64 + 1;
+            break;
+        }
+        chunks.push(chunk);
+        start = chunk_start;
+    }
+    Ok((start, chunks.into_iter().rev().flatten().collect()))
 }
 
 /// Tells which lines of the wire make a point where the log must be on disk: the agent's answer
@@ -241,6 +348,63 @@ mod tests {
             sync {"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}
                  {"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}
                  [1, 2]
+        "#]]
+        .assert_eq(&shown);
+    }
+
+    #[test]
+    fn a_continued_log_loses_a_cut_line_and_numbers_on_from_its_last_event() {
+        let line = |seq: u64, text: &str| encode_line(seq, "T", &LogEvent::Stderr(text.to_owned())) + "\n";
+        let long = "x".repeat(3 * TAIL_CHUNK_BYTES as usize);
+        let cases = [
+            ("missing", None),
+            ("empty", Some(String::new())),
+            ("whole lines", Some(line(1, "one") + &line(2, "two"))),
+            ("a cut last line", Some(line(1, "one") + &line(2, "two") + r#"{"seq":3,"ti"#)),
+            ("only a cut line", Some(r#"{"seq":1,"#.to_owned())),
+            ("a last line that is not an event", Some(line(6, "six") + &line(7, "seven") + "not json\n\n")),
+            ("last lines longer than a chunk", Some(line(1, "one") + &line(2, &long) + &line(3, &long))),
+        ];
+        let mut shown = String::new();
+        for (name, text) in cases {
+            let folder = tempfile::tempdir().expect("a temporary directory");
+            let path = folder.path().join(EVENTS_FILE);
+            if let Some(text) = text {
+                std::fs::write(&path, text).expect("a log");
+            }
+            let log = EventLog::open_existing(folder.path()).expect("a log to continue");
+            let seq = log.stderr("next");
+            let read = read_log(&std::fs::read_to_string(&path).expect("the log"));
+            let lines: Vec<String> = read
+                .entries
+                .iter()
+                .map(|entry| match &entry.event {
+                    LogEvent::Stderr(text) if text.len() > 10 => format!("{} <{} bytes>", entry.seq, text.len()),
+                    LogEvent::Stderr(text) => format!("{} {text}", entry.seq),
+                    other => format!("{} {other:?}", entry.seq),
+                })
+                .collect();
+            let problems: Vec<usize> = read.problems.iter().map(|problem| problem.line).collect();
+            shown.push_str(&format!(
+                "{name}: wrote {seq:?}; {}; bad lines {problems:?}, cut {}\n",
+                lines.join(", "),
+                read.cut_tail
+            ));
+            #[cfg(unix)]
+            if name == "missing" {
+                use std::os::unix::fs::PermissionsExt as _;
+                let mode = std::fs::metadata(&path).expect("the log").permissions().mode();
+                assert_eq!(mode & 0o777, 0o600, "a log created to continue is its owner's only");
+            }
+        }
+        expect![[r#"
+            missing: wrote Some(1); 1 next; bad lines [], cut false
+            empty: wrote Some(1); 1 next; bad lines [], cut false
+            whole lines: wrote Some(3); 1 one, 2 two, 3 next; bad lines [], cut false
+            a cut last line: wrote Some(3); 1 one, 2 two, 3 next; bad lines [], cut false
+            only a cut line: wrote Some(1); 1 next; bad lines [], cut false
+            a last line that is not an event: wrote Some(8); 6 six, 7 seven, 8 next; bad lines [3], cut false
+            last lines longer than a chunk: wrote Some(4); 1 one, 2 <196608 bytes>, 3 <196608 bytes>, 4 next; bad lines [], cut false
         "#]]
         .assert_eq(&shown);
     }

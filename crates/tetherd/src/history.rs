@@ -311,7 +311,7 @@ pub fn delete(tether_dir: &Path, dir: &str, live: &[(AgentId, PathBuf)]) -> Resu
 
 /// The resolved path of `dir`, when it is a folder directly inside `<tether_dir>/sessions/`
 /// (after resolving symbolic links and `..` in both).
-fn resolve(tether_dir: &Path, dir: &str) -> Result<PathBuf, HistoryError> {
+pub fn resolve(tether_dir: &Path, dir: &str) -> Result<PathBuf, HistoryError> {
     let sessions = absolute(tether_dir)?.join(SESSIONS_FOLDER);
     let sessions = std::fs::canonicalize(&sessions)
         .map_err(|error| HistoryError::Failed(format!("there are no sessions in {}: {error}", sessions.display())))?;

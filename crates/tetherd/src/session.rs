@@ -3,7 +3,9 @@
 //!
 //! ```text
 //! <tetherDir>/.gitignore          `*`, so that nothing in the folder is ever committed
-//! <tetherDir>/sessions/<id>/      one per spawned agent; <id> is `<UTC yyyymmdd-hhmmss>-<agentId>`
+//! <tetherDir>/sessions/<id>/      one per session; <id> is `<UTC yyyymmdd-hhmmss>-<agentId>` of
+//!                                 the agent that started it; an agent spawned to continue the
+//!                                 session (`sessionDir` in `agent/spawn`) writes on in it
 //!     events.jsonl                the session's event log, created with the folder: the agent's
 //!                                 wire in both directions, its stderr and exit, and the host's
 //!                                 audit records (see [`crate::event_log`])
@@ -43,7 +45,7 @@ const MAX_NAME_ATTEMPTS: u32 = 100;
 /// A session folder and the writer of its event log.
 #[derive(Debug, Clone)]
 pub struct SessionFolder {
-    /// The folder's absolute path, which is valid UTF-8.
+    /// The folder's absolute path, which is valid UTF-8 (resolved, for a continued session).
     pub dir: PathBuf,
     pub events: EventLog,
 }
@@ -88,6 +90,26 @@ pub fn create(tether_dir: &Path, agent_id: AgentId, now: UtcTime, meta: &Session
         "cannot find a free name for a session folder in {} (tried {MAX_NAME_ATTEMPTS} names from {name} on)",
         sessions.display()
     )
+}
+
+/// The session folder `dir` of `tether_dir`, resolved, for another agent to continue. It must
+/// be a folder directly inside `<tether_dir>/sessions/`, checked as the history requests check
+/// theirs, so that a host cannot make tetherd write into any other folder.
+pub fn existing(tether_dir: &Path, dir: &str) -> anyhow::Result<PathBuf> {
+    let resolved = history::resolve(tether_dir, dir).map_err(|error| anyhow::anyhow!("{error}"))?;
+    if resolved.to_str().is_none() {
+        // The folder's path goes back to the host as a JSON string.
+        bail!("the folder {} is not valid UTF-8", resolved.display());
+    }
+    Ok(resolved)
+}
+
+/// Continues the session folder `dir` (from [`existing`]) with a new writer of its event log,
+/// which appends after what is there (see [`EventLog::open_existing`]). `meta.json` stays as it
+/// is: it says how the session started.
+pub fn reopen(dir: PathBuf) -> anyhow::Result<SessionFolder> {
+    let events = EventLog::open_existing(&dir)?;
+    Ok(SessionFolder { dir, events })
 }
 
 /// Writes `meta.json` and creates the event log in a folder just claimed. A session folder

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use expect_test::expect;
 use serde_json::json;
-use support::{Client, Tetherd};
+use support::{Client, Line, Tetherd};
 use tether_core::session_log::{EVENTS_FILE, LogEntry, LogEvent, ReadLog, read_log};
 
 /// Echoes each line, except two commands: one that writes a line to stderr (and nothing on
@@ -220,4 +220,69 @@ fn a_kill_9_of_tetherd_mid_turn_loses_no_line_a_host_received_and_a_cut_tail_sti
     assert_eq!(cut_read.problems, []);
     assert!(cut_read.cut_tail);
     assert_eq!(cut_read.entries[..], read.entries[..read.entries.len() - 1]);
+}
+
+#[test]
+fn every_message_stderr_line_and_exit_a_host_receives_carries_the_seq_of_its_line_in_the_log() {
+    let tetherd = Tetherd::start(&[]);
+    let mut host = tetherd.host();
+    let (agent_id, _, session_dir, _workspace) = spawn_in_session(&mut host, ECHO_AGENT);
+
+    // Lines for the agent and audit records are numbered too, between the ones the host gets
+    // back, so a seq counted by the host alone would not match.
+    // Stdout and stderr are forwarded apart, so the test waits for each before the next.
+    host.send_to_agent(agent_id, r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#);
+    let mut received = vec![host.agent_event("agent/message", agent_id)];
+    host.audit(agent_id, r#"{"kind":"note"}"#);
+    host.send_to_agent(agent_id, r#"{"method":"say-stderr"}"#);
+    received.push(host.agent_event("agent/stderr", agent_id));
+    host.send_to_agent(agent_id, r#"{"jsonrpc":"2.0","method":"session/update","params":{"n":"é"}}"#);
+    host.send_to_agent(agent_id, r#"{"method":"quit"}"#);
+    received.extend(host.agent_events_until_exit(agent_id));
+
+    let (text, read) = read_events(&session_dir);
+    assert_eq!(read.problems, [], "{text}");
+    assert_numbered_and_timed(&read.entries);
+    let mut shown = String::new();
+    for line in &received {
+        let method = line.method().expect("a notification");
+        let Some(seq) = line.params()["seq"].as_u64() else {
+            shown.push_str(&format!("{method} without seq\n"));
+            continue;
+        };
+        let entry = usize::try_from(seq).ok().and_then(|seq| read.entries.get(seq - 1)).expect("a line with that seq");
+        let same = match (method, &entry.event) {
+            ("agent/message", LogEvent::FromAgent(message)) => *message == line.raw_agent_message(),
+            ("agent/stderr", LogEvent::Stderr(logged)) => logged == line.params()["line"].as_str().expect("a line"),
+            ("agent/exited", LogEvent::Exited { code, .. }) => code.map(i64::from) == line.params()["code"].as_i64(),
+            _ => false,
+        };
+        assert!(same, "{} has seq {seq}, which in the log is {entry:?}", line.raw);
+        shown.push_str(&format!("{method} seq {seq}\n"));
+    }
+    expect![[r#"
+        agent/message seq 2
+        agent/stderr seq 5
+        agent/message seq 8
+        agent/badLine without seq
+        agent/message seq 9
+        agent/exited seq 10
+    "#]]
+    .assert_eq(&shown);
+}
+
+#[test]
+fn the_events_of_an_agent_without_a_session_folder_have_no_seq() {
+    let tetherd = Tetherd::start(&[]);
+    let mut host = tetherd.host();
+    let (agent_id, _) = host.spawn(support::sh(ECHO_AGENT));
+    host.send_to_agent(agent_id, r#"{"method":"say-stderr"}"#);
+    let mut received = vec![host.agent_event("agent/stderr", agent_id)];
+    host.send_to_agent(agent_id, r#"{"method":"quit"}"#);
+    received.extend(host.agent_events_until_exit(agent_id));
+    let methods: Vec<&str> = received.iter().filter_map(Line::method).collect();
+    assert_eq!(methods, ["agent/stderr", "agent/badLine", "agent/message", "agent/exited"]);
+    for line in &received {
+        assert_eq!(line.params().get("seq"), None, "{}", line.raw);
+    }
 }

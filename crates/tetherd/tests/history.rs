@@ -1,7 +1,9 @@
 //! The session history through the real tetherd: `session/list`, `session/read`,
 //! `session/rename` and `session/delete` on session folders that agents spawned with a
-//! `tetherDir` really made. The agent echoes every line, so the host plays both sides of the
-//! conversation: it sends a request, then the answer the agent echoes back.
+//! `tetherDir` really made, and `agent/spawn` with a `sessionDir` that continues one of them
+//! (its event log goes on where it stopped, and the list shows one session). The agent echoes
+//! every line, so the host plays both sides of the conversation: it sends a request, then the
+//! answer the agent echoes back.
 
 #![cfg(unix)]
 
@@ -13,10 +15,16 @@ use std::path::{Path, PathBuf};
 use expect_test::expect;
 use serde_json::{Value, json};
 use support::{Client, Tetherd};
-use tether_core::session_log::EVENTS_FILE;
+use tether_core::session_log::{EVENTS_FILE, LogEvent, read_log};
 use tether_core::sidecar::{SESSION_READ_CHUNK_BYTES, SessionSummary};
 
 const ECHO_AGENT: &str = r#"while IFS= read -r line; do printf '%s\n' "$line"; done"#;
+
+/// Echoes one line and exits with code 0, as an agent that dies after a turn.
+const ONE_LINE_AGENT: &str = r#"IFS= read -r line; printf '%s\n' "$line""#;
+
+/// The error code of a failed `agent/spawn`.
+const SPAWN_FAILED: i64 = -32010;
 
 /// The error code of a history request on a folder it may not touch.
 const SESSION_FAILED: i64 = -32050;
@@ -40,12 +48,27 @@ impl Workspace {
     }
 }
 
-/// Spawns the echo agent with a session folder in `workspace`.
-fn spawn_session(host: &mut Client, workspace: &Workspace) -> (u64, PathBuf) {
-    let mut params = support::sh(ECHO_AGENT);
+/// `agent/spawn` params for `sh -c <script>` with a session folder in `workspace`: a new one, or
+/// `continued` when given.
+fn session_params(workspace: &Workspace, script: &str, continued: Option<&Path>) -> Value {
+    let mut params = support::sh(script);
     params["tetherDir"] = json!(workspace.tether_dir());
-    let (agent_id, _pid, session_dir) = host.spawn_with_session(params);
+    if let Some(continued) = continued {
+        params["sessionDir"] = json!(continued);
+    }
+    params
+}
+
+/// Spawns `sh -c <script>` with a session folder in `workspace` (a new one, or `continued`);
+/// returns the agent's id and its session folder.
+fn spawn_agent(host: &mut Client, workspace: &Workspace, script: &str, continued: Option<&Path>) -> (u64, PathBuf) {
+    let (agent_id, _pid, session_dir) = host.spawn_with_session(session_params(workspace, script, continued));
     (agent_id, session_dir.expect("a session folder"))
+}
+
+/// Spawns the echo agent with a new session folder in `workspace`.
+fn spawn_session(host: &mut Client, workspace: &Workspace) -> (u64, PathBuf) {
+    spawn_agent(host, workspace, ECHO_AGENT, None)
 }
 
 /// Sends `lines` to the agent and waits until it has echoed the last one, so that both
@@ -366,4 +389,166 @@ fn folders_outside_the_sessions_folder_are_refused() {
     // The link is not a session of the list either: it resolves outside.
     let listed: Vec<String> = list(&mut host, &tether_dir).into_iter().map(|session| session.dir).collect();
     assert_eq!(listed, [session_dir.to_str().expect("UTF-8").to_owned()]);
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).expect("the path exists")
+}
+
+/// The events of a session's log, after checking that it reads without a problem and that its
+/// seqs count from 1 without a gap.
+fn logged_events(session_dir: &Path) -> Vec<LogEvent> {
+    let text = std::fs::read_to_string(session_dir.join(EVENTS_FILE)).expect("the event log is UTF-8");
+    let read = read_log(&text);
+    assert_eq!((read.problems.as_slice(), read.cut_tail), (&[][..], false), "{text}");
+    let seqs: Vec<u64> = read.entries.iter().map(|entry| entry.seq).collect();
+    assert_eq!(seqs, (1..=read.entries.len() as u64).collect::<Vec<_>>(), "{text}");
+    read.entries.into_iter().map(|entry| entry.event).collect()
+}
+
+#[test]
+fn a_continued_session_logs_on_after_the_agent_that_died_and_lists_as_one_session() {
+    let tetherd = Tetherd::start(&[]);
+    let mut host = tetherd.host();
+    let workspace = Workspace::new();
+    let tether_dir = workspace.tether_dir();
+    let (first, session_dir) = spawn_agent(&mut host, &workspace, ONE_LINE_AGENT, None);
+    let first_prompt = prompt(1, "Fix the login bug");
+    converse(&mut host, first, std::slice::from_ref(&first_prompt));
+    host.agent_event("agent/exited", first);
+    let meta = std::fs::read(session_dir.join("meta.json")).expect("meta.json");
+
+    // Restarted as soon as the exit is heard of, as a host does when the person asks for it.
+    let (second, continued_dir) = spawn_agent(&mut host, &workspace, ECHO_AGENT, Some(&session_dir));
+    assert_eq!(continued_dir, canonical(&session_dir), "the result names the folder continued");
+    // An audit record about the first agent that comes in late is numbered with the rest.
+    let late_record = r#"{"kind":"cancelled","reason":"the agent died"}"#;
+    host.audit(first, late_record);
+    let second_prompt = prompt(1, "Go on");
+    converse(&mut host, second, std::slice::from_ref(&second_prompt));
+
+    let sessions = list(&mut host, &tether_dir);
+    let text = shown(&sessions, &[(first, "first"), (second, "second")]);
+    expect![[r#"
+        first: "Fix the login bug" turns=2 agentSession=None live=Some("second")
+    "#]]
+    .assert_eq(&text);
+    host.call("agent/kill", json!({ "agentId": second })).expect("the second agent can be killed");
+
+    assert_eq!(
+        logged_events(&session_dir),
+        [
+            LogEvent::ToAgent(first_prompt.clone()),
+            LogEvent::FromAgent(first_prompt),
+            LogEvent::Exited { code: Some(0), signal: None, killed: false },
+            LogEvent::Host(late_record.to_owned()),
+            LogEvent::ToAgent(second_prompt.clone()),
+            LogEvent::FromAgent(second_prompt),
+            LogEvent::Exited { code: None, signal: Some(15), killed: true },
+        ]
+    );
+    assert_eq!(std::fs::read(session_dir.join("meta.json")).expect("meta.json"), meta, "meta.json is kept");
+    let audit = std::fs::read_to_string(session_dir.join("audit.jsonl")).expect("the audit log");
+    assert!(audit.contains(r#""reason":"the agent died""#), "{audit}");
+}
+
+#[test]
+fn after_a_restart_a_last_line_cut_short_by_a_crash_is_cut_off_before_the_next_agent_writes() {
+    let workspace = Workspace::new();
+    let first_prompt = prompt(1, "One");
+    let session_dir = {
+        let tetherd = Tetherd::start(&[]);
+        let mut host = tetherd.host();
+        let (first, session_dir) = spawn_session(&mut host, &workspace);
+        converse(&mut host, first, std::slice::from_ref(&first_prompt));
+        host.call("agent/kill", json!({ "agentId": first })).expect("the first agent can be killed");
+        session_dir
+    };
+    // What a crash of tetherd in the middle of a write leaves.
+    let log = session_dir.join(EVENTS_FILE);
+    let mut text = std::fs::read_to_string(&log).expect("the log");
+    let cut_line = r#"{"seq":4,"time":"2026-11-23T10:00:0"#;
+    text.push_str(cut_line);
+    std::fs::write(&log, &text).expect("a cut line appended");
+
+    // The next tetherd (after a restart of VS Code) continues the session.
+    let tetherd = Tetherd::start(&[]);
+    let mut host = tetherd.host();
+    let (second, _) = spawn_agent(&mut host, &workspace, ECHO_AGENT, Some(&session_dir));
+    let second_prompt = prompt(1, "Two");
+    converse(&mut host, second, std::slice::from_ref(&second_prompt));
+    host.call("agent/kill", json!({ "agentId": second })).expect("the second agent can be killed");
+
+    let killed = LogEvent::Exited { code: None, signal: Some(15), killed: true };
+    assert_eq!(
+        logged_events(&session_dir),
+        [
+            LogEvent::ToAgent(first_prompt.clone()),
+            LogEvent::FromAgent(first_prompt),
+            killed.clone(),
+            LogEvent::ToAgent(second_prompt.clone()),
+            LogEvent::FromAgent(second_prompt),
+            killed,
+        ]
+    );
+    let logged = tetherd.stderr();
+    assert!(logged.contains("cut off the event log's last line"), "{logged}");
+    assert!(logged.contains(&cut_line.replace('"', "\\\"")), "the cut line is named: {logged}");
+}
+
+#[test]
+fn a_folder_outside_the_sessions_or_whose_agent_runs_is_not_continued_and_its_agent_never_starts() {
+    let tetherd = Tetherd::start(&[]);
+    let mut host = tetherd.host();
+    let workspace = Workspace::new();
+    let (first, session_dir) = spawn_session(&mut host, &workspace);
+
+    // A folder outside, and a link inside sessions/ that leads to it.
+    let outside = tempfile::tempdir().expect("a temporary directory");
+    let link = workspace.sessions().join("link");
+    std::os::unix::fs::symlink(outside.path(), &link).expect("a symbolic link");
+    // A session folder of another workspace.
+    let other = Workspace::new();
+    let (other_agent, other_dir) = spawn_session(&mut host, &other);
+    host.call("agent/kill", json!({ "agentId": other_agent })).expect("the other agent can be killed");
+
+    // The agent would leave a file in its working directory if it ever started.
+    let agent_cwd = tempfile::tempdir().expect("a temporary directory");
+    let started = agent_cwd.path().join("started");
+    let try_spawn = |host: &mut Client, tether_dir: Option<&str>, continued: &Path| {
+        let mut params = session_params(&workspace, "touch started; exec cat", Some(continued));
+        params["cwd"] = json!(agent_cwd.path());
+        params["tetherDir"] = json!(tether_dir);
+        host.call("agent/spawn", params)
+    };
+    let tether_dir = workspace.tether_dir();
+    let refused: Vec<(Option<&str>, PathBuf, &str)> = vec![
+        (Some(&tether_dir), session_dir.clone(), "is still running"),
+        (Some(&tether_dir), outside.path().to_owned(), "is not a session folder"),
+        (Some(&tether_dir), link.clone(), "is not a session folder"),
+        (Some(&tether_dir), workspace.sessions(), "is not a session folder"),
+        (Some(&tether_dir), session_dir.join(".."), "is not a session folder"),
+        (Some(&tether_dir), session_dir.join(EVENTS_FILE), "is not a session folder"),
+        (Some(&tether_dir), other_dir.clone(), "is not a session folder"),
+        (Some(&tether_dir), workspace.sessions().join("missing"), "there is no session folder"),
+        (None, session_dir.clone(), "sessionDir needs tetherDir"),
+    ];
+    for (tether_dir, dir, why) in refused {
+        let error = try_spawn(&mut host, tether_dir, &dir).expect_err(&format!("{} is refused", dir.display()));
+        assert_eq!(error_code(&error), SPAWN_FAILED, "{}: {error}", dir.display());
+        let message = error["message"].as_str().expect("a message");
+        assert!(message.starts_with("cannot continue the session") && message.contains(why), "{message}");
+    }
+    assert!(!started.exists(), "no refused agent ran");
+    assert!(std::fs::read_dir(outside.path()).expect("the folder").next().is_none(), "nothing written outside");
+    assert_eq!(std::fs::read_dir(workspace.sessions()).expect("sessions").count(), 2, "no folder was created");
+
+    // Once its agent has stopped, the folder can be continued, by one agent at a time.
+    host.call("agent/kill", json!({ "agentId": first })).expect("the first agent can be killed");
+    let second = try_spawn(&mut host, Some(&tether_dir), &session_dir).expect("the folder is free");
+    support::eventually("the agent to start", || started.exists());
+    let error = try_spawn(&mut host, Some(&tether_dir), &session_dir).expect_err("the second agent has it");
+    assert!(error["message"].as_str().expect("a message").contains("is still running"), "{error}");
+    let second = second["agentId"].as_u64().expect("agentId");
+    host.call("agent/kill", json!({ "agentId": second })).expect("the second agent can be killed");
 }
