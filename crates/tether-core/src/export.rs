@@ -32,8 +32,9 @@ pub struct ExportHeader {
     pub agent: String,
     /// When the session started (RFC 3339, UTC), when known.
     pub created: Option<String>,
-    /// When the export was made (RFC 3339, UTC).
-    pub exported: String,
+    /// When the export was made (RFC 3339, UTC), when the caller knows (the engine has no wall
+    /// clock; the file's own time says it then).
+    pub exported: Option<String>,
 }
 
 /// The thread as a Markdown document, ending with a newline.
@@ -105,7 +106,9 @@ impl Document {
         if let Some(created) = &header.created {
             facts.push(format!("started {}", readable_time(created)));
         }
-        facts.push(format!("exported {}", readable_time(&header.exported)));
+        if let Some(exported) = &header.exported {
+            facts.push(format!("exported {}", readable_time(exported)));
+        }
         self.push(format!("*{}*", facts.join(" · ")));
     }
 

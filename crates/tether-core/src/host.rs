@@ -22,26 +22,13 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::acp::{AcpClient, AcpEvent, AgentSession, ClientInfo, IntentError, LogReplay, TerminalCall, capitalize};
+use crate::export::{ExportHeader, thread_markdown};
 use crate::framing::{self, LineFramer};
 use crate::host_api::{
-    AgentProfile, DEMO_PROFILE, EngineConfig, ExportFormat, FileReadReply, HostAction, HostCommand, LogLevel,
-    PermissionSettings,
+    AgentProfile, DEMO_PROFILE, EngineConfig, ExportFormat, FileReadReply, HistoryItem, HistorySource, HostAction,
+    HostCommand, LogLevel, PermissionSettings,
 };
-use crate::host_api::{HistoryItem, HistorySource};
 use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
-use export_shim::{ExportHeader, thread_markdown};
-// WIP: replaced by crate::export once it lands.
-mod export_shim {
-    pub struct ExportHeader {
-        pub title: String,
-        pub agent: String,
-        pub created: Option<String>,
-        pub exported: Option<String>,
-    }
-    pub fn thread_markdown(header: &ExportHeader, _thread: &crate::thread::Thread) -> String {
-        format!("# {} {} {:?} {:?}", header.title, header.agent, header.created, header.exported)
-    }
-}
 use crate::permissions::{PermissionPolicy, RuleScope, RuleSpec};
 use crate::session_log::{EVENTS_FILE, UNTITLED_SESSION, prompt_title, read_log};
 use crate::sidecar::{
@@ -1145,7 +1132,11 @@ impl HostEngine {
                 match (spawned, &mut self.agent) {
                     (Ok(spawned), Some(slot)) if slot.generation == generation => {
                         slot.agent_id = Some(spawned.agent_id);
-                        slot.session_dir = spawned.session_dir;
+                        // A continued folder keeps the name the history gave it (tetherd answers
+                        // with the resolved path, which differs when the path has a symlink).
+                        if slot.session_dir.is_none() {
+                            slot.session_dir = spawned.session_dir;
+                        }
                         let unsent = std::mem::take(&mut slot.unsent_audit);
                         slot.client.start(now);
                         for record in unsent {

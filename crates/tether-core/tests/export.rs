@@ -25,7 +25,7 @@ fn header() -> ExportHeader {
         title: "Fix the failing test".to_owned(),
         agent: "Test Agent".to_owned(),
         created: Some("2026-11-23T10:00:01.000Z".to_owned()),
-        exported: "2026-11-23T12:30:00Z".to_owned(),
+        exported: Some("2026-11-23T12:30:00Z".to_owned()),
     }
 }
 
