@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tether_core::jsonrpc::{ErrorCode, Message, RequestId, RpcError, parse_message};
-use tether_core::session_log::{EVENTS_FILE, LogEvent, read_log};
+use tether_core::session_log::{EVENTS_FILE, LogEvent, UNTITLED_SESSION, prompt_title, read_log};
 use tether_core::sidecar::{
     AgentId, SESSION_META_FILE, SESSION_READ_CHUNK_BYTES, SessionMeta, SessionReadResult, SessionSummary, error_code,
 };
@@ -28,12 +28,6 @@ pub const SESSIONS_FOLDER: &str = "sessions";
 
 /// The longest title `session/rename` accepts, in characters.
 pub const MAX_TITLE_CHARS: usize = 200;
-
-/// The longest title taken from a first prompt, in characters, the ellipsis included.
-const PROMPT_TITLE_CHARS: usize = 80;
-
-/// The title of a session that has neither a title nor a prompt yet.
-const UNTITLED: &str = "New session";
 
 /// Why a history request failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,7 +192,7 @@ fn summarise(dir: String, meta: SessionMeta, log: &str, live_agent: Option<Agent
         .clone()
         .or_else(|| first_prompt.as_deref().map(prompt_title))
         .filter(|title| !title.is_empty())
-        .unwrap_or_else(|| UNTITLED.to_owned());
+        .unwrap_or_else(|| UNTITLED_SESSION.to_owned());
     let last_activity = read.entries.last().map_or_else(|| meta.created.clone(), |entry| entry.time.clone());
     SessionSummary { dir, meta, title, last_activity, turns, agent_session_id, live_agent }
 }
@@ -225,19 +219,6 @@ fn prompt_text(params: &RawValue) -> Option<String> {
         .filter_map(|block| block.get("text").and_then(serde_json::Value::as_str))
         .collect();
     (!texts.is_empty()).then(|| texts.join("\n"))
-}
-
-/// A title from a prompt's text: its first non-blank line, cut to [`PROMPT_TITLE_CHARS`]
-/// characters with an ellipsis when longer.
-fn prompt_title(text: &str) -> String {
-    let line = text.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
-    if line.chars().count() <= PROMPT_TITLE_CHARS {
-        return line.to_owned();
-    }
-    let mut cut: String = line.chars().take(PROMPT_TITLE_CHARS - 1).collect();
-    cut.truncate(cut.trim_end().len());
-    cut.push('…');
-    cut
 }
 
 /// `session/read`: the piece of the session's event log from `offset`.
