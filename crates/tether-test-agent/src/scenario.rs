@@ -57,6 +57,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("permissions", include_str!("../scenarios/permissions.toml")),
     ("files", include_str!("../scenarios/files.toml")),
     ("terminals", include_str!("../scenarios/terminals.toml")),
+    ("sessions", include_str!("../scenarios/sessions.toml")),
 ];
 
 /// The scenario a bare `tether-test-agent` runs: what a newcomer sees in the Demo profile.
