@@ -6,6 +6,9 @@
 // engine is logged and the host carries on: one bad message must never take the extension host
 // down with it.
 
+import * as os from "node:os";
+import * as path from "node:path";
+
 import * as vscode from "vscode";
 
 import { describeError } from "./errors";
@@ -21,6 +24,7 @@ import type {
   ReviewHunk,
   WebviewToHost,
 } from "./generated/protocol";
+import type { HistoryActions } from "./history";
 import type { OpenTerminalRequest } from "./terminals";
 
 /** The wasm-bindgen module (`dist/wasm/tether_wasm.js`). */
@@ -81,6 +85,7 @@ export class EngineHost implements vscode.Disposable {
     private readonly startSidecar: SidecarStarter,
     private readonly reviews: ReviewActions,
     private readonly terminals: TerminalActions,
+    private readonly history: HistoryActions,
   ) {
     this.files = new FileAccess(log);
   }
@@ -96,8 +101,9 @@ export class EngineHost implements vscode.Disposable {
     startSidecar: SidecarStarter,
     reviews: ReviewActions,
     terminals: TerminalActions,
+    history: HistoryActions,
   ): EngineHost {
-    return new EngineHost(new wasm.Engine(config), log, startSidecar, reviews, terminals);
+    return new EngineHost(new wasm.Engine(config), log, startSidecar, reviews, terminals, history);
   }
 
   /** Carries out what the engine asked for when it was created (it starts tetherd). */
@@ -283,6 +289,17 @@ export class EngineHost implements vscode.Disposable {
       case "closeTerminal":
         this.terminals.close(action.terminal);
         return;
+      case "showHistory":
+        this.history.show(action.items);
+        return;
+      case "saveExport":
+        // Never rejects: a failure is shown to the person there.
+        void this.saveExport(action.suggestedName, action.content);
+        return;
+      case "exportFile":
+        // Never rejects, as above.
+        void this.exportFile(action.source, action.suggestedName);
+        return;
       default: {
         // The generated types make this unreachable; an engine newer than this host lands here.
         const unknown: never = action;
@@ -328,6 +345,75 @@ export class EngineHost implements vscode.Disposable {
       this.log.error(message);
       void vscode.window.showErrorMessage(message);
     });
+  }
+
+  /** Asks where to save an exported session, writes it there and opens it. */
+  private async saveExport(suggestedName: string, content: string): Promise<void> {
+    const target = await this.askExportTarget(suggestedName, { Markdown: ["md"] });
+    if (target === undefined) {
+      return;
+    }
+    try {
+      await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(content));
+    } catch (error) {
+      this.exportFailed(target, error);
+      return;
+    }
+    this.log.info(`Exported the session to ${target.fsPath}.`);
+    try {
+      await vscode.window.showTextDocument(target);
+    } catch (error) {
+      // The export itself is done; only showing it failed.
+      this.log.warn(`Could not open the export ${target.fsPath}: ${describeError(error)}`);
+    }
+  }
+
+  /** Asks where to save a copy of `source` (a session's event log), and copies it there. */
+  private async exportFile(source: string, suggestedName: string): Promise<void> {
+    const target = await this.askExportTarget(suggestedName, { "JSON Lines": ["jsonl"] });
+    if (target === undefined) {
+      return;
+    }
+    try {
+      // The save dialog already asked before replacing a file.
+      await vscode.workspace.fs.copy(vscode.Uri.file(source), target, { overwrite: true });
+    } catch (error) {
+      this.exportFailed(target, error);
+      return;
+    }
+    this.log.info(`Exported ${source} to ${target.fsPath}.`);
+  }
+
+  /**
+   * The save dialog, proposing `suggestedName` in the workspace folder; `undefined` when the
+   * person cancels. VS Code's own dialog (`files.simpleDialog`, and in a browser) works the same.
+   */
+  private async askExportTarget(
+    suggestedName: string,
+    filters: Record<string, string[]>,
+  ): Promise<vscode.Uri | undefined> {
+    // Only a name is taken from the engine: the folder is the person's to choose.
+    const name = path.basename(suggestedName);
+    // Without a folder, the home folder, as the engine's workspace root is then.
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(os.homedir());
+    try {
+      return await vscode.window.showSaveDialog({
+        title: "Tether: Export Session",
+        saveLabel: "Export",
+        filters,
+        defaultUri: vscode.Uri.joinPath(folder, name),
+      });
+    } catch (error) {
+      this.log.error(`Could not show the save dialog: ${describeError(error)}`);
+      void vscode.window.showWarningMessage(`Tether could not export the session: ${describeError(error)}`);
+      return undefined;
+    }
+  }
+
+  private exportFailed(target: vscode.Uri, error: unknown): void {
+    const message = `Tether could not export the session to ${target.fsPath}: ${describeError(error)}`;
+    this.log.error(message);
+    void vscode.window.showWarningMessage(message);
   }
 
   private applyBadge(): void {

@@ -12,11 +12,12 @@ import * as vscode from "vscode";
 import { CHAT_VIEW_ID, ChatViewProvider, FailedChatViewProvider } from "./chatView";
 import { reportOpenDocuments, reportReviewedFileChanges } from "./documentEvents";
 import { EngineHost, loadWasm } from "./engineHost";
+import { HistoryPicker } from "./history";
 import { describeError } from "./errors";
 import type { EngineConfig, HostCommand } from "./generated/protocol";
 import { HUNK_COMMAND, KEEP_ALL_COMMAND, REJECT_ALL_COMMAND, ReviewRegistry, registerReviewUi } from "./review";
 import { readAgentSettings, readSidecarSettings, reportProblems, watchSettings, workspaceTetherDir } from "./settings";
-import { Sidecar } from "./sidecar";
+import { Sidecar, type SidecarOptions, readSidecarRecord } from "./sidecar";
 import { MirroredTerminals } from "./terminals";
 
 /** The built-in profile running the bundled scripted agent (`DEMO_PROFILE` in tether-core). */
@@ -29,22 +30,30 @@ export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel("Tether", { log: true });
   context.subscriptions.push(log);
   // tetherd is started with this token and the engine presents it in its `hello`, so only this
-  // window can drive the tetherd it started.
-  const token = randomBytes(32).toString("hex");
+  // window (and the next one, after a reload) can drive the tetherd it started. A tetherd left
+  // running by the previous window is driven with the token recorded for it; a new one, when
+  // that tetherd is gone, gets the same token, which is no less secret.
+  const recordFile = sidecarRecordFile(context);
+  const token = readSidecarRecord(recordFile, log)?.token ?? randomBytes(32).toString("hex");
   let engineHost: EngineHost;
+  let firstStart = true;
   // Called by the engine host, never before `engineHost` below is assigned: the engine's first
   // action (start tetherd) is only carried out by `engineHost.start()` at the end.
   const startSidecar = () => {
     sidecar?.dispose();
-    sidecar = spawnSidecar(context, token, log, engineHost);
+    sidecar = startOrReconnectSidecar(context, { token, recordFile, reconnect: firstStart }, log, engineHost);
+    firstStart = false;
   };
   const reviews = new ReviewRegistry(log);
   context.subscriptions.push(reviews);
   // The engine host disposes the terminals with itself. Like `startSidecar`, this only calls
   // `engineHost` on a terminal event, which comes after the engine host exists.
   const terminals = new MirroredTerminals((command) => engineHost.command(command), log);
+  // Like the terminals, the picker only calls `engineHost` when the person uses it.
+  const history = new HistoryPicker((command) => engineHost.command(command));
+  context.subscriptions.push(history);
   try {
-    engineHost = createEngine(context, token, log, startSidecar, reviews, terminals);
+    engineHost = createEngine(context, token, log, startSidecar, reviews, terminals, history);
   } catch (error) {
     const failure = describeError(error);
     log.error(`Tether could not start: ${failure}`);
@@ -55,6 +64,10 @@ export function activate(context: vscode.ExtensionContext): void {
         "tether.newSession",
         "tether.cancel",
         "tether.selectAgent",
+        "tether.showHistory",
+        "tether.exportMarkdown",
+        "tether.exportLog",
+        "tether.restartAgent",
         HUNK_COMMAND,
         KEEP_ALL_COMMAND,
         REJECT_ALL_COMMAND,
@@ -77,6 +90,12 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("tether.newSession", () => engineHost.command({ type: "newSession" })),
     vscode.commands.registerCommand("tether.cancel", () => engineHost.command({ type: "cancel" })),
     vscode.commands.registerCommand("tether.selectAgent", (name?: unknown) => selectAgent(engineHost, name)),
+    vscode.commands.registerCommand("tether.showHistory", () => send({ type: "showHistory" })),
+    vscode.commands.registerCommand("tether.exportMarkdown", () =>
+      send({ type: "exportSession", id: null, format: "markdown" }),
+    ),
+    vscode.commands.registerCommand("tether.exportLog", () => send({ type: "exportSession", id: null, format: "jsonl" })),
+    vscode.commands.registerCommand("tether.restartAgent", () => send({ type: "restart" })),
     watchSettings(send, log),
     registerReviewUi(reviews, send, log),
     reportReviewedFileChanges(reviews, send),
@@ -100,6 +119,7 @@ function createEngine(
   startSidecar: () => void,
   reviews: ReviewRegistry,
   terminals: MirroredTerminals,
+  history: HistoryPicker,
 ): EngineHost {
   const wasm = loadWasm();
   const extensionVersion = String(context.extension.packageJSON.version ?? "0.0.0");
@@ -123,13 +143,24 @@ function createEngine(
     defaultProfile: settings.defaultProfile,
     permissions: settings.permissions,
   };
-  return EngineHost.create(wasm, config, log, startSidecar, reviews, terminals);
+  return EngineHost.create(wasm, config, log, startSidecar, reviews, terminals, history);
 }
 
-/** Starts tetherd with the current settings and wires its connection to the engine. */
-function spawnSidecar(
+/**
+ * Where the window records the tetherd it runs with, for the next window of the same workspace:
+ * the workspace's own storage, or the extension's global storage in a window without a folder.
+ */
+function sidecarRecordFile(context: vscode.ExtensionContext): string {
+  return path.join((context.storageUri ?? context.globalStorageUri).fsPath, "tetherd.json");
+}
+
+/**
+ * Connects to the recorded tetherd when `reconnect` says to and it is still running, else starts
+ * one with the current settings; either way its connection is wired to the engine.
+ */
+function startOrReconnectSidecar(
   context: vscode.ExtensionContext,
-  token: string,
+  { token, recordFile, reconnect }: Pick<SidecarOptions, "token" | "recordFile" | "reconnect">,
   log: vscode.LogOutputChannel,
   engineHost: EngineHost,
 ): Sidecar {
@@ -139,7 +170,7 @@ function spawnSidecar(
     ensureExecutable(binaryPath, log);
   }
   return Sidecar.start(
-    { binaryPath, token, graceSeconds, logDirectory: context.logUri.fsPath, log },
+    { binaryPath, token, graceSeconds, logDirectory: context.logUri.fsPath, recordFile, reconnect, log },
     {
       connected: (write) => engineHost.sidecarConnected(write),
       bytes: (bytes) => engineHost.sidecarBytes(bytes),

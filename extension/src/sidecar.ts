@@ -1,9 +1,12 @@
-// Starts tetherd and connects to it: spawns the binary with a fresh token in its environment,
-// waits for the one line it prints once listening, opens the socket, and reports the socket's
-// life to the caller. Bytes are passed through untouched; the engine speaks the protocol.
+// Starts tetherd and connects to it: spawns the binary with the token in its environment, waits
+// for the one line it prints once listening, opens the socket, and reports the socket's life to
+// the caller. Bytes are passed through untouched; the engine speaks the protocol.
 //
-// tetherd is spawned detached so that it can outlive this window (a reload re-attaches to it
-// later). Closing the socket is all this host does on the way out: tetherd's grace period
+// tetherd is spawned detached so that it can outlive this window. Once it listens, its socket,
+// token and pid are recorded in a file only this user can read (`tetherd.json` in the
+// workspace's storage), and the next window of the workspace, after a reload, connects to the
+// recorded tetherd first, so that its agents carry on. Only when that tetherd is gone is a new
+// one spawned. Closing the socket is all this host does on the way out: tetherd's grace period
 // decides when it exits.
 
 import { spawn, type ChildProcess } from "node:child_process";
@@ -25,7 +28,23 @@ export interface SidecarOptions {
   graceSeconds: number;
   /** Where tetherd writes `tetherd.log` (the extension's log folder). */
   logDirectory: string;
+  /** Where the listening tetherd is recorded for the next window (see `writeSidecarRecord`). */
+  recordFile: string;
+  /**
+   * Connect to the tetherd in `recordFile` first when it was started with `token`; spawn one
+   * only when it is gone. Only a window's first start does: a later one follows a tetherd that
+   * closed this window's connection, and connecting to it again would only repeat that.
+   */
+  reconnect: boolean;
   log: vscode.LogOutputChannel;
+}
+
+/** A listening tetherd, as recorded for the next window. */
+export interface SidecarRecord {
+  socket: string;
+  /** Presented in `hello`; it is why the file must be private. */
+  token: string;
+  pid: number;
 }
 
 export interface SidecarEvents {
@@ -61,10 +80,18 @@ export class Sidecar {
     private readonly events: SidecarEvents,
   ) {}
 
-  /** Spawns tetherd; everything after that is reported through `events`. */
+  /**
+   * Connects to the recorded tetherd (when `options.reconnect` says to) or spawns one; everything
+   * after that is reported through `events`.
+   */
   static start(options: SidecarOptions, events: SidecarEvents): Sidecar {
     const sidecar = new Sidecar(options, events);
-    sidecar.spawn();
+    const recorded = options.reconnect ? sidecar.reusableRecord() : undefined;
+    if (recorded === undefined) {
+      sidecar.spawn();
+    } else {
+      sidecar.reconnect(recorded);
+    }
     return sidecar;
   }
 
@@ -80,6 +107,49 @@ export class Sidecar {
     this.child?.stdout?.destroy();
     this.child?.stderr?.destroy();
     this.child?.unref();
+  }
+
+  /** The recorded tetherd, when there is one this window may connect to. */
+  private reusableRecord(): SidecarRecord | undefined {
+    const { recordFile, token, log } = this.options;
+    const recorded = readSidecarRecord(recordFile, log);
+    if (recorded === undefined) {
+      return undefined;
+    }
+    if (recorded.token !== token) {
+      // Only when another window rewrote the record since this one read it at activation.
+      log.info(`The tetherd recorded in ${recordFile} was started by another window; starting a new one.`);
+      return undefined;
+    }
+    const unsafe = privateFolderProblem(path.dirname(recorded.socket));
+    if (unsafe !== undefined) {
+      // Connecting hands over the token: only to a socket nobody else can have put there.
+      log.warn(`Not connecting to the recorded tetherd at ${recorded.socket}: ${unsafe}. Starting a new one.`);
+      return undefined;
+    }
+    return recorded;
+  }
+
+  /**
+   * Connects to the tetherd a previous window left running; when it has exited (its socket is
+   * gone or refuses connections), spawns a new one instead.
+   */
+  private reconnect(recorded: SidecarRecord): void {
+    const { log } = this.options;
+    log.info(`Connecting to tetherd (pid ${recorded.pid}) left running by the previous window, on ${recorded.socket}.`);
+    this.connect(recorded.socket, {
+      connected: () => {
+        log.info(`Reconnected to tetherd (pid ${recorded.pid}) left running by the previous window.`);
+      },
+      unreachable: (error) => {
+        log.info(
+          `The tetherd left running by the previous window (pid ${recorded.pid}) is gone (${error}); starting a new one.`,
+        );
+        if (!this.disposed) {
+          this.spawn();
+        }
+      },
+    });
   }
 
   private spawn(): void {
@@ -161,16 +231,8 @@ export class Sidecar {
 
   /** tetherd's first stdout line: `{"listening":"<socket path>","pid":N}`. */
   private onFirstLine(line: string): void {
-    let announced: unknown;
-    try {
-      announced = JSON.parse(line);
-    } catch {
-      announced = undefined;
-    }
-    const socketPath =
-      typeof announced === "object" && announced !== null
-        ? (announced as Record<string, unknown>)["listening"]
-        : undefined;
+    const announced = parseObject(line);
+    const socketPath = announced?.["listening"];
     if (typeof socketPath !== "string" || socketPath === "") {
       this.fail(`tetherd (${this.options.binaryPath}) printed "${line}" instead of {"listening":...}.`);
       this.child?.kill();
@@ -178,17 +240,33 @@ export class Sidecar {
     }
     this.listening = true;
     clearTimeout(this.listeningTimer);
-    this.options.log.info(`tetherd is listening on ${socketPath} (${line}).`);
+    const { recordFile, token, log } = this.options;
+    log.info(`tetherd is listening on ${socketPath} (${line}).`);
+    const announcedPid = announced?.["pid"];
+    const pid = typeof announcedPid === "number" ? announcedPid : (this.child?.pid ?? 0);
+    try {
+      writeSidecarRecord(recordFile, { socket: socketPath, token, pid });
+    } catch (error) {
+      // This window works all the same; only a reload will start another tetherd.
+      log.warn(`Could not record tetherd in ${recordFile}, so a window reload will not find it: ${describeError(error)}`);
+    }
     if (!this.disposed) {
       this.connect(socketPath);
     }
   }
 
-  private connect(socketPath: string): void {
+  /**
+   * Opens the socket. Without `firstAttempt`, failing to connect is reported as the connection
+   * closing; with it, the attempt's own callbacks decide what a failure means.
+   */
+  private connect(socketPath: string, firstAttempt?: ConnectAttempt): void {
     const socket = net.createConnection({ path: socketPath });
     this.socket = socket;
+    let opened = false;
     let lastError: string | undefined;
     socket.on("connect", () => {
+      opened = true;
+      firstAttempt?.connected();
       if (!this.disposed) {
         this.events.connected((data) => {
           socket.write(data);
@@ -205,6 +283,10 @@ export class Sidecar {
       lastError = error.message;
     });
     socket.on("close", () => {
+      if (!opened && firstAttempt !== undefined) {
+        firstAttempt.unreachable(lastError ?? "it closed the connection");
+        return;
+      }
       this.finished = true;
       if (!this.disposed) {
         this.events.closed(
@@ -226,6 +308,111 @@ export class Sidecar {
       this.events.failedToStart(message);
     }
   }
+}
+
+/** What a reconnection does once it knows whether the recorded tetherd is still there. */
+interface ConnectAttempt {
+  connected(): void;
+  /** The socket could not be opened; `error` says why (ENOENT, ECONNREFUSED...). */
+  unreachable(error: string): void;
+}
+
+/**
+ * Records a listening tetherd in `file`, readable by this user only: the folder is created with
+ * mode 0700 and the file written 0600, under a temporary name first and then renamed, so that a
+ * reader never sees half a record.
+ */
+export function writeSidecarRecord(file: string, record: SidecarRecord): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const temporary = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+  // `wx`: never write through a file (or link) someone else put at this name.
+  fs.writeFileSync(temporary, `${JSON.stringify(record)}\n`, { mode: 0o600, flag: "wx" });
+  try {
+    fs.renameSync(temporary, file);
+  } catch (error) {
+    try {
+      fs.rmSync(temporary, { force: true });
+    } catch {
+      // The rename's error is the one worth reporting; a temporary file that cannot be removed
+      // either is only litter in the extension's own storage.
+    }
+    throw error;
+  }
+}
+
+/**
+ * The tetherd recorded in `file`, or `undefined` when there is none: no file yet, or one that
+ * cannot be read or is not a record (logged, since a new tetherd is then started for nothing).
+ */
+export function readSidecarRecord(file: string, log: vscode.LogOutputChannel): SidecarRecord | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+      log.warn(`Could not read ${file}: ${describeError(error)}`);
+    }
+    return undefined;
+  }
+  const recorded = parseObject(text);
+  const socket = recorded?.["socket"];
+  const token = recorded?.["token"];
+  const pid = recorded?.["pid"];
+  if (
+    typeof socket !== "string" ||
+    socket === "" ||
+    typeof token !== "string" ||
+    token === "" ||
+    typeof pid !== "number" ||
+    !Number.isSafeInteger(pid)
+  ) {
+    log.warn(`Ignored ${file}: it does not record a tetherd (socket, token and pid).`);
+    return undefined;
+  }
+  return { socket, token, pid };
+}
+
+/** `text` parsed as JSON when it is an object, else `undefined`. */
+function parseObject(text: string): Record<string, unknown> | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+    ? (parsed as Record<string, unknown>)
+    : undefined;
+}
+
+/**
+ * Why `folder` may not hold a socket this window hands its token to, or `undefined` when it is
+ * a real folder of this user's that nobody else can enter (as tetherd makes it). Windows has no
+ * such folder: tetherd listens on a named pipe there.
+ */
+function privateFolderProblem(folder: string): string | undefined {
+  const uid = process.geteuid?.();
+  if (uid === undefined) {
+    return undefined;
+  }
+  let stats: fs.Stats;
+  try {
+    stats = fs.lstatSync(folder);
+  } catch (error) {
+    // A folder that is gone means tetherd is too; connecting fails with ENOENT, and that is
+    // handled like any tetherd that exited.
+    return (error as NodeJS.ErrnoException).code === "ENOENT" ? undefined : describeError(error);
+  }
+  if (!stats.isDirectory()) {
+    return `${folder} is not a folder`;
+  }
+  if (stats.uid !== uid) {
+    return `${folder} belongs to another user`;
+  }
+  if ((stats.mode & 0o077) !== 0) {
+    return `other users can enter ${folder} (mode ${(stats.mode & 0o777).toString(8)})`;
+  }
+  return undefined;
 }
 
 /** Calls `onLine` for each line of a text stream, without the line ending. */

@@ -2,25 +2,31 @@
 // Code API it names; the engine's timer fires; a failing engine call is logged, not fatal.
 // Saving the workspace's rules and opening the audit log reach the settings and the editor, and
 // tell the person when they cannot. Reads and edits of files answer the engine when they are
-// done; review actions reach the review registry.
+// done; review actions reach the review registry. An exported session is saved where the person
+// says, in the save dialog, and a cancelled dialog saves nothing.
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 
 import { EngineHost, type ReviewActions, type TerminalActions, type WasmModule } from "../src/engineHost";
-import type { EngineConfig, HostAction, ReviewDocument, ReviewHunk } from "../src/generated/protocol";
+import type { EngineConfig, HistoryItem, HostAction, ReviewDocument, ReviewHunk } from "../src/generated/protocol";
+import type { HistoryActions } from "../src/history";
 import type { OpenTerminalRequest } from "../src/terminals";
 import { eventually, fakeView, recordingLog, tempFolder } from "./fakes";
 import {
   ConfigurationTarget,
+  Uri,
   failures,
   openDocument,
   openedDocuments,
   resetWorkspace,
+  saveDialogAnswers,
   settingUpdates,
   shownMessages,
+  shownSaveDialogs,
+  workspace,
 } from "./vscodeStub";
 
 /** One recorded call into the fake engine. */
@@ -95,12 +101,19 @@ class RecordingTerminals implements TerminalActions {
   dispose() { this.calls.push(["dispose"]); }
 }
 
+/** Records the lists the host showed in the history picker. */
+class RecordingHistory implements HistoryActions {
+  readonly shown: HistoryItem[][] = [];
+  show(items: HistoryItem[]) { this.shown.push(items); }
+}
+
 function startHost() {
   const wasm = { Engine: ScriptedEngine, version: () => "test" } as unknown as WasmModule;
   const { log, lines } = recordingLog();
   let sidecarStarts = 0;
   const reviews = new RecordingReviews();
   const terminals = new RecordingTerminals();
+  const history = new RecordingHistory();
   const host = EngineHost.create(
     wasm,
     config,
@@ -110,10 +123,11 @@ function startHost() {
     },
     reviews,
     terminals,
+    history,
   );
   const engine = ScriptedEngine.last;
   assert.ok(engine, "the host constructed an engine");
-  return { host, engine, lines, reviews, terminals, sidecarStarts: () => sidecarStarts };
+  return { host, engine, lines, reviews, terminals, history, sidecarStarts: () => sidecarStarts };
 }
 
 test("every action an input causes is carried out, in the engine's order", () => {
@@ -417,4 +431,131 @@ test("terminal actions reach the mirrored terminals in the engine's order, and t
   ]);
   host.dispose();
   assert.deepEqual(terminals.calls.at(-1), ["dispose"]);
+});
+
+/** A fresh workspace with a temporary folder open in it, for this test only. */
+function openWorkspaceFolder(t: TestContext): string {
+  resetWorkspace();
+  const folder = tempFolder(t);
+  workspace.workspaceFolders = [{ uri: Uri.file(folder) }];
+  t.after(() => {
+    workspace.workspaceFolders = undefined;
+  });
+  return folder;
+}
+
+test("the engine's history list reaches the history picker", () => {
+  const { host, engine, history } = startHost();
+  const item: HistoryItem = {
+    id: "s1",
+    title: "Fix the tests",
+    agent: "Demo",
+    lastActivity: null,
+    turns: 2,
+    source: "tether",
+    current: true,
+    live: false,
+  };
+  engine.actions.push({ type: "showHistory", items: [item] }, { type: "showHistory", items: [] });
+  host.command({ type: "showHistory" });
+  assert.deepEqual(history.shown, [[item], []]);
+  host.dispose();
+});
+
+test("a Markdown export is saved where the person says, as UTF-8, and opened", async (t) => {
+  const folder = openWorkspaceFolder(t);
+  openedDocuments.length = 0;
+  const target = path.join(folder, "chosen.md");
+  saveDialogAnswers.push(Uri.file(target));
+  const { host, engine } = startHost();
+  engine.actions.push({ type: "saveExport", suggestedName: "fix-the-tests.md", content: "# Fix the tests — ünïcode\n" });
+  host.command({ type: "exportSession", id: null, format: "markdown" });
+  await eventually(() => openedDocuments.length === 1, "the export to open");
+
+  assert.deepEqual(shownSaveDialogs.map((dialog) => [dialog.defaultUri?.fsPath, dialog.filters]), [
+    [path.join(folder, "fix-the-tests.md"), { Markdown: ["md"] }],
+  ]);
+  assert.equal(fs.readFileSync(target, "utf8"), "# Fix the tests — ünïcode\n");
+  assert.deepEqual(openedDocuments, [target]);
+  host.dispose();
+});
+
+test("a suggested name cannot propose a folder other than the workspace's", async (t) => {
+  const folder = openWorkspaceFolder(t);
+  const { host, engine } = startHost();
+  engine.actions.push({ type: "saveExport", suggestedName: "../../home/.bashrc", content: "x" });
+  host.command({ type: "exportSession", id: null, format: "markdown" });
+  await eventually(() => shownSaveDialogs.length === 1, "the save dialog");
+  assert.equal(shownSaveDialogs[0]?.defaultUri?.fsPath, path.join(folder, ".bashrc"));
+  host.dispose();
+});
+
+test("a cancelled save dialog saves and opens nothing", async (t) => {
+  const folder = openWorkspaceFolder(t);
+  openedDocuments.length = 0;
+  shownMessages.length = 0;
+  const source = path.join(folder, "events.jsonl");
+  fs.writeFileSync(source, "{}\n");
+  const { host, engine } = startHost();
+  engine.actions.push(
+    { type: "saveExport", suggestedName: "a.md", content: "# A\n" },
+    { type: "exportFile", source, suggestedName: "a.jsonl" },
+  );
+  host.command({ type: "exportSession", id: null, format: "markdown" });
+  await eventually(() => shownSaveDialogs.length === 2, "both save dialogs");
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(fs.readdirSync(folder), ["events.jsonl"]);
+  assert.deepEqual(openedDocuments, []);
+  assert.deepEqual(shownMessages, []);
+  host.dispose();
+});
+
+test("a session log export copies the file, replacing the one the person chose to replace", async (t) => {
+  const folder = openWorkspaceFolder(t);
+  const source = path.join(folder, "events.jsonl");
+  fs.writeFileSync(source, '{"seq":1}\n{"seq":2}\n');
+  const target = path.join(folder, "kept.jsonl");
+  fs.writeFileSync(target, "older export\n");
+  saveDialogAnswers.push(Uri.file(target));
+  const { host, engine, lines } = startHost();
+  engine.actions.push({ type: "exportFile", source, suggestedName: "fix-the-tests.jsonl" });
+  host.command({ type: "exportSession", id: "s1", format: "jsonl" });
+  await eventually(() => lines.some((line) => line.text.startsWith("Exported")), "the copy");
+
+  assert.deepEqual(shownSaveDialogs.map((dialog) => [dialog.defaultUri?.fsPath, dialog.filters]), [
+    [path.join(folder, "fix-the-tests.jsonl"), { "JSON Lines": ["jsonl"] }],
+  ]);
+  assert.equal(fs.readFileSync(target, "utf8"), '{"seq":1}\n{"seq":2}\n');
+  host.dispose();
+});
+
+test("an export that cannot be written is a warning naming the file", async (t) => {
+  resetWorkspace();
+  const folder = tempFolder(t);
+  shownMessages.length = 0;
+  const unwritable = path.join(folder, "no-such-folder", "a.md");
+  const copyTarget = path.join(folder, "copy.jsonl");
+  saveDialogAnswers.push(Uri.file(unwritable), Uri.file(copyTarget));
+  const { host, engine } = startHost();
+  engine.actions.push(
+    { type: "saveExport", suggestedName: "a.md", content: "# A\n" },
+    { type: "exportFile", source: path.join(folder, "gone.jsonl"), suggestedName: "a.jsonl" },
+  );
+  host.command({ type: "exportSession", id: null, format: "markdown" });
+  await eventually(() => shownMessages.length === 2, "two warnings");
+
+  assert.deepEqual(
+    shownMessages.map((message) => message.level),
+    ["warning", "warning"],
+  );
+  assert.ok(
+    shownMessages.some((message) => message.text.startsWith(`Tether could not export the session to ${unwritable}: `)),
+    JSON.stringify(shownMessages),
+  );
+  assert.ok(
+    shownMessages.some((message) => message.text.startsWith(`Tether could not export the session to ${copyTarget}: `)),
+    JSON.stringify(shownMessages),
+  );
+  assert.equal(fs.existsSync(copyTarget), false);
+  host.dispose();
 });

@@ -1,14 +1,18 @@
 // Starting tetherd: the token travels only in the environment, the socket is connected once
 // tetherd says it listens, bytes flow both ways, and every way of failing to start ends in one
-// clear message naming the binary and quoting what tetherd said.
+// clear message naming the binary and quoting what tetherd said. A listening tetherd is recorded
+// in a file only this user can read, and the next window connects to it instead of starting
+// another, unless it is gone (or its socket's folder is not private).
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { after, test } from "node:test";
+import { spawn } from "node:child_process";
+import * as net from "node:net";
+import { type TestContext, after, test } from "node:test";
 
-import { Sidecar, type SidecarEvents } from "../src/sidecar";
+import { Sidecar, type SidecarEvents, type SidecarOptions, readSidecarRecord, writeSidecarRecord } from "../src/sidecar";
 import { eventually, recordingLog } from "./fakes";
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "tether-sidecar-test-"));
@@ -68,13 +72,29 @@ function recordEvents(): Recorded {
   return recorded;
 }
 
-function start(binaryPath: string, recorded: Recorded) {
+function start(binaryPath: string, recorded: Recorded, options: Partial<SidecarOptions> = {}) {
   const { log, lines } = recordingLog();
   const sidecar = Sidecar.start(
-    { binaryPath, token: "secret-token", graceSeconds: 7, logDirectory: path.join(scratch, "logs"), log },
+    {
+      binaryPath,
+      token: "secret-token",
+      graceSeconds: 7,
+      logDirectory: path.join(scratch, "logs"),
+      recordFile: path.join(scratch, "unused-record", "tetherd.json"),
+      reconnect: false,
+      log,
+      ...options,
+    },
     recorded.events,
   );
   return { sidecar, lines };
+}
+
+/** `start`, with the connection closed after the test even when it fails. */
+function startFor(t: TestContext, binaryPath: string, recorded: Recorded, options: Partial<SidecarOptions> = {}) {
+  const started = start(binaryPath, recorded, options);
+  t.after(() => started.sidecar.dispose());
+  return started;
 }
 
 test("connects once tetherd listens; the token is in the environment, never in argv", async () => {
@@ -167,4 +187,182 @@ test("a first line that is not the listening announcement is a failure quoting i
   await eventually(() => recorded.failures.length === 1, "the failure");
   assert.match(recorded.failures[0] ?? "", /printed "tetherd 9\.9 starting up" instead of \{"listening":\.\.\.\}/);
   sidecar.dispose();
+});
+
+/** A fresh folder for one test's record file, inside the scratch folder. */
+function recordFolder(name: string): string {
+  return path.join(scratch, "records", name);
+}
+
+/** A folder of this user's that nobody else can enter, as tetherd makes its socket folder. */
+function privateFolder(name: string): string {
+  const folder = path.join(scratch, "sockets", name);
+  fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+  fs.chmodSync(folder, 0o700);
+  return folder;
+}
+
+/** A stand-in for a tetherd left running: a socket server counting the hosts that connect. */
+async function listeningServer(t: TestContext, socketPath: string): Promise<{ connections: () => number }> {
+  let connections = 0;
+  const sockets: net.Socket[] = [];
+  const server = net.createServer((socket) => {
+    connections += 1;
+    sockets.push(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  t.after(() => {
+    sockets.forEach((socket) => socket.destroy());
+    server.close();
+  });
+  return { connections: () => connections };
+}
+
+test("once tetherd listens, its socket, token and pid are recorded for this user's eyes only", async (t) => {
+  const recordFile = path.join(recordFolder("written"), "storage", "tetherd.json");
+  const recorded = recordEvents();
+  startFor(t, fakeTetherd("echo-recorded.js", echoingTetherd), recorded, { recordFile });
+  await eventually(() => recorded.received.length > 0, "the first message");
+
+  const hello = JSON.parse(recorded.received.join("")) as { argv: string[] };
+  const socketPath = hello.argv[hello.argv.indexOf("--socket") + 1];
+  const record = JSON.parse(fs.readFileSync(recordFile, "utf8")) as Record<string, unknown>;
+  assert.equal(record["socket"], socketPath);
+  assert.equal(record["token"], "secret-token");
+  assert.equal(typeof record["pid"], "number");
+  assert.equal(fs.statSync(recordFile).mode & 0o777, 0o600, "the file holds the token: only its owner reads it");
+  assert.equal(fs.statSync(path.dirname(recordFile)).mode & 0o777, 0o700);
+  assert.deepEqual(fs.readdirSync(path.dirname(recordFile)), ["tetherd.json"], "no temporary file is left behind");
+
+  const { log } = recordingLog();
+  assert.deepEqual(readSidecarRecord(recordFile, log), record);
+});
+
+test("a window reload connects to the recorded tetherd and starts none", async (t) => {
+  const socketPath = path.join(privateFolder("alive"), "tetherd.sock");
+  const server = await listeningServer(t, socketPath);
+  const recordFile = path.join(recordFolder("alive"), "tetherd.json");
+  writeSidecarRecord(recordFile, { socket: socketPath, token: "secret-token", pid: 4242 });
+
+  const recorded = recordEvents();
+  // A binary that cannot start: starting one would be reported as a failure.
+  const { lines } = startFor(t, path.join(scratch, "no-such-tetherd"), recorded, { recordFile, reconnect: true });
+  await eventually(() => recorded.connected.length === 1 && server.connections() === 1, "the reconnection");
+  // Once connected, this sidecar never starts a tetherd.
+  assert.deepEqual(recorded.failures, []);
+  assert.ok(!lines.some((line) => line.text.startsWith("Starting ")), JSON.stringify(lines));
+  assert.ok(
+    lines.some((line) => line.text === "Reconnected to tetherd (pid 4242) left running by the previous window."),
+    JSON.stringify(lines),
+  );
+  assert.equal(JSON.parse(fs.readFileSync(recordFile, "utf8")).pid, 4242, "the record stays as it was");
+});
+
+test("a recorded tetherd that is gone, socket file and all, is replaced by a new one with the same token", async (t) => {
+  const recordFile = path.join(recordFolder("gone"), "tetherd.json");
+  const goneSocket = path.join(privateFolder("gone"), "tetherd.sock");
+  writeSidecarRecord(recordFile, { socket: goneSocket, token: "secret-token", pid: 99999 });
+
+  const recorded = recordEvents();
+  const { lines } = startFor(t, fakeTetherd("echo-after-gone.js", echoingTetherd), recorded, {
+    recordFile,
+    reconnect: true,
+  });
+  await eventually(() => recorded.received.length > 0, "the new tetherd's first message");
+  const hello = JSON.parse(recorded.received.join("")) as { argv: string[]; token: string };
+  assert.equal(hello.token, "secret-token");
+  assert.ok(lines.some((line) => /\(pid 99999\) is gone \(.*ENOENT.*\); starting a new one/.test(line.text)), JSON.stringify(lines));
+  const record = JSON.parse(fs.readFileSync(recordFile, "utf8")) as { socket: string; pid: number };
+  assert.equal(record.socket, hello.argv[hello.argv.indexOf("--socket") + 1], "the record names the new tetherd");
+  assert.notEqual(record.pid, 99999);
+});
+
+test("a recorded tetherd that was killed, leaving its socket file, is replaced by a new one", async (t) => {
+  const socketPath = path.join(privateFolder("killed"), "tetherd.sock");
+  // A process listening on the socket, killed so that it cannot remove the socket file.
+  const listener = spawn(
+    process.execPath,
+    ["-e", `require("node:net").createServer().listen(${JSON.stringify(socketPath)}, () => console.log("up"))`],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  await new Promise((resolve) => listener.stdout.once("data", resolve));
+  const exited = new Promise((resolve) => listener.once("exit", resolve));
+  listener.kill("SIGKILL");
+  await exited;
+  assert.ok(fs.existsSync(socketPath), "the killed listener left its socket file");
+  const recordFile = path.join(recordFolder("killed"), "tetherd.json");
+  writeSidecarRecord(recordFile, { socket: socketPath, token: "secret-token", pid: listener.pid ?? 0 });
+
+  const recorded = recordEvents();
+  const { lines } = startFor(t, fakeTetherd("echo-after-kill.js", echoingTetherd), recorded, {
+    recordFile,
+    reconnect: true,
+  });
+  await eventually(() => recorded.received.length > 0, "the new tetherd's first message");
+  assert.ok(lines.some((line) => /is gone \(.*ECONNREFUSED.*\); starting a new one/.test(line.text)), JSON.stringify(lines));
+  assert.notEqual(JSON.parse(fs.readFileSync(recordFile, "utf8")).socket, socketPath);
+});
+
+test("without a usable record a new tetherd is started: none, unreadable, another token, or not a reload", async (t) => {
+  const socketPath = path.join(privateFolder("unused"), "tetherd.sock");
+  const server = await listeningServer(t, socketPath);
+  const cases: Array<{ name: string; record: string | undefined; reconnect: boolean; warning: RegExp | undefined }> = [
+    { name: "no record", record: undefined, reconnect: true, warning: undefined },
+    { name: "not JSON", record: "{\"socket\": ", reconnect: true, warning: /does not record a tetherd/ },
+    { name: "no token", record: JSON.stringify({ socket: socketPath, pid: 1 }), reconnect: true, warning: /does not record a tetherd/ },
+    {
+      name: "another window's token",
+      record: JSON.stringify({ socket: socketPath, token: "other-token", pid: 1 }),
+      reconnect: true,
+      warning: undefined,
+    },
+    {
+      name: "a later start in the same window",
+      record: JSON.stringify({ socket: socketPath, token: "secret-token", pid: 1 }),
+      reconnect: false,
+      warning: undefined,
+    },
+  ];
+  for (const { name, record, reconnect, warning } of cases) {
+    const recordFile = path.join(recordFolder(`unusable-${cases.findIndex((other) => other.name === name)}`), "tetherd.json");
+    if (record !== undefined) {
+      fs.mkdirSync(path.dirname(recordFile), { recursive: true });
+      fs.writeFileSync(recordFile, record);
+    }
+    const recorded = recordEvents();
+    const { lines } = startFor(t, fakeTetherd("echo-fresh.js", echoingTetherd), recorded, { recordFile, reconnect });
+    await eventually(() => recorded.received.length > 0, `a new tetherd (${name})`);
+    const written = JSON.parse(fs.readFileSync(recordFile, "utf8")) as { socket: string; token: string };
+    assert.notEqual(written.socket, socketPath, name);
+    assert.equal(written.token, "secret-token", name);
+    const warnings = lines.filter((line) => line.level === "warn").map((line) => line.text);
+    if (warning === undefined) {
+      assert.deepEqual(warnings, [], name);
+    } else {
+      assert.ok(warnings.some((text) => warning.test(text)), `${name}: ${JSON.stringify(warnings)}`);
+    }
+  }
+  assert.equal(server.connections(), 0, "no case connected to the recorded socket");
+});
+
+test("the token is not handed to a recorded socket in a folder other users can enter", async (t) => {
+  const folder = path.join(scratch, "sockets", "shared");
+  fs.mkdirSync(folder, { recursive: true });
+  fs.chmodSync(folder, 0o755);
+  const socketPath = path.join(folder, "tetherd.sock");
+  const server = await listeningServer(t, socketPath);
+  const recordFile = path.join(recordFolder("shared"), "tetherd.json");
+  writeSidecarRecord(recordFile, { socket: socketPath, token: "secret-token", pid: 1 });
+
+  const recorded = recordEvents();
+  const { lines } = startFor(t, fakeTetherd("echo-not-shared.js", echoingTetherd), recorded, {
+    recordFile,
+    reconnect: true,
+  });
+  await eventually(() => recorded.received.length > 0, "a new tetherd");
+  assert.equal(server.connections(), 0);
+  assert.ok(
+    lines.some((line) => line.level === "warn" && line.text.includes("other users can enter") && line.text.includes("mode 755")),
+    JSON.stringify(lines),
+  );
 });

@@ -149,6 +149,19 @@ export const window = {
     openedDocuments.push(uri.fsPath);
     return Promise.resolve({});
   },
+  showInputBox(options: InputBoxOptions): Promise<string | undefined> {
+    shownInputBoxes.push(options);
+    return Promise.resolve(inputAnswers.shift());
+  },
+  showSaveDialog(options: SaveDialogOptions): Promise<Uri | undefined> {
+    shownSaveDialogs.push(options);
+    return Promise.resolve(saveDialogAnswers.shift());
+  },
+  createQuickPick<T extends QuickPickItem>(): QuickPick<T> {
+    const picker = new QuickPick<T>();
+    createdQuickPicks.push(picker as unknown as QuickPick<QuickPickItem>);
+    return picker;
+  },
   activeTextEditor: undefined as { document: TextDocument } | undefined,
   onDidChangeActiveTextEditor: activeEditorChanged.event,
   createTerminal(options: ExtensionTerminalOptions): Terminal {
@@ -161,6 +174,120 @@ export const window = {
 export class ThemeIcon {
   constructor(readonly id: string) {}
 }
+
+export interface InputBoxOptions {
+  title?: string;
+  prompt?: string;
+  value?: string;
+  validateInput?(value: string): string | undefined | null;
+}
+
+/** The options of each input box shown, in order. */
+export const shownInputBoxes: InputBoxOptions[] = [];
+/** What the person types into the next input boxes; `undefined` (or nothing left) is Escape. */
+export const inputAnswers: Array<string | undefined> = [];
+
+export interface SaveDialogOptions {
+  title?: string;
+  saveLabel?: string;
+  defaultUri?: Uri;
+  filters?: Record<string, string[]>;
+}
+
+/** The options of each save dialog shown, in order. */
+export const shownSaveDialogs: SaveDialogOptions[] = [];
+/** Where the person saves in the next save dialogs; `undefined` (or nothing left) cancels. */
+export const saveDialogAnswers: Array<Uri | undefined> = [];
+
+export interface QuickInputButton {
+  iconPath: ThemeIcon;
+  tooltip?: string;
+}
+
+export interface QuickPickItem {
+  label: string;
+  description?: string;
+  detail?: string;
+  buttons?: QuickInputButton[];
+}
+
+/**
+ * A quick pick `createQuickPick` made. As in VS Code, new items highlight the first one, and
+ * hiding (or disposing a visible one) fires `onDidHide`. The person is played by the test:
+ * `pick`, `pressButton` and `escape`.
+ */
+export class QuickPick<T extends QuickPickItem> {
+  title: string | undefined;
+  placeholder: string | undefined;
+  matchOnDescription = false;
+  activeItems: readonly T[] = [];
+  selectedItems: readonly T[] = [];
+  visible = false;
+  disposed = false;
+  private currentItems: readonly T[] = [];
+  private readonly accepted = new EventEmitter<void>();
+  private readonly hidden = new EventEmitter<void>();
+  private readonly buttonPressed = new EventEmitter<{ item: T; button: QuickInputButton }>();
+  readonly onDidAccept = this.accepted.event;
+  readonly onDidHide = this.hidden.event;
+  readonly onDidTriggerItemButton = this.buttonPressed.event;
+
+  get items(): readonly T[] {
+    return this.currentItems;
+  }
+
+  set items(items: readonly T[]) {
+    this.currentItems = items;
+    this.activeItems = items.slice(0, 1);
+  }
+
+  show(): void {
+    this.visible = true;
+  }
+
+  hide(): void {
+    if (this.visible) {
+      this.visible = false;
+      this.hidden.fire();
+    }
+  }
+
+  dispose(): void {
+    this.hide();
+    this.disposed = true;
+  }
+
+  /** The person highlights `label` (arrow keys). */
+  highlight(label: string): void {
+    this.activeItems = [this.item(label)];
+  }
+
+  /** The person picks `label` (Enter or a click). */
+  pick(label: string): void {
+    this.selectedItems = [this.item(label)];
+    this.accepted.fire();
+  }
+
+  /** The person presses the button with `tooltip` on `label`'s item. */
+  pressButton(label: string, tooltip: string): void {
+    const item = this.item(label);
+    const button = item.buttons?.find((candidate) => candidate.tooltip === tooltip);
+    if (button === undefined) {
+      throw new Error(`${label} has no ${tooltip} button`);
+    }
+    this.buttonPressed.fire({ item, button });
+  }
+
+  private item(label: string): T {
+    const item = this.currentItems.find((candidate) => candidate.label === label);
+    if (item === undefined) {
+      throw new Error(`the picker shows no ${label}`);
+    }
+    return item;
+  }
+}
+
+export const createdQuickPicks: Array<QuickPick<QuickPickItem>> = [];
 
 export interface TerminalDimensions {
   columns: number;
@@ -266,6 +393,10 @@ export class Uri {
     return new Uri(components.scheme, components.path ?? "", components.query ?? "");
   }
 
+  static joinPath(base: Uri, ...segments: string[]): Uri {
+    return new Uri(base.scheme, [base.path, ...segments].join("/").replace(/\/{2,}/g, "/"), "");
+  }
+
   get fsPath(): string {
     return this.path;
   }
@@ -365,6 +496,11 @@ export function resetWorkspace(): void {
   registeredCommands.clear();
   executedCommands.length = 0;
   createdTerminals.length = 0;
+  createdQuickPicks.length = 0;
+  shownInputBoxes.length = 0;
+  inputAnswers.length = 0;
+  shownSaveDialogs.length = 0;
+  saveDialogAnswers.length = 0;
   window.activeTextEditor = undefined;
 }
 
@@ -555,9 +691,22 @@ export const workspace = {
   },
 
   fs: {
+    /** Copies the file; refuses to replace one without `overwrite`, as VS Code does. */
+    copy(source: Uri, target: Uri, options: { overwrite?: boolean } = {}): Promise<void> {
+      try {
+        nodeFs.copyFileSync(source.fsPath, target.fsPath, options.overwrite === true ? 0 : nodeFs.constants.COPYFILE_EXCL);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return Promise.resolve();
+    },
     /** Writes the file; an open document without unsaved edits reloads, as in VS Code. */
     writeFile(uri: Uri, content: Uint8Array): Promise<void> {
-      nodeFs.writeFileSync(uri.fsPath, content);
+      try {
+        nodeFs.writeFileSync(uri.fsPath, content);
+      } catch (error) {
+        return Promise.reject(error);
+      }
       const open = workspace.textDocuments.find((document) => document.uri.toString() === uri.toString());
       if (open !== undefined && !open.isDirty) {
         open.setText(documentText(Buffer.from(content).toString("utf8")), false);
