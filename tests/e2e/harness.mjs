@@ -78,7 +78,8 @@ export async function withVSCode(options, body) {
 
 // Launches code-server and Chromium. Options:
 // - `name`: a label for artifacts (e.g. "chat-demo").
-// - `settings`: user settings added to (and overriding) `readableSettings`.
+// - `settings`: user settings added to (and overriding) `readableSettings`; or a function of the
+//   launch folder returning them, for settings that name a path inside it.
 // - `workspaceFiles`: relative path → content, written into the workspace folder.
 // - `installExtension`: install target/tether.vsix (default true; false checks the bare stack).
 export async function launchVSCode(options = {}) {
@@ -89,7 +90,8 @@ export async function launchVSCode(options = {}) {
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), "tether-e2e-"));
   const vscode = new VSCodeSession(name, root);
   try {
-    await vscode.start({ settings, workspaceFiles, installExtension });
+    const resolvedSettings = typeof settings === "function" ? settings(root) : settings;
+    await vscode.start({ settings: resolvedSettings, workspaceFiles, installExtension });
   } catch (error) {
     await vscode.saveFailureArtifacts();
     await vscode.close();
@@ -145,6 +147,11 @@ class VSCodeSession {
     if (installExtension) this.installExtension(vsixPath);
 
     this.port = await freePort();
+    await this.startProcesses();
+  }
+
+  // Starts code-server on `this.port` and opens it in a new Chromium; `start` and `restart`.
+  async startProcesses() {
     const configPath = path.join(this.root, "code-server.yaml");
     await fsp.writeFile(configPath, `bind-addr: 127.0.0.1:${this.port}\nauth: none\ncert: false\n`);
     const log = fs.openSync(this.logPath, "a");
@@ -262,13 +269,84 @@ class VSCodeSession {
     }
   }
 
-  // Opens the Tether view from the activity bar and waits for the chat to render.
+  // Stops code-server and everything it started, then starts it again on the same port with the
+  // same workspace, user data and extensions, and opens it in a new Chromium: what survives is
+  // only what VS Code and Tether keep on disk. tetherd is ended first, as when its grace period
+  // runs out after the last window closed: it stops its agents itself, so the log says they were
+  // stopped, and nothing is left running for the next start to reconnect to.
+  async restart() {
+    await endTetherd(this.root);
+    await this.stopProcesses();
+    await this.startProcesses();
+  }
+
+  // Closes Chromium and ends every process of this launch; throws when some survive.
+  async stopProcesses() {
+    if (this.browser) {
+      await this.browser.close().catch((error) => {
+        console.error(`closing Chromium failed: ${error.message}`);
+      });
+      this.browser = null;
+      this.page = null;
+    }
+    const survivors = await killLaunchProcesses(this.codeServer?.pid, this.root);
+    this.codeServer = null;
+    if (survivors.length > 0) {
+      throw new Error(`processes survived teardown: ${survivors.join(", ")}`);
+    }
+  }
+
+  // Runs a command from the Command Palette by its title (e.g. "Developer: Reload Window"), as a
+  // person would: F1, the title, then a click on the row that has exactly that title (recently
+  // used commands may come first, so Enter could pick another). The palette lists the commands
+  // known when the text is typed: right after start, an extension's commands may not be
+  // registered yet, so the text is typed again until the row shows.
+  async runCommand(title) {
+    const input = this.page.locator(".quick-input-widget input");
+    const row = this.page
+      .locator(".quick-input-list .monaco-list-row")
+      .filter({ has: this.page.locator(".label-name", { hasText: exactText(title) }) })
+      .first();
+    await this.page.keyboard.press("F1");
+    await input.waitFor();
+    const deadline = Date.now() + ACTIVATION_TIMEOUT_MS;
+    for (;;) {
+      await input.fill(`>${title}`);
+      const shown = await row.waitFor({ timeout: 5_000 }).then(() => true, () => false);
+      if (shown) break;
+      if (Date.now() > deadline) throw new Error(`the Command Palette never listed "${title}"`);
+      await input.fill(">");
+    }
+    await row.click();
+  }
+
+  // "Developer: Reload Window": the workbench page loads again (the extension host restarts
+  // with it), and this waits until the new workbench is drawn.
+  async reloadWindow() {
+    const loaded = this.page.waitForEvent("load", { timeout: ACTIVATION_TIMEOUT_MS });
+    await this.runCommand("Developer: Reload Window");
+    await loaded;
+    await this.page.locator(".monaco-workbench").waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+  }
+
+  // "Developer: Reload Webviews": only the chat's document loads again. The old document is
+  // marked first, so the wait is for the new one's chat, not the old one's.
+  async reloadWebview() {
+    await this.chatFrame().locator("body").evaluate((body) => {
+      body.dataset.e2eReplaced = "pending";
+    });
+    await this.runCommand("Developer: Reload Webviews");
+    await this.chatFrame()
+      .locator("body:not([data-e2e-replaced]) #app")
+      .waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+  }
+
+  // Opens the Tether view and waits for the chat to render. Through "View: Show Tether" rather
+  // than the activity bar icon: a click on the icon of the view that is open already closes the
+  // side bar, and a reloaded window restores the open view on its own schedule, so whether a
+  // click opens or closes it would be a race. The command only ever opens it.
   async openTetherView() {
-    await this.page
-      .locator('.activitybar .action-item a[aria-label^="Tether"]')
-      .click({ timeout: ACTIVATION_TIMEOUT_MS });
-    // Move the pointer off the icon, or its tooltip stays over the chat in every screenshot.
-    await this.page.mouse.move(900, 600);
+    await this.runCommand("View: Show Tether");
     await this.chatFrame().locator("#app").waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
   }
 
@@ -281,7 +359,8 @@ class VSCodeSession {
     await this.openTetherView();
     const chat = this.chatFrame();
     await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
-    let turns = 0;
+    // A reopened session shows its earlier turns: this chat's turns come after them.
+    let turns = await chat.locator(".entry.user").count();
     return {
       chat,
       prompt: async (words) => {
@@ -333,8 +412,7 @@ class VSCodeSession {
   // as "app.txt (Tether review)" (so "app.txt" does not find the diff editor's tab). On screen,
   // a file's name and extension are separate elements: the tab's whole text is compared.
   activeEditorTab(label) {
-    const exactly = new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
-    return this.page.locator(".tabs-container .tab.active").filter({ hasText: exactly });
+    return this.page.locator(".tabs-container .tab.active").filter({ hasText: exactText(label) });
   }
 
   // Types `text` at the end of the focused editor's document, without saving it.
@@ -377,19 +455,14 @@ class VSCodeSession {
   // Closes Chromium and ends every process of this launch, then deletes the launch folder
   // (set TETHER_E2E_KEEP=1 to keep it for inspection).
   async close() {
-    if (this.browser) {
-      await this.browser.close().catch((error) => {
-        console.error(`closing Chromium failed: ${error.message}`);
-      });
-    }
-    const survivors = await killLaunchProcesses(this.codeServer?.pid, this.root);
-    if (process.env.TETHER_E2E_KEEP !== "1") {
-      await fsp.rm(this.root, { recursive: true, force: true });
-    } else {
-      console.error(`kept the launch folder ${this.root}`);
-    }
-    if (survivors.length > 0) {
-      throw new Error(`processes survived teardown: ${survivors.join(", ")}`);
+    try {
+      await this.stopProcesses();
+    } finally {
+      if (process.env.TETHER_E2E_KEEP !== "1") {
+        await fsp.rm(this.root, { recursive: true, force: true });
+      } else {
+        console.error(`kept the launch folder ${this.root}`);
+      }
     }
   }
 }
@@ -423,6 +496,12 @@ export async function waitForFile(file, ready) {
   }
 }
 
+// A pattern for `hasText` that matches an element whose whole text is `text`, not one that only
+// contains it.
+export function exactText(text) {
+  return new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
+}
+
 async function freePort() {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
@@ -454,6 +533,19 @@ async function killLaunchProcesses(codeServerPid, launchRoot) {
   signalAll(new Set(alive(doomed)), "SIGKILL");
   await sleep(200);
   return alive(doomed);
+}
+
+// Ends the launch's tetherd (the one installed under the launch folder) with SIGTERM, and waits
+// until it and the agents it ends on the way out are gone.
+async function endTetherd(launchRoot) {
+  const table = processTable();
+  const tetherds = [...table]
+    .filter(([, info]) => info.exe.startsWith(launchRoot) && path.basename(info.exe) === "tetherd")
+    .map(([pid]) => pid);
+  const doomed = descendantsOf(new Set(tetherds), table);
+  signalAll(new Set(tetherds), "SIGTERM");
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && alive(doomed).length > 0) await sleep(100);
 }
 
 // Every process on the machine: pid → { ppid, exe, cmdline }, read from /proc.
