@@ -824,7 +824,8 @@ impl HostEngine {
             stderr_tail: VecDeque::new(),
             session_dir: Some(load.summary.dir.clone()),
             unsent_audit: Vec::new(),
-            replayed_through,
+            // Only the agent taken over has events in the log already; a new one starts after it.
+            replayed_through: if live.is_some() { replayed_through } else { 0 },
         });
         self.log(LogLevel::Info, format!("reopened the session in {} ({} events)", load.summary.dir, replayed_through));
         match live {
@@ -886,6 +887,7 @@ impl HostEngine {
         let Some(slot) = &mut self.agent else { return };
         slot.generation = generation;
         slot.agent_id = None;
+        slot.replayed_through = 0;
         slot.stderr_tail.clear();
         slot.client.prepare_new_agent(now);
         self.drain_client();

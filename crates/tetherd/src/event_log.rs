@@ -76,6 +76,7 @@ impl EventLog {
             .create_new(true)
             .open(&path)
             .with_context(|| format!("cannot create {}", path.display()))?;
+        claim(&file, &path)?;
         Ok(Self::writing_to(path, file, 1))
     }
 
@@ -93,6 +94,7 @@ impl EventLog {
             .create(true)
             .open(&path)
             .with_context(|| format!("cannot open {}", path.display()))?;
+        claim(&file, &path)?;
         let last_seq = cut_partial_line_and_find_last_seq(&file, &path)
             .with_context(|| format!("cannot continue {}", path.display()))?;
         Ok(Self::writing_to(path, file, last_seq + 1))
@@ -269,6 +271,23 @@ fn line_ending_at(file: &File, end: u64) -> std::io::Result<(u64, Vec<u8>)> {
     Ok((start, chunks.into_iter().rev().flatten().collect()))
 }
 
+/// Takes the log's exclusive lock (`flock`), held as long as the file is open: two tetherds
+/// (a window whose record of the running one was lost starts another) must never write one log,
+/// or their `seq` numbers would interleave and a reopened session would skip the newer agent's
+/// events as already read.
+fn claim(file: &File, path: &Path) -> anyhow::Result<()> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(anyhow::anyhow!(
+            "another tetherd is writing {} (its agent may still run for another window of this workspace)",
+            path.display()
+        )),
+        Err(std::fs::TryLockError::Error(error)) => {
+            Err(anyhow::Error::new(error).context(format!("cannot lock {}", path.display())))
+        }
+    }
+}
+
 /// Tells which lines of the wire make a point where the log must be on disk: the agent's answer
 /// to a prompt (the turn is over) and the agent's requests that ask the person something.
 ///
@@ -305,6 +324,16 @@ mod tests {
     use tether_core::session_log::read_log;
 
     use super::*;
+
+    #[test]
+    fn a_log_another_writer_has_open_cannot_be_continued_until_it_lets_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = EventLog::create(dir.path()).unwrap();
+        let refused = EventLog::open_existing(dir.path()).map(|_| ()).unwrap_err();
+        assert!(format!("{refused:#}").contains("another tetherd is writing"), "{refused:#}");
+        drop(first);
+        EventLog::open_existing(dir.path()).expect("the lock goes with the first writer");
+    }
 
     #[test]
     fn the_log_is_synced_at_turn_ends_and_before_questions_to_the_person() {
