@@ -274,15 +274,7 @@ impl AcpClient {
             }
         };
         let shell = request.args.is_empty();
-        let command_line = if shell {
-            request.command.clone()
-        } else {
-            std::iter::once(request.command.as_str())
-                .chain(request.args.iter().map(String::as_str))
-                .map(quote_for_display)
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
+        let command_line = command_line(&request.command, &request.args);
         // An agent is meant to ask before it runs a command, and the person's rules and mode
         // answer that request; an agent that did not ask is held to the same answer here.
         let facts = RequestFacts {
@@ -438,15 +430,7 @@ impl AcpClient {
         if method == "terminal/create" {
             let Some(id) = result["terminalId"].as_str() else { return };
             let Ok(request) = serde_json::from_value::<acp::CreateTerminalRequest>(params) else { return };
-            let command = if request.args.is_empty() {
-                request.command.clone()
-            } else {
-                std::iter::once(request.command.as_str())
-                    .chain(request.args.iter().map(String::as_str))
-                    .map(quote_for_display)
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            };
+            let command = command_line(&request.command, &request.args);
             let cwd = request.cwd.map(|cwd| cwd.to_string_lossy().into_owned()).filter(|cwd| *cwd != self.cwd);
             let mut entry = TerminalEntry::new(id.to_owned(), TerminalOrigin::Client, command, cwd, 0);
             entry.sidecar = id.strip_prefix("term-").and_then(|number| number.parse().ok());
@@ -783,6 +767,15 @@ fn with_carriage_returns(text: &str) -> String {
 }
 
 /// A command word as a shell would need it typed: quoted when it has spaces or quotes.
+/// A `terminal/create` command as the person would type it: a command without arguments is a
+/// shell command line already; one with arguments has each quoted where needed.
+fn command_line(command: &str, args: &[String]) -> String {
+    if args.is_empty() {
+        return command.to_owned();
+    }
+    std::iter::once(command).chain(args.iter().map(String::as_str)).map(quote_for_display).collect::<Vec<_>>().join(" ")
+}
+
 fn quote_for_display(word: &str) -> String {
     if !word.is_empty() && word.chars().all(|ch| ch.is_ascii_alphanumeric() || "-_./=:,+@%".contains(ch)) {
         word.to_owned()
