@@ -623,10 +623,12 @@ impl AcpClient {
             }
         }
         if was_running {
-            self.thread.set_turn(TurnState::Failed { message: format!("the agent {description} during the turn") });
+            let how = if killed { "was stopped" } else { description };
+            self.thread.set_turn(TurnState::Failed { message: format!("the agent {how} during the turn") });
         }
         let (level, text) = if killed {
-            (NoticeLevel::Info, format!("The agent was stopped ({description})."))
+            // Stopped on purpose (a new session, Tether closing): how the process ended is noise.
+            (NoticeLevel::Info, "The agent was stopped.".to_owned())
         } else {
             (NoticeLevel::Error, format!("The agent {description}."))
         };

@@ -81,3 +81,10 @@ fn commands_tether_ran_are_rebuilt_from_what_the_agent_read_of_them() {
     // ended.
     check("terminal");
 }
+
+#[test]
+fn an_agent_stopped_by_tether_is_said_to_have_stopped_without_its_signal() {
+    // tetherd's grace ran out with VS Code closed mid-turn (or a new session replaced the agent):
+    // the notice is information, not an error, and the signal that did it is not news.
+    check("stopped");
+}
