@@ -26,8 +26,9 @@
 //! `fs/*` is served in the `fs` module (reads through the host, writes reviewed), `terminal/*` in
 //! the `terminal` module (run by tetherd, mirrored into VS Code terminals and the chat).
 //!
-//! Deliberately absent for now: `session/load` and the other session controls (models, config
-//! options, commands). Each arrives with its own issue.
+//! The session state beside the thread (slash commands, config options, the title, context usage)
+//! and the updates that are not conversation (notices, compaction) are kept in the
+//! `session_state` module.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -44,6 +45,7 @@ use crate::review::preview_lines;
 
 mod fs;
 mod replay;
+mod session_state;
 mod terminal;
 use crate::sidecar::{BadLineKind, method};
 use crate::thread::{
@@ -100,6 +102,9 @@ pub enum AcpEvent {
     ChangesChanged,
     /// Something for tetherd about a terminal; answer requests with `handle_terminal_answer`.
     Terminal(TerminalCall),
+    /// The session's title, slash commands, config options or usage changed
+    /// ([`AcpClient::controls`]): the header and the composer need redrawing.
+    ControlsChanged,
     /// The agent answered `session/list` (see [`AcpClient::list_agent_sessions`]): its sessions
     /// for this workspace, or why it could not list them.
     AgentSessions(Result<Vec<AgentSession>, String>),
@@ -137,6 +142,10 @@ pub enum IntentError {
     UnknownTerminal,
     #[error("the agent runs that command itself; cancel the turn to stop it")]
     NotOurTerminal,
+    #[error("the agent offers no config option {0:?}")]
+    UnknownConfigOption(String),
+    #[error("the agent offers no such value for {option:?}")]
+    UnknownConfigValue { option: String },
 }
 
 /// What each request in flight was for.
@@ -151,6 +160,8 @@ enum RequestKind {
     ResumeSession,
     /// `session/list`.
     ListSessions,
+    /// `session/set_config_option` for an option the person set (not the mode Tether sends).
+    SetConfigOption,
     /// A request read back from a session's log that this version does not make: its answer is
     /// recognised and ignored.
     Unknown,
@@ -270,6 +281,7 @@ pub struct AcpClient {
     show_resumed_history: bool,
     /// The agent offers `session/list` (`sessionCapabilities.list` in its `initialize` answer).
     can_list_sessions: bool,
+    controls: session_state::SessionControls,
     outgoing: VecDeque<String>,
     events: VecDeque<AcpEvent>,
 }
@@ -307,6 +319,7 @@ impl AcpClient {
             unanswered: BTreeMap::new(),
             show_resumed_history: false,
             can_list_sessions: false,
+            controls: session_state::SessionControls::default(),
             outgoing: VecDeque::new(),
             events: VecDeque::new(),
         }
@@ -441,6 +454,8 @@ impl AcpClient {
         self.unanswered.clear();
         self.agent_modes = None;
         self.mode_switches_in_flight = 0;
+        self.controls.forget_agent();
+        self.events.push_back(AcpEvent::ControlsChanged);
         self.resume = self.session_id.as_ref().map(|id| id.0.to_string());
         self.phase = Phase::New;
     }
@@ -690,6 +705,9 @@ impl AcpClient {
                 self.events.push_back(AcpEvent::AgentSessions(sessions));
             }
             (RequestKind::Unknown, _) => {}
+            (RequestKind::SetConfigOption, result) => {
+                self.on_config_option_set(&id, result.map_err(|error| describe_error(&error)));
+            }
             (RequestKind::NewSession, Ok(result)) => self.on_session_created(result),
             (RequestKind::Prompt, Ok(result)) => {
                 self.prompt_in_flight = None;
@@ -810,6 +828,7 @@ impl AcpClient {
                 self.session_id = Some(acp::SessionId::new(target.clone()));
                 self.phase = Phase::Ready;
                 self.agent_modes = agent_modes(modes, options.as_deref());
+                self.on_config_options(options.as_deref().unwrap_or_default());
                 self.notice(NoticeLevel::Info, "The agent resumed this session.".to_owned());
                 self.events.push_back(AcpEvent::SessionReady { session_id: target });
                 if self.agent_modes.is_some() {
@@ -838,6 +857,7 @@ impl AcpClient {
                 self.session_id = Some(response.session_id);
                 self.phase = Phase::Ready;
                 self.agent_modes = agent_modes(response.modes, response.config_options.as_deref());
+                self.on_config_options(response.config_options.as_deref().unwrap_or_default());
                 self.events.push_back(AcpEvent::SessionReady { session_id });
                 if self.agent_modes.is_some() {
                     self.events.push_back(AcpEvent::PolicyChanged);
@@ -917,9 +937,22 @@ impl AcpClient {
                         && self.resume.as_deref() == Some(&*notification.session_id.0)
                     {
                         // The agent replays the session's history: the thread has it already,
-                        // unless the session is one Tether has no record of.
+                        // unless the session is one Tether has no record of. The session's state
+                        // (commands, options, title, usage) is taken either way.
                         if self.show_resumed_history {
                             self.on_session_update(notification.update);
+                            return;
+                        }
+                        match notification.update {
+                            update @ (acp::SessionUpdate::AvailableCommandsUpdate(_)
+                            | acp::SessionUpdate::SessionInfoUpdate(_)
+                            | acp::SessionUpdate::UsageUpdate(_)) => {
+                                self.on_session_state_update(update);
+                            }
+                            acp::SessionUpdate::ConfigOptionUpdate(update) => {
+                                self.on_config_options(&update.config_options);
+                            }
+                            _ => {}
                         }
                         return;
                     }
@@ -958,6 +991,7 @@ impl AcpClient {
     }
 
     fn on_session_update(&mut self, update: acp::SessionUpdate) {
+        let Some(update) = self.on_session_state_update(update) else { return };
         match update {
             acp::SessionUpdate::UserMessageChunk(chunk) => {
                 let text = content_text(&chunk.content);
@@ -1026,6 +1060,7 @@ impl AcpClient {
                 self.on_agent_mode(update.current_mode_id.0.to_string(), false);
             }
             acp::SessionUpdate::ConfigOptionUpdate(update) => {
+                self.on_config_options(&update.config_options);
                 let config_id = match &self.agent_modes {
                     Some(AgentModes::ConfigOption { config_id, .. }) => Some(config_id.clone()),
                     _ => None,
@@ -1045,7 +1080,8 @@ impl AcpClient {
                     self.on_agent_mode(current, true);
                 }
             }
-            // Commands, config options, usage and session info are shown by a later issue.
+            // Session state, notices and compaction were taken by `on_session_state_update`; what
+            // is left are kinds of a newer protocol (or unstable ones), legal to ignore.
             _ => {}
         }
     }
@@ -1225,12 +1261,14 @@ impl AcpClient {
                 self.send_request("session/set_mode", &params, RequestKind::SetAgentMode, None);
             }
             AgentModes::ConfigOption { config_id, .. } => {
+                let config_id = config_id.clone();
                 let params = acp::SetSessionConfigOptionRequest::new(
                     session_id,
                     config_id.clone(),
                     acp::SessionConfigValueId::new(target.clone()),
                 );
                 self.send_request("session/set_config_option", &params, RequestKind::SetAgentMode, None);
+                self.show_mode_option(&config_id, &target);
             }
         }
         self.mode_switches_in_flight += 1;

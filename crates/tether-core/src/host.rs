@@ -40,8 +40,8 @@ use crate::sidecar::{
 };
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch};
 use crate::webview::{
-    HostToWebview, PermissionsView, ReviewIntent, SessionStatus, SessionView, TerminalIntent, ViewSnapshot,
-    WebviewToHost,
+    HostToWebview, PermissionsView, ReviewIntent, SessionControlsView, SessionStatus, SessionView, TerminalIntent,
+    ViewSnapshot, WebviewToHost,
 };
 
 /// The shortest time between two posts to the webview: one animation frame at 60 Hz.
@@ -239,6 +239,7 @@ impl HostEngine {
                 permissions: PermissionsView::default(),
                 changes: Vec::new(),
                 can_restart: false,
+                controls: SessionControlsView::default(),
             },
             webview: WebviewOutbox::default(),
             badge: 0,
@@ -331,6 +332,15 @@ impl HostEngine {
                     self.refresh_permissions_view();
                 }
             },
+            WebviewToHost::SetConfigOption { config_id, value } => {
+                let result = match &mut self.agent {
+                    Some(slot) => slot.client.set_config_option(&config_id, value),
+                    None => Err(IntentError::NotReady),
+                };
+                if let Err(error) = result {
+                    self.show(LogLevel::Warn, format!("The option was not changed: {error}."));
+                }
+            }
             WebviewToHost::AddRule { spec, scope } => {
                 let result = match &mut self.agent {
                     Some(slot) => slot.client.add_rule(spec, scope).map(|_| ()),
@@ -1368,6 +1378,7 @@ impl HostEngine {
             AcpEvent::ProtocolProblem { message } => self.log(LogLevel::Warn, message),
             AcpEvent::PermissionsWaiting { count } => self.set_badge(count),
             AcpEvent::PolicyChanged => self.refresh_permissions_view(),
+            AcpEvent::ControlsChanged => self.refresh_controls_view(),
             AcpEvent::Host(action) => self.actions.push_back(*action),
             AcpEvent::TakeSnapshot => self.take_snapshot(),
             AcpEvent::ScanChanges { base } => self.scan_changes(base),
@@ -1515,6 +1526,15 @@ impl HostEngine {
         }
     }
 
+    /// Copies the session's title, commands, config options and usage into the header.
+    fn refresh_controls_view(&mut self) {
+        let controls = self.agent.as_ref().map(|slot| slot.client.controls().clone()).unwrap_or_default();
+        if self.session.controls != controls {
+            self.session.controls = controls;
+            self.webview.session_changed = true;
+        }
+    }
+
     fn refresh_changes_view(&mut self) {
         let changes = self.agent.as_ref().map(|slot| slot.client.changes_bar()).unwrap_or_default();
         if self.session.changes != changes {
@@ -1551,6 +1571,7 @@ impl HostEngine {
         let policy = slot.client.policy();
         self.idle_policy = policy.for_new_session(policy.mode(), 1);
         self.refresh_permissions_view();
+        self.refresh_controls_view();
         slot.agent_id
     }
 

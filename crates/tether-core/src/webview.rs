@@ -16,7 +16,7 @@ use crate::review::{ChangeId, ChangePhase, FileChangeKind};
 use crate::thread::{Entry, PermissionKey, PlanEntryView, TerminalView, ThreadPatch, TurnState};
 
 /// What the chat header shows about the session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionView {
     /// The agent profile in use ("Demo", "Claude Code", ...).
@@ -33,6 +33,94 @@ pub struct SessionView {
     /// The agent has exited (or could not be reached) and the session can be continued: the
     /// header offers Restart, which starts the agent again and resumes its session.
     pub can_restart: bool,
+    /// What the agent offers beside the thread: the session's title, slash commands, config
+    /// options and context usage.
+    pub controls: SessionControlsView,
+}
+
+/// The session state an agent advertises with `session/update` (and in its `session/new`,
+/// `session/load` or `session/resume` answer), as the header and the composer show it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionControlsView {
+    /// The session's title, from `session_info_update`.
+    pub title: Option<String>,
+    /// The slash commands the composer completes, from `available_commands_update`.
+    pub commands: Vec<SlashCommandView>,
+    /// Every config option, in the agent's order (its mode option included: Tether's mode picker
+    /// stays the way to switch it, and this one follows it).
+    pub config_options: Vec<ConfigOptionView>,
+    /// How full the agent's context window is, from `usage_update`.
+    pub usage: Option<UsageView>,
+}
+
+/// A slash command the agent offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SlashCommandView {
+    /// The name, without the leading "/".
+    pub name: String,
+    pub description: String,
+    /// What to type after the name, when the command takes input.
+    pub input_hint: Option<String>,
+}
+
+/// A config option the agent offers (model, reasoning effort, mode, ...).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigOptionView {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+    /// ACP's category as on the wire (`mode`, `model`, `model_config`, `thought_level`, or the
+    /// agent's own), for ordering and icons.
+    pub category: Option<String>,
+    pub kind: ConfigOptionKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum ConfigOptionKind {
+    /// One value of a list.
+    Select { current: String, choices: Vec<ConfigChoiceView> },
+    /// On or off.
+    Boolean { current: bool },
+}
+
+/// One value of a select config option.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigChoiceView {
+    pub value: String,
+    pub name: String,
+    pub description: Option<String>,
+    /// The heading the agent groups this value under, when it groups them.
+    pub group: Option<String>,
+}
+
+/// A value the person picks for a config option: a select's value id, or a boolean.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(untagged)]
+pub enum ConfigValue {
+    Boolean(bool),
+    Choice(String),
+}
+
+/// The context meter: tokens in the agent's context window, and what the session cost so far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageView {
+    pub used: u64,
+    pub size: u64,
+    pub cost: Option<CostView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CostView {
+    pub amount: f64,
+    /// ISO 4217 currency code ("USD").
+    pub currency: String,
 }
 
 /// One row of the changes bar.
@@ -153,6 +241,12 @@ pub enum WebviewToHost {
     /// The person chose a mode in the header.
     SetMode {
         mode: Mode,
+    },
+    /// The person picked a value for one of the agent's config options (a select's value id, or
+    /// a boolean).
+    SetConfigOption {
+        config_id: String,
+        value: ConfigValue,
     },
     /// The person added a rule in the rules panel.
     AddRule {

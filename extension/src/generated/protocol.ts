@@ -114,7 +114,12 @@ changes: Array<ChangedFileView>,
  * The agent has exited (or could not be reached) and the session can be continued: the
  * header offers Restart, which starts the agent again and resumes its session.
  */
-canRestart: boolean, };
+canRestart: boolean, 
+/**
+ * What the agent offers beside the thread: the session's title, slash commands, config
+ * options and context usage.
+ */
+controls: SessionControlsView, };
 
 export type SessionStatus = { "type": "starting", step: string, } | { "type": "ready" } | { "type": "failed", message: string, } | { "type": "exited", message: string, };
 
@@ -130,7 +135,7 @@ export type HostToWebview = { "type": "snapshot", snapshot: ViewSnapshot, } | { 
  */
 session: SessionView | null, thread: Array<ThreadPatch>, };
 
-export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "export", format: ExportFormat, } | { "type": "restart" };
+export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "export", format: ExportFormat, } | { "type": "restart" };
 
 export type PermissionsView = { mode: Mode, 
 /**
@@ -160,6 +165,60 @@ pending: number, };
 export type ReviewIntent = { "type": "hunk", change: number, hunk: number, keep: boolean, } | { "type": "all", change: number, keep: boolean, } | { "type": "open", change: number, } | { "type": "openAll" } | { "type": "retry", change: number, };
 
 export type TerminalIntent = { "type": "stop", terminal: string, } | { "type": "open", terminal: string, };
+
+export type SessionControlsView = { 
+/**
+ * The session's title, from `session_info_update`.
+ */
+title: string | null, 
+/**
+ * The slash commands the composer completes, from `available_commands_update`.
+ */
+commands: Array<SlashCommandView>, 
+/**
+ * Every config option, in the agent's order (its mode option included: Tether's mode picker
+ * stays the way to switch it, and this one follows it).
+ */
+configOptions: Array<ConfigOptionView>, 
+/**
+ * How full the agent's context window is, from `usage_update`.
+ */
+usage: UsageView | null, };
+
+export type SlashCommandView = { 
+/**
+ * The name, without the leading "/".
+ */
+name: string, description: string, 
+/**
+ * What to type after the name, when the command takes input.
+ */
+inputHint: string | null, };
+
+export type ConfigOptionView = { id: string, name: string, description: string | null, 
+/**
+ * ACP's category as on the wire (`mode`, `model`, `model_config`, `thought_level`, or the
+ * agent's own), for ordering and icons.
+ */
+category: string | null, kind: ConfigOptionKind, };
+
+export type ConfigOptionKind = { "type": "select", current: string, choices: Array<ConfigChoiceView>, } | { "type": "boolean", current: boolean, };
+
+export type ConfigChoiceView = { value: string, name: string, description: string | null, 
+/**
+ * The heading the agent groups this value under, when it groups them.
+ */
+group: string | null, };
+
+export type ConfigValue = boolean | string;
+
+export type UsageView = { used: number, size: number, cost: CostView | null, };
+
+export type CostView = { amount: number, 
+/**
+ * ISO 4217 currency code ("USD").
+ */
+currency: string, };
 
 export type ChangeOrigin = "write" | "agent";
 

@@ -241,9 +241,13 @@ impl AcpClient {
                         RequestKind::Prompt
                     }
                     "session/set_mode" | "session/set_config_option" => {
-                        // The engine takes the mode it asks for as current right away.
                         let params: serde_json::Value =
                             params.and_then(|params| serde_json::from_str(params.get()).ok()).unwrap_or_default();
+                        if method == "session/set_config_option" && self.replay_config_request(&id, &params) {
+                            self.rpc.record_sent(id, &method, RequestKind::SetConfigOption);
+                            return Ok(());
+                        }
+                        // The engine takes the mode it asks for as current right away.
                         let target = params["modeId"].as_str().or_else(|| params["value"].as_str());
                         if let (Some(modes), Some(target)) = (&mut self.agent_modes, target) {
                             modes.set_current(target.to_owned());
