@@ -10,6 +10,7 @@
 //! period.
 
 mod agent;
+mod check_agent;
 mod connection;
 mod event_log;
 mod fanout;
@@ -24,6 +25,7 @@ mod utc;
 
 use std::fs::OpenOptions;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -49,6 +51,9 @@ struct Cli {
 enum Command {
     /// Listen on a local socket for the host (the token comes from TETHER_TOKEN).
     Serve(ServeArgs),
+    /// Check that an ACP agent follows the protocol: runs it through initialize, session/new, a
+    /// prompt and a cancelled prompt, and reports every problem (exit code 1 if any).
+    CheckAgent(check_agent::CheckAgentArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -70,10 +75,11 @@ struct ServeArgs {
     kill_grace_ms: u64,
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(args).map(|()| ExitCode::SUCCESS),
+        Command::CheckAgent(args) => check_agent::run(args),
     }
 }
 

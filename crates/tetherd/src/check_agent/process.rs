@@ -1,0 +1,183 @@
+//! The agent under check as a process: started in a process group of its own, fed lines on
+//! stdin, its stdout cut into lines (numbered, so a finding can say which one offended), its
+//! stderr counted with the last lines kept, and the whole group killed at the end so that the
+//! check leaves nothing running behind it.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tether_core::framing::{DEFAULT_MAX_LINE_BYTES, FrameError, LineFramer};
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::process_group::{self, GroupSignal};
+
+/// How many of the agent's last stderr lines the report shows.
+const STDERR_TAIL_LINES: usize = 5;
+
+/// How many bytes of stdout are read at a time.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// One thing read from the agent's stdout.
+#[derive(Debug)]
+pub enum Output {
+    /// A line, numbered from 1 among the non-blank lines of stdout (the framer skips blank ones).
+    Line { number: u64, text: String },
+    /// A line that could not be read as text (too long, or not UTF-8).
+    BadLine { number: u64, error: FrameError },
+    /// Stdout is finished: the agent closed it, usually by exiting.
+    Closed,
+}
+
+/// What the agent printed on stderr: how many lines, and the last few.
+#[derive(Debug, Default, Clone)]
+pub struct StderrSummary {
+    pub line_count: u64,
+    pub last_lines: VecDeque<String>,
+}
+
+/// A running agent.
+pub struct AgentProcess {
+    child: Child,
+    /// The agent's process group, which is its own pid (it was spawned with `process_group(0)`).
+    pgid: u32,
+    /// `None` once the agent has stopped reading (a write failed), so later writes are skipped.
+    stdin: Option<ChildStdin>,
+    output: mpsc::UnboundedReceiver<Output>,
+    stderr: Arc<Mutex<StderrSummary>>,
+}
+
+impl AgentProcess {
+    /// Starts `program` with `args` in the current directory (so relative paths in the command
+    /// line work as the person typed them), with all three pipes connected.
+    pub fn spawn(program: &OsString, args: &[OsString]) -> io::Result<AgentProcess> {
+        let mut command = Command::new(program);
+        command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        #[cfg(unix)]
+        command.process_group(0);
+        let mut child = command.spawn()?;
+        let pgid = child.id().ok_or_else(|| io::Error::other("the agent exited before it could be watched"))?;
+        let stdin = child.stdin.take();
+        let (sender, output) = mpsc::unbounded_channel();
+        if let Some(stdout) = child.stdout.take() {
+            tokio::spawn(read_stdout(stdout, sender));
+        }
+        let stderr = Arc::new(Mutex::new(StderrSummary::default()));
+        if let Some(pipe) = child.stderr.take() {
+            tokio::spawn(read_stderr(pipe, Arc::clone(&stderr)));
+        }
+        Ok(AgentProcess { child, pgid, stdin, output, stderr })
+    }
+
+    /// Writes one message and its newline. A failure means the agent no longer reads its stdin
+    /// (it has exited, or closed it): the message is lost, and the read side will show why.
+    pub async fn send(&mut self, line: &str) {
+        let Some(stdin) = self.stdin.as_mut() else { return };
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+            self.stdin = None;
+        }
+    }
+
+    /// The next thing from stdout, waiting for it.
+    pub async fn next_output(&mut self) -> Output {
+        self.output.recv().await.unwrap_or(Output::Closed)
+    }
+
+    /// The next thing from stdout if it has already been read, without waiting.
+    pub fn output_already_read(&mut self) -> Option<Output> {
+        match self.output.try_recv() {
+            Ok(output) => Some(output),
+            Err(mpsc::error::TryRecvError::Empty) => None,
+            Err(mpsc::error::TryRecvError::Disconnected) => Some(Output::Closed),
+        }
+    }
+
+    /// How the agent exited, once it has, waiting at most `bound` (its stdout can close a moment
+    /// before the process is gone).
+    pub async fn exit_status(&mut self, bound: Duration) -> Option<ExitStatus> {
+        tokio::time::timeout(bound, self.child.wait()).await.ok().and_then(Result::ok)
+    }
+
+    pub fn stderr(&self) -> StderrSummary {
+        self.stderr.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Ends the agent and everything it started: closes its stdin, sends its process group
+    /// SIGTERM, and SIGKILL after `grace` if anything is left. Returns false if some process
+    /// survived even SIGKILL.
+    pub async fn stop(mut self, grace: Duration) -> bool {
+        drop(self.stdin.take());
+        process_group::signal(self.pgid, GroupSignal::Terminate);
+        let stopped = process_group::finish_kill(self.pgid, Some(Instant::now() + grace)).await.is_ok();
+        // The leader is our child: reap it so it does not linger as a zombie. Its exit status
+        // does not matter any more, since the check is over.
+        let _reaped = self.child.wait().await;
+        stopped
+    }
+}
+
+/// Cuts stdout into numbered lines and sends them on, until stdout ends.
+async fn read_stdout(mut stdout: tokio::process::ChildStdout, sender: mpsc::UnboundedSender<Output>) {
+    let mut framer = LineFramer::new(DEFAULT_MAX_LINE_BYTES);
+    let mut buffer = vec![0; READ_CHUNK_BYTES];
+    let mut number = 0;
+    let mut numbered = |line: Result<String, FrameError>| {
+        number += 1;
+        match line {
+            Ok(text) => Output::Line { number, text },
+            Err(error) => Output::BadLine { number, error },
+        }
+    };
+    loop {
+        let read = match stdout.read(&mut buffer).await {
+            // A read error ends stdout as surely as its end does: either way no more lines come.
+            Ok(0) | Err(_) => break,
+            Ok(read) => read,
+        };
+        framer.push(&buffer[..read]);
+        while let Some(line) = framer.next_line() {
+            if sender.send(numbered(line)).is_err() {
+                // The check is over and no longer listens.
+                return;
+            }
+        }
+    }
+    while let Some(line) = framer.finish() {
+        if sender.send(numbered(line)).is_err() {
+            return;
+        }
+    }
+}
+
+/// Counts stderr lines (decoded lossily: they are for people) and keeps the last few.
+async fn read_stderr(stderr: tokio::process::ChildStderr, summary: Arc<Mutex<StderrSummary>>) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\n', '\r']);
+        if text.trim().is_empty() {
+            continue;
+        }
+        let mut summary = summary.lock().unwrap_or_else(PoisonError::into_inner);
+        summary.line_count += 1;
+        if summary.last_lines.len() == STDERR_TAIL_LINES {
+            summary.last_lines.pop_front();
+        }
+        summary.last_lines.push_back(text.to_owned());
+    }
+}
