@@ -98,6 +98,30 @@ let session: SessionView = {
   },
   changes: [],
   canRestart: false,
+  controls: {
+    title: "Tidy the notes",
+    commands: [
+      { name: "review", description: "Review the current changes", inputHint: null },
+      { name: "memory", description: "Show or add to the agent's memory", inputHint: "show | add <text>" },
+    ],
+    configOptions: [
+      {
+        id: "model",
+        name: "Model",
+        description: null,
+        category: "model",
+        kind: {
+          type: "select",
+          current: "small",
+          choices: [
+            { value: "small", name: "Small", description: "Quick answers", group: null },
+            { value: "large", name: "Large", description: null, group: null },
+          ],
+        },
+      },
+    ],
+    usage: { used: 53000, size: 200000, cost: { amount: 0.42, currency: "USD" } },
+  },
 };
 let nextRuleId = 3;
 

@@ -83,6 +83,7 @@ export class ChatView {
       this.header.render(model.session);
       this.rules.render(model.session?.permissions ?? null);
       this.changesBar.render(model.session?.changes ?? []);
+      this.composer.setCommands(model.session?.controls.commands ?? []);
     }
     if (changes.reset || changes.plan) this.plan.render(model.plan);
     if (changes.reset || changes.turn) this.turn.render(model.turn);

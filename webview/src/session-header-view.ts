@@ -1,7 +1,9 @@
 // The chat header (`header.session`): which agent, how its session stands (with Restart when the
 // agent has exited and its session can be continued), the session actions (pick another agent,
 // start a new session, open the history, export this session), and the permission controls: the
-// mode picker, the agent's own mode, and the toggle of the rules panel.
+// mode picker, the agent's own mode, and the toggle of the rules panel. Below them: the session's
+// title as the agent names it, and the agent's config options and context meter
+// (`SessionControlsPanel`).
 //
 // The pickers show the host's choice; choosing sends an intent (`selectAgent`, `setMode`) and the
 // host's next header patch says what actually happened, so each picker is set to the host's
@@ -11,6 +13,8 @@
 
 import { element } from "./element";
 import { MODES, modeLabel } from "./permission-labels";
+import type { SessionControlsView } from "./protocol";
+import { SessionControlsPanel } from "./session-controls-view";
 import type { ExportFormat, Mode, PermissionsView, PostIntent, SessionStatus, SessionView } from "./protocol";
 
 const SVG_NAMESPACE = "http://www.w3.org/2000/svg";
@@ -39,6 +43,8 @@ export class SessionHeaderView {
   private readonly permissions = element("div", "session-permissions");
   private readonly modeSelect = element("select", "mode-select");
   private readonly agentMode = element("span", "agent-mode");
+  private readonly title = element("div", "session-title");
+  private readonly controls: SessionControlsPanel;
   private readonly bypassWarning = element("div", "mode-warning", "⚠ Bypass: every request is approved");
   private shownProfiles = "";
 
@@ -70,7 +76,8 @@ export class SessionHeaderView {
     modeField.append(element("span", "mode-field-label", "Mode"), this.modeSelect);
     this.bypassWarning.setAttribute("role", "note");
     this.permissions.append(modeField, this.agentMode, rulesToggle);
-    this.element.append(identity, actions, this.permissions, this.bypassWarning);
+    this.controls = new SessionControlsPanel(post);
+    this.element.append(identity, this.title, actions, this.permissions, this.controls.element, this.bypassWarning);
 
     this.picker.addEventListener("change", () => {
       post({ type: "selectAgent", name: this.picker.value });
@@ -98,6 +105,7 @@ export class SessionHeaderView {
       this.exportMenu.show(false);
       this.permissions.hidden = true;
       this.bypassWarning.hidden = true;
+      this.showControls(null);
       delete this.element.dataset["mode"];
       return;
     }
@@ -123,6 +131,15 @@ export class SessionHeaderView {
     this.picker.hidden = session.profiles.length === 0;
     this.picker.value = session.agent;
     this.showPermissions(session.permissions);
+    this.showControls(session.controls);
+  }
+
+  private showControls(controls: SessionControlsView | null): void {
+    const title = controls?.title ?? null;
+    this.title.hidden = title === null;
+    this.title.textContent = title ?? "";
+    this.title.title = title ?? "";
+    this.controls.render(controls);
   }
 
   private showPermissions(permissions: PermissionsView): void {

@@ -1,0 +1,200 @@
+// The agent's session controls as the person meets them: the session title in the header, a
+// picker per config option (posting setConfigOption), the context meter, and slash-command
+// completion in the composer.
+
+import assert from "node:assert/strict";
+import { beforeEach, describe, it } from "node:test";
+import type { SessionControlsView } from "../src/protocol";
+import { formatCost, formatTokens } from "../src/session-controls-view";
+import { patch, session, snapshot } from "./fixtures";
+import { type Harness, harness } from "./support";
+
+function controls(overrides: Partial<SessionControlsView> = {}): SessionControlsView {
+  return { title: null, commands: [], configOptions: [], usage: null, ...overrides };
+}
+
+const modeOption = {
+  id: "approval",
+  name: "Approval",
+  description: null,
+  category: "mode",
+  kind: {
+    type: "select" as const,
+    current: "auto",
+    choices: [{ value: "auto", name: "Auto", description: null, group: null }],
+  },
+};
+
+const modelOption = {
+  id: "model",
+  name: "Model",
+  description: "Which model answers",
+  category: "model",
+  kind: {
+    type: "select" as const,
+    current: "small",
+    choices: [
+      { value: "small", name: "Small", description: "Quick answers", group: "Fast" },
+      { value: "large", name: "Large", description: null, group: "Smart" },
+    ],
+  },
+};
+
+const webOption = {
+  id: "web",
+  name: "Web search",
+  description: null,
+  category: null,
+  kind: { type: "boolean" as const, current: false },
+};
+
+const commands = [
+  { name: "review", description: "Review the current changes", inputHint: null },
+  { name: "memory", description: "Show or add to memory", inputHint: "show | add <text>" },
+  { name: "mcp", description: "List MCP servers", inputHint: null },
+];
+
+describe("session controls in the header", () => {
+  let ui: Harness;
+  beforeEach(() => {
+    ui = harness();
+  });
+
+  it("shows the session's title once the agent names it, and drops it when cleared", () => {
+    ui.frame(snapshot([]));
+    const title = ui.query("header.session .session-title");
+    assert.equal(title.hidden, true, "no title before the agent gives one");
+    ui.frame(patch([], session({ controls: controls({ title: "Fix the parser test" }) })));
+    assert.equal(title.hidden, false);
+    assert.equal(title.textContent, "Fix the parser test");
+    ui.frame(patch([], session({ controls: controls() })));
+    assert.equal(title.hidden, true);
+  });
+
+  it("offers a picker per config option (the mode left to the mode picker) and posts the choice", () => {
+    ui.frame(snapshot([], { session: session({ controls: controls({ configOptions: [modeOption, modelOption, webOption] }) }) }));
+    const selects = ui.queryAll<HTMLSelectElement>("header.session .config-option-select");
+    assert.deepEqual(
+      selects.map((select) => select.getAttribute("aria-label")),
+      ["Model"],
+      "one select for the model; the agent's mode option is not a second mode picker",
+    );
+    const model = selects[0]!;
+    assert.equal(model.value, "small");
+    assert.deepEqual(
+      [...model.querySelectorAll("optgroup")].map((group) => group.label),
+      ["Fast", "Smart"],
+    );
+    assert.deepEqual(ui.posted, [], "drawing the host's values sends nothing");
+
+    model.value = "large";
+    model.dispatchEvent(new ui.window.Event("change"));
+    const web = ui.query<HTMLInputElement>('header.session input[data-config-id="web"]');
+    assert.equal(web.checked, false);
+    web.checked = true;
+    web.dispatchEvent(new ui.window.Event("change"));
+    assert.deepEqual(ui.posted, [
+      { type: "setConfigOption", configId: "model", value: "large" },
+      { type: "setConfigOption", configId: "web", value: true },
+    ]);
+
+    // The host refused the web search: the checkbox shows the host's value again.
+    ui.frame(patch([], session({ controls: controls({ configOptions: [modeOption, modelOption, webOption] }) })));
+    assert.equal(web.checked, false);
+    assert.equal(model.value, "small");
+  });
+
+  it("shows the context meter with the tokens and cost in its accessible label", () => {
+    ui.frame(snapshot([]));
+    const meter = ui.query("header.session .context-meter");
+    assert.equal(meter.hidden, true, "no meter before a usage update");
+    ui.frame(
+      patch([], session({ controls: controls({ usage: { used: 53000, size: 200000, cost: { amount: 0.42, currency: "USD" } } }) })),
+    );
+    assert.equal(meter.hidden, false);
+    assert.equal(meter.textContent, "27% · $0.42");
+    assert.equal(meter.getAttribute("aria-label"), "Context: 53k of 200k tokens used (27%); cost so far $0.42");
+    assert.equal(meter.dataset["level"], "normal");
+    ui.frame(patch([], session({ controls: controls({ usage: { used: 190000, size: 200000, cost: null } }) })));
+    assert.equal(meter.textContent, "95%");
+    assert.equal(meter.dataset["level"], "full");
+  });
+
+  it("formats token counts and costs for a glance", () => {
+    assert.equal(formatTokens(950), "950");
+    assert.equal(formatTokens(12_345), "12.3k");
+    assert.equal(formatTokens(1_200_000), "1.2M");
+    assert.equal(formatCost(1.5, "EUR"), "€1.50");
+    assert.equal(formatCost(2, "not a currency"), "2.00 not a currency");
+  });
+});
+
+describe("slash commands in the composer", () => {
+  let ui: Harness;
+  beforeEach(() => {
+    ui = harness();
+    ui.frame(snapshot([], { session: session({ controls: controls({ commands }) }) }));
+  });
+
+  const input = () => ui.query<HTMLTextAreaElement>("footer.composer textarea");
+  const list = () => ui.query("footer.composer .composer-commands");
+  const shown = () => ui.queryAll(".composer-command-name").map((name) => name.textContent);
+  const selected = () => ui.query('.composer-command[aria-selected="true"] .composer-command-name').textContent;
+  const type = (text: string) => {
+    input().value = text;
+    input().dispatchEvent(new ui.window.Event("input"));
+  };
+  const press = (key: string) =>
+    input().dispatchEvent(new ui.window.KeyboardEvent("keydown", { key, bubbles: true, cancelable: true }));
+
+  it("lists the commands after a leading slash and filters them as the person types", () => {
+    type("hello /");
+    assert.equal(list().hidden, true, "only a slash at the start opens the list");
+    type("/");
+    assert.equal(list().hidden, false);
+    assert.deepEqual(shown(), ["/review", "/memory", "/mcp"]);
+    assert.equal(input().getAttribute("aria-expanded"), "true");
+    type("/m");
+    assert.deepEqual(shown(), ["/memory", "/mcp"]);
+    assert.ok(ui.query(".composer-command").textContent?.includes("show | add <text>"), "the input hint is shown");
+    type("/x");
+    assert.equal(list().hidden, true, "nothing matches: no list");
+  });
+
+  it("moves with the arrow keys and picks with Enter, inserting the command without sending", () => {
+    type("/");
+    assert.equal(selected(), "/review");
+    press("ArrowDown");
+    assert.equal(selected(), "/memory");
+    assert.equal(input().getAttribute("aria-activedescendant"), ui.query('.composer-command[aria-selected="true"]').id);
+    press("ArrowUp");
+    press("ArrowUp");
+    assert.equal(selected(), "/mcp", "up from the first wraps to the last");
+    press("Enter");
+    assert.equal(input().value, "/mcp ");
+    assert.equal(list().hidden, true);
+    assert.deepEqual(ui.posted, [], "Enter picked; it did not send");
+    press("Enter");
+    assert.deepEqual(ui.posted, [{ type: "prompt", text: "/mcp " }], "the next Enter sends");
+  });
+
+  it("picks with Tab and with a click", () => {
+    type("/me");
+    press("Tab");
+    assert.equal(input().value, "/memory ");
+    type("/r");
+    ui.query<HTMLElement>(".composer-command").click();
+    assert.equal(input().value, "/review ");
+  });
+
+  it("closes with Escape until the person types again", () => {
+    type("/");
+    press("Escape");
+    assert.equal(list().hidden, true);
+    assert.equal(input().getAttribute("aria-expanded"), "false");
+    press("Enter");
+    assert.deepEqual(ui.posted, [{ type: "prompt", text: "/" }], "with the list closed, Enter sends");
+    type("/r");
+    assert.deepEqual(shown(), ["/review"]);
+  });
+});
