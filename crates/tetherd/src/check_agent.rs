@@ -127,12 +127,15 @@ async fn check(args: &CheckAgentArgs) -> anyhow::Result<Report> {
     let mut checker = Checker::new(agent, report, workspace_path, Duration::from_secs(args.timeout_seconds));
     checker.converse(&args.prompt).await;
     let Checker { agent, mut report, .. } = checker;
-    let stderr = agent.stderr();
-    if stderr.line_count > 0 {
-        let last: Vec<&str> = stderr.last_lines.iter().map(String::as_str).collect();
-        report.note(Kind::Stderr, format!("{} line(s) on stderr; the last: {}", stderr.line_count, last.join(" | ")));
+    let stopped = agent.stop(KILL_GRACE).await;
+    if stopped.stderr.line_count > 0 {
+        let last: Vec<&str> = stopped.stderr.last_lines.iter().map(|line| line.trim()).collect();
+        report.note(
+            Kind::Stderr,
+            format!("{} line(s) on stderr; the last: {}", stopped.stderr.line_count, last.join(" | ")),
+        );
     }
-    if !agent.stop(KILL_GRACE).await {
+    if !stopped.all_gone {
         report.problem(Kind::LeftRunning, "some of the agent's processes survived SIGKILL", None);
     }
     Ok(report)
@@ -444,8 +447,7 @@ impl Checker {
             match output {
                 Output::Closed => {
                     let status = self.agent.exit_status(EXIT_STATUS_WAIT).await;
-                    let how =
-                        status.map_or_else(|| "closed its stdout".to_owned(), |status| format!("exited ({status})"));
+                    let how = status.map_or_else(|| "closed its stdout".to_owned(), describe_exit);
                     self.report.problem(
                         Kind::AgentExited,
                         format!("the agent {how} while the checker waited for the answer to {step}"),
@@ -705,7 +707,9 @@ impl Checker {
         match jsonrpc::parse_params::<T>(raw.as_deref()) {
             Ok(parsed) => Some(parsed),
             Err(error) => {
-                let detail = error.message.strip_prefix("Invalid params: ").unwrap_or(&error.message).to_owned();
+                let detail = error.message.strip_prefix("Invalid params: ").unwrap_or(&error.message);
+                // serde's position counts within the parameters, not the line, so it would mislead.
+                let detail = detail.rsplit_once(" at line ").map_or(detail, |(before, _)| before).to_owned();
                 self.report.problem(Kind::InvalidMessage, format!("{method}: {detail}"), Some(offending.clone()));
                 None
             }
@@ -775,6 +779,18 @@ fn select_lines(content: &str, line: Option<u32>, limit: Option<u32>) -> String 
     let skip = line.map_or(0, |line| line.saturating_sub(1) as usize);
     let take = limit.map_or(usize::MAX, |limit| limit as usize);
     content.split_inclusive('\n').skip(skip).take(take).collect()
+}
+
+/// "exited with code 3", "was killed by signal 9".
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        return format!("was killed by signal {signal}");
+    }
+    match status.code() {
+        Some(code) => format!("exited with code {code}"),
+        None => format!("exited ({status})"),
+    }
 }
 
 fn id_text(id: &RequestId) -> String {

@@ -42,6 +42,14 @@ pub struct StderrSummary {
     pub last_lines: VecDeque<String>,
 }
 
+/// What is known once the agent has been stopped.
+#[derive(Debug)]
+pub struct Stopped {
+    /// False if some process of the agent's group survived even SIGKILL.
+    pub all_gone: bool,
+    pub stderr: StderrSummary,
+}
+
 /// A running agent.
 pub struct AgentProcess {
     child: Child,
@@ -51,7 +59,13 @@ pub struct AgentProcess {
     stdin: Option<ChildStdin>,
     output: mpsc::UnboundedReceiver<Output>,
     stderr: Arc<Mutex<StderrSummary>>,
+    /// The task reading stderr, which ends once every process holding the pipe is gone.
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
+
+/// How long, once the agent is dead, to wait for the last of its stderr (a process outside its
+/// group could still hold the pipe open).
+const STDERR_DRAIN: Duration = Duration::from_secs(1);
 
 impl AgentProcess {
     /// Starts `program` with `args` in the current directory (so relative paths in the command
@@ -69,10 +83,8 @@ impl AgentProcess {
             tokio::spawn(read_stdout(stdout, sender));
         }
         let stderr = Arc::new(Mutex::new(StderrSummary::default()));
-        if let Some(pipe) = child.stderr.take() {
-            tokio::spawn(read_stderr(pipe, Arc::clone(&stderr)));
-        }
-        Ok(AgentProcess { child, pgid, stdin, output, stderr })
+        let stderr_reader = child.stderr.take().map(|pipe| tokio::spawn(read_stderr(pipe, Arc::clone(&stderr))));
+        Ok(AgentProcess { child, pgid, stdin, output, stderr, stderr_reader })
     }
 
     /// Writes one message and its newline. A failure means the agent no longer reads its stdin
@@ -107,21 +119,22 @@ impl AgentProcess {
         tokio::time::timeout(bound, self.child.wait()).await.ok().and_then(Result::ok)
     }
 
-    pub fn stderr(&self) -> StderrSummary {
-        self.stderr.lock().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
     /// Ends the agent and everything it started: closes its stdin, sends its process group
-    /// SIGTERM, and SIGKILL after `grace` if anything is left. Returns false if some process
-    /// survived even SIGKILL.
-    pub async fn stop(mut self, grace: Duration) -> bool {
+    /// SIGTERM, and SIGKILL after `grace` if anything is left. Then, with no process left to
+    /// write more, what it printed on stderr.
+    pub async fn stop(mut self, grace: Duration) -> Stopped {
         drop(self.stdin.take());
         process_group::signal(self.pgid, GroupSignal::Terminate);
-        let stopped = process_group::finish_kill(self.pgid, Some(Instant::now() + grace)).await.is_ok();
+        let all_gone = process_group::finish_kill(self.pgid, Some(Instant::now() + grace)).await.is_ok();
         // The leader is our child: reap it so it does not linger as a zombie. Its exit status
         // does not matter any more, since the check is over.
         let _reaped = self.child.wait().await;
-        stopped
+        if let Some(reader) = self.stderr_reader.take() {
+            // Past the bound, or if the reader failed, the summary has what was read so far.
+            let _drained = tokio::time::timeout(STDERR_DRAIN, reader).await;
+        }
+        let stderr = self.stderr.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        Stopped { all_gone, stderr }
     }
 }
 
@@ -169,7 +182,7 @@ async fn read_stderr(stderr: tokio::process::ChildStderr, summary: Arc<Mutex<Std
             Ok(_) => {}
         }
         let text = String::from_utf8_lossy(&line);
-        let text = text.trim_end_matches(['\n', '\r']);
+        let text = text.trim_end();
         if text.trim().is_empty() {
             continue;
         }

@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 /// How much of an offending stdout line a finding quotes, in characters.
-const EXCERPT_CHARS: usize = 100;
+const EXCERPT_CHARS: usize = 160;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -199,16 +199,16 @@ mod tests {
     #[test]
     fn findings_print_one_line_each_with_the_offending_excerpt() {
         let mut report = Report::new(vec!["my-agent".to_owned(), "--acp".to_owned()]);
-        report.problem(Kind::NonJson, "not JSON: expected value", Some(Offending::new(3, &"x".repeat(150))));
+        report.problem(Kind::NonJson, "not JSON: expected value", Some(Offending::new(3, &"x".repeat(200))));
         report.timing("initialize", 12);
         expect![[r#"
             check-agent: my-agent --acp
-            problem [non-json] not JSON: expected value (stdout line 3: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…)
+            problem [non-json] not JSON: expected value (stdout line 3: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…)
             note [timing] initialize took 12 ms
             1 problem found
         "#]]
         .assert_eq(&report.to_text());
-        expect![[r#"{"command":["my-agent","--acp"],"problems":1,"findings":[{"severity":"problem","kind":"non-json","message":"not JSON: expected value","line":3,"excerpt":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…"},{"severity":"note","kind":"timing","message":"initialize took 12 ms","millis":12}]}"#]]
+        expect![[r#"{"command":["my-agent","--acp"],"problems":1,"findings":[{"severity":"problem","kind":"non-json","message":"not JSON: expected value","line":3,"excerpt":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…"},{"severity":"note","kind":"timing","message":"initialize took 12 ms","millis":12}]}"#]]
         .assert_eq(&report.to_json());
     }
 }

@@ -1,0 +1,396 @@
+//! `tetherd check-agent` through the real binary: against agents that follow ACP (the SDK's
+//! example agent, the scripted test agent's demo) it finds no problem and exits 0; against a
+//! scripted agent per misbehaviour (tests/misbehaving_agents) it reports that one and exits 1.
+//!
+//! Reports are compared as text with the milliseconds of the timings masked, since they vary from
+//! run to run.
+
+#![cfg(unix)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use expect_test::{Expect, expect};
+use serde_json::Value;
+
+/// The repository's root.
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs `tetherd check-agent <args>` in `dir`; returns its stdout with timings masked, and its
+/// exit code.
+fn check_agent(dir: &Path, args: &[&str]) -> (String, i32) {
+    let output = Command::new(env!("CARGO_BIN_EXE_tetherd"))
+        .arg("check-agent")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("tetherd runs");
+    let stdout = String::from_utf8(output.stdout).expect("the report is UTF-8");
+    assert!(output.stderr.is_empty(), "tetherd wrote to stderr:\n{}", String::from_utf8_lossy(&output.stderr));
+    (mask_millis(&stdout), output.status.code().expect("tetherd exited, not killed by a signal"))
+}
+
+/// Replaces the number in each "took N ms" with "…".
+fn mask_millis(report: &str) -> String {
+    report
+        .lines()
+        .map(|line| match line.split_once(" took ") {
+            Some((before, after)) if after.ends_with(" ms") => format!("{before} took … ms"),
+            _ => line.to_owned(),
+        })
+        .map(|line| line + "\n")
+        .collect()
+}
+
+/// Checks the scripted agent `name`.sh of tests/misbehaving_agents (with a one-second timeout,
+/// so the one that never answers is quick) against its expected report and exit code.
+fn check_script(name: &str, expected_exit: i32, expected_report: Expect) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/misbehaving_agents");
+    let script = format!("{name}.sh");
+    let (report, exit) = check_agent(&dir, &["--timeout-seconds", "1", "--", "sh", &script]);
+    expected_report.assert_eq(&report);
+    assert_eq!(exit, expected_exit, "the exit code, for the report:\n{report}");
+}
+
+/// The scripted test agent, built by cargo (it is another crate's binary, so cargo does not
+/// build it for this crate's tests by itself).
+fn tether_test_agent() -> PathBuf {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["build", "--quiet", "--package", "tether-test-agent", "--bin", "tether-test-agent"])
+        .arg("--message-format=json")
+        .current_dir(repo_root())
+        .output()
+        .expect("cargo runs");
+    assert!(output.status.success(), "building tether-test-agent failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find_map(|message| {
+            let is_the_agent = message.pointer("/target/name").and_then(Value::as_str) == Some("tether-test-agent");
+            let executable = message.get("executable").and_then(Value::as_str)?;
+            is_the_agent.then(|| PathBuf::from(executable))
+        })
+        .expect("cargo names the tether-test-agent executable")
+}
+
+#[test]
+fn the_sdk_example_agent_has_no_problem() {
+    let examples = repo_root().join("tests/node_modules/@agentclientprotocol/sdk/dist/examples");
+    if !examples.join("agent.js").exists() {
+        // `cargo xtask setup` installs it; CI always runs setup, so there it must be present.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{} is missing: run `cargo xtask setup`",
+            examples.join("agent.js").display()
+        );
+        eprintln!(
+            "SKIPPED: the SDK example agent is not installed ({} is missing); run `cargo xtask setup`",
+            examples.display()
+        );
+        return;
+    }
+    // Run where the agent is, so the report's command line is the same on every machine.
+    let (report, exit) = check_agent(&examples, &["--", "node", "agent.js"]);
+    expect![[r#"
+        check-agent: node agent.js
+        note [timing] initialize took … ms
+        note [agent-info] no agentInfo in the initialize answer
+        note [capabilities] agentCapabilities {"loadSession":false}
+        note [timing] session/new took … ms
+        note [client-answer] session/request_permission was answered with the first allow option ("allow")
+        note [timing] session/prompt took … ms
+        note [timing] session/prompt (cancelled) took … ms
+        no problems found
+    "#]]
+    .assert_eq(&report);
+    assert_eq!(exit, 0);
+}
+
+#[test]
+fn the_test_agents_demo_has_no_problem() {
+    let agent = tether_test_agent();
+    let dir = agent.parent().expect("the executable is in a folder");
+    let (report, exit) = check_agent(dir, &["--", "./tether-test-agent", "--scenario", "demo"]);
+    expect![[r#"
+        check-agent: ./tether-test-agent --scenario demo
+        note [timing] initialize took … ms
+        note [agent-info] tether-test-agent 0.1.0
+        note [capabilities] agentCapabilities {"loadSession":false,"promptCapabilities":{"image":false,"audio":false,"embeddedContext":false},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{},"auth":{}}
+        note [timing] session/new took … ms
+        note [client-answer] session/request_permission was answered with the first allow option ("allow-once")
+        note [client-answer] terminal/create was answered with a fake terminal: nothing was run, and it reports exit code 0 with no output
+        note [timing] session/prompt took … ms
+        note [timing] session/prompt (cancelled) took … ms
+        no problems found
+    "#]].assert_eq(&report);
+    assert_eq!(exit, 0);
+}
+
+#[test]
+fn non_json_on_stdout_is_a_problem() {
+    check_script(
+        "non-json",
+        1,
+        expect![[r#"
+        check-agent: sh non-json.sh
+        note [timing] initialize took … ms
+        note [agent-info] scripted 1.0
+        note [capabilities] agentCapabilities {"loadSession":false}
+        note [timing] session/new took … ms
+        problem [non-json] not JSON: expected value at line 1 column 1 (stdout line 4: Loading model weights... done)
+        note [timing] session/prompt took … ms
+        note [timing] session/prompt (cancelled) took … ms
+        1 problem found
+    "#]],
+    );
+}
+
+#[test]
+fn a_response_to_an_id_never_sent_is_a_problem() {
+    check_script(
+        "unknown-id",
+        1,
+        expect![[r#"
+        check-agent: sh unknown-id.sh
+        note [timing] initialize took … ms
+        note [agent-info] scripted 1.0
+        note [capabilities] agentCapabilities {"loadSession":false}
+        problem [unknown-id] a response to request 42, which the checker never sent (stdout line 2: {"jsonrpc":"2.0","id":42,"result":{}})
+        note [timing] session/new took … ms
+        note [timing] session/prompt took … ms
+        note [timing] session/prompt (cancelled) took … ms
+        1 problem found
+    "#]],
+    );
+}
+
+#[test]
+fn a_request_answered_twice_is_a_problem() {
+    check_script(
+        "answered-twice",
+        1,
+        expect![[r#"
+        check-agent: sh answered-twice.sh
+        note [timing] initialize took … ms
+        note [agent-info] scripted 1.0
+        note [capabilities] agentCapabilities {"loadSession":false}
+        problem [answered-twice] a second response to request 0 (initialize) (stdout line 2: {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}})
+        note [timing] session/new took … ms
+        note [timing] session/prompt took … ms
+        note [timing] session/prompt (cancelled) took … ms
+        1 problem found
+    "#]],
+    );
+}
+
+#[test]
+fn a_response_with_both_result_and_error_is_a_problem() {
+    check_script(
+        "result-and-error",
+        1,
+        expect![[r#"
+        check-agent: sh result-and-error.sh
+        note [timing] initialize took … ms
+        note [agent-info] scripted 1.0
+        note [capabilities] agentCapabilities {"loadSession":false}
+        problem [result-and-error] a response has both "result" and "error" (JSON-RPC allows exactly one) (stdout line 2: {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"},"error":{"code":-32603,"message":"oops"}})
+        note [timing] session/new took … ms
+        note [timing] session/prompt took … ms
+        note [timing] session/prompt (cancelled) took … ms
+        1 problem found
+    "#]],
+    );
+}
+
+#[test]
+fn a_missing_required_field_is_a_problem() {
+    check_script(
+        "missing-field",
+        1,
+        expect![[r#"
+        check-agent: sh missing-field.sh
+        note [timing] initialize took … ms
+        note [agent-info] scripted 1.0
+        note [capabilities] agentCapabilities {"loadSession":false}
+        note [timing] session/new took … ms
+        problem [invalid-message] session/update: missing field `content` (stdout line 3: {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","text":"Hello"}}})
+        note [timing] session/prompt took … ms
+        note [timing] session/prompt (cancelled) took … ms
+        1 problem found
+    "#]],
+    );
+}
+
+#[test]
+fn wrong_types_are_problems() {
+    check_script(
+        "wrong-type",
+        1,
+        expect![[r#"
+        check-agent: sh wrong-type.sh
+        note [timing] initialize took … ms
+        note [agent-info] scripted 1.0
+        note [capabilities] agentCapabilities {"loadSession":false}
+        note [timing] session/new took … ms
+        problem [invalid-message] session/update: invalid type: integer `42`, expected a string (stdout line 3: {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":42,"status":"completed"}}})
+        problem [invalid-message] session/request_permission: invalid type: string "allow", expected a sequence (stdout line 4: {"jsonrpc":"2.0","id":"perm-1","method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t1"},"options":"allow"}})
+        note [timing] session/prompt took … ms
+        note [timing] session/prompt (cancelled) took … ms
+        2 problems found
+    "#]],
+    );
+}
+
+#[test]
+fn a_tool_call_never_closed_is_a_problem() {
+    check_script(
+        "tool-call-not-closed",
+        1,
+        expect![[r#"
+        check-agent: sh tool-call-not-closed.sh
+        note [timing] initialize took … ms
+        note [agent-info] scripted 1.0
+        note [capabilities] agentCapabilities {"loadSession":false}
+        note [timing] session/new took … ms
+        note [timing] session/prompt took … ms
+        problem [tool-call-not-closed] tool call "read-1" was still in_progress when its turn ended (expected completed or failed) (stdout line 3: {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"read-1","title":"Read README.md","kind…)
+        note [timing] session/prompt (cancelled) took … ms
+        1 problem found
+    "#]],
+    );
+}
+
+#[test]
+fn an_update_for_an_unknown_session_is_a_problem() {
+    check_script(
+        "unknown-session",
+        1,
+        expect![[r#"
+        check-agent: sh unknown-session.sh
+        note [timing] initialize took … ms
+        note [agent-info] scripted 1.0
+        note [capabilities] agentCapabilities {"loadSession":false}
+        note [timing] session/new took … ms
+        problem [unknown-session] session/update for session "someone-else", which the agent never created (stdout line 3: {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"someone-else","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":…)
+        note [timing] session/prompt took … ms
+        note [timing] session/prompt (cancelled) took … ms
+        1 problem found
+    "#]],
+    );
+}
+
+#[test]
+fn a_prompt_that_never_ends_is_a_problem() {
+    check_script(
+        "never-ends",
+        1,
+        expect![[r#"
+        check-agent: sh never-ends.sh
+        note [timing] initialize took … ms
+        note [agent-info] scripted 1.0
+        note [capabilities] agentCapabilities {"loadSession":false}
+        note [timing] session/new took … ms
+        problem [timeout] session/prompt: no answer within 1 s
+        1 problem found
+    "#]],
+    );
+}
+
+#[test]
+fn an_agent_exiting_mid_check_is_a_problem_and_its_stderr_is_shown() {
+    check_script(
+        "exits",
+        1,
+        expect![[r#"
+        check-agent: sh exits.sh
+        note [timing] initialize took … ms
+        note [agent-info] scripted 1.0
+        note [capabilities] agentCapabilities {"loadSession":false}
+        note [timing] session/new took … ms
+        problem [agent-exited] the agent exited with code 3 while the checker waited for the answer to session/prompt
+        note [stderr] 2 line(s) on stderr; the last: Error: model connection reset | at Agent.prompt (agent.js:42)
+        1 problem found
+    "#]],
+    );
+}
+
+#[test]
+fn a_cancelled_prompt_that_does_not_end_cancelled_is_a_problem() {
+    check_script(
+        "not-cancelled",
+        1,
+        expect![[r#"
+        check-agent: sh not-cancelled.sh
+        note [timing] initialize took … ms
+        note [agent-info] scripted 1.0
+        note [capabilities] agentCapabilities {"loadSession":false}
+        note [timing] session/new took … ms
+        note [timing] session/prompt took … ms
+        note [timing] session/prompt (cancelled) took … ms
+        problem [not-cancelled] session/prompt ended with stopReason end_turn after session/cancel (expected cancelled) (stdout line 7: {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}})
+        1 problem found
+    "#]],
+    );
+}
+
+#[test]
+fn an_agent_that_needs_a_login_is_an_info_not_a_problem() {
+    check_script(
+        "needs-auth",
+        0,
+        expect![[r#"
+        check-agent: sh needs-auth.sh
+        note [timing] initialize took … ms
+        note [agent-info] no agentInfo in the initialize answer
+        note [capabilities] agentCapabilities {}
+        note [capabilities] authMethods api-key, login
+        note [timing] session/new took … ms
+        info [needs-authentication] session/new: needs authentication (methods: api-key, login); the check stops here
+        no problems found
+    "#]],
+    );
+}
+
+#[test]
+fn json_output_is_one_object_with_the_problem_count_and_the_findings() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/misbehaving_agents");
+    let (report, exit) = check_agent(&dir, &["--json", "--", "sh", "non-json.sh"]);
+    assert_eq!(exit, 1);
+    assert_eq!(report.lines().count(), 1, "one line: {report}");
+    let report: Value = serde_json::from_str(&report).expect("the report is JSON");
+    assert_eq!(report["command"], serde_json::json!(["sh", "non-json.sh"]));
+    assert_eq!(report["problems"], 1);
+    let problems: Vec<&Value> =
+        report["findings"].as_array().expect("findings").iter().filter(|f| f["severity"] == "problem").collect();
+    assert_eq!(
+        problems,
+        [&serde_json::json!({
+            "severity": "problem",
+            "kind": "non-json",
+            "message": "not JSON: expected value at line 1 column 1",
+            "line": 4,
+            "excerpt": "Loading model weights... done",
+        })]
+    );
+}
+
+#[test]
+fn nothing_the_agent_started_is_left_running() {
+    // The agent leaves a child behind in its process group, as agents that run helpers do.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let pid_file = dir.path().join("helper.pid");
+    let script = format!(
+        ". {}/tests/misbehaving_agents/common.sh; sleep 600 & echo $! > {}; initialize; new_session; good_prompt; cancelled_prompt; wait",
+        env!("CARGO_MANIFEST_DIR"),
+        pid_file.display()
+    );
+    let (_, exit) = check_agent(dir.path(), &["--", "sh", "-c", &script]);
+    assert_eq!(exit, 0);
+    let helper: i32 = std::fs::read_to_string(&pid_file).expect("the helper's pid").trim().parse().expect("a pid");
+    let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(helper), None).is_ok()
+        && !std::fs::read_to_string(format!("/proc/{helper}/stat")).is_ok_and(|stat| stat.contains(") Z "));
+    assert!(!alive, "the agent's helper {helper} is still running");
+}
