@@ -470,9 +470,17 @@ impl AcpClient {
         let mut meta = serde_json::Map::new();
         meta.insert("terminal_output".to_owned(), serde_json::Value::Bool(true));
         meta.insert("terminal_output_delta".to_owned(), serde_json::Value::Bool(true));
+        // Notices and compaction are shown in the thread, boolean options as checkboxes.
+        let session = acp::ClientSessionCapabilities::new()
+            .notices(acp::NoticeCapabilities::new())
+            .compaction(acp::CompactionCapabilities::new())
+            .config_options(
+                acp::SessionConfigOptionsCapabilities::new().boolean(acp::BooleanConfigOptionCapabilities::new()),
+            );
         let capabilities = acp::ClientCapabilities::new()
             .fs(acp::FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
             .terminal(true)
+            .session(session)
             .meta(meta);
         let params = acp::InitializeRequest::new(agent_client_protocol_schema::ProtocolVersion::V1)
             .client_capabilities(capabilities)
