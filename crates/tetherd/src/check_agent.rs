@@ -212,11 +212,12 @@ impl Checker {
     /// The conversation: each step runs only if the one before it gave what it needs.
     async fn converse(&mut self, prompt: &str) {
         let Ok(session_id) = self.open_session().await else { return };
-        let Ok(first_turn) = self.prompt(&session_id, prompt, false).await else { return };
-        if first_turn.is_some() {
+        if self.prompt(&session_id, prompt, false).await.is_err() {
             // The cancelled prompt is only meaningful after a prompt that worked.
-            let _stopped_or_done: Result<_, Stopped> = self.prompt(&session_id, CANCELLED_PROMPT, true).await;
+            return;
         }
+        // The last step: whatever went wrong in it is in the report already.
+        let _last_step = self.prompt(&session_id, CANCELLED_PROMPT, true).await;
     }
 
     /// `initialize` then `session/new`; the session's id.
@@ -255,8 +256,8 @@ impl Checker {
     }
 
     /// One prompt turn. With `cancel`, the turn is cancelled once it has started streaming and
-    /// must end with stopReason `cancelled`. `Ok(None)` when the turn ended with an error answer.
-    async fn prompt(&mut self, session_id: &str, text: &str, cancel: bool) -> Result<Option<StopReason>, Stopped> {
+    /// must end with stopReason `cancelled`.
+    async fn prompt(&mut self, session_id: &str, text: &str, cancel: bool) -> Result<StopReason, Stopped> {
         let step = if cancel { "session/prompt (cancelled)" } else { "session/prompt" };
         let first_turn_was_silent = self.updates_this_turn == 0;
         self.tool_calls.clear();
@@ -283,7 +284,7 @@ impl Checker {
             self.check_tool_calls_closed();
         }
         self.cancel_on_first_update = None;
-        Ok(Some(stop_reason))
+        Ok(stop_reason)
     }
 
     fn check_cancelled(&mut self, stop_reason: StopReason, offending: &Offending) {
