@@ -19,26 +19,26 @@
 //! The report has one line per finding (see [`report`]); the exit code is 1 when any problem was
 //! found. An agent that needs a login stops the check with an info finding, not a problem.
 
+mod answers;
 mod process;
 mod report;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use agent_client_protocol_schema::v1::{
-    CreateTerminalRequest, InitializeResponse, KillTerminalRequest, NewSessionResponse, PermissionOptionKind,
-    PromptResponse, ReadTextFileRequest, ReleaseTerminalRequest, RequestPermissionRequest, SessionNotification,
-    SessionUpdate, StopReason, TerminalOutputRequest, ToolCallStatus, WaitForTerminalExitRequest, WriteTextFileRequest,
+    InitializeResponse, NewSessionResponse, PromptResponse, SessionNotification, SessionUpdate, StopReason,
+    ToolCallStatus,
 };
 use anyhow::Context as _;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tether_core::jsonrpc::{
-    self, ErrorCode, Message, ParseError, RequestId, RpcError, encode_error, encode_notification, encode_request,
-    encode_result, parse_message,
+    self, Message, ParseError, RequestId, RpcError, encode_error, encode_notification, encode_request, encode_result,
+    parse_message,
 };
 use tokio::time::Instant;
 
@@ -47,9 +47,6 @@ use report::{Kind, Offending, Report, Severity};
 
 /// The JSON-RPC error code ACP uses for "authentication required".
 const AUTH_REQUIRED: i32 = -32000;
-
-/// The JSON-RPC error code ACP uses for "resource not found".
-const RESOURCE_NOT_FOUND: i32 = -32002;
 
 /// How long the agent gets between SIGTERM and SIGKILL at the end of the check.
 const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -556,7 +553,10 @@ impl Checker {
 
     fn handle_notification(&mut self, method: &str, params: Option<&str>, offending: Offending) {
         if method != "session/update" {
-            self.note_once(format!("the agent sent a {method} notification, which the checker ignores"));
+            self.note_once(
+                Kind::Tolerated,
+                format!("the agent sent a {method} notification, which the checker ignores"),
+            );
             return;
         }
         let kind = params
@@ -565,7 +565,10 @@ impl Checker {
         if let Some(kind) = &kind
             && !STABLE_UPDATE_KINDS.contains(&kind.as_str())
         {
-            self.note_once(format!("session/update of kind {kind:?}, which is not a stable ACP v1 kind, was ignored"));
+            self.note_once(
+                Kind::Tolerated,
+                format!("session/update of kind {kind:?}, which is not a stable ACP v1 kind, was ignored"),
+            );
             return;
         }
         let Some(notification) = self.valid_params::<SessionNotification>(method, params, &offending) else { return };
@@ -597,103 +600,6 @@ impl Checker {
                 }
             }
             _ => {}
-        }
-    }
-
-    /// Answers one request of the agent's as a permissive client.
-    async fn answer_request(
-        &mut self,
-        method: &str,
-        params: Option<&str>,
-        offending: Offending,
-    ) -> Result<Value, RpcError> {
-        let invalid = || RpcError::new(ErrorCode::InvalidParams.into(), format!("Invalid params for {method}"));
-        match method {
-            "session/request_permission" => {
-                let request: RequestPermissionRequest =
-                    self.valid_params(method, params, &offending).ok_or_else(invalid)?;
-                self.known_session(method, &request.session_id.0, &offending);
-                let allow = request.options.iter().find(|option| {
-                    matches!(option.kind, PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways)
-                });
-                match allow {
-                    // ACP: once the client has cancelled the turn it answers permission requests
-                    // with `cancelled`.
-                    Some(option) if !self.cancel_sent => {
-                        self.note_once(format!(
-                            "session/request_permission was answered with the first allow option ({:?})",
-                            option.option_id.0
-                        ));
-                        Ok(json!({ "outcome": { "outcome": "selected", "optionId": option.option_id } }))
-                    }
-                    _ => Ok(json!({ "outcome": { "outcome": "cancelled" } })),
-                }
-            }
-            "fs/read_text_file" => {
-                let request: ReadTextFileRequest = self.valid_params(method, params, &offending).ok_or_else(invalid)?;
-                self.known_session(method, &request.session_id.0, &offending);
-                let path = self.inside_workspace(&request.path)?;
-                let content = std::fs::read_to_string(&path).map_err(|error| {
-                    RpcError::new(RESOURCE_NOT_FOUND, format!("cannot read {}: {error}", request.path.display()))
-                })?;
-                Ok(json!({ "content": select_lines(&content, request.line, request.limit) }))
-            }
-            "fs/write_text_file" => {
-                let request: WriteTextFileRequest =
-                    self.valid_params(method, params, &offending).ok_or_else(invalid)?;
-                self.known_session(method, &request.session_id.0, &offending);
-                let path = self.inside_workspace(&request.path)?;
-                let written = path
-                    .parent()
-                    .map_or(Ok(()), std::fs::create_dir_all)
-                    .and_then(|()| std::fs::write(&path, &request.content));
-                written.map_err(|error| {
-                    RpcError::new(
-                        ErrorCode::InternalError.into(),
-                        format!("cannot write {}: {error}", request.path.display()),
-                    )
-                })?;
-                Ok(json!({}))
-            }
-            "terminal/create" => {
-                let request: CreateTerminalRequest =
-                    self.valid_params(method, params, &offending).ok_or_else(invalid)?;
-                self.known_session(method, &request.session_id.0, &offending);
-                self.terminals_created += 1;
-                self.note_once(
-                    "terminal/create was answered with a fake terminal: nothing was run, and it reports exit code 0 with no output".to_owned(),
-                );
-                Ok(json!({ "terminalId": format!("check-agent-terminal-{}", self.terminals_created) }))
-            }
-            "terminal/output" => {
-                let request: TerminalOutputRequest =
-                    self.valid_params(method, params, &offending).ok_or_else(invalid)?;
-                self.known_session(method, &request.session_id.0, &offending);
-                Ok(json!({ "output": "", "truncated": false, "exitStatus": { "exitCode": 0, "signal": null } }))
-            }
-            "terminal/wait_for_exit" => {
-                let request: WaitForTerminalExitRequest =
-                    self.valid_params(method, params, &offending).ok_or_else(invalid)?;
-                self.known_session(method, &request.session_id.0, &offending);
-                Ok(json!({ "exitCode": 0, "signal": null }))
-            }
-            "terminal/kill" => {
-                let request: KillTerminalRequest = self.valid_params(method, params, &offending).ok_or_else(invalid)?;
-                self.known_session(method, &request.session_id.0, &offending);
-                Ok(json!({}))
-            }
-            "terminal/release" => {
-                let request: ReleaseTerminalRequest =
-                    self.valid_params(method, params, &offending).ok_or_else(invalid)?;
-                self.known_session(method, &request.session_id.0, &offending);
-                Ok(json!({}))
-            }
-            _ => {
-                self.note_once(format!(
-                    "the agent called {method}, which the checker does not implement (answered -32601)"
-                ));
-                Err(jsonrpc::method_not_found(method))
-            }
         }
     }
 
@@ -730,29 +636,9 @@ impl Checker {
         false
     }
 
-    /// `path` if it is absolute and inside the throwaway folder; the checker lets the agent touch
-    /// nothing else.
-    fn inside_workspace(&self, path: &Path) -> Result<PathBuf, RpcError> {
-        let refuse = |why: &str| RpcError::new(ErrorCode::InvalidParams.into(), format!("{}: {why}", path.display()));
-        if !path.is_absolute() {
-            return Err(refuse("ACP paths must be absolute"));
-        }
-        if path.components().any(|component| component == Component::ParentDir) {
-            return Err(refuse("`..` is not allowed"));
-        }
-        if !path.starts_with(&self.workspace) {
-            return Err(refuse("outside the session's folder"));
-        }
-        Ok(path.to_owned())
-    }
-
-    fn note_once(&mut self, message: String) {
+    /// Notes `message` the first time only: the same event in every turn says nothing new.
+    fn note_once(&mut self, kind: Kind, message: String) {
         if self.noted_once.insert(message.clone()) {
-            let kind = if message.starts_with("session/request_permission") || message.starts_with("terminal/create") {
-                Kind::ClientAnswer
-            } else {
-                Kind::Tolerated
-            };
             self.report.note(kind, message);
         }
     }
@@ -770,16 +656,6 @@ fn both_result_and_error(value: Value) -> Option<String> {
     }
     members.remove("error");
     Some(Value::Object(members).to_string())
-}
-
-/// `limit` lines from the 1-based `line` on, as `fs/read_text_file` asks.
-fn select_lines(content: &str, line: Option<u32>, limit: Option<u32>) -> String {
-    if line.is_none() && limit.is_none() {
-        return content.to_owned();
-    }
-    let skip = line.map_or(0, |line| line.saturating_sub(1) as usize);
-    let take = limit.map_or(usize::MAX, |limit| limit as usize);
-    content.split_inclusive('\n').skip(skip).take(take).collect()
 }
 
 /// "exited with code 3", "was killed by signal 9".
@@ -821,12 +697,5 @@ mod tests {
         assert_eq!(repaired.as_deref(), Some(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
         // JSON-RPC 1.0 peers send `"error": null` beside a result; that is one answer, not two.
         assert_eq!(both_result_and_error(json!({ "id": 1, "result": {}, "error": null })), None);
-    }
-
-    #[test]
-    fn file_reads_honour_line_and_limit() {
-        assert_eq!(select_lines("a\nb\nc\n", Some(2), Some(1)), "b\n");
-        assert_eq!(select_lines("a\nb\nc", Some(2), None), "b\nc");
-        assert_eq!(select_lines("a\nb\n", None, None), "a\nb\n");
     }
 }
