@@ -837,6 +837,7 @@ impl AcpClient {
                 self.phase = Phase::Ready;
                 self.agent_modes = agent_modes(modes, options.as_deref());
                 self.on_config_options(options.as_deref().unwrap_or_default());
+                self.on_legacy_models(&response["models"]);
                 self.notice(NoticeLevel::Info, "The agent resumed this session.".to_owned());
                 self.events.push_back(AcpEvent::SessionReady { session_id: target });
                 if self.agent_modes.is_some() {
@@ -866,6 +867,8 @@ impl AcpClient {
                 self.phase = Phase::Ready;
                 self.agent_modes = agent_modes(response.modes, response.config_options.as_deref());
                 self.on_config_options(response.config_options.as_deref().unwrap_or_default());
+                let raw: serde_json::Value = serde_json::from_str(result.get()).unwrap_or_default();
+                self.on_legacy_models(&raw["models"]);
                 self.events.push_back(AcpEvent::SessionReady { session_id });
                 if self.agent_modes.is_some() {
                     self.events.push_back(AcpEvent::PolicyChanged);

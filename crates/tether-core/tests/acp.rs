@@ -139,6 +139,22 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
                 }
             }
             "settings" => client.set_workspace_rules(serde_json::from_str(rest).unwrap()),
+            "option" => {
+                let (id, value) = rest.split_once(' ').expect("option <id> <value>");
+                let value = tether_core::webview::ConfigValue::Choice(value.to_owned());
+                if let Err(error) = client.set_config_option(id, value) {
+                    writeln!(out, "  refused: {error}").unwrap();
+                }
+            }
+            "controls" => {
+                let options: Vec<String> = client
+                    .controls()
+                    .config_options
+                    .iter()
+                    .map(|option| format!("{} {}", option.id, serde_json::to_string(&option.kind).unwrap()))
+                    .collect();
+                writeln!(out, "  controls: {}", options.join("; ")).unwrap();
+            }
             "snapshots" => client.enable_snapshots(),
             "snapshot" => client.handle_snapshot(Ok(rest.to_owned())),
             "snapshot-failed" => client.handle_snapshot(Err(rest.to_owned())),
@@ -311,6 +327,11 @@ fn mode_is_sent_as_a_config_option() {
 }
 
 #[test]
+fn an_agent_with_models_gets_a_model_picker_that_sends_set_model() {
+    check("legacy-models");
+}
+
+#[test]
 fn misbehaving_agent() {
     check("misbehaving");
 }
@@ -429,15 +450,24 @@ fn without_a_snapshot_tool_call_diffs_find_the_edits() {
 
 /// The thread is the fold of the session's log: for every script whose conversation lives on the
 /// agent's wire, the thread rebuilt from the log the run would have written is the thread the
-/// person saw. Left out: scripts whose thread also holds what the host did beside the wire (file
-/// reads and reviews, terminal output, timeouts, lines tetherd could not forward) or a decision
-/// the wire does not show (resume-fallback: that a resume was wanted and not possible), which the
-/// replay does not rebuild yet (issue 6).
+/// person saw, and so are the session's controls. Left out: scripts whose thread also holds what
+/// the host did beside the wire (file reads and reviews, terminal output, timeouts, lines tetherd
+/// could not forward), which the log does not hold.
 #[test]
 fn replaying_the_log_of_a_run_gives_the_thread_of_the_run() {
-    for name in
-        ["turn", "permission", "rules", "modes", "agent-modes", "agent-config-mode", "dies", "handshake", "resume-load"]
-    {
+    for name in [
+        "turn",
+        "permission",
+        "rules",
+        "modes",
+        "agent-modes",
+        "agent-config-mode",
+        "legacy-models",
+        "dies",
+        "handshake",
+        "resume-load",
+        "resume-fallback",
+    ] {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
         let script = std::fs::read_to_string(dir.join(format!("{name}.script"))).unwrap();
         let (_, log, live) = run_script_logged(&script);
@@ -448,5 +478,6 @@ fn replaying_the_log_of_a_run_gives_the_thread_of_the_run() {
         assert_eq!(replayed.thread().entries(), live.thread().entries(), "{name}: the entries");
         assert_eq!(replayed.thread().turn(), live.thread().turn(), "{name}: the turn");
         assert_eq!(replayed.permissions_waiting(), live.permissions_waiting(), "{name}: requests waiting");
+        assert_eq!(replayed.controls(), live.controls(), "{name}: the session's controls");
     }
 }

@@ -255,6 +255,14 @@ impl AcpClient {
                         self.mode_switches_in_flight += 1;
                         RequestKind::SetAgentMode
                     }
+                    "session/set_model" => {
+                        let params: serde_json::Value =
+                            params.and_then(|params| serde_json::from_str(params.get()).ok()).unwrap_or_default();
+                        if let Some(model) = params["modelId"].as_str() {
+                            self.replay_model_request(&id, model);
+                        }
+                        RequestKind::SetConfigOption
+                    }
                     // Requests of other versions: their answers are recognised and ignored.
                     _ => RequestKind::Unknown,
                 };

@@ -35,7 +35,14 @@ pub(super) struct SessionControls {
     /// `session/set_config_option` requests in flight: the option and the value it had before, put
     /// back if the agent refuses.
     config_requests: BTreeMap<RequestId, (String, ConfigOptionKind)>,
+    /// The model picker of an agent that still announces `models` in its session answers and
+    /// switches with `session/set_model` (Claude's and Gemini's adapters), shown as one more
+    /// select option unless the agent has a model config option of its own.
+    legacy_model: Option<ConfigOptionView>,
 }
+
+/// The id of the model picker made from an agent's `models` (see `legacy_model`).
+pub(super) const LEGACY_MODEL_OPTION: &str = "tether.model";
 
 #[derive(Debug, Default)]
 struct Compaction {
@@ -53,6 +60,7 @@ impl SessionControls {
         self.view.commands.clear();
         self.view.config_options.clear();
         self.config_requests.clear();
+        self.legacy_model = None;
     }
 }
 
@@ -103,8 +111,14 @@ impl AcpClient {
             ConfigValue::Boolean(on) => (*on).into(),
             ConfigValue::Choice(choice) => acp::SessionConfigValueId::new(choice.clone()).into(),
         };
-        let params = acp::SetSessionConfigOptionRequest::new(session_id, config_id.to_owned(), wire_value);
-        let id = self.send_request("session/set_config_option", &params, RequestKind::SetConfigOption, None);
+        let id = if config_id == LEGACY_MODEL_OPTION && self.controls.legacy_model.is_some() {
+            let ConfigValue::Choice(model) = &value else { unreachable!("checked against the option's kind above") };
+            let params = serde_json::json!({ "sessionId": session_id.0, "modelId": model });
+            self.send_request("session/set_model", &params, RequestKind::SetConfigOption, None)
+        } else {
+            let params = acp::SetSessionConfigOptionRequest::new(session_id, config_id.to_owned(), wire_value);
+            self.send_request("session/set_config_option", &params, RequestKind::SetConfigOption, None)
+        };
         self.show_config_value(config_id, new_kind, id);
         Ok(())
     }
@@ -198,11 +212,64 @@ impl AcpClient {
     /// The agent's config options, from an answer or a `config_option_update`: shown in full, and
     /// the mode among them followed as before.
     pub(super) fn on_config_options(&mut self, options: &[acp::SessionConfigOption]) {
-        let views: Vec<ConfigOptionView> = options.iter().map(config_option_view).collect();
+        let mut views: Vec<ConfigOptionView> = options.iter().map(config_option_view).collect();
+        if let Some(model) = &self.controls.legacy_model
+            && !views.iter().any(|view| view.category.as_deref() == Some("model"))
+        {
+            views.push(model.clone());
+        }
         if self.controls.view.config_options != views {
             self.controls.view.config_options = views;
             self.events.push_back(AcpEvent::ControlsChanged);
         }
+    }
+
+    /// A `session/set_model` read back from the session's log: shown as it was when sent.
+    pub(super) fn replay_model_request(&mut self, id: &RequestId, model: &str) {
+        let Some(ConfigOptionView { kind: ConfigOptionKind::Select { choices, .. }, .. }) = &self.controls.legacy_model
+        else {
+            return;
+        };
+        let kind = ConfigOptionKind::Select { current: model.to_owned(), choices: choices.clone() };
+        self.show_config_value(LEGACY_MODEL_OPTION, kind, id.clone());
+    }
+
+    /// The `models` of a session answer (`availableModels`, `currentModelId`), from agents that
+    /// predate model config options: kept as a model picker that switches with `session/set_model`.
+    pub(super) fn on_legacy_models(&mut self, models: &serde_json::Value) {
+        let Some(current) = models["currentModelId"].as_str() else { return };
+        let choices: Vec<ConfigChoiceView> = models["availableModels"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|model| {
+                let value = model["modelId"].as_str()?.to_owned();
+                Some(ConfigChoiceView {
+                    name: model["name"].as_str().map_or_else(|| value.clone(), str::to_owned),
+                    description: model["description"].as_str().map(str::to_owned),
+                    value,
+                    group: None,
+                })
+            })
+            .collect();
+        if choices.is_empty() {
+            return;
+        }
+        self.controls.legacy_model = Some(ConfigOptionView {
+            id: LEGACY_MODEL_OPTION.to_owned(),
+            name: "Model".to_owned(),
+            description: None,
+            category: Some("model".to_owned()),
+            kind: ConfigOptionKind::Select { current: current.to_owned(), choices },
+        });
+        let options = std::mem::take(&mut self.controls.view.config_options);
+        self.controls.view.config_options = options.into_iter().filter(|view| view.id != LEGACY_MODEL_OPTION).collect();
+        if let Some(model) = &self.controls.legacy_model
+            && !self.controls.view.config_options.iter().any(|view| view.category.as_deref() == Some("model"))
+        {
+            self.controls.view.config_options.push(model.clone());
+        }
+        self.events.push_back(AcpEvent::ControlsChanged);
     }
 
     /// The updates that are session state rather than conversation. Returns the update back when
