@@ -11,6 +11,13 @@ use anyhow::Context;
 pub const NODE_VERSION: &str = "24.21.0";
 pub const CODE_SERVER_VERSION: &str = "4.139.1";
 
+/// The real ACP agents the end-to-end tests run, installed from npm into the tools cache as the
+/// extension's "Install" would install them into its storage (`<prefix>/node_modules/...`).
+/// Pinned, so a test run does not change with a new release; Gemini CLI is left out until a test
+/// runs it (it is large and slow to start).
+pub const REAL_AGENT_PACKAGES: &[(&str, &str)] =
+    &[("@zed-industries/claude-code-acp", "0.16.2"), ("@zed-industries/codex-acp", "0.16.0")];
+
 /// The repository checkout and the paths derived from it.
 #[derive(Debug, Clone)]
 pub struct Project {
@@ -114,6 +121,12 @@ impl ToolsDir {
 
     pub fn code_server_package(&self) -> PathBuf {
         self.code_server_prefix().join("node_modules/code-server")
+    }
+
+    /// The npm prefix the real agents of [`REAL_AGENT_PACKAGES`] are installed into; the
+    /// end-to-end tests find them in its `node_modules`.
+    pub fn agents_prefix(&self) -> PathBuf {
+        self.root.join("agents")
     }
 
     /// code-server's entry script; run it as `<node 24> <entry>`.

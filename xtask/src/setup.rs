@@ -6,7 +6,8 @@
 //! noninteractive frontend, npm never prompts. Steps, in order: the wasm32 Rust target,
 //! wasm-bindgen-cli at exactly the version Cargo.lock pins, Debian packages (Chromium, the
 //! Kerberos headers code-server's native module builds against), Node 24 and code-server in the
-//! tools cache, and the npm dependencies of extension/, webview/ and tests/.
+//! tools cache, the real ACP agents the end-to-end tests run (also in the tools cache), and the
+//! npm dependencies of extension/, webview/ and tests/.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use std::time::{Instant, SystemTime};
 use anyhow::{Context, bail};
 
 use crate::cmd::Cmd;
-use crate::project::{CODE_SERVER_VERSION, NODE_VERSION, Project, node_package_name};
+use crate::project::{CODE_SERVER_VERSION, NODE_VERSION, Project, REAL_AGENT_PACKAGES, node_package_name};
 
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 
@@ -42,6 +43,7 @@ pub fn run(project: &Project) -> anyhow::Result<Tools> {
     ensure_debian_packages()?;
     ensure_node(project)?;
     ensure_code_server(project)?;
+    ensure_real_agents(project)?;
     for package in project.npm_packages() {
         ensure_npm_dependencies(&package)?;
     }
@@ -207,6 +209,35 @@ fn ensure_code_server(project: &Project) -> anyhow::Result<()> {
     }
 }
 
+fn ensure_real_agents(project: &Project) -> anyhow::Result<()> {
+    let prefix = project.tools.agents_prefix();
+    let missing: Vec<String> = REAL_AGENT_PACKAGES
+        .iter()
+        .filter(|(name, version)| installed_package_version(&prefix, name).as_deref() != Some(*version))
+        .map(|(name, version)| format!("{name}@{version}"))
+        .collect();
+    if missing.is_empty() {
+        eprintln!("setup: the real agents are in {}", prefix.display());
+        return Ok(());
+    }
+    fs::create_dir_all(&prefix).with_context(|| format!("creating {}", prefix.display()))?;
+    Cmd::new("npm").args(["install", "--no-fund", "--no-audit", "--prefix"]).arg(&prefix).args(&missing).run()?;
+    for (name, version) in REAL_AGENT_PACKAGES {
+        let found = installed_package_version(&prefix, name);
+        if found.as_deref() != Some(*version) {
+            bail!("installed {name}@{version} into {}, but found {found:?} there", prefix.display());
+        }
+    }
+    Ok(())
+}
+
+/// The version in the `package.json` of package `name` under `<prefix>/node_modules`, if any.
+fn installed_package_version(prefix: &Path, name: &str) -> Option<String> {
+    let manifest = fs::read_to_string(prefix.join("node_modules").join(name).join("package.json")).ok()?;
+    let manifest: serde_json::Value = serde_json::from_str(&manifest).ok()?;
+    manifest["version"].as_str().map(str::to_owned)
+}
+
 /// The installed code-server's version, if its install completed: the package's version, counted
 /// only when the postinstall step (which installs VS Code's own modules) has left its output. Read
 /// from files rather than by running `code-server --version`, which writes a config file into the
@@ -216,9 +247,7 @@ fn code_server_version(project: &Project) -> Option<String> {
     if !package.join("lib/vscode/node_modules").is_dir() || !project.tools.code_server_entry().exists() {
         return None;
     }
-    let manifest = fs::read_to_string(package.join("package.json")).ok()?;
-    let manifest: serde_json::Value = serde_json::from_str(&manifest).ok()?;
-    manifest["version"].as_str().map(str::to_owned)
+    installed_package_version(&project.tools.code_server_prefix(), "code-server")
 }
 
 fn ensure_npm_dependencies(package: &Path) -> anyhow::Result<()> {
