@@ -9,14 +9,22 @@ import * as path from "node:path";
 
 import * as vscode from "vscode";
 
+import { type AgentSearch, agentsDir, ensureAgentInstalled, findBuiltinAgents, mergeProfiles } from "./agents";
 import { CHAT_VIEW_ID, ChatViewProvider, FailedChatViewProvider } from "./chatView";
 import { reportOpenDocuments, reportReviewedFileChanges } from "./documentEvents";
 import { EngineHost, loadWasm } from "./engineHost";
 import { HistoryPicker } from "./history";
 import { describeError } from "./errors";
-import type { EngineConfig, HostCommand } from "./generated/protocol";
+import type { AgentProfile, EngineConfig, HostCommand } from "./generated/protocol";
 import { HUNK_COMMAND, KEEP_ALL_COMMAND, REJECT_ALL_COMMAND, ReviewRegistry, registerReviewUi } from "./review";
-import { readAgentSettings, readSidecarSettings, reportProblems, watchSettings, workspaceTetherDir } from "./settings";
+import {
+  configureCommand,
+  readAgentSettings,
+  readSidecarSettings,
+  reportProblems,
+  watchSettings,
+  workspaceTetherDir,
+} from "./settings";
 import { Sidecar, type SidecarOptions, readSidecarRecord } from "./sidecar";
 import { MirroredTerminals } from "./terminals";
 
@@ -52,8 +60,15 @@ export function activate(context: vscode.ExtensionContext): void {
   // Like the terminals, the picker only calls `engineHost` when the person uses it.
   const history = new HistoryPicker((command) => engineHost.command(command));
   context.subscriptions.push(history);
+  // Looked up again at every use: an agent installed (or put on PATH) since is found.
+  const agentSearch = (): AgentSearch => ({
+    agentsDir: agentsDir(context.globalStorageUri.fsPath),
+    searchPath: process.env.PATH,
+    nodePath: process.execPath,
+  });
+  const builtinProfiles = () => findBuiltinAgents(agentSearch()).map((found) => found.profile);
   try {
-    engineHost = createEngine(context, token, log, startSidecar, reviews, terminals, history);
+    engineHost = createEngine(context, token, log, startSidecar, reviews, terminals, history, builtinProfiles());
   } catch (error) {
     const failure = describeError(error);
     log.error(`Tether could not start: ${failure}`);
@@ -81,6 +96,32 @@ export function activate(context: vscode.ExtensionContext): void {
   }
   context.subscriptions.push(engineHost, { dispose: deactivate });
   const send = (command: HostCommand) => engineHost.command(command);
+  const reconfigure = () => send(configureCommand(readAgentSettings(), builtinProfiles()));
+  /** Selects agent `name` once it is installed; `select` tells the engine. */
+  const chooseAgent = async (name: string, select: () => void) => {
+    const installed = await ensureAgentInstalled(name, agentSearch(), readAgentSettings().profiles, log);
+    // After an install the engine needs the agent's new command. Without one, the webview's
+    // picker still shows the agent that was not installed: the new snapshot of the session that
+    // `configure` makes puts it back on the agent that runs.
+    if (installed !== "present") {
+      reconfigure();
+    }
+    if (installed !== "missing") {
+      select();
+    }
+  };
+  // The chat header's agent picker goes through the same install offer as the command: its
+  // `selectAgent` message waits until a missing built-in agent is installed. Only that message's
+  // type and name are read; the engine still validates every message.
+  const deliverWebviewMessage = engineHost.webviewMessage.bind(engineHost);
+  engineHost.webviewMessage = (message: unknown) => {
+    const name = selectedAgentName(message);
+    if (name === undefined) {
+      deliverWebviewMessage(message);
+    } else {
+      void chooseAgent(name, () => deliverWebviewMessage(message));
+    }
+  };
 
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider(
@@ -89,14 +130,16 @@ export function activate(context: vscode.ExtensionContext): void {
     ),
     vscode.commands.registerCommand("tether.newSession", () => engineHost.command({ type: "newSession" })),
     vscode.commands.registerCommand("tether.cancel", () => engineHost.command({ type: "cancel" })),
-    vscode.commands.registerCommand("tether.selectAgent", (name?: unknown) => selectAgent(engineHost, name)),
+    vscode.commands.registerCommand("tether.selectAgent", (name?: unknown) =>
+      selectAgent(name, builtinProfiles(), (chosen) => chooseAgent(chosen, () => send({ type: "selectAgent", name: chosen }))),
+    ),
     vscode.commands.registerCommand("tether.showHistory", () => send({ type: "showHistory" })),
     vscode.commands.registerCommand("tether.exportMarkdown", () =>
       send({ type: "exportSession", id: null, format: "markdown" }),
     ),
     vscode.commands.registerCommand("tether.exportLog", () => send({ type: "exportSession", id: null, format: "jsonl" })),
     vscode.commands.registerCommand("tether.restartAgent", () => send({ type: "restart" })),
-    watchSettings(send, log),
+    watchSettings(send, log, builtinProfiles),
     registerReviewUi(reviews, send, log),
     reportReviewedFileChanges(reviews, send),
   );
@@ -120,6 +163,7 @@ function createEngine(
   reviews: ReviewRegistry,
   terminals: MirroredTerminals,
   history: HistoryPicker,
+  builtinProfiles: AgentProfile[],
 ): EngineHost {
   const wasm = loadWasm();
   const extensionVersion = String(context.extension.packageJSON.version ?? "0.0.0");
@@ -139,7 +183,7 @@ function createEngine(
     workspaceRoot: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir(),
     tetherDir: workspaceTetherDir(),
     demoAgentCommand,
-    profiles: settings.profiles,
+    profiles: mergeProfiles(builtinProfiles, settings.profiles),
     defaultProfile: settings.defaultProfile,
     permissions: settings.permissions,
   };
@@ -185,18 +229,32 @@ function startOrReconnectSidecar(
  * `tether.selectAgent`: with a name (from another extension or a test) it selects that agent,
  * otherwise the person picks one.
  */
-async function selectAgent(engineHost: EngineHost, name: unknown): Promise<void> {
+async function selectAgent(
+  name: unknown,
+  builtinProfiles: AgentProfile[],
+  choose: (name: string) => Promise<void>,
+): Promise<void> {
   let chosen = typeof name === "string" && name !== "" ? name : undefined;
   if (chosen === undefined) {
-    const names = [DEMO_PROFILE, ...readAgentSettings().profiles.map((profile) => profile.name)];
+    const profiles = mergeProfiles(builtinProfiles, readAgentSettings().profiles);
+    const names = [DEMO_PROFILE, ...profiles.map((profile) => profile.name)];
     chosen = await vscode.window.showQuickPick([...new Set(names)], {
       title: "Tether: Select Agent",
       placeHolder: "The agent to run in the chat",
     });
   }
   if (chosen !== undefined) {
-    engineHost.command({ type: "selectAgent", name: chosen });
+    await choose(chosen);
   }
+}
+
+/** The agent a webview's `selectAgent` message names, or undefined for any other message. */
+function selectedAgentName(message: unknown): string | undefined {
+  if (typeof message !== "object" || message === null) {
+    return undefined;
+  }
+  const { type, name } = message as { type?: unknown; name?: unknown };
+  return type === "selectAgent" && typeof name === "string" ? name : undefined;
 }
 
 function bundledBinary(context: vscode.ExtensionContext, name: string): string {

@@ -13,10 +13,12 @@ import * as path from "node:path";
 
 import * as vscode from "vscode";
 
+import { mergeProfiles } from "./agents";
 import type { AgentProfile, HostCommand, Mode, PermissionSettings } from "./generated/protocol";
 
 /** The settings the engine is configured with, plus what was wrong with them. */
 export interface AgentSettings {
+  /** The `tether.agents` profiles (the built-in agents are added by `configureCommand`). */
   profiles: AgentProfile[];
   defaultProfile: string | null;
   permissions: PermissionSettings;
@@ -92,11 +94,14 @@ function readPermissions(configuration: vscode.WorkspaceConfiguration, problems:
   return { defaultMode, rules };
 }
 
-/** The `configure` command that tells the engine about the current settings. */
-export function configureCommand(settings: AgentSettings): HostCommand {
+/**
+ * The `configure` command that tells the engine about the current settings and the built-in
+ * agents (agents.ts), which a `tether.agents` profile of the same name replaces.
+ */
+export function configureCommand(settings: AgentSettings, builtins: readonly AgentProfile[] = []): HostCommand {
   return {
     type: "configure",
-    profiles: settings.profiles,
+    profiles: mergeProfiles(builtins, settings.profiles),
     defaultProfile: settings.defaultProfile,
     permissions: settings.permissions,
   };
@@ -112,19 +117,21 @@ export function workspaceTetherDir(): string | null {
 }
 
 /**
- * Sends `configure` whenever a setting the engine uses changes (including when the engine itself
+ * Sends `configure` (with the built-in agents as `builtins` finds them now) whenever a setting the
+ * engine uses changes (including when the engine itself
  * had the workspace's rules saved: it expects them back this way), and reports what is wrong
  * with the new settings.
  */
 export function watchSettings(
   configure: (command: HostCommand) => void,
   log: vscode.LogOutputChannel,
+  builtins: () => readonly AgentProfile[] = () => [],
 ): vscode.Disposable {
   return vscode.workspace.onDidChangeConfiguration((event) => {
     if (ENGINE_SETTINGS.some((section) => event.affectsConfiguration(section))) {
       const settings = readAgentSettings();
       reportProblems(settings, log);
-      configure(configureCommand(settings));
+      configure(configureCommand(settings, builtins()));
     }
     if (SIDECAR_SETTINGS.some((section) => event.affectsConfiguration(section))) {
       log.info("The tetherd settings take effect the next time tetherd starts (after a window reload).");

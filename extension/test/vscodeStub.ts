@@ -132,7 +132,29 @@ export class RelativePattern {
   ) {}
 }
 
+export enum ProgressLocation {
+  SourceControl = 1,
+  Window = 10,
+  Notification = 15,
+}
+
+/** A progress notification: its title and every message it was given. */
+export interface ShownProgress {
+  title: string | undefined;
+  messages: string[];
+}
+
+export const shownProgress: ShownProgress[] = [];
+
 export const window = {
+  withProgress<T>(
+    options: { title?: string },
+    task: (progress: { report(value: { message?: string }): void }) => Promise<T>,
+  ): Promise<T> {
+    const shown: ShownProgress = { title: options.title, messages: [] };
+    shownProgress.push(shown);
+    return task({ report: ({ message }) => message !== undefined && shown.messages.push(message) });
+  },
   showErrorMessage(text: string, ...rest: unknown[]): Promise<string | undefined> {
     return showMessage("error", text, rest);
   },
