@@ -46,7 +46,7 @@ export interface Harness {
   /** Applies messages and renders one frame, as main.ts does. */
   frame(...messages: HostToWebview[]): void;
   query<T extends Element = HTMLElement>(selector: string): T;
-  queryAll(selector: string): HTMLElement[];
+  queryAll<T extends Element = HTMLElement>(selector: string): T[];
   /** Presses a key on the focused element (or the body), as the person would. */
   press(key: string, init?: Partial<KeyboardEventInit>): void;
   /** Moves the webview's clock on by `ms` and fires the timers that are running, once each. */
@@ -121,8 +121,8 @@ export function harness(savedState: unknown = undefined): Harness {
       assert.ok(found !== null, `no element matches ${selector}`);
       return found;
     },
-    queryAll(selector) {
-      return [...window.document.querySelectorAll<HTMLElement>(selector)];
+    queryAll<T extends Element>(selector: string): T[] {
+      return [...window.document.querySelectorAll<T>(selector)];
     },
     press(key, init = {}) {
       const target = window.document.activeElement ?? window.document.body;
