@@ -43,6 +43,7 @@ use crate::permissions::{
 };
 use crate::review::preview_lines;
 
+mod auth;
 mod fs;
 mod replay;
 mod session_state;
@@ -53,6 +54,7 @@ use crate::thread::{
     PermissionOutcome, PermissionView, PlanEntryView, Thread, ToolCallView, ToolContent, ToolStatus, TurnState,
     UserMessage,
 };
+pub use auth::{AUTH_REQUIRED, SecretEnv, SignIn, methods_for_profile, parse_auth_methods};
 pub use replay::LogReplay;
 pub use terminal::TerminalCall;
 
@@ -83,6 +85,9 @@ pub enum AcpEvent {
     SessionReady { session_id: String },
     /// The handshake failed: this connection cannot be used for prompts.
     Failed { message: String },
+    /// The agent answered "authentication required": the person must choose one of `methods`
+    /// (answered with [`AcpClient::sign_in`]).
+    AuthRequired { methods: Vec<crate::host_api::AuthMethodView> },
     /// The agent did something wrong that the session survives; for the log.
     ProtocolProblem { message: String },
     /// The number of permission requests waiting for the person changed.
@@ -146,6 +151,10 @@ pub enum IntentError {
     UnknownConfigOption(String),
     #[error("the agent offers no such value for {option:?}")]
     UnknownConfigValue { option: String },
+    #[error("the agent is not waiting for a sign-in")]
+    NotSigningIn,
+    #[error("the agent offers no sign-in method {0:?}")]
+    UnknownAuthMethod(String),
 }
 
 /// What each request in flight was for.
@@ -160,6 +169,8 @@ enum RequestKind {
     ResumeSession,
     /// `session/list`.
     ListSessions,
+    /// `authenticate`, with the method the person chose.
+    Authenticate,
     /// `session/set_config_option` for an option the person set (not the mode Tether sends).
     SetConfigOption,
     /// A request read back from a session's log that this version does not make: its answer is
@@ -177,6 +188,9 @@ enum Phase {
     /// the agent replays meanwhile is already in the thread (from Tether's own log), so its
     /// updates are not shown again.
     ResumingSession,
+    /// The agent answered "authentication required": the person is being asked to sign in, or
+    /// `authenticate` is in flight.
+    SigningIn,
     Ready,
     /// The handshake failed or the agent exited; nothing more can be sent.
     Closed,
@@ -281,7 +295,11 @@ pub struct AcpClient {
     show_resumed_history: bool,
     /// The agent offers `session/list` (`sessionCapabilities.list` in its `initialize` answer).
     can_list_sessions: bool,
+    /// The agent offers `session/load` and `session/resume`.
+    can_load: bool,
+    can_resume: bool,
     controls: session_state::SessionControls,
+    auth: auth::Authentication,
     outgoing: VecDeque<String>,
     events: VecDeque<AcpEvent>,
 }
@@ -319,7 +337,10 @@ impl AcpClient {
             unanswered: BTreeMap::new(),
             show_resumed_history: false,
             can_list_sessions: false,
+            can_load: false,
+            can_resume: false,
             controls: session_state::SessionControls::default(),
+            auth: auth::Authentication::default(),
             outgoing: VecDeque::new(),
             events: VecDeque::new(),
         }
@@ -501,6 +522,7 @@ impl AcpClient {
             return Err(IntentError::TurnRunning);
         }
         self.start_turn_files();
+        self.remember_prompt(text);
         self.thread.push(Entry::User(UserMessage { text: text.to_owned() }));
         let params = acp::PromptRequest::new(session_id, vec![acp::ContentBlock::Text(acp::TextContent::new(text))]);
         self.thread.set_turn(TurnState::Running);
@@ -716,7 +738,11 @@ impl AcpClient {
             (RequestKind::SetConfigOption, result) => {
                 self.on_config_option_set(&id, result.map_err(|error| describe_error(&error)));
             }
-            (RequestKind::NewSession, Ok(result)) => self.on_session_created(result),
+            (RequestKind::NewSession, Ok(result)) => self.on_session_created(result, now),
+            (RequestKind::Authenticate, result) => self.on_authenticated(result.map(|_| ()), now),
+            (RequestKind::NewSession, Err(error)) if auth::is_auth_required(&error) => {
+                self.on_auth_required(&error, false);
+            }
             (RequestKind::Prompt, Ok(result)) => {
                 self.prompt_in_flight = None;
                 match serde_json::from_str::<acp::PromptResponse>(result.get()) {
@@ -751,7 +777,11 @@ impl AcpClient {
             }
             (RequestKind::Prompt, Err(error)) => {
                 self.prompt_in_flight = None;
-                self.thread.set_turn(TurnState::Failed { message: describe_error(&error) });
+                if auth::is_auth_required(&error) {
+                    self.on_auth_required(&error, true);
+                } else {
+                    self.thread.set_turn(TurnState::Failed { message: describe_error(&error) });
+                }
                 self.clear_stale_permissions();
                 self.end_turn_files();
             }
@@ -776,10 +806,21 @@ impl AcpClient {
         self.events.push_back(AcpEvent::Initialized { agent: self.agent_info.clone() });
         let capabilities = serde_json::from_str::<serde_json::Value>(result.get()).unwrap_or_default();
         let session_capabilities = &capabilities["agentCapabilities"]["sessionCapabilities"];
-        let can_resume = !session_capabilities["resume"].is_null();
+        self.can_resume = !session_capabilities["resume"].is_null();
+        self.can_load = response.agent_capabilities.load_session;
         self.can_list_sessions = !session_capabilities["list"].is_null();
+        self.on_auth_methods(&capabilities);
+        if self.sign_in_on_initialize() {
+            // The session is opened once the agent has accepted the sign-in.
+            return;
+        }
+        self.open_session(now);
+    }
+
+    /// Resumes the agent's session when asked to, else creates one.
+    fn open_session(&mut self, now: u64) {
         match self.resume.clone() {
-            Some(target) if response.agent_capabilities.load_session => {
+            Some(target) if self.can_load => {
                 let params = acp::LoadSessionRequest::new(target, self.cwd.clone()).mcp_servers(Vec::new());
                 self.send_request(
                     "session/load",
@@ -789,7 +830,7 @@ impl AcpClient {
                 );
                 self.phase = Phase::ResumingSession;
             }
-            Some(target) if can_resume => {
+            Some(target) if self.can_resume => {
                 let params = acp::ResumeSessionRequest::new(target, self.cwd.clone());
                 self.send_request(
                     "session/resume",
@@ -844,6 +885,7 @@ impl AcpClient {
                     self.events.push_back(AcpEvent::PolicyChanged);
                     self.send_mode_to_agent();
                 }
+                self.after_session_ready(now);
             }
             Err(error) => {
                 self.notice(
@@ -859,7 +901,7 @@ impl AcpClient {
         }
     }
 
-    fn on_session_created(&mut self, result: &RawValue) {
+    fn on_session_created(&mut self, result: &RawValue, now: u64) {
         match serde_json::from_str::<acp::NewSessionResponse>(result.get()) {
             Ok(response) => {
                 let session_id = response.session_id.0.to_string();
@@ -876,6 +918,7 @@ impl AcpClient {
                     // reaches the agent now.
                     self.send_mode_to_agent();
                 }
+                self.after_session_ready(now);
             }
             Err(error) => self.fail(format!("the agent's answer to session/new is malformed: {error}")),
         }

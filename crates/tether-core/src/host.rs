@@ -21,12 +21,15 @@ use std::collections::VecDeque;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::acp::{AcpClient, AcpEvent, AgentSession, ClientInfo, IntentError, LogReplay, TerminalCall, capitalize};
+use crate::acp::{
+    AcpClient, AcpEvent, AgentSession, ClientInfo, IntentError, LogReplay, SecretEnv, SignIn, TerminalCall, capitalize,
+    methods_for_profile,
+};
 use crate::export::{ExportHeader, thread_markdown};
 use crate::framing::{self, LineFramer};
 use crate::host_api::{
-    AgentProfile, DEMO_PROFILE, EngineConfig, ExportFormat, FileReadReply, HistoryItem, HistorySource, HostAction,
-    HostCommand, LogLevel, PermissionSettings,
+    AgentProfile, AuthMethodKind, AuthMethodView, DEMO_PROFILE, EngineConfig, ExportFormat, FileReadReply, HistoryItem,
+    HistorySource, HostAction, HostCommand, LogLevel, PermissionSettings,
 };
 use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
 use crate::permissions::{PermissionPolicy, RuleScope, RuleSpec};
@@ -78,6 +81,10 @@ enum SidecarRequest {
         generation: u64,
     },
     Kill,
+    /// Stopping the agent of session `generation` so that it can be started again to sign in.
+    KillToSignIn {
+        generation: u64,
+    },
     /// A snapshot of the workspace before a turn of session `generation`.
     Snapshot {
         generation: u64,
@@ -206,6 +213,12 @@ pub struct HostEngine {
     agent_history: Vec<AgentSession>,
     /// The history picker was asked for and has not been shown yet.
     history_wanted: bool,
+    /// The variables the person gave for agents (SecretStorage, through the host), added to the
+    /// environment of their agents. Only in memory.
+    secrets: SecretEnv,
+    /// The session generation whose agent was already asked to sign in with the kept keys: an
+    /// agent that refuses them is not asked again, the person is.
+    signed_in_with_kept_keys: Option<u64>,
     actions: VecDeque<HostAction>,
 }
 
@@ -254,6 +267,8 @@ impl HostEngine {
             history: Vec::new(),
             agent_history: Vec::new(),
             history_wanted: false,
+            secrets: SecretEnv::default(),
+            signed_in_with_kept_keys: None,
             actions: VecDeque::new(),
         };
         let settings = engine.config.permissions.clone();
@@ -454,6 +469,8 @@ impl HostEngine {
             HostCommand::DeleteSession { id } => self.delete_session(id, now),
             HostCommand::ExportSession { id, format } => self.export_session(id, format, now),
             HostCommand::Restart => self.restart(now),
+            HostCommand::Authenticate { method_id, env } => self.authenticate(&method_id, env, now),
+            HostCommand::AgentSecrets { profile, env } => self.secrets.add(&profile, env),
         }
         self.refresh_permissions_view();
         self.finish(now);
@@ -656,11 +673,14 @@ impl HostEngine {
     fn spawn_agent(&mut self, now: u64) {
         let Some(slot) = &self.agent else { return };
         let profile = &slot.profile;
+        // The person's keys go over the profile's variables; they are in no log and no setting.
+        let mut env = profile.env.clone();
+        env.extend(self.secrets.of(&profile.name).cloned().unwrap_or_default());
         let spawn = SpawnParams {
             name: profile.name.clone(),
             command: profile.command.clone(),
             args: profile.args.clone(),
-            env: profile.env.clone(),
+            env,
             cwd: profile.cwd.clone().unwrap_or_else(|| self.config.workspace_root.clone()),
             tether_dir: self.config.tether_dir.clone(),
             session_dir: slot.session_dir.clone().filter(|_| self.config.tether_dir.is_some()),
@@ -867,6 +887,75 @@ impl HostEngine {
     fn release_held_agent_events(&mut self, now: u64) {
         for line in self.held_agent_events.take().unwrap_or_default() {
             self.handle_sidecar_line(&line, now);
+        }
+    }
+
+    /// The agent needs the person to sign in. Keys given earlier for its profile are in its
+    /// environment already: the agent is asked to use them first (once per agent process), and
+    /// the person is asked only when it refuses or there are none.
+    fn ask_authentication(&mut self, methods: Vec<AuthMethodView>) {
+        let Some(slot) = &mut self.agent else { return };
+        if self.signed_in_with_kept_keys != Some(slot.generation)
+            && let Some(kept) = self.secrets.of(&slot.profile.name)
+            && let Some(method) = methods.iter().find(|method| match &method.kind {
+                AuthMethodKind::EnvVar { vars } => {
+                    vars.iter().any(|var| kept.contains_key(&var.name))
+                        && vars.iter().all(|var| var.optional || kept.contains_key(&var.name))
+                }
+                _ => false,
+            })
+        {
+            self.signed_in_with_kept_keys = Some(slot.generation);
+            if let Ok(SignIn::Sent) = slot.client.sign_in(&method.id, false) {
+                let text = format!("signing in to {:?} with the kept keys ({})", slot.profile.name, method.name);
+                self.log(LogLevel::Info, text);
+                return self.set_status(SessionStatus::Starting { step: "Signing in".to_owned() });
+            }
+        }
+        let Some(slot) = &self.agent else { return };
+        let action = HostAction::AskAuthentication {
+            agent: slot.profile.name.clone(),
+            methods: methods_for_profile(&methods, &slot.profile),
+        };
+        self.actions.push_back(action);
+        self.set_status(SessionStatus::Starting { step: "Sign in needed".to_owned() });
+    }
+
+    /// The person chose how to sign in, giving `env` for an `envVar` method: kept for the
+    /// profile (in memory) and the agent started again with it, or `authenticate` sent to the
+    /// running agent.
+    fn authenticate(&mut self, method_id: &str, env: std::collections::BTreeMap<String, String>, now: u64) {
+        let Some(slot) = &mut self.agent else {
+            return self.show(LogLevel::Info, "There is no agent session to sign in to.".to_owned());
+        };
+        let with_env = !env.is_empty();
+        if with_env {
+            self.secrets.add(&slot.profile.name, env);
+        }
+        match slot.client.sign_in(method_id, with_env) {
+            Ok(SignIn::Sent) => self.set_status(SessionStatus::Starting { step: "Signing in".to_owned() }),
+            Ok(SignIn::RestartAgent) => self.restart_to_sign_in(now),
+            Err(error) => self.show(LogLevel::Warn, format!("Tether: {error}.")),
+        }
+    }
+
+    /// Stops the current agent and, once tetherd says it is gone (its session log is free
+    /// again), starts it anew in the same session (see `KillToSignIn`).
+    fn restart_to_sign_in(&mut self, now: u64) {
+        let Some(slot) = &mut self.agent else { return };
+        slot.client.handle_exited("was stopped to sign in", true, "");
+        let generation = slot.generation;
+        let running = slot.agent_id.take();
+        self.drain_client();
+        self.set_status(SessionStatus::Starting { step: "Starting the agent again to sign in".to_owned() });
+        match running {
+            Some(agent_id) if self.sidecar == SidecarState::Ready => self.sidecar_request(
+                method::AGENT_KILL,
+                &AgentRef { agent_id },
+                SidecarRequest::KillToSignIn { generation },
+                now,
+            ),
+            _ => self.restart_agent(now),
         }
     }
 
@@ -1204,6 +1293,15 @@ impl HostEngine {
             (SidecarRequest::SessionChange, Err(error)) => {
                 self.show(LogLevel::Error, format!("Tether: {}", error.message));
             }
+            (SidecarRequest::KillToSignIn { generation }, result) => {
+                if let Err(error) = result {
+                    // An agent tetherd no longer knows has exited already: it can be replaced.
+                    self.log(LogLevel::Info, format!("stopping the agent to sign in: {}", error.message));
+                }
+                if self.agent.as_ref().is_some_and(|slot| slot.generation == generation) {
+                    self.restart_agent(now);
+                }
+            }
             (SidecarRequest::Kill, Ok(_)) => {}
             (SidecarRequest::Kill, Err(error)) => {
                 self.log(LogLevel::Warn, format!("tetherd could not stop an agent: {}", error.message));
@@ -1376,6 +1474,7 @@ impl HostEngine {
                 self.set_status(SessionStatus::Failed { message: capitalize(&message) });
             }
             AcpEvent::ProtocolProblem { message } => self.log(LogLevel::Warn, message),
+            AcpEvent::AuthRequired { methods } => self.ask_authentication(methods),
             AcpEvent::PermissionsWaiting { count } => self.set_badge(count),
             AcpEvent::PolicyChanged => self.refresh_permissions_view(),
             AcpEvent::ControlsChanged => self.refresh_controls_view(),

@@ -146,6 +146,58 @@ pub enum HostCommand {
     },
     /// Start the current session's agent again after it exited, resuming its session.
     Restart,
+    /// The person chose how to sign in (see [`HostAction::AskAuthentication`]). `env` holds
+    /// what they entered for an `envVar` method (empty otherwise): the agent is then started
+    /// again with it in its environment before `authenticate`. A `terminal` method is answered
+    /// once its login terminal closed with exit code 0: the agent is started again to read what
+    /// the login stored.
+    Authenticate {
+        method_id: String,
+        env: BTreeMap<String, String>,
+    },
+    /// Variables the host keeps in SecretStorage for the agent profile `profile`: added to that
+    /// agent's environment whenever it starts. The engine keeps them in memory only: never
+    /// logged, never written to the settings or a session's log.
+    AgentSecrets {
+        profile: String,
+        env: BTreeMap<String, String>,
+    },
+}
+
+/// A way to sign in that the agent offers (`authMethods` in its `initialize` answer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthMethodView {
+    /// What `authenticate` names it by.
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub kind: AuthMethodKind,
+}
+
+/// What signing in with a method takes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum AuthMethodKind {
+    /// Keys in the agent's environment (an API key): ask for each variable, keep the answers in
+    /// SecretStorage and send them with `authenticate`.
+    EnvVar { vars: Vec<AuthVariable> },
+    /// A login in a terminal: run `command` with `args`, `env` added to the environment; answer
+    /// `authenticate` when it exits with code 0.
+    Terminal { command: String, args: Vec<String>, env: BTreeMap<String, String> },
+    /// The agent signs in by itself: answer `authenticate` at once.
+    Agent,
+}
+
+/// One variable of an [`AuthMethodKind::EnvVar`] method.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthVariable {
+    pub name: String,
+    /// What to call it when asking, when the agent said.
+    pub label: Option<String>,
+    /// It may be left empty.
+    pub optional: bool,
 }
 
 /// What a session is exported as.
@@ -310,4 +362,8 @@ pub enum HostAction {
     SaveExport { suggested_name: String, content: String },
     /// Offer to save a copy of the file `source` (a save dialog proposing `suggestedName`).
     ExportFile { source: String, suggested_name: String },
+    /// The agent of profile `agent` needs the person to sign in: offer `methods` (a quick pick)
+    /// and answer the choice with the `authenticate` command. Dismissing the pick leaves the
+    /// session waiting; the status says "Sign in needed".
+    AskAuthentication { agent: String, methods: Vec<AuthMethodView> },
 }

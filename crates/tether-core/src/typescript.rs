@@ -39,6 +39,9 @@ pub fn generate() -> String {
         host_api::ExportFormat,
         host_api::HistoryItem,
         host_api::HistorySource,
+        host_api::AuthMethodView,
+        host_api::AuthMethodKind,
+        host_api::AuthVariable,
         // host ↔ webview
         webview::SessionView,
         webview::SessionStatus,

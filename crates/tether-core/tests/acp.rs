@@ -30,6 +30,9 @@
 //! - `> term-intent <json TerminalIntent>` / `> term-input <terminal> <json string>` /
 //!   `> term-closed <terminal>`: the person used a terminal's card or its mirrored VS Code terminal
 //! - `> frame`: a frame passed: terminal output goes to the mirrored terminals and the cards
+//! - `> sign-in <method id> [with-env]`: the person chose how to sign in (`with-env`: they gave
+//!   keys for the agent's environment); `> new-agent`: the host started a new agent process for
+//!   the thread (after stopping the old one with `> killed`)
 //!
 //! Audit records are written as `audit <json>`; whenever the policy changed, one `policy` line
 //! shows the mode, the agent's own mode and every rule with how often it fired.
@@ -237,6 +240,17 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
                     writeln!(out, "  host {}", serde_json::to_string(&action).unwrap()).unwrap();
                 }
             }
+            "sign-in" => {
+                let (method, with_env) = match rest.strip_suffix(" with-env") {
+                    Some(method) => (method, true),
+                    None => (rest, false),
+                };
+                match client.sign_in(method, with_env) {
+                    Ok(step) => writeln!(out, "  sign-in: {step:?}").unwrap(),
+                    Err(error) => writeln!(out, "  refused: {error}").unwrap(),
+                }
+            }
+            "new-agent" => client.prepare_new_agent(now),
             other => panic!("unknown input {other:?}"),
         }
         while let Some(line) = client.poll_outgoing() {
@@ -362,6 +376,21 @@ fn an_agent_that_cannot_resume_starts_a_new_session_and_says_so() {
 }
 
 #[test]
+fn authentication_required_with_keys_restarts_the_agent_with_them_then_authenticates() {
+    check("auth-env");
+}
+
+#[test]
+fn an_agent_sign_in_is_sent_to_the_live_agent_and_asked_again_when_refused() {
+    check("auth-agent");
+}
+
+#[test]
+fn a_prompt_refused_for_want_of_a_sign_in_is_sent_again_after_it() {
+    check("auth-prompt");
+}
+
+#[test]
 fn handshake_failures() {
     check("handshake");
 }
@@ -467,6 +496,9 @@ fn replaying_the_log_of_a_run_gives_the_thread_of_the_run() {
         "handshake",
         "resume-load",
         "resume-fallback",
+        "auth-env",
+        "auth-agent",
+        "auth-prompt",
     ] {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
         let script = std::fs::read_to_string(dir.join(format!("{name}.script"))).unwrap();

@@ -263,6 +263,7 @@ impl AcpClient {
                         }
                         RequestKind::SetConfigOption
                     }
+                    "authenticate" => RequestKind::Authenticate,
                     // Requests of other versions: their answers are recognised and ignored.
                     _ => RequestKind::Unknown,
                 };

@@ -1,0 +1,280 @@
+//! Signing in to an agent: the `authMethods` of its `initialize` answer, offered to the person
+//! when `session/new` or `session/prompt` answers "authentication required" (`-32000`), and the
+//! way back from their choice to a session.
+//!
+//! ACP v1 knows two kinds of method: `terminal` (the client runs the agent's own command with the
+//! method's arguments in a terminal, and must not pass the method to `authenticate`) and `agent`
+//! (the fallback: the agent signs in by itself on `authenticate`). Real agents also send `env_var`
+//! methods (Codex: `CODEX_API_KEY`), not yet in the stable schema, so methods are read from the
+//! raw JSON. The keys the person gives never pass through here: the host keeps them and the agent
+//! is started again with them in its environment, then asked to `authenticate`.
+
+use std::collections::BTreeMap;
+
+use agent_client_protocol_schema::v1 as acp;
+
+use super::{AcpClient, AcpEvent, IntentError, Phase, RequestKind, describe_error};
+use crate::host_api::{AgentProfile, AuthMethodKind, AuthMethodView, AuthVariable};
+use crate::jsonrpc::RpcError;
+use crate::thread::{NoticeLevel, TurnState};
+
+/// The JSON-RPC error code ACP uses for "authentication required".
+pub const AUTH_REQUIRED: i32 = -32000;
+
+/// What the agent's refusal held up, to be done again once the person has signed in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Held {
+    /// Creating (or resuming) the session.
+    Session,
+    /// The person's prompt, sent again as it was typed.
+    Prompt(String),
+}
+
+/// The client's side of signing in.
+#[derive(Debug, Default)]
+pub(super) struct Authentication {
+    /// The `authMethods` of the agent's `initialize` answer.
+    methods: Vec<AuthMethodView>,
+    /// What waits for the person to sign in, while they are asked.
+    held: Option<Held>,
+    /// The method to `authenticate` with as soon as the agent (started again with the person's
+    /// keys in its environment) answers `initialize`.
+    on_initialize: Option<String>,
+    /// The text of the last prompt sent, in case the agent refuses it for want of a sign-in.
+    last_prompt: Option<String>,
+}
+
+/// How signing in goes on after the person chose a method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignIn {
+    /// `authenticate` was sent to the running agent; the session follows its answer.
+    Sent,
+    /// The agent must be started again: with the keys the person gave in its environment, or to
+    /// read the credentials a terminal login stored. Stop it, call
+    /// [`AcpClient::prepare_new_agent`] and start the new process: the client signs in and
+    /// retries by itself.
+    RestartAgent,
+}
+
+/// Environment variables the person gave for agents, by profile name. Their values are never
+/// printed, logged or written: `Debug` shows only the names.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct SecretEnv(BTreeMap<String, BTreeMap<String, String>>);
+
+impl SecretEnv {
+    /// Adds (or replaces) variables of `profile`.
+    pub fn add(&mut self, profile: &str, env: BTreeMap<String, String>) {
+        self.0.entry(profile.to_owned()).or_default().extend(env);
+    }
+
+    /// The variables of `profile`.
+    pub fn of(&self, profile: &str) -> Option<&BTreeMap<String, String>> {
+        self.0.get(profile)
+    }
+}
+
+impl std::fmt::Debug for SecretEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: BTreeMap<&String, Vec<&String>> =
+            self.0.iter().map(|(profile, env)| (profile, env.keys().collect())).collect();
+        f.debug_tuple("SecretEnv").field(&names).finish()
+    }
+}
+
+/// The methods of an `initialize` answer's `authMethods`, as the person is offered them. A method
+/// without an id or a name cannot be chosen and is left out; an unknown `type` is left out too,
+/// since Tether could not carry it out.
+pub fn parse_auth_methods(methods: &serde_json::Value) -> Vec<AuthMethodView> {
+    let Some(methods) = methods.as_array() else { return Vec::new() };
+    methods.iter().filter_map(parse_auth_method).collect()
+}
+
+fn parse_auth_method(method: &serde_json::Value) -> Option<AuthMethodView> {
+    let id = method["id"].as_str()?.to_owned();
+    let name = method["name"].as_str()?.to_owned();
+    let description = method["description"].as_str().map(str::to_owned);
+    let kind = match method["type"].as_str() {
+        None | Some("agent") => AuthMethodKind::Agent,
+        Some("terminal") => {
+            let terminal = serde_json::from_value::<acp::AuthMethodTerminal>(method.clone()).ok()?;
+            AuthMethodKind::Terminal {
+                command: String::new(),
+                args: terminal.args,
+                env: terminal.env.into_iter().collect(),
+            }
+        }
+        Some("env_var") => {
+            let vars = method["vars"].as_array()?;
+            let vars = vars
+                .iter()
+                .filter_map(|var| {
+                    Some(AuthVariable {
+                        name: var["name"].as_str()?.to_owned(),
+                        label: var["label"].as_str().map(str::to_owned),
+                        optional: var["optional"].as_bool().unwrap_or(false),
+                    })
+                })
+                .collect::<Vec<_>>();
+            if vars.is_empty() {
+                return None;
+            }
+            AuthMethodKind::EnvVar { vars }
+        }
+        Some(_) => return None,
+    };
+    Some(AuthMethodView { id, name, description, kind })
+}
+
+/// `methods` as they are offered for the agent of `profile`: a terminal method runs the
+/// profile's command with the method's arguments added, in the profile's environment with the
+/// method's variables over it.
+pub fn methods_for_profile(methods: &[AuthMethodView], profile: &AgentProfile) -> Vec<AuthMethodView> {
+    methods
+        .iter()
+        .cloned()
+        .map(|mut method| {
+            if let AuthMethodKind::Terminal { command, args, env } = &mut method.kind {
+                command.clone_from(&profile.command);
+                *args = profile.args.iter().cloned().chain(args.drain(..)).collect();
+                let mut merged = profile.env.clone();
+                merged.append(env);
+                *env = merged;
+            }
+            method
+        })
+        .collect()
+}
+
+/// Whether the agent refused for want of a sign-in.
+pub(super) fn is_auth_required(error: &RpcError) -> bool {
+    i32::from(error.code) == AUTH_REQUIRED
+}
+
+impl AcpClient {
+    /// The ways to sign in the agent offered.
+    pub fn auth_methods(&self) -> &[AuthMethodView] {
+        &self.auth.methods
+    }
+
+    /// The agent is waiting for the person to sign in.
+    pub fn needs_sign_in(&self) -> bool {
+        self.phase == Phase::SigningIn
+    }
+
+    /// The person chose `method_id` (giving the agent's environment new variables when
+    /// `with_env`): `authenticate` goes to the running agent, or the agent must be started again
+    /// (see [`SignIn`]).
+    pub fn sign_in(&mut self, method_id: &str, with_env: bool) -> Result<SignIn, IntentError> {
+        if self.phase != Phase::SigningIn {
+            return Err(IntentError::NotSigningIn);
+        }
+        let method = self
+            .auth
+            .methods
+            .iter()
+            .find(|method| method.id == method_id)
+            .ok_or_else(|| IntentError::UnknownAuthMethod(method_id.to_owned()))?;
+        // What the person chose is not in the session's log, so it says nothing in the thread:
+        // the header's status tells what is going on, and the agent's answer goes in the thread.
+        if let AuthMethodKind::Terminal { .. } = method.kind {
+            // ACP: a terminal method is never passed to `authenticate`; the new process reads
+            // what the login stored.
+            self.auth.on_initialize = None;
+            return Ok(SignIn::RestartAgent);
+        }
+        if with_env {
+            self.auth.on_initialize = Some(method_id.to_owned());
+            return Ok(SignIn::RestartAgent);
+        }
+        self.send_authenticate(method_id.to_owned());
+        Ok(SignIn::Sent)
+    }
+
+    fn send_authenticate(&mut self, method_id: String) {
+        let params = acp::AuthenticateRequest::new(method_id);
+        // No deadline: an agent may wait for the person to finish a login in their browser.
+        self.send_request("authenticate", &params, RequestKind::Authenticate, None);
+        self.phase = Phase::SigningIn;
+    }
+
+    /// Called once `initialize` is answered: signs in first when the agent was started again for
+    /// it. Returns whether it did (the session then follows the answer).
+    pub(super) fn sign_in_on_initialize(&mut self) -> bool {
+        let Some(method_id) = self.auth.on_initialize.take() else { return false };
+        self.send_authenticate(method_id);
+        true
+    }
+
+    /// Keeps the `authMethods` of the `initialize` answer.
+    pub(super) fn on_auth_methods(&mut self, initialize: &serde_json::Value) {
+        self.auth.methods = parse_auth_methods(&initialize["authMethods"]);
+    }
+
+    /// Remembers a prompt's text, to send it again if the agent refuses it until the person signs in.
+    pub(super) fn remember_prompt(&mut self, text: &str) {
+        self.auth.last_prompt = Some(text.to_owned());
+    }
+
+    /// The agent refused `session/new` (`prompt` false) or the prompt with "authentication
+    /// required": the person is asked to sign in, and what was refused waits for it.
+    pub(super) fn on_auth_required(&mut self, error: &RpcError, prompt: bool) {
+        if self.auth.methods.is_empty() {
+            return self.fail(format!(
+                "the agent needs you to sign in but offers no way to do it here ({})",
+                describe_error(error)
+            ));
+        }
+        self.auth.held = match (prompt, self.auth.last_prompt.clone()) {
+            (true, Some(text)) => Some(Held::Prompt(text)),
+            _ => Some(Held::Session),
+        };
+        if prompt {
+            self.thread.set_turn(TurnState::Failed { message: "the agent needs you to sign in".to_owned() });
+        }
+        self.phase = Phase::SigningIn;
+        self.notice(NoticeLevel::Warning, "The agent needs you to sign in.".to_owned());
+        self.events.push_back(AcpEvent::AuthRequired { methods: self.auth.methods.clone() });
+    }
+
+    /// The agent answered `authenticate`.
+    pub(super) fn on_authenticated(&mut self, result: Result<(), RpcError>, now: u64) {
+        match result {
+            Ok(()) => {
+                self.notice(NoticeLevel::Info, "Signed in.".to_owned());
+                if self.session_id.is_some() && self.resume.is_none() {
+                    // The session exists on this agent: only the prompt waited.
+                    self.phase = Phase::Ready;
+                    if let Some(session_id) = self.session_id() {
+                        let session_id = session_id.to_owned();
+                        self.events.push_back(AcpEvent::SessionReady { session_id });
+                    }
+                    self.after_session_ready(now);
+                } else {
+                    self.open_session(now);
+                }
+            }
+            Err(error) => {
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!("The agent did not accept the sign-in: {}. Choose again.", describe_error(&error)),
+                );
+                self.phase = Phase::SigningIn;
+                self.events.push_back(AcpEvent::AuthRequired { methods: self.auth.methods.clone() });
+            }
+        }
+    }
+
+    /// The session is ready again: a prompt the agent refused for want of a sign-in is sent again.
+    pub(super) fn after_session_ready(&mut self, now: u64) {
+        let Some(held) = self.auth.held.take() else { return };
+        if self.replaying {
+            // The prompt sent again is in the log, and read back from it.
+            return;
+        }
+        if let Held::Prompt(text) = held
+            && let Err(error) = self.prompt(&text, now)
+        {
+            self.notice(NoticeLevel::Warning, format!("The prompt could not be sent again: {error}."));
+        }
+    }
+}
