@@ -24,6 +24,7 @@ import type {
   ReviewHunk,
   WebviewToHost,
 } from "./generated/protocol";
+import type { AuthActions } from "./auth";
 import type { HistoryActions } from "./history";
 import type { OpenTerminalRequest } from "./terminals";
 
@@ -86,6 +87,7 @@ export class EngineHost implements vscode.Disposable {
     private readonly reviews: ReviewActions,
     private readonly terminals: TerminalActions,
     private readonly history: HistoryActions,
+    private readonly auth: AuthActions,
   ) {
     this.files = new FileAccess(log);
   }
@@ -102,8 +104,9 @@ export class EngineHost implements vscode.Disposable {
     reviews: ReviewActions,
     terminals: TerminalActions,
     history: HistoryActions,
+    auth: AuthActions,
   ): EngineHost {
-    return new EngineHost(new wasm.Engine(config), log, startSidecar, reviews, terminals, history);
+    return new EngineHost(new wasm.Engine(config), log, startSidecar, reviews, terminals, history, auth);
   }
 
   /** Carries out what the engine asked for when it was created (it starts tetherd). */
@@ -251,6 +254,9 @@ export class EngineHost implements vscode.Disposable {
       case "openFile":
         this.openFile(action.path);
         return;
+      case "revealLocation":
+        this.revealLocation(action.path, action.line);
+        return;
       case "readFile": {
         const { read, path, offset, maxBytes } = action;
         // `read` never rejects: a failure is an outcome the engine answers the agent with.
@@ -300,6 +306,9 @@ export class EngineHost implements vscode.Disposable {
         // Never rejects, as above.
         void this.exportFile(action.source, action.suggestedName);
         return;
+      case "askAuthentication":
+        this.auth.ask(action.agent, action.methods);
+        return;
       default: {
         // The generated types make this unreachable; an engine newer than this host lands here.
         const unknown: never = action;
@@ -344,6 +353,20 @@ export class EngineHost implements vscode.Disposable {
       const message = `Tether could not open ${path}: ${describeError(error)}`;
       this.log.error(message);
       void vscode.window.showErrorMessage(message);
+    });
+  }
+
+  /** Follow the agent: shows the place in a preview editor, leaving the focus where it is. */
+  private revealLocation(path: string, line: number | null): void {
+    const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
+    const options: vscode.TextDocumentShowOptions = {
+      preview: true,
+      preserveFocus: true,
+      selection: new vscode.Range(position, position),
+    };
+    vscode.window.showTextDocument(vscode.Uri.file(path), options).then(undefined, (error: unknown) => {
+      // The agent may point at a file it has not written yet: worth a log line, not a popup.
+      this.log.info(`Following the agent: could not open ${path}: ${describeError(error)}`);
     });
   }
 

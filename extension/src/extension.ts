@@ -13,6 +13,7 @@ import { type AgentSearch, agentsDir, ensureAgentInstalled, findBuiltinAgents, m
 import { CHAT_VIEW_ID, ChatViewProvider, FailedChatViewProvider } from "./chatView";
 import { reportOpenDocuments, reportReviewedFileChanges } from "./documentEvents";
 import { EngineHost, loadWasm } from "./engineHost";
+import { AgentSignIn } from "./auth";
 import { HistoryPicker } from "./history";
 import { describeError } from "./errors";
 import type { AgentProfile, EngineConfig, HostCommand } from "./generated/protocol";
@@ -60,6 +61,8 @@ export function activate(context: vscode.ExtensionContext): void {
   // Like the terminals, the picker only calls `engineHost` when the person uses it.
   const history = new HistoryPicker((command) => engineHost.command(command));
   context.subscriptions.push(history);
+  // Like the picker, sign-in only calls `engineHost` when an agent asks for it.
+  const auth = new AgentSignIn(context.secrets, context.globalState, (command) => engineHost.command(command), log);
   // Looked up again at every use: an agent installed (or put on PATH) since is found.
   const agentSearch = (): AgentSearch => ({
     agentsDir: agentsDir(context.globalStorageUri.fsPath),
@@ -68,7 +71,7 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   const builtinProfiles = () => findBuiltinAgents(agentSearch()).map((found) => found.profile);
   try {
-    engineHost = createEngine(context, token, log, startSidecar, reviews, terminals, history, builtinProfiles());
+    engineHost = createEngine(context, token, log, startSidecar, reviews, terminals, history, auth, builtinProfiles());
   } catch (error) {
     const failure = describeError(error);
     log.error(`Tether could not start: ${failure}`);
@@ -139,14 +142,22 @@ export function activate(context: vscode.ExtensionContext): void {
     ),
     vscode.commands.registerCommand("tether.exportLog", () => send({ type: "exportSession", id: null, format: "jsonl" })),
     vscode.commands.registerCommand("tether.restartAgent", () => send({ type: "restart" })),
+    vscode.commands.registerCommand("tether.toggleFollowAgent", () => send({ type: "toggleFollowAgent" })),
     watchSettings(send, log, builtinProfiles),
     registerReviewUi(reviews, send, log),
     reportReviewedFileChanges(reviews, send),
   );
-  // The engine's first action starts tetherd.
-  engineHost.start();
-  // After the start, so that the engine has its first actions behind it when this arrives.
-  context.subscriptions.push(reportOpenDocuments(send));
+  // The keys kept for the agents reach the engine before any agent starts; then the engine's
+  // first action starts tetherd.
+  const profileNames = mergeProfiles(builtinProfiles(), readAgentSettings().profiles).map((profile) => profile.name);
+  void auth
+    .sendKeptSecrets(profileNames)
+    .catch((error: unknown) => log.warn(`Could not read the agents' kept keys: ${describeError(error)}`))
+    .finally(() => {
+      engineHost.start();
+      // After the start, so that the engine has its first actions behind it when this arrives.
+      context.subscriptions.push(reportOpenDocuments(send));
+    });
 }
 
 export function deactivate(): void {
@@ -163,6 +174,7 @@ function createEngine(
   reviews: ReviewRegistry,
   terminals: MirroredTerminals,
   history: HistoryPicker,
+  auth: AgentSignIn,
   builtinProfiles: AgentProfile[],
 ): EngineHost {
   const wasm = loadWasm();
@@ -186,8 +198,9 @@ function createEngine(
     profiles: mergeProfiles(builtinProfiles, settings.profiles),
     defaultProfile: settings.defaultProfile,
     permissions: settings.permissions,
+    followAgent: vscode.workspace.getConfiguration("tether").get<boolean>("followAgent") === true,
   };
-  return EngineHost.create(wasm, config, log, startSidecar, reviews, terminals, history);
+  return EngineHost.create(wasm, config, log, startSidecar, reviews, terminals, history, auth);
 }
 
 /**

@@ -80,6 +80,7 @@ const config: EngineConfig = {
   profiles: [],
   defaultProfile: null,
   permissions: { defaultMode: "ask", rules: [] },
+  followAgent: false,
 };
 
 /** Records the review actions the host carried out, as calls. */
@@ -114,6 +115,7 @@ function startHost() {
   const reviews = new RecordingReviews();
   const terminals = new RecordingTerminals();
   const history = new RecordingHistory();
+  const asked: { agent: string; methods: string[] }[] = [];
   const host = EngineHost.create(
     wasm,
     config,
@@ -124,10 +126,11 @@ function startHost() {
     reviews,
     terminals,
     history,
+    { ask: (agent, methods) => asked.push({ agent, methods: methods.map((method) => method.id) }) },
   );
   const engine = ScriptedEngine.last;
   assert.ok(engine, "the host constructed an engine");
-  return { host, engine, lines, reviews, terminals, history, sidecarStarts: () => sidecarStarts };
+  return { host, engine, lines, reviews, terminals, history, asked, sidecarStarts: () => sidecarStarts };
 }
 
 test("every action an input causes is carried out, in the engine's order", () => {
@@ -459,6 +462,18 @@ test("the engine's history list reaches the history picker", () => {
   engine.actions.push({ type: "showHistory", items: [item] }, { type: "showHistory", items: [] });
   host.command({ type: "showHistory" });
   assert.deepEqual(history.shown, [[item], []]);
+  host.dispose();
+});
+
+test("an agent that needs a sign-in gets the sign-in UI with its methods", () => {
+  const { host, engine, asked } = startHost();
+  engine.actions.push({
+    type: "askAuthentication",
+    agent: "Codex",
+    methods: [{ id: "chatgpt", name: "Login with ChatGPT", description: null, kind: { type: "agent" } }],
+  });
+  host.command({ type: "newSession" });
+  assert.deepEqual(asked, [{ agent: "Codex", methods: ["chatgpt"] }]);
   host.dispose();
 });
 

@@ -175,6 +175,11 @@ export const window = {
     shownInputBoxes.push(options);
     return Promise.resolve(inputAnswers.shift());
   },
+  showQuickPick<T extends QuickPickItem>(items: readonly T[]): Promise<T | undefined> {
+    shownQuickPicks.push(items.map((item) => item.label));
+    const label = quickPickAnswers.shift();
+    return Promise.resolve(items.find((item) => item.label === label));
+  },
   showSaveDialog(options: SaveDialogOptions): Promise<Uri | undefined> {
     shownSaveDialogs.push(options);
     return Promise.resolve(saveDialogAnswers.shift());
@@ -197,9 +202,15 @@ export class ThemeIcon {
   constructor(readonly id: string) {}
 }
 
+/** The labels offered by each `showQuickPick`, in order. */
+export const shownQuickPicks: string[][] = [];
+/** The label the person picks in the next `showQuickPick`s; `undefined` (or nothing left) is Escape. */
+export const quickPickAnswers: Array<string | undefined> = [];
+
 export interface InputBoxOptions {
   title?: string;
   prompt?: string;
+  password?: boolean;
   value?: string;
   validateInput?(value: string): string | undefined | null;
 }
@@ -521,6 +532,8 @@ export function resetWorkspace(): void {
   createdQuickPicks.length = 0;
   shownInputBoxes.length = 0;
   inputAnswers.length = 0;
+  shownQuickPicks.length = 0;
+  quickPickAnswers.length = 0;
   shownSaveDialogs.length = 0;
   saveDialogAnswers.length = 0;
   window.activeTextEditor = undefined;

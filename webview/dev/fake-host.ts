@@ -98,6 +98,7 @@ let session: SessionView = {
   },
   changes: [],
   canRestart: false,
+  followAgent: false,
   controls: {
     title: "Tidy the notes",
     commands: [

@@ -39,6 +39,11 @@ export class SessionHeaderView {
     "M3.6 1.8v2.6h2.6",
     "M8 5v3l2 1.5",
   ]);
+  private readonly follow = iconButton("session-follow", "Follow the agent", [
+    // An eye: watch where the agent works.
+    "M1.5 8s2.4-4.5 6.5-4.5S14.5 8 14.5 8s-2.4 4.5-6.5 4.5S1.5 8 1.5 8z",
+    "M8 6a2 2 0 1 0 0 4a2 2 0 1 0 0-4z",
+  ]);
   private readonly exportMenu: ExportMenu;
   private readonly permissions = element("div", "session-permissions");
   private readonly modeSelect = element("select", "mode-select");
@@ -61,7 +66,9 @@ export class SessionHeaderView {
     this.newSession.type = "button";
     this.newSession.title = "Start a new session with the selected agent";
     this.exportMenu = new ExportMenu(post);
-    actions.append(this.picker, this.newSession, this.history, this.exportMenu.element);
+    this.follow.title = "Follow the agent: open each place its tool calls point at";
+    this.follow.setAttribute("aria-pressed", "false");
+    actions.append(this.picker, this.newSession, this.history, this.follow, this.exportMenu.element);
 
     this.modeSelect.setAttribute("aria-label", "Permission mode");
     this.modeSelect.replaceChildren(
@@ -84,6 +91,12 @@ export class SessionHeaderView {
     });
     this.newSession.addEventListener("click", () => post({ type: "newSession" }));
     this.history.addEventListener("click", () => post({ type: "showHistory" }));
+    this.follow.addEventListener("click", () => {
+      // The host's next header says whether it is on; the button shows what was asked meanwhile.
+      const on = this.follow.getAttribute("aria-pressed") !== "true";
+      this.follow.setAttribute("aria-pressed", String(on));
+      post({ type: "setFollowAgent", on });
+    });
     this.restart.addEventListener("click", () => {
       // One restart per offer: the button comes back only with the host's next header.
       this.restart.disabled = true;
@@ -115,6 +128,7 @@ export class SessionHeaderView {
     this.showStatus(session.status);
     this.restart.hidden = !session.canRestart;
     this.restart.disabled = false;
+    this.follow.setAttribute("aria-pressed", String(session.followAgent));
     this.exportMenu.show(true);
 
     const profiles = JSON.stringify(session.profiles);

@@ -28,6 +28,23 @@ describe("session header actions", () => {
     assert.deepEqual(ui.posted, [{ type: "showHistory" }]);
   });
 
+  it("toggles following the agent, and shows what the host says", () => {
+    ui.frame(snapshot([]));
+    const follow = ui.query<HTMLButtonElement>("header.session button.session-follow");
+    assert.equal(follow.getAttribute("aria-label"), "Follow the agent");
+    assert.equal(follow.getAttribute("aria-pressed"), "false");
+    follow.click();
+    assert.deepEqual(ui.posted, [{ type: "setFollowAgent", on: true }]);
+    assert.equal(follow.getAttribute("aria-pressed"), "true", "pressed at once");
+    // The host's header has the last word: here it is on, then a command turned it off.
+    ui.frame(patch([], session({ followAgent: true })));
+    assert.equal(follow.getAttribute("aria-pressed"), "true");
+    ui.frame(patch([], session({ followAgent: false })));
+    assert.equal(follow.getAttribute("aria-pressed"), "false");
+    follow.click();
+    assert.deepEqual(ui.posted.at(-1), { type: "setFollowAgent", on: true });
+  });
+
   for (const [label, format] of [
     ["Export as Markdown", "markdown"],
     ["Export log (JSONL)", "jsonl"],

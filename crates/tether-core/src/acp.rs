@@ -38,8 +38,8 @@ use serde_json::value::RawValue;
 
 use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
 use crate::permissions::{
-    AuditEvent, AuditRecord, AuditedToolCall, ChangedBy, DecidedBy, Mode, PermissionPolicy, RequestFacts, RuleDecision,
-    RuleError, RuleId, RuleOrigin, RuleScope, RuleSpec, RuleView, Verdict, command_of,
+    AuditEvent, AuditRecord, AuditedToolCall, ChangedBy, DecidedBy, Mode, PermissionPolicy, RequestFacts, RequestPath,
+    RuleDecision, RuleError, RuleId, RuleOrigin, RuleScope, RuleSpec, RuleView, Verdict, command_of, resolve_path,
 };
 use crate::review::preview_lines;
 
@@ -110,6 +110,9 @@ pub enum AcpEvent {
     /// The session's title, slash commands, config options or usage changed
     /// ([`AcpClient::controls`]): the header and the composer need redrawing.
     ControlsChanged,
+    /// A tool call points at a new place in a workspace file (its first `locations` entry): where
+    /// "Follow the agent" goes.
+    ToolLocation { path: String, line: Option<u32> },
     /// The agent answered `session/list` (see [`AcpClient::list_agent_sessions`]): its sessions
     /// for this workspace, or why it could not list them.
     AgentSessions(Result<Vec<AgentSession>, String>),
@@ -1073,6 +1076,7 @@ impl AcpClient {
             acp::SessionUpdate::ToolCall(call) => {
                 let meta = call.meta.clone();
                 let id = call.tool_call_id.0.to_string();
+                let before = self.first_location(&id);
                 let view = tool_call_view(call);
                 match self.thread.find_tool_call(&view.id) {
                     // A repeated tool_call for a known id replaces it, keeping a pending permission.
@@ -1089,14 +1093,17 @@ impl AcpClient {
                     self.link_terminals(index);
                 }
                 self.on_terminal_meta(&id, meta.as_ref());
+                self.follow_location(&id, before);
             }
             acp::SessionUpdate::ToolCallUpdate(update) => {
                 let meta = update.meta.clone();
                 let id = update.tool_call_id.0.to_string();
+                let before = self.first_location(&id);
                 let index = self.upsert_tool_call(update, |_| {});
                 self.after_tool_call(index);
                 self.link_terminals(index);
                 self.on_terminal_meta(&id, meta.as_ref());
+                self.follow_location(&id, before);
             }
             acp::SessionUpdate::Plan(plan) => {
                 let entries = plan
@@ -1137,6 +1144,23 @@ impl AcpClient {
             // Session state, notices and compaction were taken by `on_session_state_update`; what
             // is left are kinds of a newer protocol (or unstable ones), legal to ignore.
             _ => {}
+        }
+    }
+
+    fn first_location(&self, tool_call: &str) -> Option<Location> {
+        let index = self.thread.find_tool_call(tool_call)?;
+        self.thread.tool_call(index)?.locations.first().cloned()
+    }
+
+    /// Tells the host where a tool call now points, when that changed and is inside the
+    /// workspace (the agent is not trusted to make the editor open just any file).
+    fn follow_location(&mut self, tool_call: &str, before: Option<Location>) {
+        let Some(now) = self.first_location(tool_call) else { return };
+        if before.as_ref() == Some(&now) {
+            return;
+        }
+        if let RequestPath::Inside(_) = resolve_path(&self.cwd, &now.path) {
+            self.events.push_back(AcpEvent::ToolLocation { path: now.path, line: now.line });
         }
     }
 

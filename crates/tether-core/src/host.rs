@@ -252,6 +252,7 @@ impl HostEngine {
                 permissions: PermissionsView::default(),
                 changes: Vec::new(),
                 can_restart: false,
+                follow_agent: false,
                 controls: SessionControlsView::default(),
             },
             webview: WebviewOutbox::default(),
@@ -275,6 +276,7 @@ impl HostEngine {
         engine.configure_permissions(&settings);
         engine.session.profiles = engine.profiles().into_iter().map(|profile| profile.name).collect();
         engine.session.agent = engine.current_profile().map(|profile| profile.name).unwrap_or_default();
+        engine.session.follow_agent = engine.config.follow_agent;
         engine.start_sidecar();
         engine
     }
@@ -409,6 +411,7 @@ impl HostEngine {
             WebviewToHost::ShowHistory => self.show_history(now),
             WebviewToHost::Export { format } => self.export_session(None, format, now),
             WebviewToHost::Restart => self.restart(now),
+            WebviewToHost::SetFollowAgent { on } => self.set_follow_agent(on),
             WebviewToHost::OpenAuditLog => match self.audit_log() {
                 Some(path) => self.actions.push_back(HostAction::OpenFile { path }),
                 None => self.show(
@@ -471,6 +474,7 @@ impl HostEngine {
             HostCommand::Restart => self.restart(now),
             HostCommand::Authenticate { method_id, env } => self.authenticate(&method_id, env, now),
             HostCommand::AgentSecrets { profile, env } => self.secrets.add(&profile, env),
+            HostCommand::ToggleFollowAgent => self.set_follow_agent(!self.session.follow_agent),
         }
         self.refresh_permissions_view();
         self.finish(now);
@@ -887,6 +891,13 @@ impl HostEngine {
     fn release_held_agent_events(&mut self, now: u64) {
         for line in self.held_agent_events.take().unwrap_or_default() {
             self.handle_sidecar_line(&line, now);
+        }
+    }
+
+    fn set_follow_agent(&mut self, on: bool) {
+        if self.session.follow_agent != on {
+            self.session.follow_agent = on;
+            self.webview.session_changed = true;
         }
     }
 
@@ -1483,6 +1494,11 @@ impl HostEngine {
             AcpEvent::ScanChanges { base } => self.scan_changes(base),
             AcpEvent::ChangesChanged => self.refresh_changes_view(),
             AcpEvent::Terminal(call) => self.terminal_call(call),
+            AcpEvent::ToolLocation { path, line } => {
+                if self.session.follow_agent {
+                    self.actions.push_back(HostAction::RevealLocation { path, line });
+                }
+            }
             AcpEvent::AgentSessions(listed) => {
                 match listed {
                     Ok(sessions) => self.agent_history = sessions,

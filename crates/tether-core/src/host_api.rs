@@ -56,6 +56,9 @@ pub struct EngineConfig {
     pub default_profile: Option<String>,
     #[serde(default)]
     pub permissions: PermissionSettings,
+    /// The `tether.followAgent` setting: open each place the agent's tool calls point at.
+    #[serde(default)]
+    pub follow_agent: bool,
 }
 
 /// The `tether.permissions.*` settings.
@@ -162,6 +165,8 @@ pub enum HostCommand {
         profile: String,
         env: BTreeMap<String, String>,
     },
+    /// "Tether: Toggle Follow Agent".
+    ToggleFollowAgent,
 }
 
 /// A way to sign in that the agent offers (`authMethods` in its `initialize` answer).
@@ -366,4 +371,7 @@ pub enum HostAction {
     /// and answer the choice with the `authenticate` command. Dismissing the pick leaves the
     /// session waiting; the status says "Sign in needed".
     AskAuthentication { agent: String, methods: Vec<AuthMethodView> },
+    /// Follow the agent: show `path` (a workspace file) at `line` (1-based) in an editor, as a
+    /// preview that keeps the focus where it is.
+    RevealLocation { path: String, line: Option<u32> },
 }

@@ -33,6 +33,8 @@ pub struct SessionView {
     /// The agent has exited (or could not be reached) and the session can be continued: the
     /// header offers Restart, which starts the agent again and resumes its session.
     pub can_restart: bool,
+    /// "Follow the agent" is on: each place a tool call points at opens in an editor.
+    pub follow_agent: bool,
     /// What the agent offers beside the thread: the session's title, slash commands, config
     /// options and context usage.
     pub controls: SessionControlsView,
@@ -278,4 +280,8 @@ pub enum WebviewToHost {
     },
     /// The Restart button shown when the agent has exited (`SessionView::canRestart`).
     Restart,
+    /// The header's "Follow the agent" toggle.
+    SetFollowAgent {
+        on: bool,
+    },
 }

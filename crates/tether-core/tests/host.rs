@@ -26,6 +26,7 @@ fn config() -> EngineConfig {
         default_profile: None,
         tether_dir: Some("/ws/.tether".to_owned()),
         permissions: Default::default(),
+        follow_agent: false,
     }
 }
 
@@ -591,4 +592,41 @@ fn a_flood_of_output_is_skipped_in_the_mirror_and_said_so() {
     assert!(write.len() <= 1024 * 1024 + 200, "the frame's write is bounded: {} bytes", write.len());
     assert!(write.contains("[Tether skipped 1.9 MB of output here to keep up]"), "{}", &write[..200]);
     assert!(write.ends_with("y\r\n"), "the newest output is what is shown");
+}
+
+#[test]
+fn following_the_agent_opens_each_new_place_its_tool_calls_point_at_inside_the_workspace() {
+    let mut now = 0;
+    let mut engine = ready_engine(&mut now);
+    let tool_call = |id: &str, path: &str, line: u32| {
+        from_agent(
+            7,
+            &format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{{"sessionUpdate":"tool_call","toolCallId":"{id}","title":"Read","kind":"read","status":"pending","locations":[{{"path":"{path}","line":{line}}}]}}}}}}"#
+            ),
+        )
+    };
+    let reveals = |actions: Vec<HostAction>| -> Vec<String> {
+        actions
+            .into_iter()
+            .filter_map(|action| match action {
+                HostAction::RevealLocation { path, line } => Some(format!("{path}:{line:?}")),
+                _ => None,
+            })
+            .collect()
+    };
+    drain(&mut engine);
+    // Off (the default): the editor is left alone.
+    engine.handle_sidecar_bytes(&tool_call("t1", "/ws/src/main.rs", 10), now);
+    assert_eq!(reveals(drain(&mut engine)), Vec::<String>::new());
+
+    engine.handle_webview(WebviewToHost::SetFollowAgent { on: true }, now);
+    engine.handle_sidecar_bytes(&tool_call("t2", "/ws/src/lib.rs", 3), now);
+    // A place outside the workspace is not opened: the agent does not get to show just any file.
+    engine.handle_sidecar_bytes(&tool_call("t3", "/etc/passwd", 1), now);
+    assert_eq!(reveals(drain(&mut engine)), ["/ws/src/lib.rs:Some(3)"]);
+
+    engine.handle_command(HostCommand::ToggleFollowAgent, now);
+    engine.handle_sidecar_bytes(&tool_call("t4", "/ws/src/lib.rs", 9), now);
+    assert_eq!(reveals(drain(&mut engine)), Vec::<String>::new(), "toggled off again");
 }

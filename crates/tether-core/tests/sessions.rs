@@ -27,6 +27,7 @@ fn config() -> EngineConfig {
         default_profile: None,
         tether_dir: Some("/ws/.tether".to_owned()),
         permissions: Default::default(),
+        follow_agent: false,
     }
 }
 
