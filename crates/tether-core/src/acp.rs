@@ -504,6 +504,8 @@ impl AcpClient {
         let capabilities = acp::ClientCapabilities::new()
             .fs(acp::FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
             .terminal(true)
+            // The host runs a terminal login in a VS Code terminal with the agent's own command.
+            .auth(acp::AuthCapabilities::new().terminal(true))
             .session(session)
             .meta(meta);
         let params = acp::InitializeRequest::new(agent_client_protocol_schema::ProtocolVersion::V1)
