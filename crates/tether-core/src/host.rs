@@ -556,7 +556,8 @@ impl HostEngine {
     }
 
     /// Every profile the person can choose: the built-in Demo first (unless a setting redefines
-    /// it), then `tether.agents` in order.
+    /// it), then the configured profiles in order (the host puts the built-in real agents
+    /// first, then `tether.agents`, an entry of the same name replacing a built-in).
     pub fn profiles(&self) -> Vec<AgentProfile> {
         let mut profiles = Vec::new();
         if let Some(command) = &self.config.demo_agent_command
