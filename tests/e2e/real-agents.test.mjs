@@ -17,7 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 
-import { ACTIVATION_TIMEOUT_MS, withVSCode } from "./harness.mjs";
+import { ACTIVATION_TIMEOUT_MS, waitForFile, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
 
@@ -69,31 +69,44 @@ test("Claude Code from npm: the session starts, its models are listed, and a mod
     ]);
     assert.equal(await models.inputValue(), "default");
 
-    const agentMode = chat.locator(".agent-mode");
-    await agentMode.filter({ hasText: "Agent mode: Default" }).waitFor();
-    // Tether's Plan mode matches the agent's "plan" mode: Tether sends it, and shows the agent's
-    // mode once the agent accepted it.
+    // The agent's own modes are listed as it returned them, its current one chosen.
+    const agentModes = chat.locator("select.agent-mode-select");
+    const agentModeIs = (name) =>
+      chat.locator("select.agent-mode-select option:checked", { hasText: name }).waitFor({ state: "attached" });
+    assert.deepEqual(await agentModes.locator("option").allInnerTexts(), [
+      "Default",
+      "Accept Edits",
+      "Plan Mode",
+      "Don't Ask",
+    ]);
+    await agentModeIs("Default");
+    // Tether's Plan mode matches the agent's "plan" mode: Tether sends it.
     await chat.locator("select.mode-select").selectOption("plan");
-    await agentMode.filter({ hasText: "Agent mode: Plan Mode" }).waitFor();
+    await agentModeIs("Plan Mode");
     await chat.locator("select.mode-select").selectOption("acceptEdits");
-    await agentMode.filter({ hasText: "Agent mode: Accept Edits" }).waitFor();
+    await agentModeIs("Accept Edits");
+    // The agent's "Don't Ask" means none of Tether's modes: it is sent as it is, and Tether's own
+    // mode stays.
+    await agentModes.selectOption("dontAsk");
+    await agentModeIs("Don't Ask");
+    assert.equal(await chat.locator("select.mode-select").inputValue(), "acceptEdits");
 
-    // The session's log holds the agent's own answers: its modes, and the accepted set_mode.
-    const log = readSessionLog(vscode.workspace);
+    // The session's log holds the agent's own answers (its modes) and every switch sent to it.
+    const log = await waitForFile(sessionLogPath(vscode.workspace), (text) => text.includes('"modeId":"dontAsk"'));
     assert.match(log, /"availableModes":\[\{"id":"default","name":"Default"/);
-    assert.match(log, /"name":"Don't Ask"/);
     assert.match(log, /"method":"session\/set_mode","params":\{"sessionId":"[^"]+","modeId":"plan"\}/);
+    assert.match(log, /"method":"session\/set_mode","params":\{"sessionId":"[^"]+","modeId":"acceptEdits"\}/);
 
     await vscode.screenshot("real-agents-claude.png");
   });
 });
 
-/** The text of the newest session's events.jsonl in the workspace. */
-function readSessionLog(workspace) {
+/** The newest session's events.jsonl in the workspace. */
+function sessionLogPath(workspace) {
   const sessions = path.join(workspace, ".tether", "sessions");
   const newest = fs
     .readdirSync(sessions)
     .map((name) => path.join(sessions, name))
     .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
-  return fs.readFileSync(path.join(newest, "events.jsonl"), "utf8");
+  return path.join(newest, "events.jsonl");
 }

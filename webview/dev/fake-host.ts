@@ -75,6 +75,8 @@ let session: SessionView = {
   permissions: {
     mode: "ask",
     agentMode: null,
+    agentModes: [],
+    agentModeId: null,
     rules: [
       {
         id: 1,

@@ -48,6 +48,9 @@ export class SessionHeaderView {
   private readonly permissions = element("div", "session-permissions");
   private readonly modeSelect = element("select", "mode-select");
   private readonly agentMode = element("span", "agent-mode");
+  private readonly agentModeField = element("label", "agent-mode-field");
+  private readonly agentModeSelect = element("select", "agent-mode-select");
+  private shownAgentModes = "";
   private readonly title = element("div", "session-title");
   private readonly controls: SessionControlsPanel;
   private readonly bypassWarning = element("div", "mode-warning", "⚠ Bypass: every request is approved");
@@ -82,7 +85,10 @@ export class SessionHeaderView {
     const modeField = element("label", "mode-field");
     modeField.append(element("span", "mode-field-label", "Mode"), this.modeSelect);
     this.bypassWarning.setAttribute("role", "note");
-    this.permissions.append(modeField, this.agentMode, rulesToggle);
+    this.agentModeSelect.setAttribute("aria-label", "Agent mode");
+    this.agentModeSelect.title = "The agent's own mode; one that means one of Tether's modes moves Tether's with it";
+    this.agentModeField.append(element("span", "mode-field-label", "Agent"), this.agentModeSelect);
+    this.permissions.append(modeField, this.agentMode, this.agentModeField, rulesToggle);
     this.controls = new SessionControlsPanel(post);
     this.element.append(identity, this.title, actions, this.permissions, this.controls.element, this.bypassWarning);
 
@@ -104,6 +110,9 @@ export class SessionHeaderView {
     });
     this.modeSelect.addEventListener("change", () => {
       post({ type: "setMode", mode: this.modeSelect.value as Mode });
+    });
+    this.agentModeSelect.addEventListener("change", () => {
+      post({ type: "setAgentMode", id: this.agentModeSelect.value });
     });
     this.render(null);
   }
@@ -169,7 +178,22 @@ export class SessionHeaderView {
     this.modeSelect.value = mode;
     this.modeSelect.title = MODES.find((choice) => choice.mode === mode)?.description ?? modeLabel(mode);
     this.bypassWarning.hidden = mode !== "bypass";
-    const agentMode = permissions.agentMode;
+    // With the agent's list of modes, it picks from them; without, the header only says it.
+    const modes = permissions.agentModes;
+    this.agentModeField.hidden = modes.length === 0;
+    const listed = JSON.stringify(modes);
+    if (listed !== this.shownAgentModes) {
+      this.shownAgentModes = listed;
+      this.agentModeSelect.replaceChildren(
+        ...modes.map((choice) => {
+          const option = element("option", undefined, choice.name);
+          option.value = choice.id;
+          return option;
+        }),
+      );
+    }
+    if (permissions.agentModeId !== null) this.agentModeSelect.value = permissions.agentModeId;
+    const agentMode = modes.length === 0 ? permissions.agentMode : null;
     this.agentMode.hidden = agentMode === null;
     this.agentMode.textContent = agentMode === null ? "" : `Agent mode: ${agentMode}`;
     this.agentMode.title = agentMode === null ? "" : "The agent's own mode; Tether sends it yours when they match";

@@ -19,7 +19,7 @@ import type {
 } from "../src/protocol";
 
 export function permissions(overrides: Partial<PermissionsView> = {}): PermissionsView {
-  return { mode: "ask", agentMode: null, rules: [], ruleProblems: [], auditLog: null, ...overrides };
+  return { mode: "ask", agentMode: null, agentModes: [], agentModeId: null, rules: [], ruleProblems: [], auditLog: null, ...overrides };
 }
 
 export function session(overrides: Partial<SessionView> = {}): SessionView {

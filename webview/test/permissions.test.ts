@@ -210,6 +210,33 @@ describe("mode picker", () => {
     assert.equal(ui.query(".mode-warning").hidden, false);
   });
 
+  it("lists the agent's own modes and sends the person's pick as setAgentMode", () => {
+    const claude = permissions({
+      agentMode: "Default",
+      agentModes: [
+        { id: "default", name: "Default" },
+        { id: "acceptEdits", name: "Accept Edits" },
+        { id: "plan", name: "Plan Mode" },
+        { id: "dontAsk", name: "Don't Ask" },
+      ],
+      agentModeId: "default",
+    });
+    ui.frame(snapshot([], { session: session({ permissions: claude }) }));
+    const select = ui.query<HTMLSelectElement>("select.agent-mode-select");
+    assert.deepEqual(
+      [...select.options].map((option) => option.textContent),
+      ["Default", "Accept Edits", "Plan Mode", "Don't Ask"],
+    );
+    assert.equal(select.value, "default");
+    assert.equal(ui.query(".agent-mode").hidden, true, "the picker says it; the label does not repeat it");
+    select.value = "dontAsk";
+    select.dispatchEvent(new ui.window.Event("change"));
+    assert.deepEqual(ui.posted, [{ type: "setAgentMode", id: "dontAsk" }]);
+    // The host's next header has the last word.
+    ui.frame(patch([], session({ permissions: { ...claude, agentModeId: "plan" } })));
+    assert.equal(select.value, "plan");
+  });
+
   it("sends the person's choice as setMode", () => {
     ui.frame(snapshot([]));
     const select = ui.query<HTMLSelectElement>("select.mode-select");

@@ -383,6 +383,36 @@ impl AcpClient {
         self.agent_modes.as_ref().map(AgentModes::current_name)
     }
 
+    /// The agent's own modes (id, name), and the id of the current one, when it has modes.
+    pub fn agent_mode_choices(&self) -> (Vec<(String, String)>, Option<String>) {
+        match &self.agent_modes {
+            Some(modes) => (modes.available().to_vec(), Some(modes.current().to_owned())),
+            None => (Vec::new(), None),
+        }
+    }
+
+    /// The person picked the agent's own mode `id`. One that means one of Tether's modes switches
+    /// Tether's mode too (and the agent with it), so the two never disagree; any other (Claude's
+    /// "Don't Ask") is sent to the agent as it is and leaves Tether's mode alone.
+    pub fn set_agent_mode(&mut self, id: &str) -> Result<(), IntentError> {
+        let Some(modes) = &self.agent_modes else { return Err(IntentError::NotReady) };
+        if !modes.available().iter().any(|(known, _)| known == id) {
+            return Err(IntentError::UnknownOption(id.to_owned()));
+        }
+        if self.phase != Phase::Ready {
+            return Err(IntentError::NotReady);
+        }
+        match modes.meaning(id) {
+            Some(mode) if mode != self.policy.mode() => {
+                self.set_mode(mode);
+                // The agent may have two modes of one meaning: the one picked is the one asked.
+                self.switch_agent_mode(id.to_owned());
+            }
+            _ => self.switch_agent_mode(id.to_owned()),
+        }
+        Ok(())
+    }
+
     /// The person chose a mode in the header: applied now (requests waiting are put to it again)
     /// and sent to the agent when it has a mode that means the same.
     pub fn set_mode(&mut self, mode: Mode) {
@@ -1330,8 +1360,14 @@ impl AcpClient {
             // What was sent is in the log (`session/set_mode`), read back with its effects.
             return;
         }
-        let (Some(session_id), Some(modes)) = (self.session_id.clone(), &self.agent_modes) else { return };
+        let Some(modes) = &self.agent_modes else { return };
         let Some(target) = modes.matching(self.policy.mode()).map(str::to_owned) else { return };
+        self.switch_agent_mode(target);
+    }
+
+    /// Asks the agent to switch to its mode `target` (unless it is in it), the way it offers.
+    fn switch_agent_mode(&mut self, target: String) {
+        let (Some(session_id), Some(modes)) = (self.session_id.clone(), &self.agent_modes) else { return };
         if modes.current() == target {
             return;
         }

@@ -43,8 +43,8 @@ use crate::sidecar::{
 };
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch};
 use crate::webview::{
-    HostToWebview, PermissionsView, ReviewIntent, SessionControlsView, SessionStatus, SessionView, TerminalIntent,
-    ViewSnapshot, WebviewToHost,
+    AgentModeView, HostToWebview, PermissionsView, ReviewIntent, SessionControlsView, SessionStatus, SessionView,
+    TerminalIntent, ViewSnapshot, WebviewToHost,
 };
 
 /// The shortest time between two posts to the webview: one animation frame at 60 Hz.
@@ -412,6 +412,15 @@ impl HostEngine {
             WebviewToHost::Export { format } => self.export_session(None, format, now),
             WebviewToHost::Restart => self.restart(now),
             WebviewToHost::SetFollowAgent { on } => self.set_follow_agent(on),
+            WebviewToHost::SetAgentMode { id } => {
+                let result = match &mut self.agent {
+                    Some(slot) => slot.client.set_agent_mode(&id),
+                    None => Err(IntentError::NotReady),
+                };
+                if let Err(error) = result {
+                    self.show(LogLevel::Warn, format!("The agent's mode was not changed: {error}."));
+                }
+            }
             WebviewToHost::OpenAuditLog => match self.audit_log() {
                 Some(path) => self.actions.push_back(HostAction::OpenFile { path }),
                 None => self.show(
@@ -1731,10 +1740,14 @@ impl HostEngine {
     }
 
     fn refresh_permissions_view(&mut self) {
+        let (agent_modes, agent_mode_id) =
+            self.agent.as_ref().map(|slot| slot.client.agent_mode_choices()).unwrap_or_default();
         let policy = self.policy();
         let view = PermissionsView {
             mode: policy.mode(),
             agent_mode: self.agent.as_ref().and_then(|slot| slot.client.agent_mode()),
+            agent_modes: agent_modes.into_iter().map(|(id, name)| AgentModeView { id, name }).collect(),
+            agent_mode_id,
             rules: policy.rules(),
             rule_problems: self.unusable_rules.iter().map(|(_, problem)| problem.clone()).collect(),
             audit_log: self.audit_log(),

@@ -67,7 +67,9 @@ impl Mode {
             "default" | "ask" | "askalways" | "alwaysask" => Some(Mode::Ask),
             "acceptedits" | "autoedit" | "autoedits" => Some(Mode::AcceptEdits),
             "plan" | "readonly" | "planmode" => Some(Mode::Plan),
-            "bypass" | "bypasspermissions" | "yolo" | "fullaccess" | "dontask" => Some(Mode::Bypass),
+            "bypass" | "bypasspermissions" | "yolo" | "fullaccess" => Some(Mode::Bypass),
+            // Claude's "Don't Ask" is not a bypass: it denies whatever is not pre-approved
+            // instead of asking. Tether has no mode that means that.
             _ => None,
         }
     }

@@ -49,6 +49,7 @@ pub fn generate() -> String {
         webview::HostToWebview,
         webview::WebviewToHost,
         webview::PermissionsView,
+        webview::AgentModeView,
         webview::ChangedFileView,
         webview::ReviewIntent,
         webview::TerminalIntent,

@@ -175,12 +175,25 @@ pub struct PermissionsView {
     /// The agent's own current mode, when it has modes (Tether's mode is sent to it when one
     /// matches).
     pub agent_mode: Option<String>,
+    /// The agent's own modes, as it listed them, for the header's agent mode picker (empty when
+    /// the agent has no modes).
+    pub agent_modes: Vec<AgentModeView>,
+    /// The id of the agent's current mode.
+    pub agent_mode_id: Option<String>,
     /// Every rule in force: the session's first, then the workspace's.
     pub rules: Vec<RuleView>,
     /// Rules in the workspace settings that could not be used, and why.
     pub rule_problems: Vec<String>,
     /// The session's audit log, once tetherd created it.
     pub audit_log: Option<String>,
+}
+
+/// One of the agent's own modes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentModeView {
+    pub id: String,
+    pub name: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -280,6 +293,10 @@ pub enum WebviewToHost {
     },
     /// The Restart button shown when the agent has exited (`SessionView::canRestart`).
     Restart,
+    /// The person picked one of the agent's own modes in the header.
+    SetAgentMode {
+        id: String,
+    },
     /// The header's "Follow the agent" toggle.
     SetFollowAgent {
         on: bool,

@@ -149,6 +149,13 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
                     writeln!(out, "  refused: {error}").unwrap();
                 }
             }
+            "agentmode" => {
+                if let Err(error) = client.set_agent_mode(rest) {
+                    writeln!(out, "  refused: {error}").unwrap();
+                }
+                let (_, current) = client.agent_mode_choices();
+                writeln!(out, "  tether mode: {}, agent mode: {current:?}", client.policy().mode()).unwrap();
+            }
             "controls" => {
                 let options: Vec<String> = client
                     .controls()
@@ -338,6 +345,11 @@ fn mode_is_sent_to_an_agent_with_matching_modes() {
 #[test]
 fn mode_is_sent_as_a_config_option() {
     check("agent-config-mode");
+}
+
+#[test]
+fn the_person_picks_one_of_the_agents_own_modes() {
+    check("agent-mode-pick");
 }
 
 #[test]

@@ -161,7 +161,7 @@ export type HostToWebview = { "type": "snapshot", snapshot: ViewSnapshot, } | { 
  */
 session: SessionView | null, thread: Array<ThreadPatch>, };
 
-export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "export", format: ExportFormat, } | { "type": "restart" } | { "type": "setFollowAgent", on: boolean, };
+export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "export", format: ExportFormat, } | { "type": "restart" } | { "type": "setAgentMode", id: string, } | { "type": "setFollowAgent", on: boolean, };
 
 export type PermissionsView = { mode: Mode, 
 /**
@@ -169,6 +169,15 @@ export type PermissionsView = { mode: Mode,
  * matches).
  */
 agentMode: string | null, 
+/**
+ * The agent's own modes, as it listed them, for the header's agent mode picker (empty when
+ * the agent has no modes).
+ */
+agentModes: Array<AgentModeView>, 
+/**
+ * The id of the agent's current mode.
+ */
+agentModeId: string | null, 
 /**
  * Every rule in force: the session's first, then the workspace's.
  */
@@ -181,6 +190,8 @@ ruleProblems: Array<string>,
  * The session's audit log, once tetherd created it.
  */
 auditLog: string | null, };
+
+export type AgentModeView = { id: string, name: string, };
 
 export type ChangedFileView = { change: number, label: string, kind: FileChangeKind, phase: ChangePhase, added: number, removed: number, 
 /**
