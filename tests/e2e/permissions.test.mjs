@@ -96,11 +96,16 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
       await turnEnded();
     });
 
+    // The agent's current mode, as its own mode picker shows it.
+    const agentModeIs = (name) =>
+      chat.locator("select.agent-mode-select option:checked", { hasText: name }).waitFor({ state: "attached" });
+
     await step("(3) Plan mode rejects a write, and the agent is told why", async () => {
       await chat.locator("select.mode-select").selectOption("plan");
       await chat.locator('[data-mode="plan"]').first().waitFor();
-      // The scripted agent offers a "plan" mode of its own: Tether switched it too.
-      await chat.locator(".agent-mode", { hasText: "Plan" }).waitFor();
+      // The scripted agent offers a "plan" mode of its own: Tether switched it too, and the
+      // agent's mode picker says so.
+      await agentModeIs("Plan");
       await prompt("mode");
       await agentSays("Agent mode: plan.").waitFor();
       await turnEnded();
@@ -120,7 +125,7 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
       );
 
       await chat.locator("select.mode-select").selectOption("ask");
-      await chat.locator(".agent-mode", { hasText: "Ask" }).waitFor();
+      await agentModeIs("Ask");
     });
 
     await step("(4) two requests wait at once; one always-allow answers both", async () => {
