@@ -1,6 +1,7 @@
 // The `tether.chat` webview view: loads the chat UI (dist/webview) under a strict Content
-// Security Policy and connects it to the engine host. The webview's messages go to the engine
-// untouched; what the webview shows comes from the engine's `postWebview` actions.
+// Security Policy and connects it to the engine host. The webview's messages go to `deliver`
+// (the engine, untouched, unless the extension puts something in between); what the webview shows
+// comes from the engine's `postWebview` actions.
 //
 // `retainContextWhenHidden` is deliberately off: a webview that is shown again reloads and asks
 // the engine for a snapshot, which is cheaper than keeping a hidden page alive.
@@ -17,6 +18,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly engineHost: EngineHost,
+    private readonly deliver: (message: unknown) => void = (message) => engineHost.webviewMessage(message),
   ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -25,7 +27,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     // Attach first, so that the webview's `ready` cannot arrive before its view is known.
     this.engineHost.attachView(view);
     const subscription = view.webview.onDidReceiveMessage((message: unknown) => {
-      this.engineHost.webviewMessage(message);
+      this.deliver(message);
     });
     view.onDidDispose(() => subscription.dispose());
     view.webview.html = chatHtml(view.webview, webviewRoot);

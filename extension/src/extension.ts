@@ -116,20 +116,19 @@ export function activate(context: vscode.ExtensionContext): void {
   // The chat header's agent picker goes through the same install offer as the command: its
   // `selectAgent` message waits until a missing built-in agent is installed. Only that message's
   // type and name are read; the engine still validates every message.
-  const deliverWebviewMessage = engineHost.webviewMessage.bind(engineHost);
-  engineHost.webviewMessage = (message: unknown) => {
+  const deliverWebviewMessage = (message: unknown) => {
     const name = selectedAgentName(message);
     if (name === undefined) {
-      deliverWebviewMessage(message);
+      engineHost.webviewMessage(message);
     } else {
-      void chooseAgent(name, () => deliverWebviewMessage(message));
+      void chooseAgent(name, () => engineHost.webviewMessage(message));
     }
   };
 
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider(
       CHAT_VIEW_ID,
-      new ChatViewProvider(context.extensionUri, engineHost),
+      new ChatViewProvider(context.extensionUri, engineHost, deliverWebviewMessage),
     ),
     vscode.commands.registerCommand("tether.newSession", () => engineHost.command({ type: "newSession" })),
     vscode.commands.registerCommand("tether.cancel", () => engineHost.command({ type: "cancel" })),

@@ -1122,13 +1122,11 @@ impl HostEngine {
     fn export_session(&mut self, id: Option<String>, format: ExportFormat, now: u64) {
         let current = self.agent.as_ref().and_then(|slot| slot.session_dir.clone());
         let id = id.or(current.clone());
-        let summary = match &id {
-            Some(id) => self.history.iter().find(|summary| &summary.dir == id).cloned(),
-            None => None,
-        };
+        let summary = id.as_ref().and_then(|id| self.history.iter().find(|summary| &summary.dir == id).cloned());
+        let is_current = id == current;
         match format {
             ExportFormat::Jsonl => {
-                let Some(dir) = id.filter(|id| current.as_ref() == Some(id) || summary.is_some()) else {
+                let Some(dir) = id.filter(|_| is_current || summary.is_some()) else {
                     return self.show(
                         LogLevel::Info,
                         "This session has no log to export (it is kept once the agent has started, in a workspace folder)."
@@ -1141,30 +1139,27 @@ impl HostEngine {
                     suggested_name: export_file_name(&title, "jsonl"),
                 });
             }
-            ExportFormat::Markdown => match (&id, summary) {
-                (Some(id), Some(summary)) if current.as_ref() != Some(id) => {
-                    self.load_session(summary, LoadPurpose::Export, now);
-                }
-                _ => {
-                    let Some(slot) = &self.agent else {
-                        return self.show(LogLevel::Info, "There is no session to export.".to_owned());
-                    };
-                    let title = id
-                        .and_then(|id| self.history.iter().find(|summary| summary.dir == id))
-                        .map(|summary| summary.title.clone())
-                        .or_else(|| {
-                            slot.client.thread().entries().iter().find_map(|entry| match entry {
-                                Entry::User(message) => Some(prompt_title(&message.text)),
-                                _ => None,
-                            })
-                        })
-                        .unwrap_or_else(|| UNTITLED_SESSION.to_owned());
-                    let action = markdown_export(&title, &slot.profile.name, None, &slot.client);
-                    self.actions.push_back(action);
-                }
-            },
+            // Another session of the history: its log is read and folded first.
+            ExportFormat::Markdown if !is_current && let Some(summary) = summary => {
+                self.load_session(summary, LoadPurpose::Export, now);
+            }
+            ExportFormat::Markdown => {
+                let Some(slot) = &self.agent else {
+                    return self.show(LogLevel::Info, "There is no session to export.".to_owned());
+                };
+                let title = summary.map(|summary| summary.title).unwrap_or_else(|| {
+                    let first_prompt = slot.client.thread().entries().iter().find_map(|entry| match entry {
+                        Entry::User(message) => Some(prompt_title(&message.text)),
+                        _ => None,
+                    });
+                    first_prompt.unwrap_or_else(|| UNTITLED_SESSION.to_owned())
+                });
+                let action = markdown_export(&title, &slot.profile.name, None, &slot.client);
+                self.actions.push_back(action);
+            }
         }
     }
+
     fn prompt(&mut self, text: &str, now: u64) {
         if text.trim().is_empty() {
             return;
