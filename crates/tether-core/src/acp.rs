@@ -682,6 +682,35 @@ impl AcpClient {
         if self.phase == Phase::Closed && killed {
             return;
         }
+        let how = if killed { "was stopped" } else { description };
+        let turn_end = TurnState::Failed { message: format!("the agent {how} during the turn") };
+        let (level, text) = if killed {
+            // Stopped on purpose (a new session, Tether closing): how the process ended is noise.
+            (NoticeLevel::Info, "The agent was stopped.".to_owned())
+        } else {
+            (NoticeLevel::Error, format!("The agent {description}."))
+        };
+        let detail = (!stderr_tail.is_empty()).then(|| stderr_tail.to_owned());
+        self.close(description, turn_end, NoticeView { level, text, detail }, true);
+    }
+
+    /// Tether is killing the agent because the person asked (it hung while starting, or did not
+    /// end a cancelled turn): a running turn ends `cancelled`, what waits for the agent is
+    /// settled now, and `notice` says what happened.
+    pub fn handle_stopped(&mut self, notice: &str) {
+        if self.phase == Phase::Closed {
+            return;
+        }
+        let turn_end = TurnState::Ended { stop_reason: "cancelled".to_owned() };
+        let notice = NoticeView { level: NoticeLevel::Warning, text: notice.to_owned(), detail: None };
+        // The handshake did not fail: the person ended it, and the notice says so.
+        self.close("was stopped by Tether", turn_end, notice, false);
+    }
+
+    /// The agent is gone (`description` says how): every request waiting on it is settled, a
+    /// running turn ends as `turn_end`, and `notice` goes in the thread. `report_handshake`
+    /// raises `Failed` when the handshake was still in flight.
+    fn close(&mut self, description: &str, turn_end: TurnState, notice: NoticeView, report_handshake: bool) {
         let was_running = self.prompt_in_flight.take().is_some() || self.files.held_prompt.take().is_some();
         self.settle_waiting_writes(&format!("The agent {description}"));
         for (_, pending) in std::mem::take(&mut self.permissions) {
@@ -698,22 +727,14 @@ impl AcpClient {
         }
         self.emit_permission_count();
         for (_, pending) in self.rpc.drain() {
-            if matches!(pending.tag, RequestKind::Initialize | RequestKind::NewSession) {
+            if report_handshake && matches!(pending.tag, RequestKind::Initialize | RequestKind::NewSession) {
                 self.events.push_back(AcpEvent::Failed { message: format!("the agent {description}") });
             }
         }
         if was_running {
-            let how = if killed { "was stopped" } else { description };
-            self.thread.set_turn(TurnState::Failed { message: format!("the agent {how} during the turn") });
+            self.thread.set_turn(turn_end);
         }
-        let (level, text) = if killed {
-            // Stopped on purpose (a new session, Tether closing): how the process ended is noise.
-            (NoticeLevel::Info, "The agent was stopped.".to_owned())
-        } else {
-            (NoticeLevel::Error, format!("The agent {description}."))
-        };
-        let detail = (!stderr_tail.is_empty()).then(|| stderr_tail.to_owned());
-        self.thread.push(Entry::Notice(NoticeView { level, text, detail }));
+        self.thread.push(Entry::Notice(notice));
         self.phase = Phase::Closed;
     }
 

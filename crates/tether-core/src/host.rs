@@ -41,7 +41,7 @@ use crate::sidecar::{
     SpawnResult, TerminalCreateParams, TerminalData, TerminalExited, TerminalInput, TerminalRef, TerminalResize,
     method,
 };
-use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch};
+use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch, TurnState};
 use crate::webview::{
     AgentModeView, HostToWebview, PermissionsView, ReviewIntent, SessionControlsView, SessionStatus, SessionView,
     TerminalIntent, ViewSnapshot, WebviewToHost,
@@ -83,6 +83,10 @@ enum SidecarRequest {
     Kill,
     /// Stopping the agent of session `generation` so that it can be started again to sign in.
     KillToSignIn {
+        generation: u64,
+    },
+    /// Stopping the agent of session `generation` because the person asked (it hung).
+    Stop {
         generation: u64,
     },
     /// A snapshot of the workspace before a turn of session `generation`.
@@ -174,6 +178,12 @@ struct AgentSlot {
     /// The `seq` of the last event of the session's log the thread was rebuilt from: the agent's
     /// events up to it are already in the thread.
     replayed_through: u64,
+    /// The person cancelled the running turn and the agent has not ended it yet: Stop agent is
+    /// offered.
+    cancel_sent: bool,
+    /// The person stopped the agent and tetherd has not said it is gone yet: Restart waits,
+    /// since the session's log is the old agent's until then.
+    stopping: bool,
 }
 
 #[derive(Debug)]
@@ -219,6 +229,8 @@ pub struct HostEngine {
     /// The session generation whose agent was already asked to sign in with the kept keys: an
     /// agent that refuses them is not asked again, the person is.
     signed_in_with_kept_keys: Option<u64>,
+    /// The host's time when the current starting step began, for the header's "… 7 s".
+    step_since: u64,
     actions: VecDeque<HostAction>,
 }
 
@@ -247,11 +259,12 @@ impl HostEngine {
             session: SessionView {
                 agent: String::new(),
                 agent_info: None,
-                status: SessionStatus::Starting { step: "Starting tetherd".to_owned() },
+                status: SessionStatus::starting("Starting tetherd"),
                 profiles: Vec::new(),
                 permissions: PermissionsView::default(),
                 changes: Vec::new(),
                 can_restart: false,
+                can_stop: false,
                 follow_agent: false,
                 controls: SessionControlsView::default(),
             },
@@ -270,6 +283,7 @@ impl HostEngine {
             history_wanted: false,
             secrets: SecretEnv::default(),
             signed_in_with_kept_keys: None,
+            step_since: 0,
             actions: VecDeque::new(),
         };
         let settings = engine.config.permissions.clone();
@@ -283,6 +297,7 @@ impl HostEngine {
 
     /// The socket to tetherd is open: say hello.
     pub fn handle_sidecar_connected(&mut self, now: u64) {
+        self.now = now;
         self.framer = LineFramer::new(SIDECAR_MAX_LINE_BYTES);
         let hello = HelloParams {
             token: self.config.token.clone(),
@@ -291,12 +306,13 @@ impl HostEngine {
         };
         self.sidecar_request(method::HELLO, &hello, SidecarRequest::Hello, now);
         self.sidecar = SidecarState::Greeting;
-        self.set_status(SessionStatus::Starting { step: "Connecting to tetherd".to_owned() });
+        self.set_status(SessionStatus::starting("Connecting to tetherd"));
         self.finish(now);
     }
 
     /// Bytes from the tetherd socket, in any chunking.
     pub fn handle_sidecar_bytes(&mut self, bytes: &[u8], now: u64) {
+        self.now = now;
         self.framer.push(bytes);
         while let Some(line) = self.framer.next_line() {
             match line {
@@ -309,6 +325,7 @@ impl HostEngine {
 
     /// The tetherd socket closed.
     pub fn handle_sidecar_closed(&mut self, reason: &str, now: u64) {
+        self.now = now;
         self.sidecar = SidecarState::Disconnected;
         self.rpc.drain();
         let message = format!("lost the connection to tetherd ({reason})");
@@ -322,6 +339,8 @@ impl HostEngine {
         self.drain_client();
         if let Some(slot) = &mut self.agent {
             slot.agent_id = None;
+            // tetherd took the agent being stopped with it: there is nothing left to wait for.
+            slot.stopping = false;
         }
         self.load = None;
         self.held_agent_events = None;
@@ -332,6 +351,7 @@ impl HostEngine {
     }
 
     pub fn handle_webview(&mut self, message: WebviewToHost, now: u64) {
+        self.now = now;
         match message {
             WebviewToHost::Ready => {
                 self.webview.ready = true;
@@ -411,6 +431,7 @@ impl HostEngine {
             WebviewToHost::ShowHistory => self.show_history(now),
             WebviewToHost::Export { format } => self.export_session(None, format, now),
             WebviewToHost::Restart => self.restart(now),
+            WebviewToHost::StopAgent => self.stop_agent(now),
             WebviewToHost::SetFollowAgent { on } => self.set_follow_agent(on),
             WebviewToHost::SetAgentMode { id } => {
                 let result = match &mut self.agent {
@@ -435,6 +456,7 @@ impl HostEngine {
     }
 
     pub fn handle_command(&mut self, command: HostCommand, now: u64) {
+        self.now = now;
         match command {
             HostCommand::NewSession => self.start_session(now),
             HostCommand::Cancel => self.cancel(now),
@@ -481,6 +503,7 @@ impl HostEngine {
             HostCommand::DeleteSession { id } => self.delete_session(id, now),
             HostCommand::ExportSession { id, format } => self.export_session(id, format, now),
             HostCommand::Restart => self.restart(now),
+            HostCommand::StopAgent => self.stop_agent(now),
             HostCommand::Authenticate { method_id, env } => self.authenticate(&method_id, env, now),
             HostCommand::AgentSecrets { profile, env } => self.secrets.add(&profile, env),
             HostCommand::ToggleFollowAgent => self.set_follow_agent(!self.session.follow_agent),
@@ -513,6 +536,7 @@ impl HostEngine {
     }
 
     pub fn handle_timeout(&mut self, now: u64) {
+        self.now = now;
         for (_, pending) in self.rpc.expire(now) {
             match pending.tag {
                 SidecarRequest::Snapshot { generation } | SidecarRequest::Scan { generation } => {
@@ -536,6 +560,11 @@ impl HostEngine {
                 SidecarRequest::SessionRead { load } => {
                     let message = format!("tetherd did not answer within {} s", SIDECAR_TIMEOUT_MS / 1000);
                     self.on_session_read(load, Err(message), now);
+                }
+                SidecarRequest::Stop { generation } => {
+                    let message =
+                        format!("tetherd did not answer {} within {} s", pending.method, SIDECAR_TIMEOUT_MS / 1000);
+                    self.on_agent_stopped(generation, Err(message));
                 }
                 _ => {
                     let message =
@@ -593,7 +622,7 @@ impl HostEngine {
 
     fn start_sidecar(&mut self) {
         self.sidecar = SidecarState::Starting;
-        self.set_status(SessionStatus::Starting { step: "Starting tetherd".to_owned() });
+        self.set_status(SessionStatus::starting("Starting tetherd"));
         self.actions.push_back(HostAction::StartSidecar);
     }
 
@@ -643,6 +672,8 @@ impl HostEngine {
             session_dir: None,
             unsent_audit: Vec::new(),
             replayed_through: 0,
+            cancel_sent: false,
+            stopping: false,
         });
         self.spawn_agent(now);
         self.refresh_permissions_view();
@@ -705,7 +736,7 @@ impl HostEngine {
             format!("starting agent {:?}: {} {}", profile.name, profile.command, profile.args.join(" ")),
         );
         self.sidecar_request(method::AGENT_SPAWN, &spawn, SidecarRequest::Spawn { generation }, now);
-        self.set_status(SessionStatus::Starting { step: "Starting the agent".to_owned() });
+        self.set_status(SessionStatus::starting("Starting the agent"));
     }
 
     /// tetherd accepted the hello: reopen a session, or start one.
@@ -715,7 +746,7 @@ impl HostEngine {
                 // Agent events that arrive before the engine knows which session it shows wait:
                 // they may be the running agent's it is about to go on with.
                 self.held_agent_events = Some(Vec::new());
-                self.set_status(SessionStatus::Starting { step: "Looking for the last session".to_owned() });
+                self.set_status(SessionStatus::starting("Looking for the last session"));
                 self.list_sessions(ListPurpose::Reopen { dir }, now);
             }
             AfterHello::Reopen { .. } | AfterHello::NewSession => self.start_session(now),
@@ -783,7 +814,7 @@ impl HostEngine {
             self.generation += 1;
             self.session.agent = summary.meta.agent.clone();
             self.session.agent_info = None;
-            self.set_status(SessionStatus::Starting { step: "Reading the session".to_owned() });
+            self.set_status(SessionStatus::starting("Reading the session"));
             self.post_snapshot(now);
         }
         let policy = self.idle_policy.for_new_session(self.idle_policy.mode(), self.generation << 32);
@@ -870,6 +901,8 @@ impl HostEngine {
             unsent_audit: Vec::new(),
             // Only the agent taken over has events in the log already; a new one starts after it.
             replayed_through: if live.is_some() { replayed_through } else { 0 },
+            cancel_sent: false,
+            stopping: false,
         });
         self.log(LogLevel::Info, format!("reopened the session in {} ({} events)", load.summary.dir, replayed_through));
         match live {
@@ -882,7 +915,7 @@ impl HostEngine {
                 } else if slot.client.is_closed() {
                     SessionStatus::Exited { message: "The agent has exited".to_owned() }
                 } else {
-                    SessionStatus::Starting { step: "Initializing the agent".to_owned() }
+                    SessionStatus::starting("Initializing the agent")
                 };
                 self.set_status(status);
                 self.release_held_agent_events(now);
@@ -895,6 +928,19 @@ impl HostEngine {
         self.refresh_permissions_view();
         self.refresh_changes_view();
         self.post_snapshot(now);
+    }
+
+    /// tetherd answered the kill of a stopped agent (or did not in time): Restart may go ahead.
+    fn on_agent_stopped(&mut self, generation: u64, result: Result<(), String>) {
+        if let Err(error) = result {
+            // An agent tetherd no longer knows has exited already; one it could not be heard
+            // about is left to tetherd, which kills its agents when it exits.
+            self.log(LogLevel::Warn, format!("stopping the agent: {error}"));
+        }
+        if let Some(slot) = self.agent.as_mut().filter(|slot| slot.generation == generation) {
+            slot.stopping = false;
+            self.set_status(SessionStatus::Exited { message: "The agent was stopped".to_owned() });
+        }
     }
 
     /// Hands the agent events held while the session to show was being found to their session.
@@ -930,7 +976,7 @@ impl HostEngine {
             if let Ok(SignIn::Sent) = slot.client.sign_in(&method.id, false) {
                 let text = format!("signing in to {:?} with the kept keys ({})", slot.profile.name, method.name);
                 self.log(LogLevel::Info, text);
-                return self.set_status(SessionStatus::Starting { step: "Signing in".to_owned() });
+                return self.set_status(SessionStatus::starting("Signing in"));
             }
         }
         let Some(slot) = &self.agent else { return };
@@ -939,7 +985,7 @@ impl HostEngine {
             methods: methods_for_profile(&methods, &slot.profile),
         };
         self.actions.push_back(action);
-        self.set_status(SessionStatus::Starting { step: "Sign in needed".to_owned() });
+        self.set_status(SessionStatus::starting("Sign in needed"));
     }
 
     /// The person chose how to sign in, giving `env` for an `envVar` method: kept for the
@@ -954,7 +1000,7 @@ impl HostEngine {
             self.secrets.add(&slot.profile.name, env);
         }
         match slot.client.sign_in(method_id, with_env) {
-            Ok(SignIn::Sent) => self.set_status(SessionStatus::Starting { step: "Signing in".to_owned() }),
+            Ok(SignIn::Sent) => self.set_status(SessionStatus::starting("Signing in")),
             Ok(SignIn::RestartAgent) => self.restart_to_sign_in(now),
             Err(error) => self.show(LogLevel::Warn, format!("Tether: {error}.")),
         }
@@ -968,7 +1014,7 @@ impl HostEngine {
         let generation = slot.generation;
         let running = slot.agent_id.take();
         self.drain_client();
-        self.set_status(SessionStatus::Starting { step: "Starting the agent again to sign in".to_owned() });
+        self.set_status(SessionStatus::starting("Starting the agent again to sign in"));
         match running {
             Some(agent_id) if self.sidecar == SidecarState::Ready => self.sidecar_request(
                 method::AGENT_KILL,
@@ -994,6 +1040,9 @@ impl HostEngine {
             SidecarState::Starting | SidecarState::Greeting => return,
         }
         match &self.agent {
+            Some(slot) if slot.stopping => {
+                self.show(LogLevel::Info, "Tether is still stopping the agent; restart it in a moment.".to_owned())
+            }
             Some(slot) if slot.client.is_closed() => self.restart_agent(now),
             Some(_) => self.show(LogLevel::Info, "The agent is running; there is nothing to restart.".to_owned()),
             None => self.start_session(now),
@@ -1008,6 +1057,7 @@ impl HostEngine {
         slot.generation = generation;
         slot.agent_id = None;
         slot.replayed_through = 0;
+        slot.cancel_sent = false;
         slot.stderr_tail.clear();
         slot.client.prepare_new_agent(now);
         self.drain_client();
@@ -1176,6 +1226,49 @@ impl HostEngine {
     fn cancel(&mut self, now: u64) {
         if let Some(slot) = &mut self.agent {
             slot.client.cancel(now);
+            // Until the agent ends the turn, it may be one that ignores cancels: Stop agent is
+            // offered at once, as there is no telling how long a well-behaved agent takes.
+            slot.cancel_sent = slot.client.thread().turn() == &TurnState::Running;
+        }
+    }
+
+    /// Stop (the header's button, or the command): kill the agent process, because it hangs
+    /// while starting or does not end a cancelled turn. What it left unfinished is settled now,
+    /// the thread says why it stopped, and Restart brings it back once tetherd says it is gone.
+    fn stop_agent(&mut self, now: u64) {
+        let starting = matches!(self.session.status, SessionStatus::Starting { .. });
+        let Some(slot) = self.agent.as_mut().filter(|slot| !slot.client.is_closed()) else {
+            return self.show(LogLevel::Info, "No agent is running; there is nothing to stop.".to_owned());
+        };
+        let notice = if slot.cancel_sent {
+            "The agent did not stop when asked; Tether stopped it."
+        } else if starting {
+            "The agent did not finish starting; Tether stopped it."
+        } else {
+            "Tether stopped the agent."
+        };
+        slot.client.handle_stopped(notice);
+        slot.cancel_sent = false;
+        // Whatever the old agent still says is dropped from here on (its exit included), and a
+        // spawn still on its way is killed when it is answered (its generation is not current).
+        self.generation += 1;
+        slot.generation = self.generation;
+        let running = slot.agent_id.take();
+        slot.stopping = running.is_some() && self.sidecar == SidecarState::Ready;
+        let generation = slot.generation;
+        self.log(LogLevel::Info, format!("stopping the agent on the person's word: {notice}"));
+        self.drain_client();
+        match running {
+            Some(agent_id) if self.sidecar == SidecarState::Ready => {
+                self.sidecar_request(
+                    method::AGENT_KILL,
+                    &AgentRef { agent_id },
+                    SidecarRequest::Stop { generation },
+                    now,
+                );
+                self.set_status(SessionStatus::starting("Stopping the agent"));
+            }
+            _ => self.set_status(SessionStatus::Exited { message: "The agent was stopped".to_owned() }),
         }
     }
 
@@ -1261,7 +1354,7 @@ impl HostEngine {
                         }
                         self.refresh_permissions_view();
                         self.log(LogLevel::Info, format!("agent started (pid {})", spawned.pid));
-                        self.set_status(SessionStatus::Starting { step: "Initializing the agent".to_owned() });
+                        self.set_status(SessionStatus::starting("Initializing the agent"));
                     }
                     (Ok(spawned), _) => {
                         // The person started another session meanwhile: this agent is not wanted.
@@ -1317,6 +1410,9 @@ impl HostEngine {
                 if self.agent.as_ref().is_some_and(|slot| slot.generation == generation) {
                     self.restart_agent(now);
                 }
+            }
+            (SidecarRequest::Stop { generation }, result) => {
+                self.on_agent_stopped(generation, result.map(|_| ()).map_err(|error| error.message));
             }
             (SidecarRequest::Kill, Ok(_)) => {}
             (SidecarRequest::Kill, Err(error)) => {
@@ -1423,9 +1519,22 @@ impl HostEngine {
     fn finish(&mut self, now: u64) {
         self.now = now;
         self.drain_client();
-        let can_restart = self.agent.as_ref().is_some_and(|slot| slot.client.is_closed()) && self.load.is_none();
+        let can_restart =
+            self.agent.as_ref().is_some_and(|slot| slot.client.is_closed() && !slot.stopping) && self.load.is_none();
         if self.session.can_restart != can_restart {
             self.session.can_restart = can_restart;
+            self.webview.session_changed = true;
+        }
+        let starting = matches!(self.session.status, SessionStatus::Starting { .. });
+        let can_stop = self.sidecar == SidecarState::Ready
+            && self.agent.as_mut().is_some_and(|slot| {
+                if slot.client.thread().turn() != &TurnState::Running {
+                    slot.cancel_sent = false;
+                }
+                !slot.client.is_closed() && (starting || slot.cancel_sent)
+            });
+        if self.session.can_stop != can_stop {
+            self.session.can_stop = can_stop;
             self.webview.session_changed = true;
         }
         self.flush_webview(now);
@@ -1479,7 +1588,7 @@ impl HostEngine {
                     format!("agent initialized: {}", agent.as_deref().unwrap_or("(no agentInfo)")),
                 );
                 self.session.agent_info = agent;
-                self.set_status(SessionStatus::Starting { step: "Creating the session".to_owned() });
+                self.set_status(SessionStatus::starting("Creating the session"));
             }
             AcpEvent::SessionReady { session_id } => {
                 self.log(LogLevel::Info, format!("session {session_id} ready"));
@@ -1786,7 +1895,7 @@ impl HostEngine {
         if !self.webview_has_news() {
             return;
         }
-        let session = std::mem::take(&mut self.webview.session_changed).then(|| self.session.clone());
+        let session = std::mem::take(&mut self.webview.session_changed).then(|| self.session_view(now));
         let thread = std::mem::take(&mut self.webview.patches);
         self.actions.push_back(HostAction::PostWebview { message: Box::new(HostToWebview::Patch { session, thread }) });
     }
@@ -1804,7 +1913,7 @@ impl HostEngine {
             Some(slot) => {
                 let thread = slot.client.thread();
                 ViewSnapshot {
-                    session: self.session.clone(),
+                    session: self.session_view(now),
                     entries: thread.entries().to_vec(),
                     plan: thread.plan().to_vec(),
                     turn: thread.turn().clone(),
@@ -1812,7 +1921,7 @@ impl HostEngine {
                 }
             }
             None => ViewSnapshot {
-                session: self.session.clone(),
+                session: self.session_view(now),
                 entries: Vec::new(),
                 plan: Vec::new(),
                 turn: Default::default(),
@@ -1824,9 +1933,22 @@ impl HostEngine {
 
     fn set_status(&mut self, status: SessionStatus) {
         if self.session.status != status {
+            if matches!(status, SessionStatus::Starting { .. }) {
+                self.step_since = self.now;
+            }
             self.session.status = status;
             self.webview.session_changed = true;
         }
+    }
+
+    /// The header as the webview is sent it at `now`: a starting step says how long it has
+    /// taken so far.
+    fn session_view(&self, now: u64) -> SessionView {
+        let mut session = self.session.clone();
+        if let SessionStatus::Starting { elapsed_ms, .. } = &mut session.status {
+            *elapsed_ms = now.saturating_sub(self.step_since);
+        }
+        session
     }
 
     fn set_badge(&mut self, count: u32) {

@@ -149,6 +149,9 @@ pub enum HostCommand {
     },
     /// Start the current session's agent again after it exited, resuming its session.
     Restart,
+    /// "Tether: Stop Agent": kill the agent process (one that hangs while starting, or ignores a
+    /// cancel); Restart brings it back.
+    StopAgent,
     /// The person chose how to sign in (see [`HostAction::AskAuthentication`]). `env` holds
     /// what they entered for an `envVar` method (empty otherwise): the agent is then started
     /// again with it in its environment before `authenticate`. A `terminal` method is answered

@@ -33,6 +33,10 @@ pub struct SessionView {
     /// The agent has exited (or could not be reached) and the session can be continued: the
     /// header offers Restart, which starts the agent again and resumes its session.
     pub can_restart: bool,
+    /// The agent process runs and may be hung: it is still starting, or it was asked to cancel
+    /// the turn and has not ended it. The header offers Stop (Stop agent during a turn), which
+    /// kills the process (`StopAgent`).
+    pub can_stop: bool,
     /// "Follow the agent" is on: each place a tool call points at opens in an editor.
     pub follow_agent: bool,
     /// What the agent offers beside the thread: the session's title, slash commands, config
@@ -199,14 +203,23 @@ pub struct AgentModeView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum SessionStatus {
-    /// Waiting for tetherd, the agent process, `initialize` or `session/new`.
-    Starting { step: String },
+    /// Waiting for tetherd, the agent process, `initialize` or `session/new`. `elapsed_ms` is how
+    /// long this step has taken as of this post; the webview counts on from there with its own
+    /// clock, so that a slow agent shows it is still being waited for.
+    Starting { step: String, elapsed_ms: u64 },
     /// The agent session exists: prompts can be sent.
     Ready,
     /// The agent could not be started or the session could not be created; a new session retries.
     Failed { message: String },
     /// The agent process ended; a new session starts it again.
     Exited { message: String },
+}
+
+impl SessionStatus {
+    /// The step `step` has just begun.
+    pub fn starting(step: &str) -> Self {
+        SessionStatus::Starting { step: step.to_owned(), elapsed_ms: 0 }
+    }
 }
 
 /// Everything the webview needs to draw the chat from nothing.
@@ -293,6 +306,9 @@ pub enum WebviewToHost {
     },
     /// The Restart button shown when the agent has exited (`SessionView::canRestart`).
     Restart,
+    /// The Stop button shown while the agent may be hung (`SessionView::canStop`): kill its
+    /// process.
+    StopAgent,
     /// The person picked one of the agent's own modes in the header.
     SetAgentMode {
         id: String,

@@ -459,3 +459,130 @@ fn sessions_only_the_agent_keeps_are_listed_and_opened_with_the_history_it_repla
     "#]]
     .assert_eq(&tetherd.chat());
 }
+
+/// An agent that never answers `initialize`: the header says which step is slow and for how
+/// long, and offers Stop; Stop has tetherd kill it, says so in the thread, and once tetherd
+/// says it is gone, Restart starts it again in the same session.
+#[test]
+fn an_agent_that_hangs_while_starting_shows_its_progress_and_can_be_stopped() {
+    use tether_core::webview::SessionStatus;
+
+    let mut tetherd = Tetherd::connect();
+    tetherd.answer("session/list", r#"{"sessions":[]}"#);
+    tetherd.answer("agent/spawn", &format!(r#"{{"agentId":1,"pid":100,"sessionDir":"{DIR}"}}"#));
+    assert_eq!(tetherd.sent_to_agent(1).last().unwrap()["method"], "initialize");
+    // Seven seconds on, a webview that opens is told how long the step has taken so far.
+    tetherd.now += 7000;
+    let session = tetherd.session();
+    assert_eq!(session.status, SessionStatus::Starting { step: "Initializing the agent".to_owned(), elapsed_ms: 7000 });
+    assert!(session.can_stop, "Stop is offered while the agent starts");
+    assert!(!session.can_restart);
+
+    tetherd.engine.handle_webview(WebviewToHost::StopAgent, tetherd.now);
+    assert_eq!(tetherd.request("agent/kill")["params"]["agentId"], 1);
+    let session = tetherd.session();
+    assert_eq!(session.status, SessionStatus::Starting { step: "Stopping the agent".to_owned(), elapsed_ms: 0 });
+    assert!(!session.can_stop && !session.can_restart, "Restart waits until tetherd says the agent is gone");
+    tetherd.feed(r#"{"jsonrpc":"2.0","method":"agent/exited","params":{"agentId":1,"code":null,"signal":15,"killed":true,"seq":2}}"#);
+    tetherd.answer("agent/kill", "{}");
+    expect_test::expect![[r#"
+        {"type":"notice","level":"warning","text":"The agent did not finish starting; Tether stopped it.","detail":null}
+        turn: {"type":"idle"}
+        status: {"type":"exited","message":"The agent was stopped"}
+        can restart: true
+    "#]]
+    .assert_eq(&tetherd.chat());
+    assert!(
+        !tetherd.actions.iter().any(|action| matches!(action, HostAction::ShowMessage { .. })),
+        "stopping on the person's word is no error to pop up: {:?}",
+        tetherd.actions
+    );
+
+    tetherd.engine.handle_webview(WebviewToHost::Restart, tetherd.now);
+    let spawn = tetherd.request("agent/spawn");
+    assert_eq!(spawn["params"]["sessionDir"], DIR, "the restarted agent goes on in the same session folder");
+    tetherd.answer("agent/spawn", &format!(r#"{{"agentId":2,"pid":101,"sessionDir":"{DIR}"}}"#));
+    tetherd.agent_answers(2, 4, "initialize", r#"{"protocolVersion":1}"#);
+    tetherd.agent_answers(2, 6, "session/new", r#"{"sessionId":"s2"}"#);
+    let session = tetherd.session();
+    assert_eq!((session.status, session.can_stop, session.can_restart), (SessionStatus::Ready, false, false));
+}
+
+/// An agent that ignores `session/cancel` and keeps asking for permissions: Stop agent is offered
+/// as soon as the cancel was sent; it kills the agent, ends the turn as cancelled, settles the
+/// request still waiting, and Restart resumes the agent's session for the next prompt.
+#[test]
+fn an_agent_that_ignores_cancel_can_be_stopped_and_restarted() {
+    let mut tetherd = Tetherd::connect();
+    tetherd.answer("session/list", r#"{"sessions":[]}"#);
+    tetherd.answer("agent/spawn", &format!(r#"{{"agentId":1,"pid":100,"sessionDir":"{DIR}"}}"#));
+    tetherd.agent_answers(1, 2, "initialize", r#"{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}"#);
+    tetherd.agent_answers(1, 4, "session/new", r#"{"sessionId":"s1"}"#);
+    assert!(!tetherd.session().can_stop, "a ready agent is not offered to be stopped");
+    tetherd.engine.handle_webview(WebviewToHost::Prompt { text: "Hello".to_owned() }, tetherd.now);
+    tetherd.answer("snapshot/take", r#"{"tree":"t1"}"#);
+    tetherd.agent_says(1, Some(6), &chunk("Working "));
+    assert!(!tetherd.session().can_stop, "a running turn is cancelled first");
+
+    tetherd.engine.handle_webview(WebviewToHost::Cancel, tetherd.now);
+    assert_eq!(tetherd.sent_to_agent(1).last().unwrap()["method"], "session/cancel");
+    assert!(tetherd.session().can_stop, "Stop agent is offered while the agent has not ended the turn");
+    // The agent goes on as if nothing was asked, and asks for a permission.
+    let tool_call = r#"{"toolCallId":"t1","title":"Run make","kind":"execute","status":"pending"}"#;
+    tetherd.agent_says(
+        1,
+        Some(8),
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{{"sessionId":"s1","toolCall":{tool_call},"options":[{{"optionId":"once","name":"Allow","kind":"allow_once"}}]}}}}"#
+        ),
+    );
+
+    tetherd.engine.handle_webview(WebviewToHost::StopAgent, tetherd.now);
+    assert_eq!(tetherd.request("agent/kill")["params"]["agentId"], 1);
+    // The old agent's last words and its exit belong to a stopped agent: they change nothing.
+    tetherd.agent_says(1, Some(9), &chunk("still working"));
+    tetherd.feed(r#"{"jsonrpc":"2.0","method":"agent/exited","params":{"agentId":1,"code":null,"signal":15,"killed":true,"seq":10}}"#);
+    tetherd.answer("agent/kill", "{}");
+    expect_test::expect![[r#"
+        {"type":"user","text":"Hello"}
+        {"type":"agent","chunks":[{"kind":"text","text":"Working "}]}
+        {"type":"toolCall","id":"t1","title":"Run make","kind":"execute","status":"pending","content":[],"locations":[],"rawInput":null,"command":null,"rawOutput":null,"permission":{"key":4294967296,"options":[{"id":"once","name":"Allow","kind":"allow_once"}],"outcome":{"type":"cancelled"}}}
+        {"type":"notice","level":"warning","text":"The agent did not stop when asked; Tether stopped it.","detail":null}
+        turn: {"type":"ended","stopReason":"cancelled"}
+        status: {"type":"exited","message":"The agent was stopped"}
+        can restart: true
+    "#]]
+    .assert_eq(&tetherd.chat());
+    assert!(!tetherd.session().can_stop);
+
+    tetherd.engine.handle_webview(WebviewToHost::Restart, tetherd.now);
+    tetherd.answer("agent/spawn", &format!(r#"{{"agentId":2,"pid":101,"sessionDir":"{DIR}"}}"#));
+    tetherd.agent_answers(2, 12, "initialize", r#"{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}"#);
+    let load = tetherd.sent_to_agent(2).last().unwrap().clone();
+    assert_eq!((load["method"].as_str(), load["params"]["sessionId"].as_str()), (Some("session/load"), Some("s1")));
+    tetherd.agent_answers(2, 14, "session/load", "{}");
+    assert!(tetherd.chat().contains("The agent resumed this session."));
+    tetherd.engine.handle_webview(WebviewToHost::Prompt { text: "Again".to_owned() }, tetherd.now);
+    tetherd.answer("snapshot/take", r#"{"tree":"t2"}"#);
+    assert_eq!(tetherd.sent_to_agent(2).last().unwrap()["method"], "session/prompt", "the next prompt goes out");
+}
+
+/// A cancel the agent honours ends the turn, and with it the offer to stop the agent.
+#[test]
+fn an_agent_that_honours_cancel_is_not_offered_to_be_stopped() {
+    let mut tetherd = Tetherd::connect();
+    tetherd.answer("session/list", r#"{"sessions":[]}"#);
+    tetherd.answer("agent/spawn", &format!(r#"{{"agentId":1,"pid":100,"sessionDir":"{DIR}"}}"#));
+    tetherd.agent_answers(1, 2, "initialize", r#"{"protocolVersion":1}"#);
+    tetherd.agent_answers(1, 4, "session/new", r#"{"sessionId":"s1"}"#);
+    tetherd.engine.handle_webview(WebviewToHost::Prompt { text: "Hello".to_owned() }, tetherd.now);
+    tetherd.answer("snapshot/take", r#"{"tree":"t1"}"#);
+    tetherd.engine.handle_webview(WebviewToHost::Cancel, tetherd.now);
+    assert!(tetherd.session().can_stop);
+    tetherd.agent_answers(1, 7, "session/prompt", r#"{"stopReason":"cancelled"}"#);
+    let session = tetherd.session();
+    assert!(!session.can_stop && !session.can_restart, "the agent ended the turn itself and goes on");
+    tetherd.engine.handle_command(HostCommand::StopAgent, tetherd.now);
+    assert_eq!(tetherd.request("agent/kill")["params"]["agentId"], 1, "the command stops a ready agent too");
+    assert!(tetherd.chat().contains(r#""text":"Tether stopped the agent.""#));
+}

@@ -289,6 +289,11 @@ impl Agent {
 
     fn handle_request(&mut self, id: Value, method: &str, params: Value) -> io::Result<()> {
         let answer = match method {
+            "initialize" if self.scenario.hang_initialize => {
+                // A hung agent: the request is read and never answered.
+                self.wire.trace.note("initialize left unanswered (hang_initialize)");
+                return Ok(());
+            }
             "initialize" => self.initialize(params),
             "session/new" => self.new_session(params),
             "session/load" => return self.load_session(id, params),
@@ -481,6 +486,10 @@ impl Agent {
     }
 
     fn cancel(&mut self, session_id: &SessionId) {
+        if self.scenario.ignore_cancel {
+            self.wire.trace.note(&format!("session/cancel for {session_id} ignored (ignore_cancel)"));
+            return;
+        }
         let Some(turn) = self.sessions.get_mut(session_id.0.as_ref()).and_then(|session| session.turn.as_mut()) else {
             self.wire.trace.note(&format!("session/cancel for {session_id} with no turn running"));
             return;

@@ -5,7 +5,7 @@
 //! a complete turn: streamed text, a plan, tool calls and a permission request.
 //!
 //! ```text
-//! tether-test-agent [--scenario NAME|PATH] [--log FILE] [--state-dir DIR]
+//! tether-test-agent [--scenario NAME|PATH] [--log FILE] [--state-dir DIR] [--pid-file FILE]
 //! ```
 
 mod agent;
@@ -37,10 +37,21 @@ struct Arguments {
     /// can resume a session as real agents do.
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
+
+    /// Write this process's id to this file at start, so that a test can check the process is
+    /// gone after a client stopped it.
+    #[arg(long, value_name = "FILE")]
+    pid_file: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
     let arguments = Arguments::parse();
+    if let Some(path) = &arguments.pid_file
+        && let Err(error) = std::fs::write(path, std::process::id().to_string())
+    {
+        eprintln!("tether-test-agent: cannot write the pid file {}: {error}", path.display());
+        return ExitCode::from(2);
+    }
     let scenario = match scenario::load(&arguments.scenario) {
         Ok(scenario) => scenario,
         Err(error) => {

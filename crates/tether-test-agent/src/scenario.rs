@@ -17,6 +17,10 @@
 //! `current_mode_update`), and a `report_mode = true` step says which one is current. Without
 //! `modes`, `session/set_mode` is an unknown method, as it is for agents without modes.
 //!
+//! Two top-level switches make the agent misbehave the way hung agents do, for testing how a
+//! client gets rid of one: `hang_initialize = true` never answers `initialize`, and
+//! `ignore_cancel = true` notes `session/cancel` and goes on with the turn as if it had not come.
+//!
 //! The steps about permissions, beyond `tool_call` and `tool_update` (which take a `raw_input`
 //! value, sent as the tool call's `rawInput`, e.g. `raw_input = { command = "npm test" }`):
 //!
@@ -58,6 +62,8 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("files", include_str!("../scenarios/files.toml")),
     ("terminals", include_str!("../scenarios/terminals.toml")),
     ("sessions", include_str!("../scenarios/sessions.toml")),
+    ("hang-initialize", include_str!("../scenarios/hang-initialize.toml")),
+    ("ignore-cancel", include_str!("../scenarios/ignore-cancel.toml")),
 ];
 
 /// The scenario a bare `tether-test-agent` runs: what a newcomer sees in the Demo profile.
@@ -72,6 +78,10 @@ pub struct Scenario {
     pub prompts: Vec<PromptScript>,
     /// The session modes every session offers; `None` when the scenario declares none.
     pub modes: Option<Modes>,
+    /// Never answer `initialize`: an agent that hangs while starting.
+    pub hang_initialize: bool,
+    /// Go on with a turn whatever `session/cancel` says: an agent that does not stop when asked.
+    pub ignore_cancel: bool,
 }
 
 /// The top-level `modes` and `current_mode` of a scenario, checked against each other.
@@ -393,6 +403,10 @@ impl TryFrom<String> for StrictToolKind {
 #[serde(deny_unknown_fields)]
 struct RawScenario {
     description: String,
+    #[serde(default)]
+    hang_initialize: bool,
+    #[serde(default)]
+    ignore_cancel: bool,
     modes: Option<Spanned<Vec<ModeSpec>>>,
     current_mode: Option<Spanned<String>>,
     #[serde(rename = "prompt", default)]
@@ -698,7 +712,13 @@ pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         .map(|script| Ok(PromptScript { matches: script.matches, steps: convert_steps(script.steps, context)? }))
         .collect::<Result<Vec<_>, StepError>>()
         .map_err(|error| located(Some(error.span), &error.message))?;
-    Ok(Scenario { description: raw.description, prompts, modes })
+    Ok(Scenario {
+        description: raw.description,
+        prompts,
+        modes,
+        hang_initialize: raw.hang_initialize,
+        ignore_cancel: raw.ignore_cancel,
+    })
 }
 
 /// Checks the top-level `modes` and `current_mode` together: a mode list that is not empty,

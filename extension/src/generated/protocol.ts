@@ -42,7 +42,7 @@ defaultProfile: string | null, permissions: PermissionSettings,
  */
 followAgent: boolean, };
 
-export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "review", intent: ReviewIntent, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" } | { "type": "authenticate", methodId: string, env: { [key in string]: string }, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "toggleFollowAgent" };
+export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "review", intent: ReviewIntent, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "authenticate", methodId: string, env: { [key in string]: string }, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "toggleFollowAgent" };
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
@@ -138,6 +138,12 @@ changes: Array<ChangedFileView>,
  */
 canRestart: boolean, 
 /**
+ * The agent process runs and may be hung: it is still starting, or it was asked to cancel
+ * the turn and has not ended it. The header offers Stop (Stop agent during a turn), which
+ * kills the process (`StopAgent`).
+ */
+canStop: boolean, 
+/**
  * "Follow the agent" is on: each place a tool call points at opens in an editor.
  */
 followAgent: boolean, 
@@ -147,7 +153,7 @@ followAgent: boolean,
  */
 controls: SessionControlsView, };
 
-export type SessionStatus = { "type": "starting", step: string, } | { "type": "ready" } | { "type": "failed", message: string, } | { "type": "exited", message: string, };
+export type SessionStatus = { "type": "starting", step: string, elapsedMs: number, } | { "type": "ready" } | { "type": "failed", message: string, } | { "type": "exited", message: string, };
 
 export type ViewSnapshot = { session: SessionView, entries: Array<Entry>, plan: Array<PlanEntryView>, turn: TurnState, 
 /**
@@ -161,7 +167,7 @@ export type HostToWebview = { "type": "snapshot", snapshot: ViewSnapshot, } | { 
  */
 session: SessionView | null, thread: Array<ThreadPatch>, };
 
-export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "export", format: ExportFormat, } | { "type": "restart" } | { "type": "setAgentMode", id: string, } | { "type": "setFollowAgent", on: boolean, };
+export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "export", format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "setAgentMode", id: string, } | { "type": "setFollowAgent", on: boolean, };
 
 export type PermissionsView = { mode: Mode, 
 /**
