@@ -70,7 +70,7 @@ let entries: Entry[] = [];
 let session: SessionView = {
   agent: "Demo",
   agentInfo: "tether-test-agent 0.1.0",
-  status: { type: "starting", step: "Starting the agent…" },
+  status: { type: "starting", step: "Starting the agent…", elapsedMs: 0 },
   profiles: ["Demo", "Claude Code", "Gemini CLI"],
   permissions: {
     mode: "ask",
@@ -100,6 +100,7 @@ let session: SessionView = {
   },
   changes: [],
   canRestart: false,
+  canStop: false,
   followAgent: false,
   controls: {
     title: "Tidy the notes",

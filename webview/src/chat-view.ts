@@ -47,7 +47,7 @@ export class ChatView {
   ) {
     this.terminals = new TerminalCards(post, clock, repeat);
     this.rules = new RulesPanelView(post, uiState);
-    this.header = new SessionHeaderView(post, this.rules.toggle);
+    this.header = new SessionHeaderView(post, this.rules.toggle, clock, repeat);
     this.thread = new ThreadView(renderer, uiState, {
       renderer,
       post,

@@ -1,5 +1,6 @@
 // The chat header (`header.session`): which agent, how its session stands (with Restart when the
-// agent has exited and its session can be continued), the session actions (pick another agent,
+// agent has exited and its session can be continued, and Stop while it may be hung: starting, or
+// not ending a cancelled turn), the session actions (pick another agent,
 // start a new session, open the history, export this session), and the permission controls: the
 // mode picker, the agent's own mode, and the toggle of the rules panel. Below them: the session's
 // title as the agent names it, and the agent's config options and context meter
@@ -10,15 +11,23 @@
 // value on every update. Setting a select's value from code fires no `change` event, and only a
 // `change` posts: drawing the host's state can never send an intent back (no UI → host → UI
 // loop; see DESIGN.md, invariant 5).
+//
+// A starting step says how long it has taken ("Initializing the agent… 7 s"): the host gives
+// the step's `elapsedMs` as of its post and the header counts on with the webview's own clock,
+// on a timer that runs only while a step is shown.
 
 import { element } from "./element";
+import type { Clock } from "./markdown-view";
 import { MODES, modeLabel } from "./permission-labels";
 import type { SessionControlsView } from "./protocol";
 import { SessionControlsPanel } from "./session-controls-view";
 import type { ExportFormat, Mode, PermissionsView, PostIntent, SessionStatus, SessionView } from "./protocol";
+import { type Repeat, repeatWithInterval } from "./terminal-view";
 
 const SVG_NAMESPACE = "http://www.w3.org/2000/svg";
 const EXPORT_MENU_ID = "tether-export-menu";
+/** A starting step's time is shown in whole seconds. */
+const STEP_TICK_MS = 1000;
 
 /** The Export menu's items, in its order. */
 const EXPORT_CHOICES: ReadonlyArray<{ format: ExportFormat; label: string; description: string }> = [
@@ -33,6 +42,10 @@ export class SessionHeaderView {
   private readonly picker = element("select", "session-picker");
   private readonly newSession = element("button", "session-new", "New session");
   private readonly restart = element("button", "session-restart", "Restart agent");
+  private readonly stop = element("button", "session-stop", "Stop");
+  /** The starting step shown, with how long it had taken when it arrived and when that was. */
+  private step: { text: string; elapsedMs: number; receivedAt: number } | null = null;
+  private stopTicking: (() => void) | null = null;
   private readonly history = iconButton("session-history", "Session history", [
     // A clock whose rim turns back: the sessions before this one.
     "M2.5 8a5.5 5.5 0 1 0 1.6-3.9",
@@ -57,12 +70,18 @@ export class SessionHeaderView {
   private shownProfiles = "";
 
   /** `rulesToggle` is the rules panel's own button; the header only gives it its place. */
-  constructor(post: PostIntent, rulesToggle: HTMLElement) {
+  constructor(
+    post: PostIntent,
+    rulesToggle: HTMLElement,
+    private readonly clock: Clock = () => performance.now(),
+    private readonly repeat: Repeat = repeatWithInterval,
+  ) {
     this.element = element("header", "session");
     const identity = element("div", "session-identity");
     this.restart.type = "button";
     this.restart.title = "Start the agent again and continue this session";
-    identity.append(this.agent, this.status, this.restart);
+    this.stop.type = "button";
+    identity.append(this.agent, this.status, this.restart, this.stop);
     const actions = element("div", "session-actions");
     this.picker.setAttribute("aria-label", "Agent");
     this.picker.title = "Agent";
@@ -108,6 +127,11 @@ export class SessionHeaderView {
       this.restart.disabled = true;
       post({ type: "restart" });
     });
+    this.stop.addEventListener("click", () => {
+      // One stop per offer, as for Restart.
+      this.stop.disabled = true;
+      post({ type: "stopAgent" });
+    });
     this.modeSelect.addEventListener("change", () => {
       post({ type: "setMode", mode: this.modeSelect.value as Mode });
     });
@@ -121,9 +145,10 @@ export class SessionHeaderView {
     if (session === null) {
       this.agent.textContent = "Tether";
       this.agent.removeAttribute("title");
-      this.showStatus({ type: "starting", step: "Connecting…" });
+      this.showStatus({ type: "starting", step: "Connecting…", elapsedMs: 0 });
       this.picker.hidden = true;
       this.restart.hidden = true;
+      this.stop.hidden = true;
       this.exportMenu.show(false);
       this.permissions.hidden = true;
       this.bypassWarning.hidden = true;
@@ -137,6 +162,7 @@ export class SessionHeaderView {
     this.showStatus(session.status);
     this.restart.hidden = !session.canRestart;
     this.restart.disabled = false;
+    this.showStop(session);
     this.follow.setAttribute("aria-pressed", String(session.followAgent));
     this.exportMenu.show(true);
 
@@ -199,11 +225,25 @@ export class SessionHeaderView {
     this.agentMode.title = agentMode === null ? "" : "The agent's own mode; Tether sends it yours when they match";
   }
 
+  /** Stop while the agent starts; Stop agent while it has not ended a cancelled turn. */
+  private showStop(session: SessionView): void {
+    const starting = session.status.type === "starting";
+    this.stop.hidden = !session.canStop;
+    this.stop.disabled = false;
+    this.stop.textContent = starting ? "Stop" : "Stop agent";
+    this.stop.title = starting
+      ? "Stop the agent: it is taking long to start"
+      : "The agent has not stopped since it was asked to cancel: stop its process";
+  }
+
   private showStatus(status: SessionStatus): void {
     this.status.dataset["status"] = status.type;
+    this.step = null;
     switch (status.type) {
       case "starting":
-        this.status.textContent = status.step;
+        // The host's own "…" is dropped so that the seconds follow a single one.
+        this.step = { text: status.step.replace(/…$/, ""), elapsedMs: status.elapsedMs, receivedAt: this.clock() };
+        this.showStep();
         break;
       case "ready":
         this.status.textContent = "Ready";
@@ -214,6 +254,20 @@ export class SessionHeaderView {
         break;
     }
     this.status.title = this.status.textContent ?? "";
+    if (this.step !== null && this.stopTicking === null) {
+      this.stopTicking = this.repeat(() => this.showStep(), STEP_TICK_MS);
+    } else if (this.step === null && this.stopTicking !== null) {
+      this.stopTicking();
+      this.stopTicking = null;
+    }
+  }
+
+  /** "Initializing the agent…", then "Initializing the agent… 7 s" once a second has passed. */
+  private showStep(): void {
+    if (this.step === null) return;
+    const elapsedMs = this.step.elapsedMs + Math.max(0, this.clock() - this.step.receivedAt);
+    const seconds = Math.floor(elapsedMs / 1000);
+    this.status.textContent = seconds < 1 ? `${this.step.text}…` : `${this.step.text}… ${seconds} s`;
   }
 }
 

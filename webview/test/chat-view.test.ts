@@ -154,7 +154,7 @@ describe("chat view", () => {
   });
 
   it("sends on Enter, keeps Shift+Enter for new lines, and only while the session is ready", () => {
-    ui.frame(snapshot([], { session: session({ status: { type: "starting", step: "initialize" } }) }));
+    ui.frame(snapshot([], { session: session({ status: { type: "starting", step: "initialize", elapsedMs: 0 } }) }));
     const input = ui.query<HTMLTextAreaElement>("textarea.composer-input");
     const press = (init: Partial<KeyboardEventInit>) =>
       input.dispatchEvent(new ui.window.KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true, ...init }));
@@ -163,7 +163,7 @@ describe("chat view", () => {
     press({});
     assert.deepEqual(ui.posted, [], "nothing is sent while the session starts");
     assert.equal(ui.query<HTMLButtonElement>("button.composer-send").disabled, true);
-    assert.equal(ui.query(".session-status").textContent, "initialize");
+    assert.equal(ui.query(".session-status").textContent, "initialize…");
 
     ui.frame(patch([], session()));
     assert.equal(press({ shiftKey: true }), true, "Shift+Enter is left to the text area");

@@ -31,6 +31,7 @@ export function session(overrides: Partial<SessionView> = {}): SessionView {
     permissions: permissions(),
     changes: [],
     canRestart: false,
+    canStop: false,
     followAgent: false,
     controls: { title: null, commands: [], configOptions: [], usage: null },
     ...overrides,

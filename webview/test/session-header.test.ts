@@ -125,7 +125,7 @@ describe("session header actions", () => {
       "it stands beside the exited status",
     );
 
-    ui.frame(patch([], session({ status: { type: "starting", step: "Starting the agent…" } })));
+    ui.frame(patch([], session({ status: { type: "starting", step: "Starting the agent…", elapsedMs: 0 } })));
     assert.equal(restartButton().hidden, true);
   });
 
@@ -141,5 +141,60 @@ describe("session header actions", () => {
     assert.equal(restartButton().disabled, false);
     restartButton().click();
     assert.deepEqual(ui.posted, [{ type: "restart" }, { type: "restart" }]);
+  });
+});
+
+describe("session header while the agent may be hung", () => {
+  let ui: Harness;
+  beforeEach(() => {
+    ui = harness();
+  });
+
+  const status = () => ui.query(".session-status").textContent;
+  const stopButton = () => ui.query<HTMLButtonElement>("header.session button.session-stop");
+  const starting = (step: string, elapsedMs: number) =>
+    session({ status: { type: "starting", step, elapsedMs }, canStop: true });
+
+  it("counts a slow step's seconds on from what the host said, and stops counting when it ends", () => {
+    ui.frame(snapshot([], { session: starting("Initializing the agent", 7_400) }));
+    assert.equal(status(), "Initializing the agent… 7 s");
+    ui.advance(1_000);
+    assert.equal(status(), "Initializing the agent… 8 s");
+
+    // The next step counts from its own start.
+    ui.frame(patch([], starting("Creating the session", 0)));
+    assert.equal(status(), "Creating the session…", "no seconds before the first one has passed");
+    ui.advance(1_000);
+    ui.advance(1_000);
+    assert.equal(status(), "Creating the session… 2 s");
+
+    ui.frame(patch([], session()));
+    assert.equal(status(), "Ready");
+    assert.equal(ui.timers(), 0, "no timer runs once nothing counts");
+  });
+
+  it("offers Stop while the agent starts, and sends one stop per offer", () => {
+    ui.frame(snapshot([], { session: starting("Initializing the agent", 0) }));
+    assert.equal(stopButton().hidden, false);
+    assert.equal(stopButton().textContent, "Stop");
+    assert.ok(ui.query(".session-identity").contains(stopButton()), "it stands beside the status");
+    stopButton().click();
+    stopButton().click();
+    assert.deepEqual(ui.posted, [{ type: "stopAgent" }], "a second click sends nothing");
+    assert.equal(stopButton().disabled, true);
+
+    ui.frame(patch([], session({ status: { type: "exited", message: "The agent was stopped" }, canRestart: true })));
+    assert.equal(stopButton().hidden, true, "gone once the agent is");
+    assert.equal(ui.query<HTMLButtonElement>("header.session button.session-restart").hidden, false);
+  });
+
+  it("offers Stop agent while a cancelled turn has not ended", () => {
+    ui.frame(snapshot([], { session: session(), turn: { type: "running" } }));
+    assert.equal(stopButton().hidden, true, "not while the turn runs normally");
+    ui.frame(patch([], session({ canStop: true })));
+    assert.equal(stopButton().hidden, false);
+    assert.equal(stopButton().textContent, "Stop agent");
+    stopButton().click();
+    assert.deepEqual(ui.posted, [{ type: "stopAgent" }]);
   });
 });
