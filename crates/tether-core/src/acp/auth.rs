@@ -6,8 +6,10 @@
 //! method's arguments in a terminal, and must not pass the method to `authenticate`) and `agent`
 //! (the fallback: the agent signs in by itself on `authenticate`). Real agents also send `env_var`
 //! methods (Codex: `CODEX_API_KEY`), not yet in the stable schema, so methods are read from the
-//! raw JSON. The keys the person gives never pass through here: the host keeps them and the agent
-//! is started again with them in its environment, then asked to `authenticate`.
+//! raw JSON. Gemini CLI marks its API-key method only with `_meta["api-key"]` (a convention of
+//! Zed's): it is asked for like an `env_var` method, in the variable the agent reads that
+//! provider's key from. The keys the person gives never pass through here: the host keeps them
+//! and the agent is started again with them in its environment, then asked to `authenticate`.
 
 use std::collections::BTreeMap;
 
@@ -94,7 +96,13 @@ fn parse_auth_method(method: &serde_json::Value) -> Option<AuthMethodView> {
     let name = method["name"].as_str()?.to_owned();
     let description = method["description"].as_str().map(str::to_owned);
     let kind = match method["type"].as_str() {
-        None | Some("agent") => AuthMethodKind::Agent,
+        None | Some("agent") => match api_key_variable(method) {
+            // The agent reads the key from its environment when asked to `authenticate`.
+            Some(variable) => AuthMethodKind::EnvVar {
+                vars: vec![AuthVariable { name: variable.to_owned(), label: Some(name.clone()), optional: false }],
+            },
+            None => AuthMethodKind::Agent,
+        },
         Some("terminal") => {
             let terminal = serde_json::from_value::<acp::AuthMethodTerminal>(method.clone()).ok()?;
             AuthMethodKind::Terminal {
@@ -123,6 +131,17 @@ fn parse_auth_method(method: &serde_json::Value) -> Option<AuthMethodView> {
         Some(_) => return None,
     };
     Some(AuthMethodView { id, name, description, kind })
+}
+
+/// The environment variable an agent method marked `_meta: {"api-key": {"provider": ...}}` takes
+/// its key from: Gemini CLI's "Gemini API key" method (`provider: "google"`) authenticates with
+/// `GEMINI_API_KEY` from its environment, which is also where Zed puts the key for it. A provider
+/// Tether knows no variable for leaves the method to the agent.
+fn api_key_variable(method: &serde_json::Value) -> Option<&'static str> {
+    match method["_meta"]["api-key"]["provider"].as_str()? {
+        "google" => Some("GEMINI_API_KEY"),
+        _ => None,
+    }
 }
 
 /// `methods` as they are offered for the agent of `profile`: a terminal method runs the
@@ -276,5 +295,84 @@ impl AcpClient {
         {
             self.notice(NoticeLevel::Warning, format!("The prompt could not be sent again: {error}."));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use super::*;
+
+    fn check(auth_methods: &str, expected: Expect) {
+        let methods = parse_auth_methods(&serde_json::from_str(auth_methods).unwrap());
+        let shown: Vec<String> = methods
+            .iter()
+            .map(|method| match &method.kind {
+                AuthMethodKind::Agent => format!("{} ({}): the agent signs in", method.id, method.name),
+                AuthMethodKind::EnvVar { vars } => {
+                    let vars: Vec<String> = vars
+                        .iter()
+                        .map(|var| format!("{} asked as {:?}", var.name, var.label.as_deref().unwrap_or(&var.name)))
+                        .collect();
+                    format!("{} ({}): key {}", method.id, method.name, vars.join(", "))
+                }
+                AuthMethodKind::Terminal { args, .. } => {
+                    format!("{} ({}): terminal login {args:?}", method.id, method.name)
+                }
+            })
+            .collect();
+        expected.assert_eq(&shown.join("\n"));
+    }
+
+    #[test]
+    fn gemini_clis_api_key_method_asks_for_gemini_api_key() {
+        // As @google/gemini-cli 0.61.0 answers `initialize`.
+        check(
+            r#"[
+                {"id":"oauth-personal","name":"Log in with Google","description":"Log in with your Google account"},
+                {"id":"gemini-api-key","name":"Gemini API key","description":"Use an API key with Gemini Developer API","_meta":{"api-key":{"provider":"google"}}},
+                {"id":"vertex-ai","name":"Vertex AI","description":"Use an API key with Vertex AI GenAI API"},
+                {"id":"gateway","name":"AI API Gateway","description":"Use a custom AI API Gateway","_meta":{"gateway":{"protocol":"google","restartRequired":"false"}}}
+            ]"#,
+            expect![[r#"
+                oauth-personal (Log in with Google): the agent signs in
+                gemini-api-key (Gemini API key): key GEMINI_API_KEY asked as "Gemini API key"
+                vertex-ai (Vertex AI): the agent signs in
+                gateway (AI API Gateway): the agent signs in"#]],
+        );
+    }
+
+    #[test]
+    fn codex_env_var_methods_and_claudes_login() {
+        // As codex-acp 0.16.0 and claude-code-acp 0.16.2 answer `initialize`.
+        check(
+            r#"[
+                {"id":"chatgpt","name":"Login with ChatGPT","description":"Use your ChatGPT login with Codex CLI"},
+                {"type":"env_var","id":"openai-api-key","name":"Use OPENAI_API_KEY","vars":[{"name":"OPENAI_API_KEY"}]},
+                {"id":"claude-login","name":"Log in with Claude Code","description":"Run `claude /login` in the terminal"}
+            ]"#,
+            expect![[r#"
+                chatgpt (Login with ChatGPT): the agent signs in
+                openai-api-key (Use OPENAI_API_KEY): key OPENAI_API_KEY asked as "OPENAI_API_KEY"
+                claude-login (Log in with Claude Code): the agent signs in"#]],
+        );
+    }
+
+    #[test]
+    fn an_api_key_of_a_provider_without_a_known_variable_is_left_to_the_agent() {
+        check(
+            r#"[
+                {"id":"key","name":"Some key","_meta":{"api-key":{"provider":"elsewhere"}}},
+                {"id":"odd","name":"Odd meta","_meta":{"api-key":"not an object"}},
+                {"type":"terminal","id":"login","name":"Log in","args":["--login"]},
+                {"type":"_oauth","id":"oauth","name":"Some future kind"},
+                {"id":"nameless"}
+            ]"#,
+            expect![[r#"
+                key (Some key): the agent signs in
+                odd (Odd meta): the agent signs in
+                login (Log in): terminal login ["--login"]"#]],
+        );
     }
 }
