@@ -186,7 +186,7 @@ fn stream_to_webview(chunks: usize) -> (Vec<(u64, HostToWebview)>, String) {
     let mut engine = ready_engine(&mut now);
     drain(&mut engine);
     engine.handle_webview(WebviewToHost::Ready, now);
-    engine.handle_webview(WebviewToHost::Prompt { text: "stream".to_owned() }, now);
+    engine.handle_webview(WebviewToHost::Prompt { text: "stream".to_owned(), attachments: Vec::new() }, now);
     // The prompt leaves once tetherd has snapshotted the workspace.
     engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tree\":\"t0\"}}\n", now);
 
@@ -249,6 +249,7 @@ fn webview_gets_every_chunk_at_most_once_per_frame() {
                 }
             }
             HostToWebview::Patch { thread: patches, .. } => patches.iter().for_each(|patch| thread.apply(patch)),
+            HostToWebview::Mentions { .. } | HostToWebview::AddMention { .. } => {}
         }
     }
     let received: String = thread
@@ -306,6 +307,7 @@ fn last_session(actions: &[HostAction]) -> Option<tether_core::webview::SessionV
         HostAction::PostWebview { message } => match &**message {
             HostToWebview::Patch { session, .. } => session.clone(),
             HostToWebview::Snapshot { snapshot } => Some(snapshot.session.clone()),
+            HostToWebview::Mentions { .. } | HostToWebview::AddMention { .. } => None,
         },
         _ => None,
     })
@@ -408,7 +410,7 @@ fn decisions_are_audited_through_tetherd() {
     );
     engine.handle_sidecar_bytes(&from_agent(7, r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#), now);
     engine.handle_sidecar_bytes(&from_agent(7, r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#), now);
-    engine.handle_webview(WebviewToHost::Prompt { text: "edit".to_owned() }, now);
+    engine.handle_webview(WebviewToHost::Prompt { text: "edit".to_owned(), attachments: Vec::new() }, now);
     drain(&mut engine);
     now += 1;
     let edit = r#"{"toolCallId":"t1","title":"Edit notes.md","kind":"edit","locations":[{"path":"/ws/notes.md"}]}"#;
@@ -446,7 +448,7 @@ fn a_new_session_keeps_the_mode_and_workspace_rules() {
     engine.handle_webview(WebviewToHost::AddRule { spec: allow(&["fetch"]), scope: RuleScope::Workspace }, now);
     engine.handle_webview(WebviewToHost::AddRule { spec: allow(&["search"]), scope: RuleScope::Session }, now);
     engine.handle_webview(WebviewToHost::SetMode { mode: Mode::AcceptEdits }, now);
-    engine.handle_webview(WebviewToHost::Prompt { text: "go".to_owned() }, now);
+    engine.handle_webview(WebviewToHost::Prompt { text: "go".to_owned(), attachments: Vec::new() }, now);
     engine.handle_sidecar_bytes(
         &from_agent(7, &permission_request(5, r#"{"toolCallId":"t1","title":"Fetch","kind":"fetch"}"#)),
         now,

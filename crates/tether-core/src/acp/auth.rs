@@ -19,6 +19,7 @@ use super::{AcpClient, AcpEvent, IntentError, Phase, RequestKind, describe_error
 use crate::host_api::{AgentProfile, AuthMethodKind, AuthMethodView, AuthVariable};
 use crate::jsonrpc::RpcError;
 use crate::thread::{NoticeLevel, TurnState};
+use crate::webview::PromptAttachment;
 
 /// The JSON-RPC error code ACP uses for "authentication required".
 pub const AUTH_REQUIRED: i32 = -32000;
@@ -28,8 +29,8 @@ pub const AUTH_REQUIRED: i32 = -32000;
 enum Held {
     /// Creating (or resuming) the session.
     Session,
-    /// The person's prompt, sent again as it was typed.
-    Prompt(String),
+    /// The person's prompt, sent again as it was typed, with what it attached.
+    Prompt(String, Vec<PromptAttachment>),
 }
 
 /// The client's side of signing in.
@@ -42,8 +43,9 @@ pub(super) struct Authentication {
     /// The method to `authenticate` with as soon as the agent (started again with the person's
     /// keys in its environment) answers `initialize`.
     on_initialize: Option<String>,
-    /// The text of the last prompt sent, in case the agent refuses it for want of a sign-in.
-    last_prompt: Option<String>,
+    /// The last prompt sent (text and attachments), in case the agent refuses it for want of a
+    /// sign-in.
+    last_prompt: Option<(String, Vec<PromptAttachment>)>,
 }
 
 /// How signing in goes on after the person chose a method.
@@ -229,9 +231,9 @@ impl AcpClient {
         self.auth.methods = parse_auth_methods(&initialize["authMethods"]);
     }
 
-    /// Remembers a prompt's text, to send it again if the agent refuses it until the person signs in.
-    pub(super) fn remember_prompt(&mut self, text: &str) {
-        self.auth.last_prompt = Some(text.to_owned());
+    /// Remembers a prompt, to send it again if the agent refuses it until the person signs in.
+    pub(super) fn remember_prompt(&mut self, text: &str, attachments: &[PromptAttachment]) {
+        self.auth.last_prompt = Some((text.to_owned(), attachments.to_vec()));
     }
 
     /// The agent refused `session/new` (`prompt` false) or the prompt with "authentication
@@ -244,7 +246,7 @@ impl AcpClient {
             ));
         }
         self.auth.held = match (prompt, self.auth.last_prompt.clone()) {
-            (true, Some(text)) => Some(Held::Prompt(text)),
+            (true, Some((text, attachments))) => Some(Held::Prompt(text, attachments)),
             _ => Some(Held::Session),
         };
         if prompt {
@@ -290,8 +292,8 @@ impl AcpClient {
             // The prompt sent again is in the log, and read back from it.
             return;
         }
-        if let Held::Prompt(text) = held
-            && let Err(error) = self.prompt(&text, now)
+        if let Held::Prompt(text, attachments) = held
+            && let Err(error) = self.prompt(&text, &attachments, now)
         {
             self.notice(NoticeLevel::Warning, format!("The prompt could not be sent again: {error}."));
         }
