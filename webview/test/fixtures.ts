@@ -32,7 +32,7 @@ export function session(overrides: Partial<SessionView> = {}): SessionView {
     changes: [],
     canRestart: false,
     followAgent: false,
-    controls: { title: null, commands: [], configOptions: [], usage: null },
+    controls: { title: null, commands: [], configOptions: [], usage: null, prompt: { image: false, embeddedContext: false } },
     ...overrides,
   };
 }

@@ -230,6 +230,8 @@ pub struct HostEngine {
 struct WebviewOutbox {
     /// The webview said `ready` and has not gone away since: posts reach it.
     ready: bool,
+    /// A mention "Tether: Mention Selection" made while no webview was ready, for the next one.
+    mention_waiting: Option<MentionSuggestion>,
     last_post: Option<u64>,
     session_changed: bool,
     patches: Vec<ThreadPatch>,
@@ -340,6 +342,9 @@ impl HostEngine {
             WebviewToHost::Ready => {
                 self.webview.ready = true;
                 self.post_snapshot(now);
+                if let Some(mention) = self.webview.mention_waiting.take() {
+                    self.post_now(HostToWebview::AddMention { mention });
+                }
             }
             WebviewToHost::Prompt { text, attachments } => self.prompt(&text, &attachments, now),
             WebviewToHost::FindMentions { query, fresh } => {
@@ -503,7 +508,12 @@ impl HostEngine {
             }
             HostCommand::MentionSelection { selection } => {
                 let mention = mentions::selection_suggestion(&selection, &self.config.workspace_root);
-                self.post_now(HostToWebview::AddMention { mention });
+                if self.webview.ready {
+                    self.post_now(HostToWebview::AddMention { mention });
+                } else {
+                    // The command shows the chat view too: the mention waits for it.
+                    self.webview.mention_waiting = Some(mention);
+                }
             }
         }
         self.refresh_permissions_view();

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use tether_core::host::{FRAME_MS, HostEngine};
-use tether_core::host_api::{AgentProfile, EngineConfig, HostAction, HostCommand};
+use tether_core::host_api::{AgentProfile, EditorSelection, EngineConfig, HostAction, HostCommand};
 use tether_core::thread::{ChunkKind, Entry, Thread, ThreadPatch};
 use tether_core::webview::{HostToWebview, SessionStatus, WebviewToHost};
 
@@ -631,4 +631,56 @@ fn following_the_agent_opens_each_new_place_its_tool_calls_point_at_inside_the_w
     engine.handle_command(HostCommand::ToggleFollowAgent, now);
     engine.handle_sidecar_bytes(&tool_call("t4", "/ws/src/lib.rs", 9), now);
     assert_eq!(reveals(drain(&mut engine)), Vec::<String>::new(), "toggled off again");
+}
+
+/// The `@` list and "Tether: Mention Selection" as the webview receives them.
+fn mention_posts(actions: &[HostAction]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|action| match action {
+            HostAction::ListWorkspaceFiles => Some("host: list the workspace's files".to_owned()),
+            HostAction::PostWebview { message } => match &**message {
+                HostToWebview::Mentions { query, items } => Some(format!(
+                    "mentions for {query:?}: {}",
+                    items.iter().map(|item| item.label.as_str()).collect::<Vec<_>>().join(", ")
+                )),
+                HostToWebview::AddMention { mention } => Some(format!("add mention {}", mention.label)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_at_list_asks_the_host_once_per_mention_and_ranks_each_keystroke_itself() {
+    let mut now = 0;
+    let mut engine = ready_engine(&mut now);
+    engine.handle_webview(WebviewToHost::Ready, now);
+    drain(&mut engine);
+
+    engine.handle_webview(WebviewToHost::FindMentions { query: String::new(), fresh: true }, now);
+    assert_eq!(mention_posts(&drain(&mut engine)), ["host: list the workspace's files"]);
+    let selection = EditorSelection {
+        path: "/ws/src/lib.rs".to_owned(),
+        start_line: 3,
+        end_line: 4,
+        text: "fn a() {}\nfn b() {}".to_owned(),
+    };
+    let files = ["/ws/README.md", "/ws/src/lib.rs", "/ws/src/main.rs"].map(str::to_owned).to_vec();
+    engine.handle_command(HostCommand::WorkspaceFiles { files, selection: Some(selection.clone()) }, now);
+    assert_eq!(
+        mention_posts(&drain(&mut engine)),
+        [r#"mentions for "": src/lib.rs#L3-4, README.md, src/lib.rs, src/main.rs"#]
+    );
+    // The next keystroke is answered at once, from the same list.
+    engine.handle_webview(WebviewToHost::FindMentions { query: "mai".to_owned(), fresh: false }, now);
+    assert_eq!(mention_posts(&drain(&mut engine)), [r#"mentions for "mai": src/main.rs"#]);
+
+    // "Tether: Mention Selection" while the chat view is closed: the mention waits for it.
+    engine.handle_webview_gone();
+    engine.handle_command(HostCommand::MentionSelection { selection }, now);
+    assert_eq!(mention_posts(&drain(&mut engine)), Vec::<String>::new());
+    engine.handle_webview(WebviewToHost::Ready, now);
+    assert_eq!(mention_posts(&drain(&mut engine)), ["add mention src/lib.rs#L3-4"]);
 }
