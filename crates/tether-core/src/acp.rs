@@ -530,7 +530,9 @@ impl AcpClient {
         }
         // `_meta.terminal_output` (Claude's adapter) and `terminal_output_delta` (Codex's) ask an
         // agent that runs commands itself to stream their output on its tool calls.
+        // `_meta["terminal-auth"]` asks Claude's adapter for a login run in a terminal (see `auth`).
         let mut meta = serde_json::Map::new();
+        meta.insert("terminal-auth".to_owned(), serde_json::Value::Bool(true));
         meta.insert("terminal_output".to_owned(), serde_json::Value::Bool(true));
         meta.insert("terminal_output_delta".to_owned(), serde_json::Value::Bool(true));
         // Notices and compaction are shown in the thread, boolean options as checkboxes.

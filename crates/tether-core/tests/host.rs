@@ -103,7 +103,7 @@ fn handshake_with_tetherd_then_agent() {
     // The agent is up: initialize goes to it embedded in agent/send, byte for byte.
     engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"agentId\":3,\"pid\":10}}\n", 2);
     expect_test::expect![[r#"
-        {"jsonrpc":"2.0","method":"agent/send","params":{"agentId":3,"message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true,"session":{"compaction":{},"configOptions":{"boolean":{}},"notices":{}},"auth":{"terminal":true},"_meta":{"terminal_output":true,"terminal_output_delta":true}},"clientInfo":{"name":"Tether","version":"0.1.0"}}}}}
+        {"jsonrpc":"2.0","method":"agent/send","params":{"agentId":3,"message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true,"session":{"compaction":{},"configOptions":{"boolean":{}},"notices":{}},"auth":{"terminal":true},"_meta":{"terminal-auth":true,"terminal_output":true,"terminal_output_delta":true}},"clientInfo":{"name":"Tether","version":"0.1.0"}}}}}
     "#]]
     .assert_eq(&sidecar_lines(&drain(&mut engine)));
 
