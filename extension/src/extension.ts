@@ -159,7 +159,22 @@ export function activate(context: vscode.ExtensionContext): void {
       engineHost.start();
       // After the start, so that the engine has its first actions behind it when this arrives.
       context.subscriptions.push(reportOpenDocuments(send));
+      void offerDefaultAgentInstall();
     });
+  /**
+   * `tether.defaultAgent` names an agent as much as a pick in the header does: a built-in one
+   * that is not installed is offered for install at start too (its session has failed to start
+   * meanwhile, saying why). Once installed, a new session starts with it.
+   */
+  async function offerDefaultAgentInstall(): Promise<void> {
+    const settings = readAgentSettings();
+    const name = settings.defaultProfile;
+    if (name === null) return;
+    if ((await ensureAgentInstalled(name, agentSearch(), settings.profiles, log)) === "installed") {
+      reconfigure();
+      send({ type: "selectAgent", name });
+    }
+  }
 }
 
 export function deactivate(): void {
