@@ -535,6 +535,16 @@ export function orderedSteps(t, vscode) {
     });
 }
 
+// The newest session's event log (`.tether/sessions/<id>/events.jsonl`) in `workspace`.
+export function newestSessionLog(workspace) {
+  const sessions = path.join(workspace, ".tether", "sessions");
+  const newest = fs
+    .readdirSync(sessions)
+    .map((name) => path.join(sessions, name))
+    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
+  return path.join(newest, "events.jsonl");
+}
+
 // Waits until `file` exists and `ready(text)` holds, then returns its text: VS Code and the
 // agent write files on their own schedule, after the click or prompt that caused the write.
 export async function waitForFile(file, ready) {

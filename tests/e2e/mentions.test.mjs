@@ -8,11 +8,9 @@
 // Every wait is for something to appear; none measures time.
 
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import path from "node:path";
 import { test } from "node:test";
 
-import { ACTIVATION_TIMEOUT_MS, demoWorkspaceFiles, waitForFile, withVSCode } from "./harness.mjs";
+import { ACTIVATION_TIMEOUT_MS, demoWorkspaceFiles, newestSessionLog, waitForFile, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
 const testSettings = { "tether.sidecarGraceSeconds": 5 };
@@ -78,7 +76,7 @@ test("a selection, an @-mentioned file and a pasted image reach the agent with t
     assert.equal(await chat.locator(".composer-image").count(), 0, "sent images leave the composer");
 
     // What the agent received.
-    const log = await waitForFile(sessionLogPath(vscode.workspace), (text) => text.includes("differ?"));
+    const log = await waitForFile(newestSessionLog(vscode.workspace), (text) => text.includes("differ?"));
     const prompt = JSON.parse(log.split("\n").find((line) => line.includes('"method":"session/prompt"')))
       .message.params.prompt;
     assert.deepEqual(
@@ -107,14 +105,4 @@ async function waitForValue(textarea, value) {
       }),
     value,
   );
-}
-
-/** The newest session's events.jsonl in the workspace. */
-function sessionLogPath(workspace) {
-  const sessions = path.join(workspace, ".tether", "sessions");
-  const newest = fs
-    .readdirSync(sessions)
-    .map((name) => path.join(sessions, name))
-    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
-  return path.join(newest, "events.jsonl");
 }
