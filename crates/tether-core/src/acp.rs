@@ -776,7 +776,12 @@ impl AcpClient {
             (NoticeLevel::Error, format!("The agent {description}."))
         };
         let detail = (!stderr_tail.is_empty()).then(|| stderr_tail.to_owned());
-        self.thread.push(Entry::Notice(NoticeView { level, text, detail }));
+        // Stopped while it waited for a sign-in, it is being started again to sign in (or the
+        // person left the session): what the sign-in comes to follows, and "stopped" reads as a
+        // failure.
+        if !(killed && self.phase == Phase::SigningIn) {
+            self.thread.push(Entry::Notice(NoticeView { level, text, detail }));
+        }
         self.phase = Phase::Closed;
     }
 

@@ -413,6 +413,11 @@ fn a_prompt_refused_for_want_of_a_sign_in_is_sent_again_after_it() {
 }
 
 #[test]
+fn claudes_terminal_login_restarts_the_agent_without_a_stopped_notice_and_sends_the_prompt_again() {
+    check("auth-terminal");
+}
+
+#[test]
 fn mentions_are_embedded_for_an_agent_that_takes_embedded_context() {
     check("mentions-embedded");
 }
@@ -531,6 +536,7 @@ fn replaying_the_log_of_a_run_gives_the_thread_of_the_run() {
         "auth-env",
         "auth-agent",
         "auth-prompt",
+        "auth-terminal",
         "mentions-embedded",
         "mentions-linked",
     ] {

@@ -8,8 +8,13 @@
 //! methods (Codex: `CODEX_API_KEY`), not yet in the stable schema, so methods are read from the
 //! raw JSON. Gemini CLI marks its API-key method only with `_meta["api-key"]` (a convention of
 //! Zed's): it is asked for like an `env_var` method, in the variable the agent reads that
-//! provider's key from. The keys the person gives never pass through here: the host keeps them
-//! and the agent is started again with them in its environment, then asked to `authenticate`.
+//! provider's key from. Claude's adapter offers a login in a terminal only to a client that says
+//! `_meta["terminal-auth"]: true` in its capabilities, and then marks its method with
+//! `_meta["terminal-auth"]: {command, args, label}`: the command to run, not the agent's own
+//! (Zed's convention, which Tether follows: a `terminal` method like any other, and a command
+//! `node` is run with the host's own Node). The keys the person gives never pass through here:
+//! the host keeps them and the agent is started again with them in its environment, then asked to
+//! `authenticate`.
 
 use std::collections::BTreeMap;
 
@@ -97,6 +102,9 @@ fn parse_auth_method(method: &serde_json::Value) -> Option<AuthMethodView> {
     let id = method["id"].as_str()?.to_owned();
     let name = method["name"].as_str()?.to_owned();
     let description = method["description"].as_str().map(str::to_owned);
+    if let Some(kind) = terminal_auth_command(method) {
+        return Some(AuthMethodView { id, name, description, kind });
+    }
     let kind = match method["type"].as_str() {
         None | Some("agent") => match api_key_variable(method) {
             // The agent reads the key from its environment when asked to `authenticate`.
@@ -108,6 +116,7 @@ fn parse_auth_method(method: &serde_json::Value) -> Option<AuthMethodView> {
         Some("terminal") => {
             let terminal = serde_json::from_value::<acp::AuthMethodTerminal>(method.clone()).ok()?;
             AuthMethodKind::Terminal {
+                // The agent's own command, which `methods_for_profile` fills in.
                 command: String::new(),
                 args: terminal.args,
                 env: terminal.env.into_iter().collect(),
@@ -135,6 +144,21 @@ fn parse_auth_method(method: &serde_json::Value) -> Option<AuthMethodView> {
     Some(AuthMethodView { id, name, description, kind })
 }
 
+/// The command of a method marked `_meta: {"terminal-auth": {"command", "args", "env"}}`, run
+/// as it is given (claude-code-acp 0.16.2 names `node` and Claude Code's `cli.js`).
+fn terminal_auth_command(method: &serde_json::Value) -> Option<AuthMethodKind> {
+    let terminal_auth = &method["_meta"]["terminal-auth"];
+    let command = terminal_auth["command"].as_str().filter(|command| !command.is_empty())?;
+    let args = terminal_auth["args"].as_array().into_iter().flatten().filter_map(|arg| arg.as_str().map(str::to_owned));
+    let env = terminal_auth["env"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, value)| Some((name.clone(), value.as_str()?.to_owned())))
+        .collect();
+    Some(AuthMethodKind::Terminal { command: command.to_owned(), args: args.collect(), env })
+}
+
 /// The environment variable an agent method marked `_meta: {"api-key": {"provider": ...}}` takes
 /// its key from: Gemini CLI's "Gemini API key" method (`provider: "google"`) authenticates with
 /// `GEMINI_API_KEY` from its environment, which is also where Zed puts the key for it. A provider
@@ -147,16 +171,19 @@ fn api_key_variable(method: &serde_json::Value) -> Option<&'static str> {
 }
 
 /// `methods` as they are offered for the agent of `profile`: a terminal method runs the
-/// profile's command with the method's arguments added, in the profile's environment with the
-/// method's variables over it.
+/// profile's command with the method's arguments added (unless it names its own command), in
+/// the profile's environment with the method's variables over it, so that the login stores its
+/// credentials where the agent reads them.
 pub fn methods_for_profile(methods: &[AuthMethodView], profile: &AgentProfile) -> Vec<AuthMethodView> {
     methods
         .iter()
         .cloned()
         .map(|mut method| {
             if let AuthMethodKind::Terminal { command, args, env } = &mut method.kind {
-                command.clone_from(&profile.command);
-                *args = profile.args.iter().cloned().chain(args.drain(..)).collect();
+                if command.is_empty() {
+                    command.clone_from(&profile.command);
+                    *args = profile.args.iter().cloned().chain(args.drain(..)).collect();
+                }
                 let mut merged = profile.env.clone();
                 merged.append(env);
                 *env = merged;
@@ -319,8 +346,9 @@ mod tests {
                         .collect();
                     format!("{} ({}): key {}", method.id, method.name, vars.join(", "))
                 }
-                AuthMethodKind::Terminal { args, .. } => {
-                    format!("{} ({}): terminal login {args:?}", method.id, method.name)
+                AuthMethodKind::Terminal { command, args, env } => {
+                    let command = if command.is_empty() { "<the agent>" } else { command };
+                    format!("{} ({}): terminal login {command} {args:?} {env:?}", method.id, method.name)
                 }
             })
             .collect();
@@ -374,7 +402,64 @@ mod tests {
             expect![[r#"
                 key (Some key): the agent signs in
                 odd (Odd meta): the agent signs in
-                login (Log in): terminal login ["--login"]"#]],
+                login (Log in): terminal login <the agent> ["--login"] {}"#]],
         );
+    }
+
+    /// claude-code-acp 0.16.2's `authMethods` when `initialize` says `_meta["terminal-auth"]`.
+    const CLAUDE_TERMINAL_AUTH: &str = r#"[{"description":"Run `claude /login` in the terminal","name":"Log in with Claude Code","id":"claude-login","_meta":{"terminal-auth":{"command":"node","args":["/agents/node_modules/@anthropic-ai/claude-agent-sdk/cli.js"],"label":"Claude Code Login"}}}]"#;
+
+    #[test]
+    fn claudes_terminal_auth_login_runs_the_command_it_names() {
+        check(
+            CLAUDE_TERMINAL_AUTH,
+            expect![[r#"
+                claude-login (Log in with Claude Code): terminal login node ["/agents/node_modules/@anthropic-ai/claude-agent-sdk/cli.js"] {}"#]],
+        );
+        // Whatever the method's `type` says, and with the variables it asks for.
+        check(
+            r#"[
+                {"type":"terminal","id":"setup","name":"Set up","args":["--ignored"],"_meta":{"terminal-auth":{"command":"/opt/vibe","args":["--setup"],"env":{"NO_COLOR":"1","BAD":1},"label":"Vibe"}}},
+                {"id":"no-command","name":"No command","_meta":{"terminal-auth":{"args":["login"]}}},
+                {"id":"empty","name":"Empty command","_meta":{"terminal-auth":{"command":""}}}
+            ]"#,
+            expect![[r#"
+                setup (Set up): terminal login /opt/vibe ["--setup"] {"NO_COLOR": "1"}
+                no-command (No command): the agent signs in
+                empty (Empty command): the agent signs in"#]],
+        );
+    }
+
+    #[test]
+    fn a_terminal_login_runs_in_the_agents_environment_and_a_named_command_keeps_its_own() {
+        let profile = AgentProfile {
+            name: "Claude Code".to_owned(),
+            command: "/vscode/electron".to_owned(),
+            args: vec!["/agents/claude-code-acp/dist/index.js".to_owned()],
+            env: BTreeMap::from([
+                ("ELECTRON_RUN_AS_NODE".to_owned(), "1".to_owned()),
+                ("NO_COLOR".to_owned(), "0".to_owned()),
+            ]),
+            cwd: None,
+        };
+        let methods = parse_auth_methods(
+            &serde_json::from_str(&format!(
+                r#"[{}, {{"type":"terminal","id":"login","name":"Log in","args":["--login"],"env":{{"NO_COLOR":"1"}}}}]"#,
+                CLAUDE_TERMINAL_AUTH.trim_start_matches('[').trim_end_matches(']')
+            ))
+            .unwrap(),
+        );
+        let offered: Vec<String> = methods_for_profile(&methods, &profile)
+            .into_iter()
+            .map(|method| match method.kind {
+                AuthMethodKind::Terminal { command, args, env } => format!("{}: {command} {args:?} {env:?}", method.id),
+                other => format!("{}: {other:?}", method.id),
+            })
+            .collect();
+        expect![[r#"
+            claude-login: node ["/agents/node_modules/@anthropic-ai/claude-agent-sdk/cli.js"] {"ELECTRON_RUN_AS_NODE": "1", "NO_COLOR": "0"}
+            login: /vscode/electron ["/agents/claude-code-acp/dist/index.js", "--login"] {"ELECTRON_RUN_AS_NODE": "1", "NO_COLOR": "1"}"#]]
+        .assert_eq(&offered.join("
+"));
     }
 }
