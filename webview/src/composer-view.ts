@@ -71,8 +71,8 @@ export class ComposerView {
   private mention: MentionTyping | null = null;
   /** The host's list for the mention being typed, once it answered. */
   private mentionItems: { query: string; items: MentionSuggestion[] } | null = null;
-  /** What each "@label" picked so far stands for. */
-  private readonly mentioned = new Map<string, PromptAttachment>();
+  /** What each "@label" picked so far stands for (kept in the UI state with the text). */
+  private readonly mentioned: Map<string, PromptAttachment>;
   private images: PendingImage[] = [];
 
   constructor(
@@ -84,6 +84,7 @@ export class ComposerView {
     this.input.placeholder = "Ask the agent… (@ to mention a file, Enter to send, Shift+Enter for a new line)";
     this.input.setAttribute("aria-label", "Prompt");
     this.input.value = uiState.composer;
+    this.mentioned = new Map(uiState.mentions);
     this.send.type = "button";
     this.cancel.type = "button";
     this.cancel.title = "Cancel the running turn (Escape)";
@@ -156,8 +157,13 @@ export class ComposerView {
     const caret = this.input.selectionStart ?? this.input.value.length;
     const before = this.input.value.slice(0, caret);
     const spacer = before === "" || /\s$/.test(before) ? "" : " ";
+    this.remember(mention);
     this.insert(caret, caret, `${spacer}@${mention.label} `);
+  }
+
+  private remember(mention: MentionSuggestion): void {
     this.mentioned.set(mention.label, mention.attachment);
+    this.uiState.mentions = [...this.mentioned];
   }
 
   render(sessionReady: boolean, turnRunning: boolean): void {
@@ -297,7 +303,7 @@ export class ComposerView {
   }
 
   private pickMention(typing: MentionTyping, item: MentionSuggestion): void {
-    this.mentioned.set(item.label, item.attachment);
+    this.remember(item);
     this.mention = null;
     this.mentionItems = null;
     this.insert(typing.start, typing.start + 1 + typing.query.length, `@${item.label} `);
@@ -383,6 +389,7 @@ export class ComposerView {
     this.input.value = "";
     this.uiState.composer = "";
     this.mentioned.clear();
+    this.uiState.mentions = [];
     this.images = [];
     this.showAttachments();
     this.say(null);

@@ -91,6 +91,23 @@ describe("@-mentions and images in the composer", () => {
     assert.deepEqual(ui.posted.at(-1), { type: "prompt", text: "never mind", attachments: [] });
   });
 
+  it("keeps the picked mentions with the unsent text across a reload of the webview", (context) => {
+    // The UI state is saved a moment after typing (setTimeout): the test moves that clock.
+    context.mock.timers.enable({ apis: ["setTimeout"] });
+    // Again, so that the first save's timer is a mocked one too.
+    start(true);
+    type("@");
+    ui.frame({ type: "mentions", query: "", items: [selection] });
+    press("Enter");
+    context.mock.timers.tick(1_000);
+    const saved = ui.saved();
+    ui = harness(saved);
+    ui.frame(snapshot([], { session: session({ controls: controls(true) }) }));
+    assert.equal(input().value, "@src/lib.rs#L3-4 ");
+    press("Enter");
+    assert.deepEqual(ui.posted.at(-1), { type: "prompt", text: "@src/lib.rs#L3-4 ", attachments: [selection.attachment] });
+  });
+
   it("an @ inside a word is not a mention", () => {
     type("mail me@example.com");
     assert.deepEqual(findsPosted(), []);
