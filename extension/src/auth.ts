@@ -86,12 +86,9 @@ export class AgentSignIn implements AuthActions {
         return;
       }
       case "terminal": {
-        const { command, args, env } = method.kind;
         const terminal = vscode.window.createTerminal({
           name: `Sign in: ${agent}`,
-          shellPath: command,
-          shellArgs: args,
-          env,
+          ...loginProcess(method.kind, process.execPath),
         });
         terminal.show();
         const closed = vscode.window.onDidCloseTerminal((which) => {
@@ -123,6 +120,22 @@ export class AgentSignIn implements AuthActions {
     const names = this.state.get<unknown>(namesKey(profile));
     return Array.isArray(names) ? names.filter((name): name is string => typeof name === "string") : [];
   }
+}
+
+/**
+ * The process a terminal login runs. A login that names `node` (Claude's adapter runs Claude Code's
+ * `cli.js` so) runs under the extension host's own Node, `nodePath`, as the JavaScript agents do
+ * (see agents.ts): PATH may have no Node. In VS Code desktop that is Electron, which
+ * ELECTRON_RUN_AS_NODE makes a plain Node.
+ */
+export function loginProcess(
+  login: { command: string; args: string[]; env: Record<string, string> },
+  nodePath: string,
+): { shellPath: string; shellArgs: string[]; env: Record<string, string> } {
+  if (login.command === "node") {
+    return { shellPath: nodePath, shellArgs: login.args, env: { ...login.env, ELECTRON_RUN_AS_NODE: "1" } };
+  }
+  return { shellPath: login.command, shellArgs: login.args, env: login.env };
 }
 
 function describeKind(method: AuthMethodView): string {

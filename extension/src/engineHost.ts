@@ -13,6 +13,7 @@ import * as vscode from "vscode";
 
 import { describeError } from "./errors";
 import { FileAccess } from "./fileAccess";
+import { WorkspaceMentions } from "./mentions";
 import type * as TetherWasm from "../dist/wasm/tether_wasm";
 import type {
   EngineConfig,
@@ -79,6 +80,7 @@ export class EngineHost implements vscode.Disposable {
   private pumping = false;
   private disposed = false;
   private readonly files: FileAccess;
+  private readonly mentions = new WorkspaceMentions();
 
   private constructor(
     private readonly engine: TetherWasm.Engine,
@@ -169,6 +171,7 @@ export class EngineHost implements vscode.Disposable {
     this.sidecarWriter = undefined;
     this.view = undefined;
     this.terminals.dispose();
+    this.mentions.dispose();
     this.engine.free();
   }
 
@@ -256,6 +259,16 @@ export class EngineHost implements vscode.Disposable {
         return;
       case "revealLocation":
         this.revealLocation(action.path, action.line);
+        return;
+      case "listWorkspaceFiles":
+        this.mentions.files().then(
+          (files) => this.command({ type: "workspaceFiles", files, selection: this.mentions.selection() ?? null }),
+          (error: unknown) => {
+            this.log.warn(`Could not list the workspace's files for @: ${describeError(error)}`);
+            // The list still offers the selection, and the engine stops waiting.
+            this.command({ type: "workspaceFiles", files: [], selection: this.mentions.selection() ?? null });
+          },
+        );
         return;
       case "readFile": {
         const { read, path, offset, maxBytes } = action;

@@ -11,6 +11,7 @@ import * as vscode from "vscode";
 
 import { type AgentSearch, agentsDir, ensureAgentInstalled, findBuiltinAgents, mergeProfiles } from "./agents";
 import { CHAT_VIEW_ID, ChatViewProvider, FailedChatViewProvider } from "./chatView";
+import { selectionOf } from "./mentions";
 import { reportOpenDocuments, reportReviewedFileChanges } from "./documentEvents";
 import { EngineHost, loadWasm } from "./engineHost";
 import { AgentSignIn } from "./auth";
@@ -87,6 +88,7 @@ export function activate(context: vscode.ExtensionContext): void {
         "tether.exportLog",
         "tether.restartAgent",
         "tether.stopAgent",
+        "tether.mentionSelection",
         HUNK_COMMAND,
         KEEP_ALL_COMMAND,
         REJECT_ALL_COMMAND,
@@ -137,6 +139,7 @@ export function activate(context: vscode.ExtensionContext): void {
       selectAgent(name, builtinProfiles(), (chosen) => chooseAgent(chosen, () => send({ type: "selectAgent", name: chosen }))),
     ),
     vscode.commands.registerCommand("tether.showHistory", () => send({ type: "showHistory" })),
+    vscode.commands.registerCommand("tether.mentionSelection", () => mentionSelection(send)),
     vscode.commands.registerCommand("tether.exportMarkdown", () =>
       send({ type: "exportSession", id: null, format: "markdown" }),
     ),
@@ -158,7 +161,22 @@ export function activate(context: vscode.ExtensionContext): void {
       engineHost.start();
       // After the start, so that the engine has its first actions behind it when this arrives.
       context.subscriptions.push(reportOpenDocuments(send));
+      void offerDefaultAgentInstall();
     });
+  /**
+   * `tether.defaultAgent` names an agent as much as a pick in the header does: a built-in one
+   * that is not installed is offered for install at start too (its session has failed to start
+   * meanwhile, saying why). Once installed, a new session starts with it.
+   */
+  async function offerDefaultAgentInstall(): Promise<void> {
+    const settings = readAgentSettings();
+    const name = settings.defaultProfile;
+    if (name === null) return;
+    if ((await ensureAgentInstalled(name, agentSearch(), settings.profiles, log)) === "installed") {
+      reconfigure();
+      send({ type: "selectAgent", name });
+    }
+  }
 }
 
 export function deactivate(): void {
@@ -293,4 +311,19 @@ function ensureExecutable(binaryPath: string, log: vscode.LogOutputChannel): voi
     // A missing binary is reported when it is spawned, with a clearer message than this one.
     log.debug(`Could not check ${binaryPath}: ${describeError(error)}`);
   }
+}
+
+/**
+ * "Tether: Mention Selection": adds the active editor's selection (or the caret's line) to the
+ * composer, showing the chat first. The engine keeps the mention until the chat view is ready.
+ */
+async function mentionSelection(send: (command: HostCommand) => void): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  const selection = editor === undefined ? undefined : selectionOf(editor, editor.selection);
+  if (selection === undefined) {
+    void vscode.window.showInformationMessage("Tether: open a file in an editor to mention its selection.");
+    return;
+  }
+  send({ type: "mentionSelection", selection });
+  await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
 }

@@ -1,15 +1,24 @@
 // Signing in to an agent: the methods the agent offers are picked from a quick pick; a key is
 // typed into a password box, kept in the secret storage (never in the settings) and sent to the
 // engine with `authenticate`; at the next start the kept keys go to the engine before any agent
-// starts. Dismissing any step sends and keeps nothing.
+// starts. A terminal login runs in a VS Code terminal and is sent once it exits with success.
+// Dismissing any step sends and keeps nothing.
 
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 
-import { AgentSignIn } from "../src/auth";
+import { AgentSignIn, loginProcess } from "../src/auth";
 import type { AuthMethodView, HostCommand } from "../src/generated/protocol";
 import { recordingLog } from "./fakes";
-import { inputAnswers, quickPickAnswers, resetWorkspace, shownInputBoxes, shownQuickPicks } from "./vscodeStub";
+import {
+  createdProcessTerminals,
+  inputAnswers,
+  quickPickAnswers,
+  resetWorkspace,
+  shownInputBoxes,
+  shownMessages,
+  shownQuickPicks,
+} from "./vscodeStub";
 
 // Codex's methods, as the engine reads them from its initialize answer.
 const CODEX_METHODS: AuthMethodView[] = [
@@ -98,4 +107,51 @@ test("dismissing the pick or the key box sends and keeps nothing", async () => {
   await settle();
   assert.deepEqual(sent, []);
   assert.equal(secrets.stored.size, 0);
+});
+
+// Claude's login, as the engine offers it from claude-code-acp's `_meta["terminal-auth"]`.
+const CLAUDE_LOGIN: AuthMethodView = {
+  id: "claude-login",
+  name: "Log in with Claude Code",
+  description: "Run `claude /login` in the terminal",
+  kind: {
+    type: "terminal",
+    command: "node",
+    args: ["/agents/node_modules/@anthropic-ai/claude-agent-sdk/cli.js"],
+    env: { CLAUDE_CONFIG_DIR: "/claude" },
+  },
+};
+
+test("a terminal login runs in a terminal under VS Code's Node, and its success is sent with authenticate", async () => {
+  const { auth, sent } = signIn();
+  quickPickAnswers.push("Log in with Claude Code");
+  auth.ask("Claude Code", [CLAUDE_LOGIN]);
+  await settle();
+  const [terminal] = createdProcessTerminals;
+  assert.equal(terminal?.name, "Sign in: Claude Code");
+  assert.ok(terminal.shown, "the terminal is shown for the person to log in");
+  assert.equal(terminal.options.shellPath, process.execPath, "no Node on PATH is needed");
+  assert.deepEqual(terminal.options.shellArgs, ["/agents/node_modules/@anthropic-ai/claude-agent-sdk/cli.js"]);
+  assert.deepEqual(terminal.options.env, { CLAUDE_CONFIG_DIR: "/claude", ELECTRON_RUN_AS_NODE: "1" });
+  assert.deepEqual(sent, [], "nothing is sent while the login runs");
+  terminal.exit(0);
+  assert.deepEqual(sent, [{ type: "authenticate", methodId: "claude-login", env: {} }]);
+});
+
+test("a terminal login closed before it finished sends nothing and says so", async () => {
+  const { auth, sent } = signIn();
+  quickPickAnswers.push("Log in with Claude Code");
+  auth.ask("Claude Code", [CLAUDE_LOGIN]);
+  await settle();
+  createdProcessTerminals[0]?.exit(undefined);
+  assert.deepEqual(sent, []);
+  assert.match(shownMessages.at(-1)?.text ?? "", /sign-in to Claude Code did not finish/);
+});
+
+test("a terminal login naming its own program runs it as it is", () => {
+  assert.deepEqual(loginProcess({ command: "/opt/vibe", args: ["--setup"], env: {} }, "/vscode/electron"), {
+    shellPath: "/opt/vibe",
+    shellArgs: ["--setup"],
+    env: {},
+  });
 });

@@ -89,6 +89,7 @@ const documentOpened = new EventEmitter<TextDocument>();
 const documentClosed = new EventEmitter<TextDocument>();
 const documentChanged = new EventEmitter<{ document: TextDocument; contentChanges: unknown[] }>();
 const documentSaved = new EventEmitter<TextDocument>();
+const terminalClosed = new EventEmitter<ProcessTerminal>();
 
 export class Position {
   constructor(
@@ -191,11 +192,18 @@ export const window = {
   },
   activeTextEditor: undefined as { document: TextDocument } | undefined,
   onDidChangeActiveTextEditor: activeEditorChanged.event,
-  createTerminal(options: ExtensionTerminalOptions): Terminal {
+  createTerminal(options: ExtensionTerminalOptions | ProcessTerminalOptions): Terminal | ProcessTerminal {
+    if (!("pty" in options)) {
+      // A terminal running a program (the sign-in's login).
+      const terminal = new ProcessTerminal(options);
+      createdProcessTerminals.push(terminal);
+      return terminal;
+    }
     const terminal = new Terminal(options);
     createdTerminals.push(terminal);
     return terminal;
   },
+  onDidCloseTerminal: terminalClosed.event,
 };
 
 export class ThemeIcon {
@@ -405,6 +413,36 @@ export class Terminal {
 
 export const createdTerminals: Terminal[] = [];
 
+export interface ProcessTerminalOptions {
+  name: string;
+  shellPath: string;
+  shellArgs: string[];
+  env: Record<string, string>;
+}
+
+/** A terminal running a program; the test ends it with `exit`. */
+export class ProcessTerminal {
+  exitStatus: { code: number | undefined } | undefined;
+  shown = false;
+  constructor(readonly options: ProcessTerminalOptions) {}
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  show(): void {
+    this.shown = true;
+  }
+
+  /** The program ends with `code` (`undefined`: the person closed the terminal) and VS Code closes it. */
+  exit(code: number | undefined): void {
+    this.exitStatus = { code };
+    terminalClosed.fire(this);
+  }
+}
+
+export const createdProcessTerminals: ProcessTerminal[] = [];
+
 /** Makes `document` the active editor's (none when undefined), as focusing an editor does. */
 export function focusEditor(document: TextDocument | undefined): void {
   window.activeTextEditor = document === undefined ? undefined : { document };
@@ -529,6 +567,7 @@ export function resetWorkspace(): void {
   registeredCommands.clear();
   executedCommands.length = 0;
   createdTerminals.length = 0;
+  createdProcessTerminals.length = 0;
   createdQuickPicks.length = 0;
   shownInputBoxes.length = 0;
   inputAnswers.length = 0;

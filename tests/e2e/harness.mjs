@@ -82,6 +82,9 @@ export async function withVSCode(options, body) {
 //   launch folder returning them, for settings that name a path inside it.
 // - `workspaceFiles`: relative path → content, written into the workspace folder.
 // - `installExtension`: install target/tether.vsix (default true; false checks the bare stack).
+// - `env`: variables added to code-server's environment, which the extension host, tetherd and
+//   the agents inherit; or a function of the launch folder returning them (to keep an agent's
+//   own home folder inside the launch).
 export async function launchVSCode(options = {}) {
   const { name = "e2e", settings = {}, workspaceFiles = demoWorkspaceFiles } = options;
   const installExtension = options.installExtension ?? true;
@@ -91,6 +94,7 @@ export async function launchVSCode(options = {}) {
   const vscode = new VSCodeSession(name, root);
   try {
     const resolvedSettings = typeof settings === "function" ? settings(root) : settings;
+    vscode.extraEnv = typeof options.env === "function" ? options.env(root) : (options.env ?? {});
     await vscode.start({ settings: resolvedSettings, workspaceFiles, installExtension });
   } catch (error) {
     await vscode.saveFailureArtifacts();
@@ -129,6 +133,7 @@ class VSCodeSession {
     this.browser = null;
     this.page = null;
     this.port = null;
+    this.extraEnv = {};
   }
 
   async start({ settings, workspaceFiles, installExtension }) {
@@ -214,6 +219,7 @@ class VSCodeSession {
       XDG_CONFIG_HOME: path.join(this.root, "xdg-config"),
       XDG_DATA_HOME: path.join(this.root, "xdg-data"),
       XDG_CACHE_HOME: path.join(this.root, "xdg-cache"),
+      ...this.extraEnv,
     };
   }
 
@@ -373,6 +379,51 @@ class VSCodeSession {
     };
   }
 
+  // The quick pick or input box an extension opened (showQuickPick, showInputBox) with `title`,
+  // once it shows. It belongs to the workbench page, not to a webview.
+  async quickInput(title) {
+    const widget = this.page.locator(".quick-input-widget");
+    await widget.locator(".quick-input-title", { hasText: exactText(title) }).waitFor();
+    return widget;
+  }
+
+  // The labels of the rows of the open quick pick titled `title`, in order (a row's first
+  // `.label-name`: a second one holds the item's detail line).
+  async quickPickLabels(title) {
+    const widget = await this.quickInput(title);
+    const rows = widget.locator(".quick-input-list .monaco-list-row");
+    await rows.first().waitFor();
+    return rows.evaluateAll((items) => items.map((row) => row.querySelector(".label-name")?.textContent ?? ""));
+  }
+
+  // Chooses the row labelled exactly `label` in the open quick pick titled `title`, with a click.
+  async chooseQuickPickItem(title, label) {
+    const widget = await this.quickInput(title);
+    await widget
+      .locator(".quick-input-list .monaco-list-row")
+      .filter({ has: this.page.locator(".label-name", { hasText: exactText(label) }) })
+      .click();
+  }
+
+  // Types `text` into the open input box titled `title` and accepts it with Enter, as a person
+  // would; returns the box's prompt. Waits until the box is gone.
+  async answerInputBox(title, text) {
+    const widget = await this.quickInput(title);
+    const input = widget.locator("input.input");
+    await input.fill(text);
+    const prompt = await widget.locator(".quick-input-message").innerText();
+    await input.press("Enter");
+    await widget.waitFor({ state: "hidden" });
+    return prompt;
+  }
+
+  // Closes the open quick pick or input box with Escape, as a person dismisses it.
+  async dismissQuickInput() {
+    const widget = this.page.locator(".quick-input-widget");
+    await widget.locator("input.input").press("Escape");
+    await widget.waitFor({ state: "hidden" });
+  }
+
   // The chat webview's document (VS Code nests it in two iframes). The outer iframe's URL names
   // the extension that owns it, which keeps the locator unambiguous when other webviews are open.
   chatFrame() {
@@ -482,6 +533,16 @@ export function orderedSteps(t, vscode) {
         throw error;
       }
     });
+}
+
+// The newest session's event log (`.tether/sessions/<id>/events.jsonl`) in `workspace`.
+export function newestSessionLog(workspace) {
+  const sessions = path.join(workspace, ".tether", "sessions");
+  const newest = fs
+    .readdirSync(sessions)
+    .map((name) => path.join(sessions, name))
+    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
+  return path.join(newest, "events.jsonl");
 }
 
 // Waits until `file` exists and `ready(text)` holds, then returns its text: VS Code and the

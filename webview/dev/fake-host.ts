@@ -125,6 +125,7 @@ let session: SessionView = {
       },
     ],
     usage: { used: 53000, size: 200000, cost: { amount: 0.42, currency: "USD" } },
+    prompt: { image: true, embeddedContext: true },
   },
 };
 let nextRuleId = 3;
@@ -204,7 +205,7 @@ function toolCall(overrides: Partial<ToolCallView>): Entry {
 let pendingEdit: { index: number; call: Entry } | null = null;
 
 async function demoTurn(prompt: string): Promise<void> {
-  push({ type: "user", text: prompt });
+  push({ type: "user", text: prompt, attachments: [] });
   sendPatch([{ op: "turn", state: { type: "running" } }]);
   const reply = push({ type: "agent", chunks: [] });
   await streamText(reply, "The user wants a tour. I'll read the README, then propose an edit.", "thought");
@@ -436,7 +437,7 @@ function review(intent: ReviewIntent): void {
 }
 
 async function stress(chunkCount: number, shape: string): Promise<void> {
-  push({ type: "user", text: `Stream ${chunkCount} chunks, please.` });
+  push({ type: "user", text: `Stream ${chunkCount} chunks, please.`, attachments: [] });
   sendPatch([{ op: "turn", state: { type: "running" } }]);
   const reply = push({ type: "agent", chunks: [] });
   const words = ["agent ", "stream ", "chunk ", "frame ", "**bold** ", "`code` ", "tether "];

@@ -13,7 +13,7 @@ import type { MarkdownRenderer } from "./markdown";
 import type { Clock } from "./markdown-view";
 import type { ChangeSet, ChatModel } from "./model";
 import { PlanView } from "./plan-view";
-import type { PermissionKey, PostIntent } from "./protocol";
+import type { HostToWebview, PermissionKey, PostIntent } from "./protocol";
 import { RulesPanelView } from "./rules-panel-view";
 import { SessionHeaderView } from "./session-header-view";
 import { type Repeat, TerminalCards, repeatWithInterval } from "./terminal-view";
@@ -76,6 +76,24 @@ export class ChatView {
     root.ownerDocument.addEventListener("keydown", (event) => this.answerByKey(event));
   }
 
+  /**
+   * Handles a host message that is for the composer rather than the thread (the `@` list, a
+   * mention to add); returns whether it was one.
+   */
+  receive(message: unknown): boolean {
+    if (typeof message !== "object" || message === null) return false;
+    const candidate = message as Partial<HostToWebview>;
+    if (candidate.type === "mentions" && "items" in candidate && Array.isArray(candidate.items)) {
+      this.composer.setMentions(String(candidate.query), candidate.items);
+      return true;
+    }
+    if (candidate.type === "addMention" && "mention" in candidate && typeof candidate.mention === "object") {
+      this.composer.addMention(candidate.mention);
+      return true;
+    }
+    return false;
+  }
+
   /** Draws one frame; returns true when another frame is needed to finish showing new text. */
   render(model: ChatModel, changes: ChangeSet): boolean {
     if (changes.reset) this.uiState.forgetEntriesFrom(model.entries.length);
@@ -84,6 +102,7 @@ export class ChatView {
       this.rules.render(model.session?.permissions ?? null);
       this.changesBar.render(model.session?.changes ?? []);
       this.composer.setCommands(model.session?.controls.commands ?? []);
+      this.composer.setCapabilities(model.session?.controls.prompt ?? { image: false, embeddedContext: false });
     }
     if (changes.reset || changes.plan) this.plan.render(model.plan);
     if (changes.reset || changes.turn) this.turn.render(model.turn);

@@ -39,6 +39,7 @@ function start(): void {
   }
 
   window.addEventListener("message", (event: MessageEvent<unknown>) => {
+    if (view.receive(event.data)) return;
     if (!applyHostMessage(model, event.data, changes)) {
       console.warn("tether: ignoring a message of unknown shape from the host", event.data);
       return;

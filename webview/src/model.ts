@@ -173,7 +173,10 @@ function markRebuilt(changes: ChangeSet, index: number): void {
   changes.rebuilt.add(index);
 }
 
-function isHostMessage(message: unknown): message is HostToWebview {
+/** The messages that carry the session's state (the others are for the composer). */
+type StateMessage = Extract<HostToWebview, { type: "snapshot" | "patch" }>;
+
+function isHostMessage(message: unknown): message is StateMessage {
   if (typeof message !== "object" || message === null) return false;
   const candidate = message as { type?: unknown; snapshot?: unknown; thread?: unknown };
   if (candidate.type === "snapshot") {

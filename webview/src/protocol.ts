@@ -7,6 +7,7 @@
 
 export type {
   AgentMessage,
+  AttachmentView,
   ChangeOrigin,
   ChangePhase,
   ChangedFileView,
@@ -26,8 +27,11 @@ export type {
   HostToWebview,
   HunkView,
   Location,
+  MentionSuggestion,
   MessageChunk,
   Mode,
+  PromptAttachment,
+  PromptCapabilitiesView,
   NoticeView,
   PermissionKey,
   PermissionOptionView,

@@ -12,7 +12,7 @@ import { FileChangeCard } from "./file-change-view";
 import type { MarkdownRenderer } from "./markdown";
 import type { Clock } from "./markdown-view";
 import type { ChangeSet, ChatModel } from "./model";
-import type { Entry, NoticeView, UserMessage } from "./protocol";
+import type { AttachmentView, Entry, NoticeView, UserMessage } from "./protocol";
 import { ToolCallCard, type ToolCallContext } from "./tool-call-view";
 
 type EntryView =
@@ -131,7 +131,31 @@ export class ThreadView {
     const markdown = element("div", "markdown");
     markdown.innerHTML = this.renderer.render(message.text);
     node.append(markdown);
+    if (message.attachments.length > 0) {
+      const list = element("ul", "user-attachments");
+      list.setAttribute("aria-label", "Attached");
+      list.append(...message.attachments.map((attachment) => element("li", `user-attachment ${attachment.type}`, attachmentLabel(attachment))));
+      node.append(list);
+    }
     return node;
+  }
+}
+
+/** How an attachment of a prompt reads in the thread. */
+export function attachmentLabel(attachment: AttachmentView): string {
+  switch (attachment.type) {
+    case "file":
+      return attachment.path;
+    case "selection":
+      return attachment.startLine === attachment.endLine
+        ? `${attachment.path}, line ${attachment.startLine}`
+        : `${attachment.path}, lines ${attachment.startLine}-${attachment.endLine}`;
+    case "image": {
+      const kind = attachment.mimeType.replace(/^image\//, "").toUpperCase();
+      return `Image (${kind}, ${Math.max(1, Math.round(attachment.bytes / 1024))} KB)`;
+    }
+    case "other":
+      return attachment.label;
   }
 }
 

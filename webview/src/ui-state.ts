@@ -4,10 +4,12 @@
 // host's state arrives in the snapshot.
 
 import type { ThoughtOpenState } from "./agent-message-view";
-import type { VsCodeApi } from "./protocol";
+import type { PromptAttachment, VsCodeApi } from "./protocol";
 
 interface SavedState {
   composer: string;
+  /** What each "@label" in the unsent text stands for. */
+  mentions: [string, PromptAttachment][];
   openThoughts: string[];
   rulesOpen: boolean;
   changesOpen: boolean;
@@ -28,6 +30,7 @@ export interface ChangesBarState {
 
 export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarState {
   private composerText: string;
+  private composerMentions: [string, PromptAttachment][];
   private readonly openThoughts: Set<string>;
   private rulesPanelOpen: boolean;
   private changesBarOpen: boolean;
@@ -36,6 +39,7 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
   constructor(private readonly api: VsCodeApi) {
     const saved = readSaved(api.getState());
     this.composerText = saved.composer;
+    this.composerMentions = saved.mentions;
     this.openThoughts = new Set(saved.openThoughts);
     this.rulesPanelOpen = saved.rulesOpen;
     this.changesBarOpen = saved.changesOpen;
@@ -47,6 +51,16 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
 
   set composer(text: string) {
     this.composerText = text;
+    this.saveSoon();
+  }
+
+  /** The mentions picked for the unsent text, by label. */
+  get mentions(): [string, PromptAttachment][] {
+    return this.composerMentions;
+  }
+
+  set mentions(mentions: [string, PromptAttachment][]) {
+    this.composerMentions = mentions;
     this.saveSoon();
   }
 
@@ -92,6 +106,7 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
       this.saveTimer = null;
       const state: SavedState = {
         composer: this.composerText,
+        mentions: this.composerMentions,
         openThoughts: [...this.openThoughts],
         rulesOpen: this.rulesPanelOpen,
         changesOpen: this.changesBarOpen,
@@ -103,10 +118,17 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
 
 function readSaved(value: unknown): SavedState {
   // The changes bar starts open: the files an agent changed are what a person must not miss.
-  const saved: SavedState = { composer: "", openThoughts: [], rulesOpen: false, changesOpen: true };
+  const saved: SavedState = { composer: "", mentions: [], openThoughts: [], rulesOpen: false, changesOpen: true };
   if (typeof value !== "object" || value === null) return saved;
   const candidate = value as Partial<Record<keyof SavedState, unknown>>;
   if (typeof candidate.composer === "string") saved.composer = candidate.composer;
+  if (Array.isArray(candidate.mentions)) {
+    // Saved by this webview; an entry of another shape (an older version's) is dropped.
+    saved.mentions = candidate.mentions.filter(
+      (entry): entry is [string, PromptAttachment] =>
+        Array.isArray(entry) && typeof entry[0] === "string" && typeof entry[1] === "object" && entry[1] !== null,
+    );
+  }
   if (Array.isArray(candidate.openThoughts)) {
     saved.openThoughts = candidate.openThoughts.filter((key): key is string => typeof key === "string");
   }

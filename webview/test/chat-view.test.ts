@@ -25,7 +25,7 @@ describe("chat view", () => {
     ui.frame(
       snapshot(
         [
-          { type: "user", text: "Please **edit** notes.md" },
+          { type: "user", text: "Please **edit** notes.md", attachments: [] },
           {
             type: "agent",
             chunks: [
@@ -116,7 +116,7 @@ describe("chat view", () => {
 
 
   it("streams chunks into the same nodes and ends with the whole reply's markdown", () => {
-    ui.frame(snapshot([{ type: "user", text: "Go" }]), patch([{ op: "push", index: 1, entry: { type: "agent", chunks: [] } }]));
+    ui.frame(snapshot([{ type: "user", text: "Go", attachments: [] }]), patch([{ op: "push", index: 1, entry: { type: "agent", chunks: [] } }]));
     const entry = ui.query(".entry.agent");
     const random = seededRandom(3);
     let text = "";
@@ -169,7 +169,7 @@ describe("chat view", () => {
     assert.equal(press({ shiftKey: true }), true, "Shift+Enter is left to the text area");
     assert.deepEqual(ui.posted, []);
     press({});
-    assert.deepEqual(ui.posted, [{ type: "prompt", text: "hello" }]);
+    assert.deepEqual(ui.posted, [{ type: "prompt", text: "hello", attachments: [] }]);
     assert.equal(input.value, "", "the composer empties once sent");
 
     input.value = "   ";
@@ -207,8 +207,8 @@ describe("chat view", () => {
   });
 
   it("redraws everything from a new snapshot", () => {
-    ui.frame(snapshot([{ type: "user", text: "old" }, editToolCall(null)]));
-    ui.frame(snapshot([{ type: "user", text: "new" }]));
+    ui.frame(snapshot([{ type: "user", text: "old", attachments: [] }, editToolCall(null)]));
+    ui.frame(snapshot([{ type: "user", text: "new", attachments: [] }]));
     assert.deepEqual(ui.queryAll(".entry").map((entry) => entry.textContent?.trim()), ["new"]);
   });
 });

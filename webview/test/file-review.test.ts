@@ -290,7 +290,7 @@ describe("file change card", () => {
   });
 
   it("sends exactly the hunk's decision, then redraws from the host's replace", () => {
-    ui.frame(snapshot([{ type: "user", text: "edit it" }, fileChange()]));
+    ui.frame(snapshot([{ type: "user", text: "edit it", attachments: [] }, fileChange()]));
     const card = ui.query(".file-change");
     const keep = ui.query<HTMLButtonElement>('.hunk[data-hunk-index="1"] button.hunk-keep');
     keep.focus();

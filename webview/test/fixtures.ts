@@ -33,7 +33,7 @@ export function session(overrides: Partial<SessionView> = {}): SessionView {
     canRestart: false,
     canStop: false,
     followAgent: false,
-    controls: { title: null, commands: [], configOptions: [], usage: null },
+    controls: { title: null, commands: [], configOptions: [], usage: null, prompt: { image: false, embeddedContext: false } },
     ...overrides,
   };
 }

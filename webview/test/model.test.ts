@@ -10,7 +10,7 @@ describe("patch reducer", () => {
   it("applies a snapshot then patches into the host's entries", () => {
     const model = emptyModel();
     const changes = new ChangeSet();
-    applyHostMessage(model, snapshot([{ type: "user", text: "Hi" }]), changes);
+    applyHostMessage(model, snapshot([{ type: "user", text: "Hi", attachments: [] }]), changes);
     applyHostMessage(
       model,
       patch([
@@ -29,7 +29,7 @@ describe("patch reducer", () => {
       changes,
     );
     assert.deepEqual(model.entries, [
-      { type: "user", text: "Hi" },
+      { type: "user", text: "Hi", attachments: [] },
       {
         type: "agent",
         chunks: [
@@ -76,19 +76,19 @@ describe("patch reducer", () => {
   it("ignores patches that arrive before the first snapshot", () => {
     const model = emptyModel();
     const changes = new ChangeSet();
-    applyHostMessage(model, patch([{ op: "push", index: 0, entry: { type: "user", text: "early" } }]), changes);
+    applyHostMessage(model, patch([{ op: "push", index: 0, entry: { type: "user", text: "early", attachments: [] } }]), changes);
     assert.deepEqual(model.entries, []);
     assert.equal(changes.isEmpty, true);
   });
 
   it("stops and asks for a snapshot when a patch does not fit, instead of guessing", () => {
     const model = emptyModel();
-    applyHostMessage(model, snapshot([{ type: "user", text: "Hi" }]), new ChangeSet());
+    applyHostMessage(model, snapshot([{ type: "user", text: "Hi", attachments: [] }]), new ChangeSet());
     const changes = new ChangeSet();
     applyHostMessage(
       model,
       patch([
-        { op: "push", index: 3, entry: { type: "user", text: "skips ahead" } },
+        { op: "push", index: 3, entry: { type: "user", text: "skips ahead", attachments: [] } },
         { op: "turn", state: { type: "running" } },
       ]),
       changes,
@@ -98,22 +98,22 @@ describe("patch reducer", () => {
     assert.deepEqual(model.turn, { type: "idle" }, "nothing after the bad patch is applied");
 
     applyHostMessage(model, patch([{ op: "appendChunk", index: 0, kind: "text", text: "x" }]), new ChangeSet());
-    assert.deepEqual(model.entries, [{ type: "user", text: "Hi" }], "later patches wait for the snapshot");
+    assert.deepEqual(model.entries, [{ type: "user", text: "Hi", attachments: [] }], "later patches wait for the snapshot");
 
     const resync = new ChangeSet();
-    applyHostMessage(model, snapshot([{ type: "user", text: "fresh" }]), resync);
+    applyHostMessage(model, snapshot([{ type: "user", text: "fresh", attachments: [] }]), resync);
     assert.equal(resync.reset, true);
     assert.equal(resync.outOfSync, null);
-    assert.deepEqual(model.entries, [{ type: "user", text: "fresh" }]);
+    assert.deepEqual(model.entries, [{ type: "user", text: "fresh", attachments: [] }]);
   });
 
   it("rejects a chunk for an entry that is not an agent message", () => {
     const model = emptyModel();
-    applyHostMessage(model, snapshot([{ type: "user", text: "Hi" }]), new ChangeSet());
+    applyHostMessage(model, snapshot([{ type: "user", text: "Hi", attachments: [] }]), new ChangeSet());
     const changes = new ChangeSet();
     applyHostMessage(model, patch([{ op: "appendChunk", index: 0, kind: "text", text: "x" }]), changes);
     assert.match(changes.outOfSync ?? "", /not an agent message/);
-    assert.deepEqual(model.entries, [{ type: "user", text: "Hi" }]);
+    assert.deepEqual(model.entries, [{ type: "user", text: "Hi", attachments: [] }]);
   });
 
   it("ignores messages of unknown shape", () => {

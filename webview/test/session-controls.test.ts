@@ -10,7 +10,7 @@ import { patch, session, snapshot } from "./fixtures";
 import { type Harness, harness } from "./support";
 
 function controls(overrides: Partial<SessionControlsView> = {}): SessionControlsView {
-  return { title: null, commands: [], configOptions: [], usage: null, ...overrides };
+  return { title: null, commands: [], configOptions: [], usage: null, prompt: { image: false, embeddedContext: false }, ...overrides };
 }
 
 const modeOption = {
@@ -175,7 +175,7 @@ describe("slash commands in the composer", () => {
     assert.equal(list().hidden, true);
     assert.deepEqual(ui.posted, [], "Enter picked; it did not send");
     press("Enter");
-    assert.deepEqual(ui.posted, [{ type: "prompt", text: "/mcp " }], "the next Enter sends");
+    assert.deepEqual(ui.posted, [{ type: "prompt", text: "/mcp ", attachments: [] }], "the next Enter sends");
   });
 
   it("picks with Tab and with a click", () => {
@@ -193,7 +193,7 @@ describe("slash commands in the composer", () => {
     assert.equal(list().hidden, true);
     assert.equal(input().getAttribute("aria-expanded"), "false");
     press("Enter");
-    assert.deepEqual(ui.posted, [{ type: "prompt", text: "/" }], "with the list closed, Enter sends");
+    assert.deepEqual(ui.posted, [{ type: "prompt", text: "/", attachments: [] }], "with the list closed, Enter sends");
     type("/r");
     assert.deepEqual(shown(), ["/review"]);
   });

@@ -31,6 +31,7 @@ export function installDom(): JSDOM["window"] {
   globals["HTMLButtonElement"] = window.HTMLButtonElement;
   globals["HTMLInputElement"] = window.HTMLInputElement;
   globals["CSSStyleSheet"] = window.CSSStyleSheet;
+  globals["FileReader"] = window.FileReader;
   globals["ResizeObserver"] = class {
     observe(): void {}
     disconnect(): void {}
@@ -113,7 +114,9 @@ export function harness(savedState: unknown = undefined): Harness {
     saved: () => saved,
     frame(...messages) {
       const changes = new ChangeSet();
-      for (const message of messages) applyHostMessage(model, message, changes);
+      for (const message of messages) {
+        if (!view.receive(message)) applyHostMessage(model, message, changes);
+      }
       view.render(model, changes);
     },
     query<T extends Element>(selector: string): T {

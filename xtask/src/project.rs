@@ -13,10 +13,13 @@ pub const CODE_SERVER_VERSION: &str = "4.139.1";
 
 /// The real ACP agents the end-to-end tests run, installed from npm into the tools cache as the
 /// extension's "Install" would install them into its storage (`<prefix>/node_modules/...`).
-/// Pinned, so a test run does not change with a new release; Gemini CLI is left out until a test
-/// runs it (it is large and slow to start).
-pub const REAL_AGENT_PACKAGES: &[(&str, &str)] =
-    &[("@zed-industries/claude-code-acp", "0.16.2"), ("@zed-industries/codex-acp", "0.16.0")];
+/// Pinned, so a test run does not change with a new release. Gemini CLI is the largest (about
+/// 100 MB, under 10 s to install here); its ACP mode is its `--acp` flag.
+pub const REAL_AGENT_PACKAGES: &[(&str, &str)] = &[
+    ("@zed-industries/claude-code-acp", "0.16.2"),
+    ("@zed-industries/codex-acp", "0.16.0"),
+    ("@google/gemini-cli", "0.61.0"),
+];
 
 /// The repository checkout and the paths derived from it.
 #[derive(Debug, Clone)]

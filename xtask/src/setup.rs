@@ -221,7 +221,13 @@ fn ensure_real_agents(project: &Project) -> anyhow::Result<()> {
         return Ok(());
     }
     fs::create_dir_all(&prefix).with_context(|| format!("creating {}", prefix.display()))?;
-    Cmd::new("npm").args(["install", "--no-fund", "--no-audit", "--prefix"]).arg(&prefix).args(&missing).run()?;
+    // Exact versions in the prefix's package.json, so a later install of another agent (which
+    // resolves the whole prefix again) cannot move a pinned one within its caret range.
+    Cmd::new("npm")
+        .args(["install", "--no-fund", "--no-audit", "--save-exact", "--prefix"])
+        .arg(&prefix)
+        .args(&missing)
+        .run()?;
     for (name, version) in REAL_AGENT_PACKAGES {
         let found = installed_package_version(&prefix, name);
         if found.as_deref() != Some(*version) {

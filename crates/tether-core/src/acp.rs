@@ -42,9 +42,11 @@ use crate::permissions::{
     RuleDecision, RuleError, RuleId, RuleOrigin, RuleScope, RuleSpec, RuleView, Verdict, command_of, resolve_path,
 };
 use crate::review::preview_lines;
+use crate::webview::{PromptAttachment, PromptCapabilitiesView};
 
 mod auth;
 mod fs;
+mod prompt_content;
 mod replay;
 mod session_state;
 mod terminal;
@@ -55,6 +57,7 @@ use crate::thread::{
     UserMessage,
 };
 pub use auth::{AUTH_REQUIRED, SecretEnv, SignIn, methods_for_profile, parse_auth_methods};
+pub use prompt_content::{MAX_EMBEDDED_FILE_BYTES, MAX_IMAGE_BYTES};
 pub use replay::LogReplay;
 pub use terminal::TerminalCall;
 
@@ -158,6 +161,12 @@ pub enum IntentError {
     NotSigningIn,
     #[error("the agent offers no sign-in method {0:?}")]
     UnknownAuthMethod(String),
+    #[error("this agent does not accept images")]
+    ImagesNotAccepted,
+    #[error("{0:?} is not an image type")]
+    NotAnImage(String),
+    #[error("an image is larger than {max_mib} MiB")]
+    ImageTooLarge { max_mib: usize },
 }
 
 /// What each request in flight was for.
@@ -521,7 +530,9 @@ impl AcpClient {
         }
         // `_meta.terminal_output` (Claude's adapter) and `terminal_output_delta` (Codex's) ask an
         // agent that runs commands itself to stream their output on its tool calls.
+        // `_meta["terminal-auth"]` asks Claude's adapter for a login run in a terminal (see `auth`).
         let mut meta = serde_json::Map::new();
+        meta.insert("terminal-auth".to_owned(), serde_json::Value::Bool(true));
         meta.insert("terminal_output".to_owned(), serde_json::Value::Bool(true));
         meta.insert("terminal_output_delta".to_owned(), serde_json::Value::Bool(true));
         // Notices and compaction are shown in the thread, boolean options as checkboxes.
@@ -545,8 +556,10 @@ impl AcpClient {
         self.phase = Phase::Initializing;
     }
 
-    /// Sends the person's prompt and starts a turn.
-    pub fn prompt(&mut self, text: &str, _now: u64) -> Result<(), IntentError> {
+    /// Sends the person's prompt and starts a turn: its text, then what it attaches (see
+    /// [`prompt_content`]). The prompt waits for the turn's snapshot and for the mentioned files
+    /// it embeds to be read.
+    pub fn prompt(&mut self, text: &str, attachments: &[PromptAttachment], _now: u64) -> Result<(), IntentError> {
         let Some(session_id) = self.session_id.clone().filter(|_| self.phase == Phase::Ready) else {
             return Err(IntentError::NotReady);
         };
@@ -556,31 +569,81 @@ impl AcpClient {
         if self.files.held_prompt.is_some() {
             return Err(IntentError::TurnRunning);
         }
+        let (blocks, reads) = prompt_content::prompt_blocks(text, attachments, self.controls.view.prompt, &self.cwd)?;
         self.start_turn_files();
-        self.remember_prompt(text);
-        self.thread.push(Entry::User(UserMessage { text: text.to_owned() }));
-        let params = acp::PromptRequest::new(session_id, vec![acp::ContentBlock::Text(acp::TextContent::new(text))]);
+        self.remember_prompt(text, attachments);
+        self.thread.push(Entry::User(prompt_content::user_message(&blocks, &self.cwd)));
         self.thread.set_turn(TurnState::Running);
-        if self.wants_snapshot() {
+        self.files.prompt_serial += 1;
+        let serial = self.files.prompt_serial;
+        self.files.held_prompt = Some(prompt_content::HeldPrompt {
+            serial,
+            session_id,
+            blocks,
             // The prompt leaves once the workspace is snapshotted, so that every edit the agent
             // makes by itself can be found and reverted.
-            self.files.held_prompt = Some(params);
+            snapshot_pending: self.wants_snapshot(),
+            reads_pending: reads.len(),
+            notices: Vec::new(),
+        });
+        if self.wants_snapshot() {
             self.events.push_back(AcpEvent::TakeSnapshot);
-            return Ok(());
         }
-        // A turn has no deadline: agents legitimately work for many minutes.
-        let id = self.send_request("session/prompt", &params, RequestKind::Prompt, None);
-        self.prompt_in_flight = Some(id);
+        for (block, path) in reads {
+            self.read_mention(serial, block, path);
+        }
+        self.send_held_prompt_if_ready();
         Ok(())
+    }
+
+    /// Sends the held prompt once nothing it waits for is missing.
+    fn send_held_prompt_if_ready(&mut self) {
+        if !self.files.held_prompt.as_ref().is_some_and(prompt_content::HeldPrompt::ready) {
+            return;
+        }
+        let Some(held) = self.files.held_prompt.take() else { return };
+        let (request, notices) = held.into_request();
+        // A turn has no deadline: agents legitimately work for many minutes.
+        let id = self.send_request("session/prompt", &request, RequestKind::Prompt, None);
+        self.prompt_in_flight = Some(id);
+        for text in notices {
+            self.notice(NoticeLevel::Warning, text.clone());
+            // The wire does not say why a file went as a link; the log must.
+            self.audit(AuditEvent::Notice { level: NoticeLevel::Warning, text });
+        }
+    }
+
+    /// A file the held prompt mentions was read (or could not be).
+    fn on_mention_read(&mut self, prompt: u64, block: usize, path: &str, read: Result<Option<String>, String>) {
+        let Some(held) = self.files.held_prompt.as_mut().filter(|held| held.serial == prompt) else {
+            // The prompt was cancelled before its files were read.
+            return;
+        };
+        held.reads_pending -= 1;
+        let shown = crate::mentions::display_path(path, &self.cwd);
+        match prompt_content::embed_file(path, &shown, read) {
+            Ok(embedded) => {
+                if let Some(slot) = held.blocks.get_mut(block) {
+                    *slot = embedded;
+                }
+            }
+            Err(why) => held.notices.push(why),
+        }
+        self.send_held_prompt_if_ready();
     }
 
     /// Asks the agent to stop the running turn. The turn ends when the agent answers the prompt
     /// (with stop reason `cancelled`); every permission request still waiting is answered
     /// `cancelled` now, as ACP requires.
     pub fn cancel(&mut self, _now: u64) {
-        if self.files.held_prompt.take().is_some() {
-            // The prompt never left: the turn ends here.
+        if let Some(held) = self.files.held_prompt.take() {
+            // The prompt never left: the turn ends here, and only the log's record tells a
+            // replay that it was asked.
             self.thread.set_turn(TurnState::Ended { stop_reason: "cancelled".to_owned() });
+            let (request, _) = held.into_request();
+            self.audit(AuditEvent::PromptCancelled {
+                prompt: serde_json::to_value(&request.prompt).unwrap_or_default(),
+            });
             return;
         }
         let (Some(session_id), Some(_)) = (self.session_id.clone(), &self.prompt_in_flight) else {
@@ -691,7 +754,11 @@ impl AcpClient {
             (NoticeLevel::Error, format!("The agent {description}."))
         };
         let detail = (!stderr_tail.is_empty()).then(|| stderr_tail.to_owned());
-        self.close(description, turn_end, NoticeView { level, text, detail }, true);
+        // Stopped while it waited for a sign-in, it is being started again to sign in (or the
+        // person left the session): what the sign-in comes to follows, and "stopped" reads as a
+        // failure.
+        let notice = (!(killed && self.phase == Phase::SigningIn)).then_some(NoticeView { level, text, detail });
+        self.close(description, turn_end, notice, true);
     }
 
     /// Tether is killing the agent because the person asked (it hung while starting, or did not
@@ -704,13 +771,13 @@ impl AcpClient {
         let turn_end = TurnState::Ended { stop_reason: "cancelled".to_owned() };
         let notice = NoticeView { level: NoticeLevel::Warning, text: notice.to_owned(), detail: None };
         // The handshake did not fail: the person ended it, and the notice says so.
-        self.close("was stopped by Tether", turn_end, notice, false);
+        self.close("was stopped by Tether", turn_end, Some(notice), false);
     }
 
     /// The agent is gone (`description` says how): every request waiting on it is settled, a
-    /// running turn ends as `turn_end`, and `notice` goes in the thread. `report_handshake`
-    /// raises `Failed` when the handshake was still in flight.
-    fn close(&mut self, description: &str, turn_end: TurnState, notice: NoticeView, report_handshake: bool) {
+    /// running turn ends as `turn_end`, and `notice` (if any) goes in the thread.
+    /// `report_handshake` raises `Failed` when the handshake was still in flight.
+    fn close(&mut self, description: &str, turn_end: TurnState, notice: Option<NoticeView>, report_handshake: bool) {
         let was_running = self.prompt_in_flight.take().is_some() || self.files.held_prompt.take().is_some();
         self.settle_waiting_writes(&format!("The agent {description}"));
         for (_, pending) in std::mem::take(&mut self.permissions) {
@@ -734,7 +801,9 @@ impl AcpClient {
         if was_running {
             self.thread.set_turn(turn_end);
         }
-        self.thread.push(Entry::Notice(notice));
+        if let Some(notice) = notice {
+            self.thread.push(Entry::Notice(notice));
+        }
         self.phase = Phase::Closed;
     }
 
@@ -865,6 +934,10 @@ impl AcpClient {
         self.can_resume = !session_capabilities["resume"].is_null();
         self.can_load = response.agent_capabilities.load_session;
         self.can_list_sessions = !session_capabilities["list"].is_null();
+        let prompt = &response.agent_capabilities.prompt_capabilities;
+        self.controls.view.prompt =
+            PromptCapabilitiesView { image: prompt.image, embedded_context: prompt.embedded_context };
+        self.events.push_back(AcpEvent::ControlsChanged);
         self.on_auth_methods(&capabilities);
         if self.sign_in_on_initialize() {
             // The session is opened once the agent has accepted the sign-in.
@@ -1104,19 +1177,22 @@ impl AcpClient {
         let Some(update) = self.on_session_state_update(update) else { return };
         match update {
             acp::SessionUpdate::UserMessageChunk(chunk) => {
-                let text = content_text(&chunk.content);
-                match self.thread.entries().last() {
+                let mut message = match self.thread.entries().last() {
                     // Agents replaying history stream the user's message in chunks too.
+                    Some(Entry::User(message)) => message.clone(),
+                    _ => UserMessage::text(""),
+                };
+                match prompt_content::attachment_of(&chunk.content, &self.cwd) {
+                    Some(attachment) => message.attachments.push(attachment),
+                    None => message.text.push_str(&content_text(&chunk.content)),
+                }
+                match self.thread.entries().last() {
                     Some(Entry::User(_)) => {
                         let index = (self.thread.entries().len() - 1) as EntryIndex;
-                        if let Some(Entry::User(message)) = self.thread.entries().last() {
-                            let mut message = message.clone();
-                            message.text.push_str(&text);
-                            self.thread.replace(index, Entry::User(message));
-                        }
+                        self.thread.replace(index, Entry::User(message));
                     }
                     _ => {
-                        self.thread.push(Entry::User(UserMessage { text }));
+                        self.thread.push(Entry::User(message));
                     }
                 }
             }

@@ -19,8 +19,8 @@
 use crate::permissions::{DecidedBy, RuleScope};
 use crate::review::{ChangeOrigin, ChangePhase, DiffLineView, DiffSign, FileChangeKind, FileChangeView, HunkState};
 use crate::thread::{
-    ChunkKind, Entry, NoticeLevel, NoticeView, PermissionOutcome, PermissionView, PlanEntryView, TerminalOrigin,
-    TerminalState, TerminalView, Thread, ToolCallView, ToolContent, ToolStatus, TurnState,
+    AttachmentView, ChunkKind, Entry, NoticeLevel, NoticeView, PermissionOutcome, PermissionView, PlanEntryView,
+    TerminalOrigin, TerminalState, TerminalView, Thread, ToolCallView, ToolContent, ToolStatus, TurnState,
 };
 
 /// What the document says about the session before its conversation.
@@ -48,6 +48,10 @@ pub fn thread_markdown(header: &ExportHeader, thread: &Thread) -> String {
                 document.push("## You".to_owned());
                 document.in_reply = false;
                 document.push_markdown(&message.text);
+                if !message.attachments.is_empty() {
+                    let listed: Vec<String> = message.attachments.iter().map(attachment_markdown).collect();
+                    document.push(format!("Attached: {}", listed.join(", ")));
+                }
             }
             Entry::Agent(message) => {
                 if message.chunks.iter().all(|chunk| chunk.text.trim().is_empty()) {
@@ -298,9 +302,26 @@ fn fence_run(line: &str) -> Option<(char, usize, &str)> {
 
 /// `body` in a fenced code block whose fence no line of `body` can close: longer than any run
 /// of backticks in it.
-fn fenced(info: &str, body: &str) -> String {
+pub(crate) fn fenced(info: &str, body: &str) -> String {
     let fence = "`".repeat((longest_backtick_run(body) + 1).max(3));
     if body.is_empty() { format!("{fence}{info}\n{fence}") } else { format!("{fence}{info}\n{body}\n{fence}") }
+}
+
+/// One attachment of a prompt, for the "Attached:" line.
+fn attachment_markdown(attachment: &AttachmentView) -> String {
+    match attachment {
+        AttachmentView::File { path } => code_span(path),
+        AttachmentView::Selection { path, start_line, end_line } if start_line == end_line => {
+            format!("{} line {start_line}", code_span(path))
+        }
+        AttachmentView::Selection { path, start_line, end_line } => {
+            format!("{} lines {start_line}-{end_line}", code_span(path))
+        }
+        AttachmentView::Image { mime_type, bytes } => {
+            format!("an image ({}, {} KiB)", plain_text(mime_type), bytes.div_ceil(1024))
+        }
+        AttachmentView::Other { label } => plain_text(label),
+    }
 }
 
 /// `text` as one code span, whatever backticks it holds.

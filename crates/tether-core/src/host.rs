@@ -32,6 +32,7 @@ use crate::host_api::{
     HistorySource, HostAction, HostCommand, LogLevel, PermissionSettings,
 };
 use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
+use crate::mentions::{self, FindOutcome, MentionIndex};
 use crate::permissions::{PermissionPolicy, RuleScope, RuleSpec};
 use crate::session_log::{EVENTS_FILE, UNTITLED_SESSION, prompt_title, read_log};
 use crate::sidecar::{
@@ -43,8 +44,8 @@ use crate::sidecar::{
 };
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch, TurnState};
 use crate::webview::{
-    AgentModeView, HostToWebview, PermissionsView, ReviewIntent, SessionControlsView, SessionStatus, SessionView,
-    TerminalIntent, ViewSnapshot, WebviewToHost,
+    AgentModeView, HostToWebview, MentionSuggestion, PermissionsView, PromptAttachment, ReviewIntent,
+    SessionControlsView, SessionStatus, SessionView, TerminalIntent, ViewSnapshot, WebviewToHost,
 };
 
 /// The shortest time between two posts to the webview: one animation frame at 60 Hz.
@@ -231,6 +232,8 @@ pub struct HostEngine {
     signed_in_with_kept_keys: Option<u64>,
     /// The host's time when the current starting step began, for the header's "… 7 s".
     step_since: u64,
+    /// The files and selection the composer's `@` list offers.
+    mentions: MentionIndex,
     actions: VecDeque<HostAction>,
 }
 
@@ -239,6 +242,8 @@ pub struct HostEngine {
 struct WebviewOutbox {
     /// The webview said `ready` and has not gone away since: posts reach it.
     ready: bool,
+    /// A mention "Tether: Mention Selection" made while no webview was ready, for the next one.
+    mention_waiting: Option<MentionSuggestion>,
     last_post: Option<u64>,
     session_changed: bool,
     patches: Vec<ThreadPatch>,
@@ -284,6 +289,7 @@ impl HostEngine {
             secrets: SecretEnv::default(),
             signed_in_with_kept_keys: None,
             step_since: 0,
+            mentions: MentionIndex::default(),
             actions: VecDeque::new(),
         };
         let settings = engine.config.permissions.clone();
@@ -356,8 +362,18 @@ impl HostEngine {
             WebviewToHost::Ready => {
                 self.webview.ready = true;
                 self.post_snapshot(now);
+                if let Some(mention) = self.webview.mention_waiting.take() {
+                    self.post_now(HostToWebview::AddMention { mention });
+                }
             }
-            WebviewToHost::Prompt { text } => self.prompt(&text, now),
+            WebviewToHost::Prompt { text, attachments } => self.prompt(&text, &attachments, now),
+            WebviewToHost::FindMentions { query, fresh } => {
+                match self.mentions.find(&query, fresh, &self.config.workspace_root) {
+                    FindOutcome::ListFiles => self.actions.push_back(HostAction::ListWorkspaceFiles),
+                    FindOutcome::Wait => {}
+                    FindOutcome::Answer(items) => self.post_mentions(query, items),
+                }
+            }
             WebviewToHost::Cancel => self.cancel(now),
             WebviewToHost::AnswerPermission { key, option_id } => self.answer_permission(key, &option_id, now),
             WebviewToHost::NewSession => self.start_session(now),
@@ -507,6 +523,21 @@ impl HostEngine {
             HostCommand::Authenticate { method_id, env } => self.authenticate(&method_id, env, now),
             HostCommand::AgentSecrets { profile, env } => self.secrets.add(&profile, env),
             HostCommand::ToggleFollowAgent => self.set_follow_agent(!self.session.follow_agent),
+            HostCommand::WorkspaceFiles { files, selection } => {
+                if let Some((query, items)) = self.mentions.handle_files(files, selection, &self.config.workspace_root)
+                {
+                    self.post_mentions(query, items);
+                }
+            }
+            HostCommand::MentionSelection { selection } => {
+                let mention = mentions::selection_suggestion(&selection, &self.config.workspace_root);
+                if self.webview.ready {
+                    self.post_now(HostToWebview::AddMention { mention });
+                } else {
+                    // The command shows the chat view too: the mention waits for it.
+                    self.webview.mention_waiting = Some(mention);
+                }
+            }
         }
         self.refresh_permissions_view();
         self.finish(now);
@@ -1210,12 +1241,12 @@ impl HostEngine {
         }
     }
 
-    fn prompt(&mut self, text: &str, now: u64) {
-        if text.trim().is_empty() {
+    fn prompt(&mut self, text: &str, attachments: &[PromptAttachment], now: u64) {
+        if text.trim().is_empty() && attachments.is_empty() {
             return;
         }
         let result = match &mut self.agent {
-            Some(slot) => slot.client.prompt(text, now),
+            Some(slot) => slot.client.prompt(text, attachments, now),
             None => Err(IntentError::NotReady),
         };
         if let Err(error) = result {
@@ -1898,6 +1929,19 @@ impl HostEngine {
         let session = std::mem::take(&mut self.webview.session_changed).then(|| self.session_view(now));
         let thread = std::mem::take(&mut self.webview.patches);
         self.actions.push_back(HostAction::PostWebview { message: Box::new(HostToWebview::Patch { session, thread }) });
+    }
+
+    /// The composer's `@` list for `query`.
+    fn post_mentions(&mut self, query: String, items: Vec<MentionSuggestion>) {
+        self.post_now(HostToWebview::Mentions { query, items });
+    }
+
+    /// Posts a message that is not part of the session's state (which goes in patches, at most
+    /// one per frame) at once; dropped when no webview is open.
+    fn post_now(&mut self, message: HostToWebview) {
+        if self.webview.ready {
+            self.actions.push_back(HostAction::PostWebview { message: Box::new(message) });
+        }
     }
 
     /// Replaces the webview's state with the current one. Patches not yet posted are part of it.

@@ -170,6 +170,28 @@ pub enum HostCommand {
     },
     /// "Tether: Toggle Follow Agent".
     ToggleFollowAgent,
+    /// The answer to [`HostAction::ListWorkspaceFiles`]: the workspace's files (absolute paths,
+    /// without what `files.exclude` and `search.exclude` hide) and the selection of the editor
+    /// the person used last, if it has one.
+    WorkspaceFiles {
+        files: Vec<String>,
+        selection: Option<EditorSelection>,
+    },
+    /// "Tether: Mention Selection": add the editor's selection to the composer.
+    MentionSelection {
+        selection: EditorSelection,
+    },
+}
+
+/// A non-empty selection in an editor. Lines are 1-based and inclusive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct EditorSelection {
+    /// The document's absolute path.
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub text: String,
 }
 
 /// A way to sign in that the agent offers (`authMethods` in its `initialize` answer).
@@ -377,4 +399,6 @@ pub enum HostAction {
     /// Follow the agent: show `path` (a workspace file) at `line` (1-based) in an editor, as a
     /// preview that keeps the focus where it is.
     RevealLocation { path: String, line: Option<u32> },
+    /// List the workspace's files for the composer's `@` list; answer with `workspaceFiles`.
+    ListWorkspaceFiles,
 }

@@ -25,6 +25,7 @@ pub mod framing;
 pub mod host;
 pub mod host_api;
 pub mod jsonrpc;
+pub mod mentions;
 pub mod permissions;
 pub mod review;
 pub mod session_log;

@@ -761,6 +761,12 @@ pub enum AuditEvent {
         level: crate::thread::NoticeLevel,
         text: String,
     },
+    /// The person cancelled a prompt before it was sent (it waited for the turn's snapshot or
+    /// for the files it mentions): the wire never saw it, and a replay shows it from here. The
+    /// prompt's ACP content blocks.
+    PromptCancelled {
+        prompt: serde_json::Value,
+    },
 }
 
 /// The tool call a decision was about, as the person saw it.

@@ -44,6 +44,30 @@ pub enum Entry {
 pub struct UserMessage {
     /// The text of the prompt (markdown, rendered like the agent's).
     pub text: String,
+    /// What the person attached to it: files and selections mentioned with `@`, images.
+    pub attachments: Vec<AttachmentView>,
+}
+
+impl UserMessage {
+    /// A prompt of text alone.
+    pub fn text(text: impl Into<String>) -> Self {
+        UserMessage { text: text.into(), attachments: Vec::new() }
+    }
+}
+
+/// Something attached to a prompt, as the thread shows it (an image's bytes stay out of the
+/// thread: a long conversation with screenshots would otherwise carry them in every snapshot).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum AttachmentView {
+    /// A file, by its path as shown: relative to the workspace folder when inside it.
+    File { path: String },
+    /// Lines of a file (1-based, inclusive).
+    Selection { path: String, start_line: u32, end_line: u32 },
+    /// An image, by its type and size (the prompt's blocks carry no file name).
+    Image { mime_type: String, bytes: u64 },
+    /// Anything else the agent's replay of a prompt holds (audio, a resource of another scheme).
+    Other { label: String },
 }
 
 /// An agent's reply between two tool calls: ordered chunks of text and thought, coalesced while

@@ -42,6 +42,7 @@ pub fn generate() -> String {
         host_api::AuthMethodView,
         host_api::AuthMethodKind,
         host_api::AuthVariable,
+        host_api::EditorSelection,
         // host ↔ webview
         webview::SessionView,
         webview::SessionStatus,
@@ -61,6 +62,9 @@ pub fn generate() -> String {
         webview::ConfigValue,
         webview::UsageView,
         webview::CostView,
+        webview::PromptCapabilitiesView,
+        webview::PromptAttachment,
+        webview::MentionSuggestion,
         // file review
         review::ChangeOrigin,
         review::FileChangeKind,
@@ -84,6 +88,7 @@ pub fn generate() -> String {
         // the thread model the webview renders
         thread::Entry,
         thread::UserMessage,
+        thread::AttachmentView,
         thread::AgentMessage,
         thread::ChunkKind,
         thread::MessageChunk,

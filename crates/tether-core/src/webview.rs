@@ -58,6 +58,45 @@ pub struct SessionControlsView {
     pub config_options: Vec<ConfigOptionView>,
     /// How full the agent's context window is, from `usage_update`.
     pub usage: Option<UsageView>,
+    /// What a prompt may hold besides text and links, from the agent's `promptCapabilities`.
+    pub prompt: PromptCapabilitiesView,
+}
+
+/// The agent's `promptCapabilities`: what the composer may attach. Text and resource links are
+/// always allowed (ACP's baseline).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptCapabilitiesView {
+    /// Images may be pasted or dropped into the composer.
+    pub image: bool,
+    /// Mentioned files and selections are sent with their text (embedded resources) rather than
+    /// as links the agent reads itself.
+    pub embedded_context: bool,
+}
+
+/// Something the person attached to a prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum PromptAttachment {
+    /// A file mentioned with `@`, by its absolute path.
+    File { path: String },
+    /// Lines of a file mentioned with `@` (or "Tether: Mention Selection"), with their text as it
+    /// was when mentioned. Lines are 1-based and inclusive.
+    Selection { path: String, start_line: u32, end_line: u32, text: String },
+    /// An image pasted or dropped into the composer: its data in base64.
+    Image { mime_type: String, data: String },
+}
+
+/// One entry of the composer's `@` list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct MentionSuggestion {
+    /// What picking it writes after the `@` in the text, without spaces (e.g. `src/main.rs`,
+    /// `src/main.rs#L3-9`).
+    pub label: String,
+    /// A second line for the list (e.g. "Selection, lines 3-9").
+    pub detail: Option<String>,
+    pub attachment: PromptAttachment,
 }
 
 /// A slash command the agent offers.
@@ -246,6 +285,10 @@ pub enum HostToWebview {
         session: Option<SessionView>,
         thread: Vec<ThreadPatch>,
     },
+    /// The `@` list for what the person typed after the `@`, best match first.
+    Mentions { query: String, items: Vec<MentionSuggestion> },
+    /// Add this mention to the composer's text ("Tether: Mention Selection").
+    AddMention { mention: MentionSuggestion },
 }
 
 /// webview → host: the person's intents.
@@ -256,6 +299,16 @@ pub enum WebviewToHost {
     Ready,
     Prompt {
         text: String,
+        /// Files and selections the text mentions with `@`, images pasted or dropped; absent
+        /// from a webview older than mentions.
+        #[serde(default)]
+        attachments: Vec<PromptAttachment>,
+    },
+    /// The person is typing a mention: `query` is what follows the `@`. `fresh` when the `@` was
+    /// just typed: the engine asks the host for the workspace's files and selection again.
+    FindMentions {
+        query: String,
+        fresh: bool,
     },
     Cancel,
     AnswerPermission {

@@ -8,6 +8,7 @@
 //!
 //! Inputs:
 //! - `> start` / `> prompt <text>` / `> cancel` / `> answer <key> <option id>`
+//! - `> attach <json PromptAttachment>`: the next prompt carries it
 //! - `> resume <agent session id>`: resume that session of the agent's instead of a new one
 //! - `> agent <json line>`: a line from the agent's stdout
 //! - `> badline <tooLong|invalidUtf8|invalidJson> <preview>`: a line tetherd could not forward
@@ -19,8 +20,8 @@
 //! - `> snapshots`: the host can snapshot the workspace; `> snapshot <tree>` / `> snapshot-failed
 //!   <why>` answer a snapshot, `> scan <json array of SnapshotChange>` / `> scan-failed <why>` a scan
 //! - `> read <id> <json string>`: the host read the rest of a file from disk (`read-editor`: from an
-//!   open document; `read-part`: a chunk, more to come); `> read-missing <id>`, `> read-failed <id>
-//!   <why>`
+//!   open document; `read-part`: a chunk, more to come; `read-repeated <id> <times> <json string>`:
+//!   a large file); `> read-missing <id>`, `> read-failed <id> <why>`
 //! - `> edited <edit id> <applied|unsaved|conflict|failed <why>>`: how an edit went
 //! - `> review <json ReviewIntent>`: a decision on a change; `> changed <path>`: a file under review
 //!   changed
@@ -63,6 +64,7 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
     let mut now = 0;
     let mut out = String::new();
     let mut log = EventLog::default();
+    let mut attachments = Vec::new();
     for line in script.lines() {
         let Some(input) = line.strip_prefix("> ") else {
             continue;
@@ -72,8 +74,9 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
         match verb {
             "start" => client.start(now),
             "resume" => client.resume_session(rest.to_owned()),
+            "attach" => attachments.push(serde_json::from_str(rest).unwrap()),
             "prompt" => {
-                if let Err(error) = client.prompt(rest, now) {
+                if let Err(error) = client.prompt(rest, &std::mem::take(&mut attachments), now) {
                     writeln!(out, "  refused: {error}").unwrap();
                 }
             }
@@ -170,6 +173,13 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
             "snapshot-failed" => client.handle_snapshot(Err(rest.to_owned())),
             "scan" => client.handle_scan(Ok(serde_json::from_str(rest).unwrap())),
             "scan-failed" => client.handle_scan(Err(rest.to_owned())),
+            "read-repeated" => {
+                let (id, rest) = rest.split_once(' ').expect("read-repeated <id> <times> <json string>");
+                let (times, text) = rest.split_once(' ').expect("read-repeated <id> <times> <json string>");
+                let text = serde_json::from_str::<String>(text).unwrap().repeat(times.parse().unwrap());
+                let outcome = FileReadOutcome::Data { eof: true, from_editor: false };
+                client.handle_file_read(FileReadReply { read: id.parse().unwrap(), outcome }, text.as_bytes(), now);
+            }
             "read" | "read-editor" | "read-part" => {
                 let (id, text) = rest.split_once(' ').expect("read <id> <json string>");
                 let text: String = serde_json::from_str(text).unwrap();
@@ -403,6 +413,21 @@ fn a_prompt_refused_for_want_of_a_sign_in_is_sent_again_after_it() {
 }
 
 #[test]
+fn claudes_terminal_login_restarts_the_agent_without_a_stopped_notice_and_sends_the_prompt_again() {
+    check("auth-terminal");
+}
+
+#[test]
+fn mentions_are_embedded_for_an_agent_that_takes_embedded_context() {
+    check("mentions-embedded");
+}
+
+#[test]
+fn mentions_are_linked_for_an_agent_without_embedded_context_and_images_refused() {
+    check("mentions-linked");
+}
+
+#[test]
 fn handshake_failures() {
     check("handshake");
 }
@@ -430,7 +455,7 @@ fn replay_of_a_recorded_sdk_example_turn() {
     for line in agent_lines.lines().filter(|line| !line.trim().is_empty()) {
         client.handle_message(line, 0);
         if client.is_ready() && sent.iter().all(|line: &String| !line.contains("session/prompt")) {
-            client.prompt("Please tidy up the project configuration.", 0).unwrap();
+            client.prompt("Please tidy up the project configuration.", &[], 0).unwrap();
         }
         let waiting = client.thread().entries().iter().find_map(|entry| match entry {
             Entry::ToolCall(call) => call
@@ -511,6 +536,9 @@ fn replaying_the_log_of_a_run_gives_the_thread_of_the_run() {
         "auth-env",
         "auth-agent",
         "auth-prompt",
+        "auth-terminal",
+        "mentions-embedded",
+        "mentions-linked",
     ] {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
         let script = std::fs::read_to_string(dir.join(format!("{name}.script"))).unwrap();

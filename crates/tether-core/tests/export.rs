@@ -19,6 +19,7 @@ use tether_core::permissions::{Mode, PermissionPolicy, RuleScope};
 use tether_core::session_log::read_log;
 use tether_core::sidecar::BadLineKind;
 use tether_core::thread::Thread;
+use tether_core::webview::PromptAttachment;
 
 fn header() -> ExportHeader {
     ExportHeader {
@@ -88,7 +89,7 @@ impl Live {
         let mut live = Live { client, now: 0 };
         live.agent(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#);
         live.agent(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#);
-        live.client.prompt(prompt, 0).unwrap();
+        live.client.prompt(prompt, &[], 0).unwrap();
         live
     }
 
@@ -185,7 +186,16 @@ fn a_whole_session_with_every_kind_of_entry() {
     live.update(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Done: `--verbose` is parsed and documented."}}"#);
     live.agent(r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#);
 
-    live.client.prompt("Show me an example.", 0).unwrap();
+    let attachments = [
+        PromptAttachment::File { path: "/workspace/README.md".to_owned() },
+        PromptAttachment::Selection {
+            path: "/workspace/src/cli.rs".to_owned(),
+            start_line: 2,
+            end_line: 3,
+            text: "let quiet = args.flag(\"quiet\");\nlet verbose = args.flag(\"verbose\");".to_owned(),
+        },
+    ];
+    live.client.prompt("Show me an example.", &attachments, 0).unwrap();
     live.update(
         r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Like this:\n\n```console\n$ cli --verbose\n"}}"#,
     );

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use tether_core::host::{FRAME_MS, HostEngine};
-use tether_core::host_api::{AgentProfile, EngineConfig, HostAction, HostCommand};
+use tether_core::host_api::{AgentProfile, EditorSelection, EngineConfig, HostAction, HostCommand};
 use tether_core::thread::{ChunkKind, Entry, Thread, ThreadPatch};
 use tether_core::webview::{HostToWebview, SessionStatus, WebviewToHost};
 
@@ -103,7 +103,7 @@ fn handshake_with_tetherd_then_agent() {
     // The agent is up: initialize goes to it embedded in agent/send, byte for byte.
     engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"agentId\":3,\"pid\":10}}\n", 2);
     expect_test::expect![[r#"
-        {"jsonrpc":"2.0","method":"agent/send","params":{"agentId":3,"message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true,"session":{"compaction":{},"configOptions":{"boolean":{}},"notices":{}},"auth":{"terminal":true},"_meta":{"terminal_output":true,"terminal_output_delta":true}},"clientInfo":{"name":"Tether","version":"0.1.0"}}}}}
+        {"jsonrpc":"2.0","method":"agent/send","params":{"agentId":3,"message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true,"session":{"compaction":{},"configOptions":{"boolean":{}},"notices":{}},"auth":{"terminal":true},"_meta":{"terminal-auth":true,"terminal_output":true,"terminal_output_delta":true}},"clientInfo":{"name":"Tether","version":"0.1.0"}}}}}
     "#]]
     .assert_eq(&sidecar_lines(&drain(&mut engine)));
 
@@ -186,7 +186,7 @@ fn stream_to_webview(chunks: usize) -> (Vec<(u64, HostToWebview)>, String) {
     let mut engine = ready_engine(&mut now);
     drain(&mut engine);
     engine.handle_webview(WebviewToHost::Ready, now);
-    engine.handle_webview(WebviewToHost::Prompt { text: "stream".to_owned() }, now);
+    engine.handle_webview(WebviewToHost::Prompt { text: "stream".to_owned(), attachments: Vec::new() }, now);
     // The prompt leaves once tetherd has snapshotted the workspace.
     engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tree\":\"t0\"}}\n", now);
 
@@ -249,6 +249,7 @@ fn webview_gets_every_chunk_at_most_once_per_frame() {
                 }
             }
             HostToWebview::Patch { thread: patches, .. } => patches.iter().for_each(|patch| thread.apply(patch)),
+            HostToWebview::Mentions { .. } | HostToWebview::AddMention { .. } => {}
         }
     }
     let received: String = thread
@@ -306,6 +307,7 @@ fn last_session(actions: &[HostAction]) -> Option<tether_core::webview::SessionV
         HostAction::PostWebview { message } => match &**message {
             HostToWebview::Patch { session, .. } => session.clone(),
             HostToWebview::Snapshot { snapshot } => Some(snapshot.session.clone()),
+            HostToWebview::Mentions { .. } | HostToWebview::AddMention { .. } => None,
         },
         _ => None,
     })
@@ -408,7 +410,7 @@ fn decisions_are_audited_through_tetherd() {
     );
     engine.handle_sidecar_bytes(&from_agent(7, r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#), now);
     engine.handle_sidecar_bytes(&from_agent(7, r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#), now);
-    engine.handle_webview(WebviewToHost::Prompt { text: "edit".to_owned() }, now);
+    engine.handle_webview(WebviewToHost::Prompt { text: "edit".to_owned(), attachments: Vec::new() }, now);
     drain(&mut engine);
     now += 1;
     let edit = r#"{"toolCallId":"t1","title":"Edit notes.md","kind":"edit","locations":[{"path":"/ws/notes.md"}]}"#;
@@ -446,7 +448,7 @@ fn a_new_session_keeps_the_mode_and_workspace_rules() {
     engine.handle_webview(WebviewToHost::AddRule { spec: allow(&["fetch"]), scope: RuleScope::Workspace }, now);
     engine.handle_webview(WebviewToHost::AddRule { spec: allow(&["search"]), scope: RuleScope::Session }, now);
     engine.handle_webview(WebviewToHost::SetMode { mode: Mode::AcceptEdits }, now);
-    engine.handle_webview(WebviewToHost::Prompt { text: "go".to_owned() }, now);
+    engine.handle_webview(WebviewToHost::Prompt { text: "go".to_owned(), attachments: Vec::new() }, now);
     engine.handle_sidecar_bytes(
         &from_agent(7, &permission_request(5, r#"{"toolCallId":"t1","title":"Fetch","kind":"fetch"}"#)),
         now,
@@ -629,4 +631,56 @@ fn following_the_agent_opens_each_new_place_its_tool_calls_point_at_inside_the_w
     engine.handle_command(HostCommand::ToggleFollowAgent, now);
     engine.handle_sidecar_bytes(&tool_call("t4", "/ws/src/lib.rs", 9), now);
     assert_eq!(reveals(drain(&mut engine)), Vec::<String>::new(), "toggled off again");
+}
+
+/// The `@` list and "Tether: Mention Selection" as the webview receives them.
+fn mention_posts(actions: &[HostAction]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|action| match action {
+            HostAction::ListWorkspaceFiles => Some("host: list the workspace's files".to_owned()),
+            HostAction::PostWebview { message } => match &**message {
+                HostToWebview::Mentions { query, items } => Some(format!(
+                    "mentions for {query:?}: {}",
+                    items.iter().map(|item| item.label.as_str()).collect::<Vec<_>>().join(", ")
+                )),
+                HostToWebview::AddMention { mention } => Some(format!("add mention {}", mention.label)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_at_list_asks_the_host_once_per_mention_and_ranks_each_keystroke_itself() {
+    let mut now = 0;
+    let mut engine = ready_engine(&mut now);
+    engine.handle_webview(WebviewToHost::Ready, now);
+    drain(&mut engine);
+
+    engine.handle_webview(WebviewToHost::FindMentions { query: String::new(), fresh: true }, now);
+    assert_eq!(mention_posts(&drain(&mut engine)), ["host: list the workspace's files"]);
+    let selection = EditorSelection {
+        path: "/ws/src/lib.rs".to_owned(),
+        start_line: 3,
+        end_line: 4,
+        text: "fn a() {}\nfn b() {}".to_owned(),
+    };
+    let files = ["/ws/README.md", "/ws/src/lib.rs", "/ws/src/main.rs"].map(str::to_owned).to_vec();
+    engine.handle_command(HostCommand::WorkspaceFiles { files, selection: Some(selection.clone()) }, now);
+    assert_eq!(
+        mention_posts(&drain(&mut engine)),
+        [r#"mentions for "": src/lib.rs#L3-4, README.md, src/lib.rs, src/main.rs"#]
+    );
+    // The next keystroke is answered at once, from the same list.
+    engine.handle_webview(WebviewToHost::FindMentions { query: "mai".to_owned(), fresh: false }, now);
+    assert_eq!(mention_posts(&drain(&mut engine)), [r#"mentions for "mai": src/main.rs"#]);
+
+    // "Tether: Mention Selection" while the chat view is closed: the mention waits for it.
+    engine.handle_webview_gone();
+    engine.handle_command(HostCommand::MentionSelection { selection }, now);
+    assert_eq!(mention_posts(&drain(&mut engine)), Vec::<String>::new());
+    engine.handle_webview(WebviewToHost::Ready, now);
+    assert_eq!(mention_posts(&drain(&mut engine)), ["add mention src/lib.rs#L3-4"]);
 }

@@ -66,7 +66,8 @@ impl Tetherd {
                 }
                 HostAction::PostWebview { message } => match *message {
                     HostToWebview::Snapshot { snapshot } => self.snapshot = Some(snapshot),
-                    HostToWebview::Patch { .. } => {}
+                    HostToWebview::Patch { .. } | HostToWebview::Mentions { .. } | HostToWebview::AddMention { .. } => {
+                    }
                 },
                 other => self.actions.push(other),
             }
@@ -242,7 +243,7 @@ fn at_start_the_last_session_is_reopened_and_its_agent_session_loaded() {
     tetherd.agent_says(2, Some(14), &chunk("Hi there."));
     tetherd.agent_answers(2, 15, "session/load", "{}");
     expect_test::expect![[r#"
-        {"type":"user","text":"Hello"}
+        {"type":"user","text":"Hello","attachments":[]}
         {"type":"agent","chunks":[{"kind":"text","text":"Hi there."}]}
         {"type":"notice","level":"error","text":"The agent was no longer running when Tether came back.","detail":null}
         {"type":"notice","level":"info","text":"The agent resumed this session.","detail":null}
@@ -274,9 +275,9 @@ fn at_start_an_agent_still_running_is_taken_over_without_losing_or_repeating_a_c
     tetherd.agent_says(1, Some(12), &chunk("three."));
     tetherd.agent_says(1, Some(13), r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#);
     expect_test::expect![[r#"
-        {"type":"user","text":"Hello"}
+        {"type":"user","text":"Hello","attachments":[]}
         {"type":"agent","chunks":[{"kind":"text","text":"Hi there."}]}
-        {"type":"user","text":"Count slowly"}
+        {"type":"user","text":"Count slowly","attachments":[]}
         {"type":"agent","chunks":[{"kind":"text","text":"one two three."}]}
         turn: {"type":"ended","stopReason":"end_turn"}
         status: {"type":"ready"}
@@ -284,7 +285,9 @@ fn at_start_an_agent_still_running_is_taken_over_without_losing_or_repeating_a_c
     "#]]
     .assert_eq(&tetherd.chat());
     // The person can go on: the next prompt goes to the same agent, with a new id.
-    tetherd.engine.handle_webview(WebviewToHost::Prompt { text: "Again".to_owned() }, tetherd.now);
+    tetherd
+        .engine
+        .handle_webview(WebviewToHost::Prompt { text: "Again".to_owned(), attachments: Vec::new() }, tetherd.now);
     tetherd.answer("snapshot/take", r#"{"tree":"t1"}"#);
     let prompt = tetherd.sent_to_agent(1).last().unwrap().clone();
     assert_eq!((prompt["method"].as_str(), prompt["id"].as_u64()), (Some("session/prompt"), Some(4)));
@@ -309,7 +312,9 @@ fn an_agent_that_dies_mid_turn_can_be_restarted_and_resumes_its_session() {
         r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}"#,
     );
     tetherd.agent_says(1, Some(4), r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#);
-    tetherd.engine.handle_webview(WebviewToHost::Prompt { text: "Hello".to_owned() }, tetherd.now);
+    tetherd
+        .engine
+        .handle_webview(WebviewToHost::Prompt { text: "Hello".to_owned(), attachments: Vec::new() }, tetherd.now);
     tetherd.answer("snapshot/take", r#"{"tree":"t1"}"#);
     tetherd.agent_says(1, Some(6), &chunk("Hi "));
     tetherd.feed(
@@ -317,7 +322,7 @@ fn an_agent_that_dies_mid_turn_can_be_restarted_and_resumes_its_session() {
     );
     tetherd.feed(r#"{"jsonrpc":"2.0","method":"agent/exited","params":{"agentId":1,"code":101,"signal":null,"killed":false,"seq":8}}"#);
     expect_test::expect![[r#"
-        {"type":"user","text":"Hello"}
+        {"type":"user","text":"Hello","attachments":[]}
         {"type":"agent","chunks":[{"kind":"text","text":"Hi "}]}
         {"type":"notice","level":"error","text":"The agent exited with code 101.","detail":"panic: out of cheese"}
         turn: {"type":"failed","message":"the agent exited with code 101 during the turn"}
@@ -450,7 +455,7 @@ fn sessions_only_the_agent_keeps_are_listed_and_opened_with_the_history_it_repla
     tetherd.agent_says(2, Some(5), &update("agent_message_chunk", "Done: the parser is split in two."));
     tetherd.agent_answers(2, 6, "session/load", "{}");
     expect_test::expect![[r#"
-        {"type":"user","text":"Refactor the parser"}
+        {"type":"user","text":"Refactor the parser","attachments":[]}
         {"type":"agent","chunks":[{"kind":"text","text":"Done: the parser is split in two."}]}
         {"type":"notice","level":"info","text":"The agent resumed this session.","detail":null}
         turn: {"type":"idle"}
@@ -519,7 +524,9 @@ fn an_agent_that_ignores_cancel_can_be_stopped_and_restarted() {
     tetherd.agent_answers(1, 2, "initialize", r#"{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}"#);
     tetherd.agent_answers(1, 4, "session/new", r#"{"sessionId":"s1"}"#);
     assert!(!tetherd.session().can_stop, "a ready agent is not offered to be stopped");
-    tetherd.engine.handle_webview(WebviewToHost::Prompt { text: "Hello".to_owned() }, tetherd.now);
+    tetherd
+        .engine
+        .handle_webview(WebviewToHost::Prompt { text: "Hello".to_owned(), attachments: Vec::new() }, tetherd.now);
     tetherd.answer("snapshot/take", r#"{"tree":"t1"}"#);
     tetherd.agent_says(1, Some(6), &chunk("Working "));
     assert!(!tetherd.session().can_stop, "a running turn is cancelled first");
@@ -544,7 +551,7 @@ fn an_agent_that_ignores_cancel_can_be_stopped_and_restarted() {
     tetherd.feed(r#"{"jsonrpc":"2.0","method":"agent/exited","params":{"agentId":1,"code":null,"signal":15,"killed":true,"seq":10}}"#);
     tetherd.answer("agent/kill", "{}");
     expect_test::expect![[r#"
-        {"type":"user","text":"Hello"}
+        {"type":"user","text":"Hello","attachments":[]}
         {"type":"agent","chunks":[{"kind":"text","text":"Working "}]}
         {"type":"toolCall","id":"t1","title":"Run make","kind":"execute","status":"pending","content":[],"locations":[],"rawInput":null,"command":null,"rawOutput":null,"permission":{"key":4294967296,"options":[{"id":"once","name":"Allow","kind":"allow_once"}],"outcome":{"type":"cancelled"}}}
         {"type":"notice","level":"warning","text":"The agent did not stop when asked; Tether stopped it.","detail":null}
@@ -562,7 +569,9 @@ fn an_agent_that_ignores_cancel_can_be_stopped_and_restarted() {
     assert_eq!((load["method"].as_str(), load["params"]["sessionId"].as_str()), (Some("session/load"), Some("s1")));
     tetherd.agent_answers(2, 14, "session/load", "{}");
     assert!(tetherd.chat().contains("The agent resumed this session."));
-    tetherd.engine.handle_webview(WebviewToHost::Prompt { text: "Again".to_owned() }, tetherd.now);
+    tetherd
+        .engine
+        .handle_webview(WebviewToHost::Prompt { text: "Again".to_owned(), attachments: Vec::new() }, tetherd.now);
     tetherd.answer("snapshot/take", r#"{"tree":"t2"}"#);
     assert_eq!(tetherd.sent_to_agent(2).last().unwrap()["method"], "session/prompt", "the next prompt goes out");
 }
@@ -575,7 +584,9 @@ fn an_agent_that_honours_cancel_is_not_offered_to_be_stopped() {
     tetherd.answer("agent/spawn", &format!(r#"{{"agentId":1,"pid":100,"sessionDir":"{DIR}"}}"#));
     tetherd.agent_answers(1, 2, "initialize", r#"{"protocolVersion":1}"#);
     tetherd.agent_answers(1, 4, "session/new", r#"{"sessionId":"s1"}"#);
-    tetherd.engine.handle_webview(WebviewToHost::Prompt { text: "Hello".to_owned() }, tetherd.now);
+    tetherd
+        .engine
+        .handle_webview(WebviewToHost::Prompt { text: "Hello".to_owned(), attachments: Vec::new() }, tetherd.now);
     tetherd.answer("snapshot/take", r#"{"tree":"t1"}"#);
     tetherd.engine.handle_webview(WebviewToHost::Cancel, tetherd.now);
     assert!(tetherd.session().can_stop);

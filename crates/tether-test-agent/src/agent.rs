@@ -325,7 +325,9 @@ impl Agent {
             .agent_capabilities(
                 AgentCapabilities::new()
                     .load_session(self.wire.history.is_some())
-                    .prompt_capabilities(PromptCapabilities::new()),
+                    // The scripts answer whatever a prompt holds, so the demo takes what real
+                    // agents take: images and files embedded in the prompt.
+                    .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true)),
             )
             .auth_methods(Vec::new())
             .agent_info(Implementation::new("tether-test-agent", env!("CARGO_PKG_VERSION")));

@@ -42,11 +42,11 @@ defaultProfile: string | null, permissions: PermissionSettings,
  */
 followAgent: boolean, };
 
-export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "review", intent: ReviewIntent, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "authenticate", methodId: string, env: { [key in string]: string }, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "toggleFollowAgent" };
+export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "review", intent: ReviewIntent, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "authenticate", methodId: string, env: { [key in string]: string }, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "toggleFollowAgent" } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "mentionSelection", selection: EditorSelection, };
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
-export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews" } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, } | { "type": "closeTerminal", terminal: string, } | { "type": "showHistory", items: Array<HistoryItem>, } | { "type": "saveExport", suggestedName: string, content: string, } | { "type": "exportFile", source: string, suggestedName: string, } | { "type": "askAuthentication", agent: string, methods: Array<AuthMethodView>, } | { "type": "revealLocation", path: string, line: number | null, };
+export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews" } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, } | { "type": "closeTerminal", terminal: string, } | { "type": "showHistory", items: Array<HistoryItem>, } | { "type": "saveExport", suggestedName: string, content: string, } | { "type": "exportFile", source: string, suggestedName: string, } | { "type": "askAuthentication", agent: string, methods: Array<AuthMethodView>, } | { "type": "revealLocation", path: string, line: number | null, } | { "type": "listWorkspaceFiles" };
 
 export type PermissionSettings = { 
 /**
@@ -114,6 +114,12 @@ label: string | null,
  */
 optional: boolean, };
 
+export type EditorSelection = { 
+/**
+ * The document's absolute path.
+ */
+path: string, startLine: number, endLine: number, text: string, };
+
 export type SessionView = { 
 /**
  * The agent profile in use ("Demo", "Claude Code", ...).
@@ -165,9 +171,14 @@ export type HostToWebview = { "type": "snapshot", snapshot: ViewSnapshot, } | { 
 /**
  * Present when the session header changed.
  */
-session: SessionView | null, thread: Array<ThreadPatch>, };
+session: SessionView | null, thread: Array<ThreadPatch>, } | { "type": "mentions", query: string, items: Array<MentionSuggestion>, } | { "type": "addMention", mention: MentionSuggestion, };
 
-export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "export", format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "setAgentMode", id: string, } | { "type": "setFollowAgent", on: boolean, };
+export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: string, 
+/**
+ * Files and selections the text mentions with `@`, images pasted or dropped; absent
+ * from a webview older than mentions.
+ */
+attachments: Array<PromptAttachment>, } | { "type": "findMentions", query: string, fresh: boolean, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "export", format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "setAgentMode", id: string, } | { "type": "setFollowAgent", on: boolean, };
 
 export type PermissionsView = { mode: Mode, 
 /**
@@ -226,7 +237,11 @@ configOptions: Array<ConfigOptionView>,
 /**
  * How full the agent's context window is, from `usage_update`.
  */
-usage: UsageView | null, };
+usage: UsageView | null, 
+/**
+ * What a prompt may hold besides text and links, from the agent's `promptCapabilities`.
+ */
+prompt: PromptCapabilitiesView, };
 
 export type SlashCommandView = { 
 /**
@@ -262,6 +277,30 @@ export type CostView = { amount: number,
  * ISO 4217 currency code ("USD").
  */
 currency: string, };
+
+export type PromptCapabilitiesView = { 
+/**
+ * Images may be pasted or dropped into the composer.
+ */
+image: boolean, 
+/**
+ * Mentioned files and selections are sent with their text (embedded resources) rather than
+ * as links the agent reads itself.
+ */
+embeddedContext: boolean, };
+
+export type PromptAttachment = { "type": "file", path: string, } | { "type": "selection", path: string, startLine: number, endLine: number, text: string, } | { "type": "image", mimeType: string, data: string, };
+
+export type MentionSuggestion = { 
+/**
+ * What picking it writes after the `@` in the text, without spaces (e.g. `src/main.rs`,
+ * `src/main.rs#L3-9`).
+ */
+label: string, 
+/**
+ * A second line for the list (e.g. "Selection, lines 3-9").
+ */
+detail: string | null, attachment: PromptAttachment, };
 
 export type ChangeOrigin = "write" | "agent";
 
@@ -390,7 +429,13 @@ export type UserMessage = {
 /**
  * The text of the prompt (markdown, rendered like the agent's).
  */
-text: string, };
+text: string, 
+/**
+ * What the person attached to it: files and selections mentioned with `@`, images.
+ */
+attachments: Array<AttachmentView>, };
+
+export type AttachmentView = { "type": "file", path: string, } | { "type": "selection", path: string, startLine: number, endLine: number, } | { "type": "image", mimeType: string, bytes: number, } | { "type": "other", label: string, };
 
 export type AgentMessage = { chunks: Array<MessageChunk>, };
 

@@ -6,8 +6,15 @@
 //! method's arguments in a terminal, and must not pass the method to `authenticate`) and `agent`
 //! (the fallback: the agent signs in by itself on `authenticate`). Real agents also send `env_var`
 //! methods (Codex: `CODEX_API_KEY`), not yet in the stable schema, so methods are read from the
-//! raw JSON. The keys the person gives never pass through here: the host keeps them and the agent
-//! is started again with them in its environment, then asked to `authenticate`.
+//! raw JSON. Gemini CLI marks its API-key method only with `_meta["api-key"]` (a convention of
+//! Zed's): it is asked for like an `env_var` method, in the variable the agent reads that
+//! provider's key from. Claude's adapter offers a login in a terminal only to a client that says
+//! `_meta["terminal-auth"]: true` in its capabilities, and then marks its method with
+//! `_meta["terminal-auth"]: {command, args, label}`: the command to run, not the agent's own
+//! (Zed's convention, which Tether follows: a `terminal` method like any other, and a command
+//! `node` is run with the host's own Node). The keys the person gives never pass through here:
+//! the host keeps them and the agent is started again with them in its environment, then asked to
+//! `authenticate`.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +24,7 @@ use super::{AcpClient, AcpEvent, IntentError, Phase, RequestKind, describe_error
 use crate::host_api::{AgentProfile, AuthMethodKind, AuthMethodView, AuthVariable};
 use crate::jsonrpc::RpcError;
 use crate::thread::{NoticeLevel, TurnState};
+use crate::webview::PromptAttachment;
 
 /// The JSON-RPC error code ACP uses for "authentication required".
 pub const AUTH_REQUIRED: i32 = -32000;
@@ -26,8 +34,8 @@ pub const AUTH_REQUIRED: i32 = -32000;
 enum Held {
     /// Creating (or resuming) the session.
     Session,
-    /// The person's prompt, sent again as it was typed.
-    Prompt(String),
+    /// The person's prompt, sent again as it was typed, with what it attached.
+    Prompt(String, Vec<PromptAttachment>),
 }
 
 /// The client's side of signing in.
@@ -40,8 +48,9 @@ pub(super) struct Authentication {
     /// The method to `authenticate` with as soon as the agent (started again with the person's
     /// keys in its environment) answers `initialize`.
     on_initialize: Option<String>,
-    /// The text of the last prompt sent, in case the agent refuses it for want of a sign-in.
-    last_prompt: Option<String>,
+    /// The last prompt sent (text and attachments), in case the agent refuses it for want of a
+    /// sign-in.
+    last_prompt: Option<(String, Vec<PromptAttachment>)>,
 }
 
 /// How signing in goes on after the person chose a method.
@@ -93,11 +102,21 @@ fn parse_auth_method(method: &serde_json::Value) -> Option<AuthMethodView> {
     let id = method["id"].as_str()?.to_owned();
     let name = method["name"].as_str()?.to_owned();
     let description = method["description"].as_str().map(str::to_owned);
+    if let Some(kind) = terminal_auth_command(method) {
+        return Some(AuthMethodView { id, name, description, kind });
+    }
     let kind = match method["type"].as_str() {
-        None | Some("agent") => AuthMethodKind::Agent,
+        None | Some("agent") => match api_key_variable(method) {
+            // The agent reads the key from its environment when asked to `authenticate`.
+            Some(variable) => AuthMethodKind::EnvVar {
+                vars: vec![AuthVariable { name: variable.to_owned(), label: Some(name.clone()), optional: false }],
+            },
+            None => AuthMethodKind::Agent,
+        },
         Some("terminal") => {
             let terminal = serde_json::from_value::<acp::AuthMethodTerminal>(method.clone()).ok()?;
             AuthMethodKind::Terminal {
+                // The agent's own command, which `methods_for_profile` fills in.
                 command: String::new(),
                 args: terminal.args,
                 env: terminal.env.into_iter().collect(),
@@ -125,17 +144,46 @@ fn parse_auth_method(method: &serde_json::Value) -> Option<AuthMethodView> {
     Some(AuthMethodView { id, name, description, kind })
 }
 
+/// The command of a method marked `_meta: {"terminal-auth": {"command", "args", "env"}}`, run
+/// as it is given (claude-code-acp 0.16.2 names `node` and Claude Code's `cli.js`).
+fn terminal_auth_command(method: &serde_json::Value) -> Option<AuthMethodKind> {
+    let terminal_auth = &method["_meta"]["terminal-auth"];
+    let command = terminal_auth["command"].as_str().filter(|command| !command.is_empty())?;
+    let args = terminal_auth["args"].as_array().into_iter().flatten().filter_map(|arg| arg.as_str().map(str::to_owned));
+    let env = terminal_auth["env"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, value)| Some((name.clone(), value.as_str()?.to_owned())))
+        .collect();
+    Some(AuthMethodKind::Terminal { command: command.to_owned(), args: args.collect(), env })
+}
+
+/// The environment variable an agent method marked `_meta: {"api-key": {"provider": ...}}` takes
+/// its key from: Gemini CLI's "Gemini API key" method (`provider: "google"`) authenticates with
+/// `GEMINI_API_KEY` from its environment, which is also where Zed puts the key for it. A provider
+/// Tether knows no variable for leaves the method to the agent.
+fn api_key_variable(method: &serde_json::Value) -> Option<&'static str> {
+    match method["_meta"]["api-key"]["provider"].as_str()? {
+        "google" => Some("GEMINI_API_KEY"),
+        _ => None,
+    }
+}
+
 /// `methods` as they are offered for the agent of `profile`: a terminal method runs the
-/// profile's command with the method's arguments added, in the profile's environment with the
-/// method's variables over it.
+/// profile's command with the method's arguments added (unless it names its own command), in
+/// the profile's environment with the method's variables over it, so that the login stores its
+/// credentials where the agent reads them.
 pub fn methods_for_profile(methods: &[AuthMethodView], profile: &AgentProfile) -> Vec<AuthMethodView> {
     methods
         .iter()
         .cloned()
         .map(|mut method| {
             if let AuthMethodKind::Terminal { command, args, env } = &mut method.kind {
-                command.clone_from(&profile.command);
-                *args = profile.args.iter().cloned().chain(args.drain(..)).collect();
+                if command.is_empty() {
+                    command.clone_from(&profile.command);
+                    *args = profile.args.iter().cloned().chain(args.drain(..)).collect();
+                }
                 let mut merged = profile.env.clone();
                 merged.append(env);
                 *env = merged;
@@ -210,9 +258,9 @@ impl AcpClient {
         self.auth.methods = parse_auth_methods(&initialize["authMethods"]);
     }
 
-    /// Remembers a prompt's text, to send it again if the agent refuses it until the person signs in.
-    pub(super) fn remember_prompt(&mut self, text: &str) {
-        self.auth.last_prompt = Some(text.to_owned());
+    /// Remembers a prompt, to send it again if the agent refuses it until the person signs in.
+    pub(super) fn remember_prompt(&mut self, text: &str, attachments: &[PromptAttachment]) {
+        self.auth.last_prompt = Some((text.to_owned(), attachments.to_vec()));
     }
 
     /// The agent refused `session/new` (`prompt` false) or the prompt with "authentication
@@ -225,7 +273,7 @@ impl AcpClient {
             ));
         }
         self.auth.held = match (prompt, self.auth.last_prompt.clone()) {
-            (true, Some(text)) => Some(Held::Prompt(text)),
+            (true, Some((text, attachments))) => Some(Held::Prompt(text, attachments)),
             _ => Some(Held::Session),
         };
         if prompt {
@@ -271,10 +319,147 @@ impl AcpClient {
             // The prompt sent again is in the log, and read back from it.
             return;
         }
-        if let Held::Prompt(text) = held
-            && let Err(error) = self.prompt(&text, now)
+        if let Held::Prompt(text, attachments) = held
+            && let Err(error) = self.prompt(&text, &attachments, now)
         {
             self.notice(NoticeLevel::Warning, format!("The prompt could not be sent again: {error}."));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use super::*;
+
+    fn check(auth_methods: &str, expected: Expect) {
+        let methods = parse_auth_methods(&serde_json::from_str(auth_methods).unwrap());
+        let shown: Vec<String> = methods
+            .iter()
+            .map(|method| match &method.kind {
+                AuthMethodKind::Agent => format!("{} ({}): the agent signs in", method.id, method.name),
+                AuthMethodKind::EnvVar { vars } => {
+                    let vars: Vec<String> = vars
+                        .iter()
+                        .map(|var| format!("{} asked as {:?}", var.name, var.label.as_deref().unwrap_or(&var.name)))
+                        .collect();
+                    format!("{} ({}): key {}", method.id, method.name, vars.join(", "))
+                }
+                AuthMethodKind::Terminal { command, args, env } => {
+                    let command = if command.is_empty() { "<the agent>" } else { command };
+                    format!("{} ({}): terminal login {command} {args:?} {env:?}", method.id, method.name)
+                }
+            })
+            .collect();
+        expected.assert_eq(&shown.join("\n"));
+    }
+
+    #[test]
+    fn gemini_clis_api_key_method_asks_for_gemini_api_key() {
+        // As @google/gemini-cli 0.61.0 answers `initialize`.
+        check(
+            r#"[
+                {"id":"oauth-personal","name":"Log in with Google","description":"Log in with your Google account"},
+                {"id":"gemini-api-key","name":"Gemini API key","description":"Use an API key with Gemini Developer API","_meta":{"api-key":{"provider":"google"}}},
+                {"id":"vertex-ai","name":"Vertex AI","description":"Use an API key with Vertex AI GenAI API"},
+                {"id":"gateway","name":"AI API Gateway","description":"Use a custom AI API Gateway","_meta":{"gateway":{"protocol":"google","restartRequired":"false"}}}
+            ]"#,
+            expect![[r#"
+                oauth-personal (Log in with Google): the agent signs in
+                gemini-api-key (Gemini API key): key GEMINI_API_KEY asked as "Gemini API key"
+                vertex-ai (Vertex AI): the agent signs in
+                gateway (AI API Gateway): the agent signs in"#]],
+        );
+    }
+
+    #[test]
+    fn codex_env_var_methods_and_claudes_login() {
+        // As codex-acp 0.16.0 and claude-code-acp 0.16.2 answer `initialize`.
+        check(
+            r#"[
+                {"id":"chatgpt","name":"Login with ChatGPT","description":"Use your ChatGPT login with Codex CLI"},
+                {"type":"env_var","id":"openai-api-key","name":"Use OPENAI_API_KEY","vars":[{"name":"OPENAI_API_KEY"}]},
+                {"id":"claude-login","name":"Log in with Claude Code","description":"Run `claude /login` in the terminal"}
+            ]"#,
+            expect![[r#"
+                chatgpt (Login with ChatGPT): the agent signs in
+                openai-api-key (Use OPENAI_API_KEY): key OPENAI_API_KEY asked as "OPENAI_API_KEY"
+                claude-login (Log in with Claude Code): the agent signs in"#]],
+        );
+    }
+
+    #[test]
+    fn an_api_key_of_a_provider_without_a_known_variable_is_left_to_the_agent() {
+        check(
+            r#"[
+                {"id":"key","name":"Some key","_meta":{"api-key":{"provider":"elsewhere"}}},
+                {"id":"odd","name":"Odd meta","_meta":{"api-key":"not an object"}},
+                {"type":"terminal","id":"login","name":"Log in","args":["--login"]},
+                {"type":"_oauth","id":"oauth","name":"Some future kind"},
+                {"id":"nameless"}
+            ]"#,
+            expect![[r#"
+                key (Some key): the agent signs in
+                odd (Odd meta): the agent signs in
+                login (Log in): terminal login <the agent> ["--login"] {}"#]],
+        );
+    }
+
+    /// claude-code-acp 0.16.2's `authMethods` when `initialize` says `_meta["terminal-auth"]`.
+    const CLAUDE_TERMINAL_AUTH: &str = r#"[{"description":"Run `claude /login` in the terminal","name":"Log in with Claude Code","id":"claude-login","_meta":{"terminal-auth":{"command":"node","args":["/agents/node_modules/@anthropic-ai/claude-agent-sdk/cli.js"],"label":"Claude Code Login"}}}]"#;
+
+    #[test]
+    fn claudes_terminal_auth_login_runs_the_command_it_names() {
+        check(
+            CLAUDE_TERMINAL_AUTH,
+            expect![[r#"
+                claude-login (Log in with Claude Code): terminal login node ["/agents/node_modules/@anthropic-ai/claude-agent-sdk/cli.js"] {}"#]],
+        );
+        // Whatever the method's `type` says, and with the variables it asks for.
+        check(
+            r#"[
+                {"type":"terminal","id":"setup","name":"Set up","args":["--ignored"],"_meta":{"terminal-auth":{"command":"/opt/vibe","args":["--setup"],"env":{"NO_COLOR":"1","BAD":1},"label":"Vibe"}}},
+                {"id":"no-command","name":"No command","_meta":{"terminal-auth":{"args":["login"]}}},
+                {"id":"empty","name":"Empty command","_meta":{"terminal-auth":{"command":""}}}
+            ]"#,
+            expect![[r#"
+                setup (Set up): terminal login /opt/vibe ["--setup"] {"NO_COLOR": "1"}
+                no-command (No command): the agent signs in
+                empty (Empty command): the agent signs in"#]],
+        );
+    }
+
+    #[test]
+    fn a_terminal_login_runs_in_the_agents_environment_and_a_named_command_keeps_its_own() {
+        let profile = AgentProfile {
+            name: "Claude Code".to_owned(),
+            command: "/vscode/electron".to_owned(),
+            args: vec!["/agents/claude-code-acp/dist/index.js".to_owned()],
+            env: BTreeMap::from([
+                ("ELECTRON_RUN_AS_NODE".to_owned(), "1".to_owned()),
+                ("NO_COLOR".to_owned(), "0".to_owned()),
+            ]),
+            cwd: None,
+        };
+        let methods = parse_auth_methods(
+            &serde_json::from_str(&format!(
+                r#"[{}, {{"type":"terminal","id":"login","name":"Log in","args":["--login"],"env":{{"NO_COLOR":"1"}}}}]"#,
+                CLAUDE_TERMINAL_AUTH.trim_start_matches('[').trim_end_matches(']')
+            ))
+            .unwrap(),
+        );
+        let offered: Vec<String> = methods_for_profile(&methods, &profile)
+            .into_iter()
+            .map(|method| match method.kind {
+                AuthMethodKind::Terminal { command, args, env } => format!("{}: {command} {args:?} {env:?}", method.id),
+                other => format!("{}: {other:?}", method.id),
+            })
+            .collect();
+        expect![[r#"
+            claude-login: node ["/agents/node_modules/@anthropic-ai/claude-agent-sdk/cli.js"] {"ELECTRON_RUN_AS_NODE": "1", "NO_COLOR": "0"}
+            login: /vscode/electron ["/agents/claude-code-acp/dist/index.js", "--login"] {"ELECTRON_RUN_AS_NODE": "1", "NO_COLOR": "1"}"#]]
+        .assert_eq(&offered.join("
+"));
     }
 }

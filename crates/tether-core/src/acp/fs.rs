@@ -48,6 +48,8 @@ pub(super) enum ReadTag {
     Retry { change: ChangeId },
     /// Without a snapshot: the file a tool call's diff says the agent edited.
     ToolDiff { path: String, old_text: Option<String>, new_text: String },
+    /// A file the prompt `prompt` mentions, embedded as its block `block`.
+    Mention { prompt: u64, block: usize, path: String },
 }
 
 /// What an edit in flight carries out.
@@ -96,8 +98,10 @@ pub(super) struct Files {
     edits: BTreeMap<u64, EditFor>,
     next_edit: u64,
     snapshots: Snapshots,
-    /// The prompt waiting for the snapshot before it is sent.
-    pub(super) held_prompt: Option<acp::PromptRequest>,
+    /// The prompt waiting for the snapshot and its mentioned files before it is sent.
+    pub(super) held_prompt: Option<super::prompt_content::HeldPrompt>,
+    /// The serial of the last prompt made, which its mention reads carry.
+    pub(super) prompt_serial: u64,
     /// The current turn's number and the index of its first entry.
     turn: u32,
     turn_start: EntryIndex,
@@ -113,6 +117,7 @@ impl Files {
             next_edit: first_id,
             snapshots: Snapshots::default(),
             held_prompt: None,
+            prompt_serial: 0,
             turn: 0,
             turn_start: 0,
         }
@@ -145,10 +150,10 @@ impl AcpClient {
                 });
             }
         }
-        if let Some(prompt) = self.files.held_prompt.take() {
-            let id = self.send_request("session/prompt", &prompt, RequestKind::Prompt, None);
-            self.prompt_in_flight = Some(id);
+        if let Some(held) = &mut self.files.held_prompt {
+            held.snapshot_pending = false;
         }
+        self.send_held_prompt_if_ready();
     }
 
     /// The answer to [`AcpEvent::ScanChanges`]: the files that differ from the turn's snapshot.
@@ -438,6 +443,11 @@ impl AcpClient {
         self.forward_read(read, progress);
     }
 
+    /// Reads a file the held prompt `prompt` mentions, to embed it as its block `block`.
+    pub(super) fn read_mention(&mut self, prompt: u64, block: usize, path: String) {
+        self.read_whole(path.clone(), ReadTag::Mention { prompt, block, path });
+    }
+
     fn read_whole(&mut self, path: String, tag: ReadTag) {
         let (read, progress) = self.files.reads.start(path, ReadMode::Whole, tag);
         self.forward_read(read, progress);
@@ -482,6 +492,9 @@ impl AcpClient {
                 if let Ok((Some(now), _, _)) = result {
                     self.found_by_tool_diff(path, old_text, new_text, now);
                 }
+            }
+            ReadTag::Mention { prompt, block, path } => {
+                self.on_mention_read(prompt, block, &path, result.map(|(text, _, _)| text))
             }
         }
     }

@@ -28,7 +28,7 @@ use super::{AcpClient, ClientInfo, Phase, RequestKind};
 use crate::jsonrpc::{self, Message};
 use crate::permissions::{DecidedBy, Mode, PermissionPolicy};
 use crate::session_log::{LogEvent, ReadLog};
-use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, PermissionOutcome, TurnState, UserMessage};
+use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, PermissionOutcome, TurnState};
 
 /// How many of the agent's last stderr lines explain an exit read back from the log.
 const STDERR_TAIL_LINES: usize = 40;
@@ -186,6 +186,13 @@ impl AcpClient {
             }
             return;
         }
+        if record["event"] == "promptCancelled" {
+            if let Ok(blocks) = serde_json::from_value::<Vec<acp::ContentBlock>>(record["prompt"].clone()) {
+                self.thread.push(Entry::User(super::prompt_content::user_message(&blocks, &self.cwd)));
+                self.thread.set_turn(TurnState::Ended { stop_reason: "cancelled".to_owned() });
+            }
+            return;
+        }
         if record["event"] != "decided" {
             return;
         }
@@ -234,8 +241,8 @@ impl AcpClient {
                     "session/prompt" => {
                         let request = jsonrpc::parse_params::<acp::PromptRequest>(params)
                             .map_err(|error| format!("a prompt that cannot be read: {}", error.message))?;
-                        let text = request.prompt.iter().map(super::content_text).collect::<Vec<_>>().join("");
-                        self.thread.push(Entry::User(UserMessage { text }));
+                        let message = super::prompt_content::user_message(&request.prompt, &self.cwd);
+                        self.thread.push(Entry::User(message));
                         self.thread.set_turn(TurnState::Running);
                         self.prompt_in_flight = Some(id.clone());
                         RequestKind::Prompt

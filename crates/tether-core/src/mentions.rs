@@ -1,0 +1,313 @@
+//! The composer's `@` list: the workspace's files and the editor's selection, ranked for what the
+//! person typed after the `@`.
+//!
+//! The host lists the files once per mention (VS Code knows the excludes and the open editors);
+//! every keystroke after that is ranked here against that list, with no round trip to the host.
+//! What the person picks travels back with the prompt as a [`PromptAttachment`]; turning it into
+//! ACP content is [`crate::acp`]'s job.
+//!
+//! Deliberately absent: symbols, folders and fuzzy scoring beyond "in order": a path matches
+//! when the typed characters appear in it in order, and the closer the match is to the file's
+//! name the higher it ranks. That is what people expect from VS Code's own quick open, minus
+//! its heuristics.
+
+use crate::host_api::EditorSelection;
+use crate::webview::{MentionSuggestion, PromptAttachment};
+
+/// At most this many entries are listed: more than a list can usefully show.
+pub const MAX_SUGGESTIONS: usize = 50;
+
+/// The files and selection of the mention being typed.
+#[derive(Debug, Default)]
+pub struct MentionIndex {
+    /// The files as the host listed them (absolute), with the label each is shown and inserted
+    /// as, sorted by label.
+    files: Vec<(String, String)>,
+    selection: Option<EditorSelection>,
+    /// The host was asked for the files and has not answered: queries wait.
+    listing: bool,
+    /// The query typed while the host was listing, answered when the list arrives.
+    waiting: Option<String>,
+}
+
+/// What to do with a query.
+#[derive(Debug, PartialEq, Eq)]
+pub enum FindOutcome {
+    /// Ask the host for the files (`ListWorkspaceFiles`); the query is answered when they come.
+    ListFiles,
+    /// The files are being listed; the query is answered when they come.
+    Wait,
+    Answer(Vec<MentionSuggestion>),
+}
+
+impl MentionIndex {
+    /// The person typed `query` after an `@` (`fresh`: the `@` was just typed).
+    pub fn find(&mut self, query: &str, fresh: bool, root: &str) -> FindOutcome {
+        if self.listing {
+            self.waiting = Some(query.to_owned());
+            return FindOutcome::Wait;
+        }
+        if fresh || self.files.is_empty() && self.selection.is_none() {
+            self.listing = true;
+            self.waiting = Some(query.to_owned());
+            return FindOutcome::ListFiles;
+        }
+        FindOutcome::Answer(self.suggestions(query, root))
+    }
+
+    /// The host listed the files: answers the query that waited for them, if any.
+    pub fn handle_files(
+        &mut self,
+        files: Vec<String>,
+        selection: Option<EditorSelection>,
+        root: &str,
+    ) -> Option<(String, Vec<MentionSuggestion>)> {
+        self.listing = false;
+        let mut files: Vec<(String, String)> = files
+            .into_iter()
+            .map(|path| {
+                let label = display_path(&path, root);
+                (path, label)
+            })
+            .collect();
+        files.sort_by(|a, b| a.1.cmp(&b.1));
+        files.dedup();
+        self.files = files;
+        self.selection = selection.filter(|selection| !selection.text.is_empty());
+        let query = self.waiting.take()?;
+        let items = self.suggestions(&query, root);
+        Some((query, items))
+    }
+
+    /// The list for `query`: the selection first when it matches, then the files, best first.
+    pub fn suggestions(&self, query: &str, root: &str) -> Vec<MentionSuggestion> {
+        let mut items = Vec::new();
+        if let Some(selection) = &self.selection {
+            let suggestion = selection_suggestion(selection, root);
+            if matches_in_order(&suggestion.label, query) || matches_in_order("selection", query) {
+                items.push(suggestion);
+            }
+        }
+        let labels: Vec<&str> = self.files.iter().map(|(_, label)| label.as_str()).collect();
+        for index in rank(&labels, query, MAX_SUGGESTIONS - items.len()) {
+            let (path, label) = &self.files[index];
+            items.push(MentionSuggestion {
+                label: label.clone(),
+                detail: None,
+                attachment: PromptAttachment::File { path: path.clone() },
+            });
+        }
+        items
+    }
+}
+
+/// The `@` entry for an editor's selection: `path#L3-9` (one line: `path#L3`).
+pub fn selection_suggestion(selection: &EditorSelection, root: &str) -> MentionSuggestion {
+    let path = display_path(&selection.path, root);
+    let (label, detail) = if selection.start_line == selection.end_line {
+        (format!("{path}#L{}", selection.start_line), format!("Selection, line {}", selection.start_line))
+    } else {
+        (
+            format!("{path}#L{}-{}", selection.start_line, selection.end_line),
+            format!("Selection, lines {}-{}", selection.start_line, selection.end_line),
+        )
+    };
+    MentionSuggestion {
+        label,
+        detail: Some(detail),
+        attachment: PromptAttachment::Selection {
+            path: selection.path.clone(),
+            start_line: selection.start_line,
+            end_line: selection.end_line,
+            text: selection.text.clone(),
+        },
+    }
+}
+
+/// `path` as the person reads it: relative to the workspace folder when inside it, `/`-separated.
+pub fn display_path(path: &str, root: &str) -> String {
+    let root = root.trim_end_matches(['/', '\\']);
+    let relative = path.strip_prefix(root).and_then(|rest| rest.strip_prefix(['/', '\\']));
+    match relative {
+        Some(relative) if !root.is_empty() && !relative.is_empty() => relative.replace('\\', "/"),
+        _ => path.to_owned(),
+    }
+}
+
+/// The indexes of the `labels` that match `query`, best first, at most `limit`.
+///
+/// A label matches when the query's characters appear in it in order, ignoring case. Matches
+/// rank by where the query is found: as the start of the file name, inside the file name,
+/// inside the path as typed, or only scattered; then shorter paths first (a file near the root
+/// is more likely the one meant), then by path.
+pub fn rank(labels: &[&str], query: &str, limit: usize) -> Vec<usize> {
+    let query = query.to_lowercase();
+    let mut scored: Vec<(u8, usize, usize)> = labels
+        .iter()
+        .enumerate()
+        .filter_map(|(index, label)| {
+            let lower = label.to_lowercase();
+            let name = lower.rsplit('/').next().unwrap_or(&lower);
+            let tier = if name.starts_with(&query) {
+                0
+            } else if name.contains(&query) {
+                1
+            } else if lower.contains(&query) {
+                2
+            } else if matches_in_order(&lower, &query) {
+                3
+            } else {
+                return None;
+            };
+            Some((tier, label.len(), index))
+        })
+        .collect();
+    // Ties on tier and length keep the labels' (sorted) order.
+    scored.sort_unstable_by(|a, b| (a.0, a.1, labels[a.2]).cmp(&(b.0, b.1, labels[b.2])));
+    scored.into_iter().take(limit).map(|(_, _, index)| index).collect()
+}
+
+/// Whether the characters of `query` appear in `text` in order, ignoring case.
+fn matches_in_order(text: &str, query: &str) -> bool {
+    let mut text = text.chars().flat_map(char::to_lowercase);
+    query.chars().flat_map(char::to_lowercase).all(|wanted| text.any(|c| c == wanted))
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use super::*;
+
+    const FILES: &[&str] = &[
+        "/ws/README.md",
+        "/ws/src/main.rs",
+        "/ws/src/mention.rs",
+        "/ws/src/acp/mentions.rs",
+        "/ws/crates/core/src/main_loop.rs",
+        "/ws/docs/maintenance.md",
+        "/elsewhere/notes.txt",
+    ];
+
+    fn check(query: &str, selection: Option<EditorSelection>, expect: Expect) {
+        let mut index = MentionIndex::default();
+        assert_eq!(index.find(query, true, "/ws"), FindOutcome::ListFiles);
+        let (answered, items) =
+            index.handle_files(FILES.iter().map(|path| (*path).to_owned()).collect(), selection, "/ws").unwrap();
+        assert_eq!(answered, query);
+        let shown: Vec<String> = items
+            .iter()
+            .map(|item| match &item.detail {
+                Some(detail) => format!("{} ({detail})", item.label),
+                None => item.label.clone(),
+            })
+            .collect();
+        expect.assert_eq(&shown.join("\n"));
+    }
+
+    #[test]
+    fn files_rank_by_where_the_query_is_found() {
+        // The file name's start beats a match inside the name, which beats the folders, which
+        // beat scattered letters; shorter paths first within a tier.
+        check(
+            "main",
+            None,
+            expect![[r#"
+                src/main.rs
+                docs/maintenance.md
+                crates/core/src/main_loop.rs"#]],
+        );
+        check(
+            "ment",
+            None,
+            expect![[r#"
+                src/mention.rs
+                src/acp/mentions.rs"#]],
+        );
+        check(
+            "acpm",
+            None,
+            expect![[r#"
+                src/acp/mentions.rs"#]],
+        );
+        // Case does not matter; a file outside the workspace keeps its absolute path.
+        check(
+            "NOTES",
+            None,
+            expect![[r#"
+                /elsewhere/notes.txt"#]],
+        );
+    }
+
+    #[test]
+    fn an_empty_query_lists_the_selection_then_every_file() {
+        let selection = EditorSelection {
+            path: "/ws/src/main.rs".to_owned(),
+            start_line: 3,
+            end_line: 9,
+            text: "fn main() {}".to_owned(),
+        };
+        check(
+            "",
+            Some(selection.clone()),
+            expect![[r#"
+                src/main.rs#L3-9 (Selection, lines 3-9)
+                README.md
+                src/main.rs
+                src/mention.rs
+                docs/maintenance.md
+                src/acp/mentions.rs
+                /elsewhere/notes.txt
+                crates/core/src/main_loop.rs"#]],
+        );
+        // Typing "sel" keeps the selection even though no path holds those letters in order.
+        check(
+            "sel",
+            Some(selection),
+            expect![[r#"
+                src/main.rs#L3-9 (Selection, lines 3-9)
+                crates/core/src/main_loop.rs"#]],
+        );
+    }
+
+    #[test]
+    fn an_empty_selection_is_not_offered() {
+        let selection =
+            EditorSelection { path: "/ws/src/main.rs".to_owned(), start_line: 3, end_line: 3, text: String::new() };
+        check(
+            "readme",
+            Some(selection),
+            expect![[r#"
+                README.md"#]],
+        );
+    }
+
+    #[test]
+    fn keystrokes_after_the_first_are_ranked_without_asking_the_host() {
+        let mut index = MentionIndex::default();
+        assert_eq!(index.find("", true, "/ws"), FindOutcome::ListFiles);
+        // Typed while the host lists: the newest query is the one answered.
+        assert_eq!(index.find("rea", false, "/ws"), FindOutcome::Wait);
+        let (query, items) = index.handle_files(vec!["/ws/README.md".to_owned()], None, "/ws").unwrap();
+        assert_eq!((query.as_str(), items.len()), ("rea", 1));
+        let FindOutcome::Answer(items) = index.find("zzz", false, "/ws") else { panic!("not answered at once") };
+        assert!(items.is_empty());
+        // A new `@` lists again: files may have been created since.
+        assert_eq!(index.find("", true, "/ws"), FindOutcome::ListFiles);
+    }
+
+    #[test]
+    fn the_list_is_capped() {
+        let labels: Vec<String> = (0..200).map(|n| format!("file{n}.rs")).collect();
+        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+        assert_eq!(rank(&labels, "file", MAX_SUGGESTIONS).len(), MAX_SUGGESTIONS);
+    }
+
+    #[test]
+    fn display_paths_are_relative_inside_the_workspace_only() {
+        assert_eq!(display_path("/ws/a/b.rs", "/ws/"), "a/b.rs");
+        assert_eq!(display_path("/wsx/a.rs", "/ws"), "/wsx/a.rs");
+        assert_eq!(display_path("C:\\ws\\a\\b.rs", "C:\\ws"), "a/b.rs");
+        assert_eq!(display_path("/ws", "/ws"), "/ws");
+    }
+}

@@ -1,0 +1,29 @@
+// End to end: `tether.defaultAgent` naming a built-in agent that is not installed. The session
+// cannot start (the status says so) and Tether offers to install the agent, as it does when the
+// agent is picked in the header. The offer is not taken here: installing needs the npm registry.
+//
+// Every wait is for something to appear; none measures time.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { ACTIVATION_TIMEOUT_MS, withVSCode } from "./harness.mjs";
+
+const TEST_TIMEOUT_MS = 10 * 60_000;
+
+test("a default agent that is not installed is offered for install at start", { timeout: TEST_TIMEOUT_MS }, async () => {
+  // Codex is found in the extension's storage or on PATH; this launch has neither.
+  const settings = { "tether.sidecarGraceSeconds": 5, "tether.defaultAgent": "Codex" };
+  await withVSCode({ name: "agent-install", settings }, async (vscode) => {
+    await vscode.openTetherView();
+    const chat = vscode.chatFrame();
+    await chat.locator(".session-agent", { hasText: "Codex" }).waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+    await chat.locator('.session-status[data-status="failed"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+
+    const offer = vscode.page.locator(".notification-toast", { hasText: "Codex is not installed." });
+    await offer.waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+    assert.match(await offer.innerText(), /@zed-industries\/codex-acp/);
+    await offer.locator("a.monaco-button", { hasText: "Install Codex" }).waitFor();
+    await vscode.screenshot("agent-install.png");
+  });
+});

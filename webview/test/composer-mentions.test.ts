@@ -1,0 +1,193 @@
+// The composer's attachments: "@" lists the workspace's files and the selection (the host ranks
+// them; the list shows what it answered), picking one writes "@label " and the prompt carries
+// what each label still in the text stands for; "Tether: Mention Selection" adds one at the
+// caret; images pasted or dropped show as thumbnails and go with the prompt, unless the agent
+// does not take images. The thread shows each prompt's attachments.
+
+import assert from "node:assert/strict";
+import { beforeEach, describe, it } from "node:test";
+import type { MentionSuggestion, SessionControlsView } from "../src/protocol";
+import { session, snapshot } from "./fixtures";
+import { type Harness, harness } from "./support";
+
+function controls(image: boolean): SessionControlsView {
+  return { title: null, commands: [], configOptions: [], usage: null, prompt: { image, embeddedContext: true } };
+}
+
+const mainRs: MentionSuggestion = {
+  label: "src/main.rs",
+  detail: null,
+  attachment: { type: "file", path: "/ws/src/main.rs" },
+};
+const selection: MentionSuggestion = {
+  label: "src/lib.rs#L3-4",
+  detail: "Selection, lines 3-4",
+  attachment: { type: "selection", path: "/ws/src/lib.rs", startLine: 3, endLine: 4, text: "fn a() {}\nfn b() {}" },
+};
+
+// A one-pixel PNG.
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+describe("@-mentions and images in the composer", () => {
+  let ui: Harness;
+  const input = () => ui.query<HTMLTextAreaElement>("footer.composer textarea");
+  const shown = () => ui.queryAll(".composer-command-name").map((name) => name.textContent);
+  const type = (text: string) => {
+    input().value = text;
+    input().setSelectionRange(text.length, text.length);
+    input().dispatchEvent(new ui.window.Event("input"));
+  };
+  const press = (key: string) =>
+    input().dispatchEvent(new ui.window.KeyboardEvent("keydown", { key, bubbles: true, cancelable: true }));
+  const findsPosted = () => ui.posted.filter((message) => message.type === "findMentions");
+
+  function start(image: boolean) {
+    ui = harness();
+    ui.frame(snapshot([], { session: session({ controls: controls(image) }) }));
+  }
+
+  beforeEach(() => start(true));
+
+  it("asks the host as an @ is typed, shows its answer, and writes the picked label", () => {
+    type("Why does @");
+    assert.deepEqual(findsPosted(), [{ type: "findMentions", query: "", fresh: true }], "a new @ lists afresh");
+    ui.frame({ type: "mentions", query: "", items: [selection, mainRs] });
+    assert.deepEqual(shown(), ["@src/lib.rs#L3-4", "@src/main.rs"]);
+    assert.ok(ui.query(".composer-command").textContent?.includes("Selection, lines 3-4"));
+    type("Why does @ma");
+    assert.deepEqual(findsPosted().at(-1), { type: "findMentions", query: "ma", fresh: false });
+    ui.frame({ type: "mentions", query: "ma", items: [mainRs] });
+    press("Enter");
+    assert.equal(input().value, "Why does @src/main.rs ");
+    assert.equal(ui.query("footer.composer .composer-commands").hidden, true);
+    assert.equal(ui.posted.filter((message) => message.type === "prompt").length, 0, "Enter picked; it did not send");
+  });
+
+  it("sends the mentions still in the text, in the order they appear", () => {
+    type("@");
+    ui.frame({ type: "mentions", query: "", items: [mainRs, selection] });
+    press("Enter");
+    type(`${input().value}and @`);
+    ui.frame({ type: "mentions", query: "", items: [mainRs, selection] });
+    press("ArrowDown");
+    press("Enter");
+    assert.equal(input().value, "@src/main.rs and @src/lib.rs#L3-4 ");
+    // The person swaps them around by hand: the order of the text wins.
+    type("compare @src/lib.rs#L3-4 with @src/main.rs");
+    press("Enter");
+    assert.deepEqual(ui.posted.at(-1), {
+      type: "prompt",
+      text: "compare @src/lib.rs#L3-4 with @src/main.rs",
+      attachments: [selection.attachment, mainRs.attachment],
+    });
+  });
+
+  it("drops a mention whose label was deleted from the text", () => {
+    type("@");
+    ui.frame({ type: "mentions", query: "", items: [mainRs] });
+    press("Enter");
+    type("never mind");
+    press("Enter");
+    assert.deepEqual(ui.posted.at(-1), { type: "prompt", text: "never mind", attachments: [] });
+  });
+
+  it("keeps the picked mentions with the unsent text across a reload of the webview", (context) => {
+    // The UI state is saved a moment after typing (setTimeout): the test moves that clock.
+    context.mock.timers.enable({ apis: ["setTimeout"] });
+    // Again, so that the first save's timer is a mocked one too.
+    start(true);
+    type("@");
+    ui.frame({ type: "mentions", query: "", items: [selection] });
+    press("Enter");
+    context.mock.timers.tick(1_000);
+    const saved = ui.saved();
+    ui = harness(saved);
+    ui.frame(snapshot([], { session: session({ controls: controls(true) }) }));
+    assert.equal(input().value, "@src/lib.rs#L3-4 ");
+    press("Enter");
+    assert.deepEqual(ui.posted.at(-1), { type: "prompt", text: "@src/lib.rs#L3-4 ", attachments: [selection.attachment] });
+  });
+
+  it("an @ inside a word is not a mention", () => {
+    type("mail me@example.com");
+    assert.deepEqual(findsPosted(), []);
+  });
+
+  it("adds the selection at the caret when the host says so", () => {
+    type("look");
+    ui.frame({ type: "addMention", mention: selection });
+    assert.equal(input().value, "look @src/lib.rs#L3-4 ");
+    press("Enter");
+    assert.deepEqual(ui.posted.at(-1), {
+      type: "prompt",
+      text: "look @src/lib.rs#L3-4 ",
+      attachments: [selection.attachment],
+    });
+  });
+
+  it("shows a pasted image, removes it on request, and sends one with the prompt", async () => {
+    paste(image());
+    await until(() => ui.queryAll(".composer-image").length === 1);
+    assert.match(ui.query<HTMLImageElement>(".composer-image-thumbnail").src, /^data:image\/png;base64,iVBOR/);
+    ui.query<HTMLButtonElement>(".composer-image-remove").click();
+    assert.equal(ui.queryAll(".composer-image").length, 0);
+    paste(image());
+    await until(() => ui.queryAll(".composer-image").length === 1);
+    // An image alone is a prompt.
+    press("Enter");
+    assert.deepEqual(ui.posted.at(-1), {
+      type: "prompt",
+      text: "",
+      attachments: [{ type: "image", mimeType: "image/png", data: PNG }],
+    });
+    assert.equal(ui.queryAll(".composer-image").length, 0, "sent images leave the composer");
+  });
+
+  it("refuses images for an agent that does not take them, and says why", async () => {
+    start(false);
+    paste(image());
+    await until(() => !ui.query(".composer-note").hidden);
+    assert.equal(ui.query(".composer-note").textContent, "This agent does not accept images.");
+    assert.equal(ui.queryAll(".composer-image").length, 0);
+  });
+
+  it("shows each prompt's attachments in the thread", () => {
+    ui.frame(
+      snapshot([
+        {
+          type: "user",
+          text: "Why?",
+          attachments: [
+            { type: "file", path: "src/main.rs" },
+            { type: "selection", path: "src/lib.rs", startLine: 3, endLine: 4 },
+            { type: "image", mimeType: "image/png", bytes: 2048 },
+          ],
+        },
+      ]),
+    );
+    assert.deepEqual(
+      ui.queryAll(".entry.user .user-attachment").map((item) => item.textContent),
+      ["src/main.rs", "src/lib.rs, lines 3-4", "Image (PNG, 2 KB)"],
+    );
+  });
+
+  function image(): File {
+    const bytes = Uint8Array.from(atob(PNG), (c) => c.charCodeAt(0));
+    return new ui.window.File([bytes], "shot.png", { type: "image/png" });
+  }
+
+  function paste(file: File) {
+    const event = new ui.window.Event("paste", { bubbles: true, cancelable: true });
+    Object.defineProperty(event, "clipboardData", { value: { files: [file] } });
+    input().dispatchEvent(event);
+  }
+});
+
+/** Waits for what the FileReader does in the background; fails after many turns of the loop. */
+async function until(done: () => boolean): Promise<void> {
+  for (let turn = 0; turn < 1000; turn++) {
+    if (done()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.fail("the composer never got there");
+}
