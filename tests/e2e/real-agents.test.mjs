@@ -9,9 +9,10 @@
 // what a person sees on choosing an agent: the sign-in it asks for (Codex and Gemini want an API
 // key before session/new; a dummy one is enough to create a session), the session starting
 // (initialize and session/new really happened), the pickers listing what the agent announced, and
-// a mode chosen in the header reaching the agent. Codex and Gemini keep what a sign-in stores in
-// their own home folders: those are pointed into the launch folder, so the tests leave nothing in
-// the person's home.
+// a mode chosen in the header reaching the agent, and Claude's login running in a VS Code terminal
+// (offline it cannot finish). Claude, Codex and Gemini keep what a sign-in stores in their own
+// folders: those are pointed into the launch folder, so the tests leave nothing in the person's
+// home.
 //
 // Every wait is for something to appear; none measures time.
 
@@ -58,14 +59,21 @@ const agentHomes = (root) => {
   return homes;
 };
 
+// Where Claude Code keeps its settings and what its login stores: inside the launch folder.
+const claudeHome = (root) => {
+  const home = path.join(root, "claude-home");
+  fs.mkdirSync(home, { recursive: true });
+  return { CLAUDE_CONFIG_DIR: home };
+};
+
 // A key that is not one: the agents accept any value to create a session.
 const DUMMY_KEY = "tether-e2e-dummy-key-4c1d";
 
-test("Claude Code from npm: the session starts, its models are listed, a mode is sent to it, and the prompt it refuses asks for its login", {
+test("Claude Code from npm: the session starts, its models are listed, a mode is sent to it, and the prompt it refuses asks for its login, which runs in a terminal", {
   timeout: TEST_TIMEOUT_MS,
 }, async () => {
   assert.ok(fs.existsSync(claudeAdapter), `${claudeAdapter} is missing: run \`cargo xtask setup\``);
-  await withVSCode({ name: "real-agents-claude", settings }, async (vscode) => {
+  await withVSCode({ name: "real-agents-claude", settings, env: claudeHome }, async (vscode) => {
     await vscode.openTetherView();
     const chat = vscode.chatFrame();
     await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
@@ -136,6 +144,29 @@ test("Claude Code from npm: the session starts, its models are listed, a mode is
     assert.equal(await models.inputValue(), "default");
     const refused = await waitForFile(sessionLogPath(vscode.workspace), (text) => text.includes('"code":-32000'));
     assert.match(refused, /"method":"session\/prompt"/);
+
+    // In a new session the prompt is refused again, and this time the login is chosen: Tether
+    // says `_meta["terminal-auth"]` in initialize, so the adapter names the command that logs in,
+    // and it runs Claude Code's own CLI in a VS Code terminal, under VS Code's Node.
+    await vscode.runCommand("Tether: New Session");
+    await chat.locator(".entry.user").first().waitFor({ state: "detached" });
+    await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+    await vscode.sendPrompt("Say hello again");
+    const login = (await vscode.quickInput("Sign in to Claude Code")).locator(".quick-input-list .monaco-list-row");
+    await login.locator(".label-description", { hasText: "log in in a terminal" }).waitFor();
+    await vscode.chooseQuickPickItem("Sign in to Claude Code", "Log in with Claude Code");
+    const page = vscode.page;
+    await page.locator(".terminal-tabs-entry, .single-terminal-tab, .panel .composite-title", { hasText: "Sign in: Claude Code" }).first().waitFor();
+    // Offline the login cannot reach Anthropic: Claude Code's CLI ends with code 1 and VS Code
+    // says which process it ran. The sign-in did not finish: Tether says so, nothing is sent to
+    // the agent, and it still waits for a sign-in.
+    const ended = page.locator(".notification-toast", { hasText: "terminated with exit code: 1" });
+    assert.match(await ended.innerText(), /"\/\S+\/bin\/node '\S+\/@anthropic-ai\/claude-agent-sdk\/cli\.js'"/);
+    await page.locator(".notification-toast", { hasText: "The sign-in to Claude Code did not finish (exit 1)" }).waitFor();
+    await vscode.screenshot("real-agents-claude-login.png");
+    const wire = readWire(fs.readFileSync(sessionLogPath(vscode.workspace), "utf8"));
+    assert.ok(!wire.some(({ to }) => to?.method === "authenticate"), "no authenticate was sent");
+    await chat.locator('.session-status[data-status="starting"]', { hasText: "Sign in needed" }).waitFor();
   });
 });
 
