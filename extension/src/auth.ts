@@ -59,7 +59,7 @@ export class AgentSignIn implements AuthActions {
       { title: `Sign in to ${agent}`, placeHolder: "Choose how to sign in", ignoreFocusOut: true },
     );
     if (picked === undefined) {
-      return; // The session waits; the header says a sign-in is needed, and a prompt asks again.
+      return; // The session waits; the header offers Sign in, and the next prompt asks again too.
     }
     const { method } = picked;
     switch (method.kind.type) {
@@ -98,7 +98,7 @@ export class AgentSignIn implements AuthActions {
             this.send({ type: "authenticate", methodId: method.id, env: {} });
           } else {
             void vscode.window.showWarningMessage(
-              `The sign-in to ${agent} did not finish (exit ${which.exitStatus?.code ?? "unknown"}). Send a prompt to try again.`,
+              `The sign-in to ${agent} did not finish (exit ${which.exitStatus?.code ?? "unknown"}). Use Sign in in the chat header to try again.`,
             );
           }
         });

@@ -89,6 +89,7 @@ export function activate(context: vscode.ExtensionContext): void {
         "tether.restartAgent",
         "tether.stopAgent",
         "tether.mentionSelection",
+        "tether.signIn",
         HUNK_COMMAND,
         KEEP_ALL_COMMAND,
         REJECT_ALL_COMMAND,
@@ -140,6 +141,7 @@ export function activate(context: vscode.ExtensionContext): void {
     ),
     vscode.commands.registerCommand("tether.showHistory", () => send({ type: "showHistory" })),
     vscode.commands.registerCommand("tether.mentionSelection", () => mentionSelection(send)),
+    vscode.commands.registerCommand("tether.signIn", () => send({ type: "signIn" })),
     vscode.commands.registerCommand("tether.exportMarkdown", () =>
       send({ type: "exportSession", id: null, format: "markdown" }),
     ),

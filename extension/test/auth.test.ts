@@ -145,7 +145,7 @@ test("a terminal login closed before it finished sends nothing and says so", asy
   await settle();
   createdProcessTerminals[0]?.exit(undefined);
   assert.deepEqual(sent, []);
-  assert.match(shownMessages.at(-1)?.text ?? "", /sign-in to Claude Code did not finish/);
+  assert.match(shownMessages.at(-1)?.text ?? "", /sign-in to Claude Code did not finish.*Use Sign in in the chat header/);
 });
 
 test("a terminal login naming its own program runs it as it is", () => {

@@ -101,6 +101,7 @@ let session: SessionView = {
   changes: [],
   canRestart: false,
   canStop: false,
+  canSignIn: false,
   followAgent: false,
   controls: {
     title: "Tidy the notes",

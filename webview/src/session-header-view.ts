@@ -42,6 +42,7 @@ export class SessionHeaderView {
   private readonly picker = element("select", "session-picker");
   private readonly newSession = element("button", "session-new", "New session");
   private readonly restart = element("button", "session-restart", "Restart agent");
+  private readonly signIn = element("button", "session-sign-in", "Sign in");
   private readonly stop = element("button", "session-stop", "Stop");
   /** The starting step shown, with how long it had taken when it arrived and when that was. */
   private step: { text: string; elapsedMs: number; receivedAt: number } | null = null;
@@ -81,7 +82,9 @@ export class SessionHeaderView {
     this.restart.type = "button";
     this.restart.title = "Start the agent again and continue this session";
     this.stop.type = "button";
-    identity.append(this.agent, this.status, this.restart, this.stop);
+    this.signIn.type = "button";
+    this.signIn.title = "Choose how to sign in to the agent";
+    identity.append(this.agent, this.status, this.signIn, this.restart, this.stop);
     const actions = element("div", "session-actions");
     this.picker.setAttribute("aria-label", "Agent");
     this.picker.title = "Agent";
@@ -127,6 +130,11 @@ export class SessionHeaderView {
       this.restart.disabled = true;
       post({ type: "restart" });
     });
+    this.signIn.addEventListener("click", () => {
+      // One ask per offer, as for Restart.
+      this.signIn.disabled = true;
+      post({ type: "signIn" });
+    });
     this.stop.addEventListener("click", () => {
       // One stop per offer, as for Restart.
       this.stop.disabled = true;
@@ -148,6 +156,7 @@ export class SessionHeaderView {
       this.showStatus({ type: "starting", step: "Connecting…", elapsedMs: 0 });
       this.picker.hidden = true;
       this.restart.hidden = true;
+      this.signIn.hidden = true;
       this.stop.hidden = true;
       this.exportMenu.show(false);
       this.permissions.hidden = true;
@@ -162,6 +171,8 @@ export class SessionHeaderView {
     this.showStatus(session.status);
     this.restart.hidden = !session.canRestart;
     this.restart.disabled = false;
+    this.signIn.hidden = !session.canSignIn;
+    this.signIn.disabled = false;
     this.showStop(session);
     this.follow.setAttribute("aria-pressed", String(session.followAgent));
     this.exportMenu.show(true);

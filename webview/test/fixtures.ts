@@ -32,6 +32,7 @@ export function session(overrides: Partial<SessionView> = {}): SessionView {
     changes: [],
     canRestart: false,
     canStop: false,
+    canSignIn: false,
     followAgent: false,
     controls: { title: null, commands: [], configOptions: [], usage: null, prompt: { image: false, embeddedContext: false } },
     ...overrides,

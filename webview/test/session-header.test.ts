@@ -129,6 +129,23 @@ describe("session header actions", () => {
     assert.equal(restartButton().hidden, true);
   });
 
+  it("offers Sign in while the agent waits for a sign-in, once per offer", () => {
+    const signIn = () => ui.query<HTMLButtonElement>("header.session button.session-sign-in");
+    const waiting = session({ status: { type: "starting", step: "Sign in needed", elapsedMs: 0 }, canSignIn: true });
+    ui.frame(snapshot([]));
+    assert.equal(signIn().hidden, true, "hidden while the host does not offer it");
+    ui.frame(patch([], waiting));
+    assert.equal(signIn().hidden, false);
+    assert.equal(signIn().textContent, "Sign in");
+    signIn().click();
+    signIn().click();
+    assert.deepEqual(ui.posted, [{ type: "signIn" }], "a second click sends nothing");
+    ui.frame(patch([], waiting));
+    assert.equal(signIn().disabled, false, "offered again with the host's next header");
+    ui.frame(patch([], session({ status: { type: "ready" } })));
+    assert.equal(signIn().hidden, true);
+  });
+
   it("sends one restart per offer", () => {
     ui.frame(snapshot([], { session: exited }));
     restartButton().click();

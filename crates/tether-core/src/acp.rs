@@ -560,6 +560,11 @@ impl AcpClient {
     /// [`prompt_content`]). The prompt waits for the turn's snapshot and for the mentioned files
     /// it embeds to be read.
     pub fn prompt(&mut self, text: &str, attachments: &[PromptAttachment], _now: u64) -> Result<(), IntentError> {
+        if self.phase == Phase::SigningIn {
+            // The person dismissed the sign-in (or a login did not finish): this prompt waits for
+            // the sign-in it asks for again.
+            return self.hold_prompt_for_sign_in(text, attachments);
+        }
         let Some(session_id) = self.session_id.clone().filter(|_| self.phase == Phase::Ready) else {
             return Err(IntentError::NotReady);
         };

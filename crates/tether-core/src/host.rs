@@ -269,6 +269,7 @@ impl HostEngine {
                 permissions: PermissionsView::default(),
                 changes: Vec::new(),
                 can_restart: false,
+                can_sign_in: false,
                 can_stop: false,
                 follow_agent: false,
                 controls: SessionControlsView::default(),
@@ -448,6 +449,7 @@ impl HostEngine {
             WebviewToHost::Export { format } => self.export_session(None, format, now),
             WebviewToHost::Restart => self.restart(now),
             WebviewToHost::StopAgent => self.stop_agent(now),
+            WebviewToHost::SignIn => self.sign_in_again(),
             WebviewToHost::SetFollowAgent { on } => self.set_follow_agent(on),
             WebviewToHost::SetAgentMode { id } => {
                 let result = match &mut self.agent {
@@ -520,6 +522,7 @@ impl HostEngine {
             HostCommand::ExportSession { id, format } => self.export_session(id, format, now),
             HostCommand::Restart => self.restart(now),
             HostCommand::StopAgent => self.stop_agent(now),
+            HostCommand::SignIn => self.sign_in_again(),
             HostCommand::Authenticate { method_id, env } => self.authenticate(&method_id, env, now),
             HostCommand::AgentSecrets { profile, env } => self.secrets.add(&profile, env),
             HostCommand::ToggleFollowAgent => self.set_follow_agent(!self.session.follow_agent),
@@ -991,6 +994,17 @@ impl HostEngine {
     /// The agent needs the person to sign in. Keys given earlier for its profile are in its
     /// environment already: the agent is asked to use them first (once per agent process), and
     /// the person is asked only when it refuses or there are none.
+    /// "Sign in" after the person dismissed the choice: the same choice again.
+    fn sign_in_again(&mut self) {
+        match &self.agent {
+            Some(slot) if slot.client.awaits_sign_in_choice() => {
+                let methods = slot.client.auth_methods().to_vec();
+                self.ask_authentication(methods);
+            }
+            _ => self.show(LogLevel::Info, "The agent is not waiting for a sign-in.".to_owned()),
+        }
+    }
+
     fn ask_authentication(&mut self, methods: Vec<AuthMethodView>) {
         let Some(slot) = &mut self.agent else { return };
         if self.signed_in_with_kept_keys != Some(slot.generation)
@@ -1566,6 +1580,11 @@ impl HostEngine {
             });
         if self.session.can_stop != can_stop {
             self.session.can_stop = can_stop;
+            self.webview.session_changed = true;
+        }
+        let can_sign_in = self.agent.as_ref().is_some_and(|slot| slot.client.awaits_sign_in_choice());
+        if self.session.can_sign_in != can_sign_in {
+            self.session.can_sign_in = can_sign_in;
             self.webview.session_changed = true;
         }
         self.flush_webview(now);

@@ -170,6 +170,8 @@ pub enum HostCommand {
     },
     /// "Tether: Toggle Follow Agent".
     ToggleFollowAgent,
+    /// "Tether: Sign In to the Agent": ask how to sign in again (see `SessionView::canSignIn`).
+    SignIn,
     /// The answer to [`HostAction::ListWorkspaceFiles`]: the workspace's files (absolute paths,
     /// without what `files.exclude` and `search.exclude` hide) and the selection of the editor
     /// the person used last, if it has one.

@@ -37,6 +37,9 @@ pub struct SessionView {
     /// the turn and has not ended it. The header offers Stop (Stop agent during a turn), which
     /// kills the process (`StopAgent`).
     pub can_stop: bool,
+    /// The agent waits for the person to sign in and they dismissed the choice (or a login did
+    /// not finish): the header offers "Sign in", which asks again (`SignIn`).
+    pub can_sign_in: bool,
     /// "Follow the agent" is on: each place a tool call points at opens in an editor.
     pub follow_agent: bool,
     /// What the agent offers beside the thread: the session's title, slash commands, config
@@ -366,6 +369,8 @@ pub enum WebviewToHost {
     SetAgentMode {
         id: String,
     },
+    /// The header's "Sign in" (`SessionView::canSignIn`): ask how to sign in again.
+    SignIn,
     /// The header's "Follow the agent" toggle.
     SetFollowAgent {
         on: bool,

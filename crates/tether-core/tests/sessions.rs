@@ -597,3 +597,54 @@ fn an_agent_that_honours_cancel_is_not_offered_to_be_stopped() {
     assert_eq!(tetherd.request("agent/kill")["params"]["agentId"], 1, "the command stops a ready agent too");
     assert!(tetherd.chat().contains(r#""text":"Tether stopped the agent.""#));
 }
+
+/// Claude's adapter refuses the prompt until the person signs in; they dismiss the choice. The
+/// header then offers "Sign in", which asks again, and so does the next prompt they send, which
+/// goes to the agent once it accepts the sign-in.
+#[test]
+fn a_dismissed_sign_in_can_be_asked_again_and_the_prompt_sent_meanwhile_goes_after_it() {
+    let asked = |tetherd: &mut Tetherd| {
+        tetherd.pump();
+        let count =
+            tetherd.actions.iter().filter(|action| matches!(action, HostAction::AskAuthentication { .. })).count();
+        tetherd.actions.clear();
+        count
+    };
+    let mut tetherd = Tetherd::connect();
+    tetherd.answer("session/list", r#"{"sessions":[]}"#);
+    tetherd.answer("agent/spawn", &format!(r#"{{"agentId":1,"pid":100,"sessionDir":"{DIR}"}}"#));
+    let methods = r#"[{"id":"claude-login","name":"Log in with Claude Code"}]"#;
+    tetherd.agent_answers(1, 2, "initialize", &format!(r#"{{"protocolVersion":1,"authMethods":{methods}}}"#));
+    tetherd.agent_answers(1, 4, "session/new", r#"{"sessionId":"s1"}"#);
+    tetherd
+        .engine
+        .handle_webview(WebviewToHost::Prompt { text: "Fix it".to_owned(), attachments: Vec::new() }, tetherd.now);
+    tetherd.answer("snapshot/take", r#"{"tree":"t1"}"#);
+    let prompt = tetherd.sent_to_agent(1).into_iter().rfind(|message| message["method"] == "session/prompt").unwrap();
+    let refusal = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32000,"message":"Authentication required"}}}}"#,
+        prompt["id"]
+    );
+    tetherd.agent_says(1, Some(6), &refusal);
+    assert_eq!(asked(&mut tetherd), 1, "the person is asked to sign in");
+    // Dismissed: nothing more happens until the person says so.
+    assert!(tetherd.session().can_sign_in, "the header offers Sign in");
+
+    tetherd.engine.handle_webview(WebviewToHost::SignIn, tetherd.now);
+    assert_eq!(asked(&mut tetherd), 1, "Sign in asks again");
+    tetherd
+        .engine
+        .handle_webview(WebviewToHost::Prompt { text: "Fix it now".to_owned(), attachments: Vec::new() }, tetherd.now);
+    assert_eq!(asked(&mut tetherd), 1, "a prompt asks again too");
+
+    tetherd.engine.handle_command(
+        HostCommand::Authenticate { method_id: "claude-login".to_owned(), env: Default::default() },
+        tetherd.now,
+    );
+    assert!(!tetherd.session().can_sign_in, "not while the agent checks the sign-in");
+    tetherd.agent_answers(1, 7, "authenticate", "{}");
+    tetherd.answer("snapshot/take", r#"{"tree":"t2"}"#);
+    let sent = tetherd.sent_to_agent(1).into_iter().rfind(|message| message["method"] == "session/prompt").unwrap();
+    assert_eq!(sent["params"]["prompt"][0]["text"], "Fix it now", "the prompt sent meanwhile goes once signed in");
+    assert!(!tetherd.session().can_sign_in);
+}

@@ -42,7 +42,7 @@ defaultProfile: string | null, permissions: PermissionSettings,
  */
 followAgent: boolean, };
 
-export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "review", intent: ReviewIntent, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "authenticate", methodId: string, env: { [key in string]: string }, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "toggleFollowAgent" } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "mentionSelection", selection: EditorSelection, };
+export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "review", intent: ReviewIntent, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "authenticate", methodId: string, env: { [key in string]: string }, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "toggleFollowAgent" } | { "type": "signIn" } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "mentionSelection", selection: EditorSelection, };
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
@@ -150,6 +150,11 @@ canRestart: boolean,
  */
 canStop: boolean, 
 /**
+ * The agent waits for the person to sign in and they dismissed the choice (or a login did
+ * not finish): the header offers "Sign in", which asks again (`SignIn`).
+ */
+canSignIn: boolean, 
+/**
  * "Follow the agent" is on: each place a tool call points at opens in an editor.
  */
 followAgent: boolean, 
@@ -178,7 +183,7 @@ export type WebviewToHost = { "type": "ready" } | { "type": "prompt", text: stri
  * Files and selections the text mentions with `@`, images pasted or dropped; absent
  * from a webview older than mentions.
  */
-attachments: Array<PromptAttachment>, } | { "type": "findMentions", query: string, fresh: boolean, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "export", format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "setAgentMode", id: string, } | { "type": "setFollowAgent", on: boolean, };
+attachments: Array<PromptAttachment>, } | { "type": "findMentions", query: string, fresh: boolean, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "export", format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "setAgentMode", id: string, } | { "type": "signIn" } | { "type": "setFollowAgent", on: boolean, };
 
 export type PermissionsView = { mode: Mode, 
 /**

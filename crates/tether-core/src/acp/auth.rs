@@ -23,6 +23,7 @@ use agent_client_protocol_schema::v1 as acp;
 use super::{AcpClient, AcpEvent, IntentError, Phase, RequestKind, describe_error};
 use crate::host_api::{AgentProfile, AuthMethodKind, AuthMethodView, AuthVariable};
 use crate::jsonrpc::RpcError;
+use crate::permissions::AuditEvent;
 use crate::thread::{NoticeLevel, TurnState};
 use crate::webview::PromptAttachment;
 
@@ -209,6 +210,16 @@ impl AcpClient {
         self.phase == Phase::SigningIn
     }
 
+    /// The agent waits for the person to choose how to sign in: no `authenticate` is on its way.
+    /// The header then offers "Sign in", which asks again.
+    pub fn awaits_sign_in_choice(&self) -> bool {
+        self.phase == Phase::SigningIn && !self.authenticating()
+    }
+
+    fn authenticating(&self) -> bool {
+        self.rpc.iter().any(|(_, pending)| pending.tag == RequestKind::Authenticate)
+    }
+
     /// The person chose `method_id` (giving the agent's environment new variables when
     /// `with_env`): `authenticate` goes to the running agent, or the agent must be started again
     /// (see [`SignIn`]).
@@ -282,6 +293,28 @@ impl AcpClient {
         self.phase = Phase::SigningIn;
         self.notice(NoticeLevel::Warning, "The agent needs you to sign in.".to_owned());
         self.events.push_back(AcpEvent::AuthRequired { methods: self.auth.methods.clone() });
+    }
+
+    /// A prompt sent while the agent waits for a sign-in: it replaces what waited for the
+    /// sign-in (a prompt the agent refused, or nothing more than the session), goes once the
+    /// person has signed in, and the person is asked again unless an `authenticate` is already
+    /// on its way.
+    pub(super) fn hold_prompt_for_sign_in(
+        &mut self,
+        text: &str,
+        attachments: &[PromptAttachment],
+    ) -> Result<(), IntentError> {
+        self.remember_prompt(text, attachments);
+        self.auth.held = Some(Held::Prompt(text.to_owned(), attachments.to_vec()));
+        if self.authenticating() {
+            return Ok(());
+        }
+        let text = "Sign in first: the prompt is sent once you have.".to_owned();
+        self.notice(NoticeLevel::Info, text.clone());
+        // The prompt is not on the wire until then; the log must say why the thread paused.
+        self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text });
+        self.events.push_back(AcpEvent::AuthRequired { methods: self.auth.methods.clone() });
+        Ok(())
     }
 
     /// The agent answered `authenticate`.
