@@ -23,7 +23,7 @@ import path from "node:path";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 
-import { ACTIVATION_TIMEOUT_MS, STEP_TIMEOUT_MS, waitForFile, withVSCode } from "./harness.mjs";
+import { ACTIVATION_TIMEOUT_MS, STEP_TIMEOUT_MS, newestSessionLog, waitForFile, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
 
@@ -121,7 +121,7 @@ test("Claude Code from npm: the session starts, its models are listed, a mode is
     assert.equal(await chat.locator("select.mode-select").inputValue(), "acceptEdits");
 
     // The session's log holds the agent's own answers (its modes) and every switch sent to it.
-    const log = await waitForFile(sessionLogPath(vscode.workspace), (text) => text.includes('"modeId":"dontAsk"'));
+    const log = await waitForFile(newestSessionLog(vscode.workspace), (text) => text.includes('"modeId":"dontAsk"'));
     assert.match(log, /"availableModes":\[\{"id":"default","name":"Default"/);
     assert.match(log, /"method":"session\/set_mode","params":\{"sessionId":"[^"]+","modeId":"plan"\}/);
     assert.match(log, /"method":"session\/set_mode","params":\{"sessionId":"[^"]+","modeId":"acceptEdits"\}/);
@@ -142,7 +142,7 @@ test("Claude Code from npm: the session starts, its models are listed, a mode is
     await chat.locator(".entry.user", { hasText: "Say hello" }).waitFor();
     assert.equal(await agentModes.inputValue(), "dontAsk");
     assert.equal(await models.inputValue(), "default");
-    const refused = await waitForFile(sessionLogPath(vscode.workspace), (text) => text.includes('"code":-32000'));
+    const refused = await waitForFile(newestSessionLog(vscode.workspace), (text) => text.includes('"code":-32000'));
     assert.match(refused, /"method":"session\/prompt"/);
 
     // In a new session the prompt is refused again, and this time the login is chosen: Tether
@@ -164,7 +164,7 @@ test("Claude Code from npm: the session starts, its models are listed, a mode is
     assert.match(await ended.innerText(), /"\/\S+\/bin\/node '\S+\/@anthropic-ai\/claude-agent-sdk\/cli\.js'"/);
     await page.locator(".notification-toast", { hasText: "The sign-in to Claude Code did not finish (exit 1)" }).waitFor();
     await vscode.screenshot("real-agents-claude-login.png");
-    const wire = readWire(fs.readFileSync(sessionLogPath(vscode.workspace), "utf8"));
+    const wire = readWire(fs.readFileSync(newestSessionLog(vscode.workspace), "utf8"));
     assert.ok(!wire.some(({ to }) => to?.method === "authenticate"), "no authenticate was sent");
     await chat.locator('.session-status[data-status="starting"]', { hasText: "Sign in needed" }).waitFor();
   });
@@ -191,7 +191,7 @@ test("Codex from npm: an API key signs it in, then its modes, models and reasoni
 
     // Ready only once the agent, started again with the key, was signed in and created the session.
     await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
-    const log = readWire(await waitForFile(sessionLogPath(vscode.workspace), (text) => text.includes('"configOptions"')));
+    const log = readWire(await waitForFile(newestSessionLog(vscode.workspace), (text) => text.includes('"configOptions"')));
     const authenticated = log.findIndex(({ to }) => to?.method === "authenticate" && to.params.methodId === "openai-api-key");
     assert.ok(authenticated >= 0, "authenticate was sent");
     const session = answerTo(log, "session/new");
@@ -248,7 +248,7 @@ test("Gemini CLI from npm: its API-key sign-in is asked for as GEMINI_API_KEY, t
     assert.match(await vscode.answerInputBox(signIn, DUMMY_KEY), /^Gemini API key \(kept in VS Code's secret storage\)/);
 
     await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
-    const log = readWire(await waitForFile(sessionLogPath(vscode.workspace), (text) => text.includes('"availableModels"')));
+    const log = readWire(await waitForFile(newestSessionLog(vscode.workspace), (text) => text.includes('"availableModels"')));
     const authenticated = log.findIndex(({ to }) => to?.method === "authenticate" && to.params.methodId === "gemini-api-key");
     assert.ok(authenticated >= 0, "authenticate was sent");
     const session = answerTo(log, "session/new");
@@ -310,7 +310,7 @@ async function pickerLists(picker, choices) {
 async function agentModeAgrees(vscode, picker) {
   const deadline = Date.now() + STEP_TIMEOUT_MS;
   for (;;) {
-    const logged = agentModeIn(readWire(fs.readFileSync(sessionLogPath(vscode.workspace), "utf8")));
+    const logged = agentModeIn(readWire(fs.readFileSync(newestSessionLog(vscode.workspace), "utf8")));
     const shown = await picker.inputValue();
     if (logged === shown) return shown;
     if (Date.now() > deadline) assert.fail(`the agent mode picker shows ${shown}; the log says ${logged}`);
@@ -396,7 +396,7 @@ async function waitForAnswer(vscode, matches) {
     const request = wire.find(({ to }) => to?.method !== undefined && matches(to));
     return request === undefined ? null : answerToId(wire, request.to.id);
   };
-  return answered(await waitForFile(sessionLogPath(vscode.workspace), (text) => answered(text) !== null));
+  return answered(await waitForFile(newestSessionLog(vscode.workspace), (text) => answered(text) !== null));
 }
 
 /**
@@ -422,14 +422,4 @@ function listFiles(place) {
   if (!fs.existsSync(place)) return [];
   if (!fs.statSync(place).isDirectory()) return [place];
   return fs.readdirSync(place).flatMap((name) => listFiles(path.join(place, name)));
-}
-
-/** The newest session's events.jsonl in the workspace. */
-function sessionLogPath(workspace) {
-  const sessions = path.join(workspace, ".tether", "sessions");
-  const newest = fs
-    .readdirSync(sessions)
-    .map((name) => path.join(sessions, name))
-    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
-  return path.join(newest, "events.jsonl");
 }
