@@ -112,7 +112,7 @@ fn the_test_agents_demo_has_no_problem() {
         check-agent: ./tether-test-agent --scenario demo
         note [timing] initialize took … ms
         note [agent-info] tether-test-agent 0.1.0
-        note [capabilities] agentCapabilities {"loadSession":false,"promptCapabilities":{"image":false,"audio":false,"embeddedContext":false},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{},"auth":{}}
+        note [capabilities] agentCapabilities {"loadSession":false,"promptCapabilities":{"image":true,"audio":false,"embeddedContext":true},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{},"auth":{}}
         note [timing] session/new took … ms
         note [client-answer] session/request_permission was answered with the first allow option ("allow-once")
         note [client-answer] terminal/create was answered with a fake terminal: nothing was run, and it reports exit code 0 with no output
