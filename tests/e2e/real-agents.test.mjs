@@ -21,7 +21,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 
 import { ACTIVATION_TIMEOUT_MS, STEP_TIMEOUT_MS, newestSessionLog, waitForFile, withVSCode } from "./harness.mjs";
 
@@ -308,13 +307,16 @@ async function pickerLists(picker, choices) {
  * returns it.
  */
 async function agentModeAgrees(vscode, picker) {
-  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  // The log has each answer before the picker can show it: once the picker shows the logged
+  // mode and the log still says the same, the two agree.
+  const log = () => agentModeIn(readWire(fs.readFileSync(newestSessionLog(vscode.workspace), "utf8")));
   for (;;) {
-    const logged = agentModeIn(readWire(fs.readFileSync(newestSessionLog(vscode.workspace), "utf8")));
-    const shown = await picker.inputValue();
-    if (logged === shown) return shown;
-    if (Date.now() > deadline) assert.fail(`the agent mode picker shows ${shown}; the log says ${logged}`);
-    await sleep(100);
+    const logged = log();
+    const shown = picker.locator(`option[value=${JSON.stringify(logged)}]:checked`);
+    await shown.waitFor({ state: "attached", timeout: STEP_TIMEOUT_MS }).catch(async () => {
+      assert.fail(`the agent mode picker shows ${await picker.inputValue()}; the log says ${logged}`);
+    });
+    if (log() === logged) return logged;
   }
 }
 
