@@ -182,7 +182,10 @@ export class ComposerView {
   /** Opens the list for what is being typed: slash commands, or the `@` list. */
   private showSuggestions(): void {
     const previous = this.matches[this.active]?.name;
-    this.matches = this.dismissed ? [] : this.slashMatches() ?? this.mentionMatches();
+    const commands = this.slashMatches();
+    // Text that starts a slash command is not a mention, whatever "@" it holds.
+    if (commands !== null) this.mention = null;
+    this.matches = this.dismissed ? [] : commands ?? this.mentionMatches();
     const kept = this.matches.findIndex((match) => match.name === previous);
     this.active = kept >= 0 ? kept : 0;
     this.suggestions.setAttribute("aria-label", this.mention === null ? "Slash commands" : "Files and selection");
@@ -214,7 +217,6 @@ export class ComposerView {
   private slashMatches(): Suggestion[] | null {
     const typed = /^\/(\S*)$/.exec(this.input.value)?.[1];
     if (typed === undefined) return null;
-    this.mention = null;
     return this.commands
       .filter((command) => command.name.toLowerCase().startsWith(typed.toLowerCase()))
       .map((command) => ({

@@ -372,7 +372,7 @@ impl HostEngine {
                 match self.mentions.find(&query, fresh, &self.config.workspace_root) {
                     FindOutcome::ListFiles => self.actions.push_back(HostAction::ListWorkspaceFiles),
                     FindOutcome::Wait => {}
-                    FindOutcome::Answer(items) => self.post_mentions(query, items),
+                    FindOutcome::Answer(items) => self.post_now(HostToWebview::Mentions { query, items }),
                 }
             }
             WebviewToHost::Cancel => self.cancel(now),
@@ -529,7 +529,7 @@ impl HostEngine {
             HostCommand::WorkspaceFiles { files, selection } => {
                 if let Some((query, items)) = self.mentions.handle_files(files, selection, &self.config.workspace_root)
                 {
-                    self.post_mentions(query, items);
+                    self.post_now(HostToWebview::Mentions { query, items });
                 }
             }
             HostCommand::MentionSelection { selection } => {
@@ -1948,11 +1948,6 @@ impl HostEngine {
         let session = std::mem::take(&mut self.webview.session_changed).then(|| self.session_view(now));
         let thread = std::mem::take(&mut self.webview.patches);
         self.actions.push_back(HostAction::PostWebview { message: Box::new(HostToWebview::Patch { session, thread }) });
-    }
-
-    /// The composer's `@` list for `query`.
-    fn post_mentions(&mut self, query: String, items: Vec<MentionSuggestion>) {
-        self.post_now(HostToWebview::Mentions { query, items });
     }
 
     /// Posts a message that is not part of the session's state (which goes in patches, at most

@@ -304,7 +304,6 @@ impl AcpClient {
         text: &str,
         attachments: &[PromptAttachment],
     ) -> Result<(), IntentError> {
-        self.remember_prompt(text, attachments);
         self.auth.held = Some(Held::Prompt(text.to_owned(), attachments.to_vec()));
         if self.authenticating() {
             return Ok(());
