@@ -185,6 +185,10 @@ struct AgentSlot {
     /// The person stopped the agent and tetherd has not said it is gone yet: Restart waits,
     /// since the session's log is the old agent's until then.
     stopping: bool,
+    /// `profile` is one the person configured. False for a session whose agent is no longer
+    /// configured: its transcript is shown, but nothing is ever started for it (the command a
+    /// session's log recorded is never run).
+    configured: bool,
 }
 
 #[derive(Debug)]
@@ -451,6 +455,7 @@ impl HostEngine {
             WebviewToHost::StopAgent => self.stop_agent(now),
             WebviewToHost::SignIn => self.sign_in_again(),
             WebviewToHost::SetFollowAgent { on } => self.set_follow_agent(on),
+            WebviewToHost::ManageTrust => self.actions.push_back(HostAction::ManageWorkspaceTrust),
             WebviewToHost::SetAgentMode { id } => {
                 let result = match &mut self.agent {
                     Some(slot) => slot.client.set_agent_mode(&id),
@@ -532,6 +537,7 @@ impl HostEngine {
                     self.post_now(HostToWebview::Mentions { query, items });
                 }
             }
+            HostCommand::WorkspaceTrusted => self.workspace_trusted(),
             HostCommand::MentionSelection { selection } => {
                 let mention = mentions::selection_suggestion(&selection, &self.config.workspace_root);
                 if self.webview.ready {
@@ -655,9 +661,34 @@ impl HostEngine {
     }
 
     fn start_sidecar(&mut self) {
+        if !self.config.workspace_trusted {
+            // Nothing starts in a workspace the person has not trusted: trusting it starts
+            // tetherd (`WorkspaceTrusted`).
+            self.sidecar = SidecarState::Disconnected;
+            self.log(LogLevel::Info, "the workspace is not trusted: tetherd and the agent are not started".to_owned());
+            return self.set_status(SessionStatus::Untrusted { message: UNTRUSTED_MESSAGE.to_owned() });
+        }
         self.sidecar = SidecarState::Starting;
         self.set_status(SessionStatus::starting("Starting tetherd"));
         self.actions.push_back(HostAction::StartSidecar);
+    }
+
+    /// The person trusted the workspace: what was held back starts now (tetherd, then the last
+    /// session or a new one).
+    fn workspace_trusted(&mut self) {
+        if self.config.workspace_trusted {
+            return;
+        }
+        self.config.workspace_trusted = true;
+        self.log(LogLevel::Info, "the workspace is trusted now: starting tetherd".to_owned());
+        if self.sidecar == SidecarState::Disconnected {
+            self.start_sidecar();
+        }
+    }
+
+    /// The person's profile named `name`, as the settings have it now.
+    fn profile_named(&self, name: &str) -> Option<AgentProfile> {
+        self.profiles().into_iter().find(|profile| profile.name == name)
     }
 
     fn select_agent(&mut self, name: String, now: u64) {
@@ -708,6 +739,7 @@ impl HostEngine {
             replayed_through: 0,
             cancel_sent: false,
             stopping: false,
+            configured: true,
         });
         self.spawn_agent(now);
         self.refresh_permissions_view();
@@ -751,6 +783,14 @@ impl HostEngine {
     /// one (the log goes on), else in a new one.
     fn spawn_agent(&mut self, now: u64) {
         let Some(slot) = &self.agent else { return };
+        if !self.config.workspace_trusted || !slot.configured {
+            // Both are stopped before they get here; this keeps it so should that ever change.
+            let text = format!(
+                "not starting {:?}: the workspace is not trusted or the agent is not configured",
+                slot.profile.name
+            );
+            return self.log(LogLevel::Error, text);
+        }
         let profile = &slot.profile;
         // The person's keys go over the profile's variables; they are in no log and no setting.
         let mut env = profile.env.clone();
@@ -815,6 +855,22 @@ impl HostEngine {
                 // A session nobody has prompted in has nothing to show: a fresh one is as good,
                 // unless its agent runs (then it is the one to go on with).
                 match wanted.filter(|summary| summary.turns > 0 || summary.live_agent.is_some()) {
+                    // Its agent is no longer one of the person's: the person's default agent
+                    // starts instead, and the earlier session waits in the history.
+                    Some(summary)
+                        if summary.live_agent.is_none() && self.profile_named(&summary.meta.agent).is_none() =>
+                    {
+                        let text = format!(
+                            "The earlier session {:?} used {:?}, which is not configured. It is in the history.",
+                            summary.title, summary.meta.agent
+                        );
+                        self.release_held_agent_events(now);
+                        self.start_session(now);
+                        if let Some(slot) = &mut self.agent {
+                            let notice = NoticeView { level: NoticeLevel::Warning, text, detail: None };
+                            slot.client.thread_mut().push(Entry::Notice(notice));
+                        }
+                    }
                     Some(summary) => self.load_session(summary.clone(), LoadPurpose::Open, now),
                     None => {
                         self.release_held_agent_events(now);
@@ -914,13 +970,16 @@ impl HostEngine {
         }
         let meta = &load.summary.meta;
         // The profile as the settings have it now (the Demo agent's path changes with every
-        // version of the extension), else as the session was started.
-        let profile = self.profiles().into_iter().find(|profile| profile.name == meta.agent).unwrap_or(AgentProfile {
+        // version of the extension). The log only names it: a profile the person no longer has
+        // leaves the session to be read, never run from what the log recorded.
+        let found = self.profile_named(&meta.agent);
+        let configured = found.is_some();
+        let profile = found.unwrap_or_else(|| AgentProfile {
             name: meta.agent.clone(),
-            command: meta.command.clone(),
-            args: meta.args.clone(),
+            command: String::new(),
+            args: Vec::new(),
             env: Default::default(),
-            cwd: Some(meta.cwd.clone()),
+            cwd: None,
         });
         self.session.agent = profile.name.clone();
         self.session.agent_info = client.agent_info().map(str::to_owned);
@@ -937,6 +996,7 @@ impl HostEngine {
             replayed_through: if live.is_some() { replayed_through } else { 0 },
             cancel_sent: false,
             stopping: false,
+            configured,
         });
         self.log(LogLevel::Info, format!("reopened the session in {} ({} events)", load.summary.dir, replayed_through));
         match live {
@@ -953,6 +1013,22 @@ impl HostEngine {
                 };
                 self.set_status(status);
                 self.release_held_agent_events(now);
+            }
+            None if !configured => {
+                self.release_held_agent_events(now);
+                let name = &load.summary.meta.agent;
+                let text = format!(
+                    "This session used {name:?}, which is not configured, so Tether does not start it. Choose an agent in the header to go on in a new session."
+                );
+                let slot = self.agent.as_mut().expect("the slot was just made");
+                slot.client.thread_mut().push(Entry::Notice(NoticeView {
+                    level: NoticeLevel::Warning,
+                    text,
+                    detail: None,
+                }));
+                self.set_status(SessionStatus::Failed {
+                    message: format!("{name:?} is not configured: choose an agent"),
+                });
             }
             None => {
                 self.release_held_agent_events(now);
@@ -1085,6 +1161,11 @@ impl HostEngine {
             SidecarState::Starting | SidecarState::Greeting => return,
         }
         match &self.agent {
+            Some(slot) if !slot.configured => {
+                let text =
+                    format!("{:?} is not configured: choose an agent to start a new session.", slot.profile.name);
+                self.show(LogLevel::Info, format!("Tether: {text}"));
+            }
             Some(slot) if slot.stopping => {
                 self.show(LogLevel::Info, "Tether is still stopping the agent; restart it in a moment.".to_owned())
             }
@@ -1565,7 +1646,8 @@ impl HostEngine {
         self.now = now;
         self.drain_client();
         let can_restart =
-            self.agent.as_ref().is_some_and(|slot| slot.client.is_closed() && !slot.stopping) && self.load.is_none();
+            self.agent.as_ref().is_some_and(|slot| slot.configured && slot.client.is_closed() && !slot.stopping)
+                && self.load.is_none();
         if self.session.can_restart != can_restart {
             self.session.can_restart = can_restart;
             self.webview.session_changed = true;
@@ -2034,6 +2116,10 @@ impl HostEngine {
         self.actions.push_back(HostAction::ShowMessage { level, text });
     }
 }
+
+/// What the chat says while the workspace is not trusted.
+const UNTRUSTED_MESSAGE: &str = "This workspace is not trusted, so Tether starts nothing in it: no tetherd, no agent. \
+     Trust the workspace to start the session.";
 
 /// How a history item that is one of the agent's own sessions is named: this, then its id.
 const AGENT_SESSION_PREFIX: &str = "agent:";

@@ -59,6 +59,11 @@ pub struct EngineConfig {
     /// The `tether.followAgent` setting: open each place the agent's tool calls point at.
     #[serde(default)]
     pub follow_agent: bool,
+    /// VS Code's workspace trust says the person trusts this workspace. Until they do, nothing
+    /// is started (no tetherd, no agent): a repository someone else wrote must not run anything
+    /// the person did not choose. Absent means untrusted.
+    #[serde(default)]
+    pub workspace_trusted: bool,
 }
 
 /// The `tether.permissions.*` settings.
@@ -183,6 +188,9 @@ pub enum HostCommand {
     MentionSelection {
         selection: EditorSelection,
     },
+    /// The person trusted the workspace (VS Code's `onDidGrantWorkspaceTrust`): tetherd and the
+    /// session start now, without a reload.
+    WorkspaceTrusted,
 }
 
 /// A non-empty selection in an editor. Lines are 1-based and inclusive.
@@ -403,4 +411,7 @@ pub enum HostAction {
     RevealLocation { path: String, line: Option<u32> },
     /// List the workspace's files for the composer's `@` list; answer with `workspaceFiles`.
     ListWorkspaceFiles,
+    /// Open VS Code's workspace trust editor (the `workbench.trust.manage` command), where the
+    /// person can trust the workspace; a grant comes back as `workspaceTrusted`.
+    ManageWorkspaceTrust,
 }

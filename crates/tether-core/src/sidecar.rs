@@ -500,24 +500,23 @@ pub struct TerminalExited {
 // Sessions kept on disk: the history the host lists, reopens, renames and deletes.
 //
 // Every spawned agent with a `tetherDir` gets a session folder (`<tetherDir>/sessions/<id>/`)
-// holding `meta.json` (written by tetherd at spawn: the profile name, command, cwd, creation
-// time; and the title once renamed), `events.jsonl` (the event log, see `session_log`) and
+// holding `meta.json` (written by tetherd at spawn: the profile name and the creation time; and
+// the title once renamed), `events.jsonl` (the event log, see `session_log`) and
 // `audit.jsonl`. The requests below never reach outside `<tetherDir>/sessions/`: a `dir` that
 // is not one of its folders is refused.
 
 /// The file in a session folder that says what the session was started with.
 pub const SESSION_META_FILE: &str = "meta.json";
 
-/// `meta.json`.
+/// `meta.json`. It names the profile a session used and nothing about how to run it: a
+/// repository can commit a `.tether/` folder, so what runs always comes from the person's own
+/// profile of that name. Files written by earlier versions also hold `command`, `args` and `cwd`,
+/// which are ignored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionMeta {
     /// The agent profile's name ("Demo", "Claude Code").
     pub agent: String,
-    pub command: String,
-    #[serde(default)]
-    pub args: Vec<String>,
-    pub cwd: String,
     /// UTC, RFC 3339 with milliseconds.
     pub created: String,
     /// Set by `session/rename`; absent until then (the first prompt stands in).

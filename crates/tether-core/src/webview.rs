@@ -255,6 +255,10 @@ pub enum SessionStatus {
     Failed { message: String },
     /// The agent process ended; a new session starts it again.
     Exited { message: String },
+    /// The workspace is not trusted, so nothing was started; `message` says why. The chat
+    /// offers "Manage Workspace Trust" (`manageTrust`), and trusting the workspace starts the
+    /// session.
+    Untrusted { message: String },
 }
 
 impl SessionStatus {
@@ -375,4 +379,7 @@ pub enum WebviewToHost {
     SetFollowAgent {
         on: bool,
     },
+    /// "Manage Workspace Trust", offered while the workspace is not trusted
+    /// (`SessionStatus::Untrusted`).
+    ManageTrust,
 }

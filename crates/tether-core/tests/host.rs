@@ -27,6 +27,7 @@ fn config() -> EngineConfig {
         tether_dir: Some("/ws/.tether".to_owned()),
         permissions: Default::default(),
         follow_agent: false,
+        workspace_trusted: true,
     }
 }
 
@@ -683,4 +684,57 @@ fn the_at_list_asks_the_host_once_per_mention_and_ranks_each_keystroke_itself() 
     assert_eq!(mention_posts(&drain(&mut engine)), Vec::<String>::new());
     engine.handle_webview(WebviewToHost::Ready, now);
     assert_eq!(mention_posts(&drain(&mut engine)), ["add mention src/lib.rs#L3-4"]);
+}
+
+/// The header's status as the last snapshot or patch among `actions` had it.
+fn last_status(actions: &[HostAction]) -> Option<SessionStatus> {
+    actions.iter().rev().find_map(|action| match action {
+        HostAction::PostWebview { message } => match &**message {
+            HostToWebview::Snapshot { snapshot } => Some(snapshot.session.status.clone()),
+            HostToWebview::Patch { session: Some(session), .. } => Some(session.status.clone()),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+#[test]
+fn an_untrusted_workspace_starts_nothing_until_the_person_trusts_it() {
+    let mut engine = HostEngine::new(EngineConfig { workspace_trusted: false, ..config() });
+    engine.handle_webview(WebviewToHost::Ready, 0);
+    let actions = drain(&mut engine);
+    assert!(!actions.contains(&HostAction::StartSidecar), "no tetherd in an untrusted workspace: {actions:?}");
+    expect_test::expect![[r#"
+        Some(
+            Untrusted {
+                message: "This workspace is not trusted, so Tether starts nothing in it: no tetherd, no agent. Trust the workspace to start the session.",
+            },
+        )
+    "#]]
+    .assert_debug_eq(&last_status(&actions));
+
+    // Whatever the person asks for meanwhile starts nothing either.
+    engine.handle_webview(WebviewToHost::NewSession, 1);
+    engine.handle_webview(WebviewToHost::SelectAgent { name: "Other".to_owned() }, 2);
+    engine.handle_webview(WebviewToHost::Restart, 3);
+    engine.handle_command(HostCommand::NewSession, 4);
+    engine.handle_command(HostCommand::Restart, 5);
+    let actions = drain(&mut engine);
+    assert!(
+        !actions.iter().any(|action| matches!(action, HostAction::StartSidecar | HostAction::SidecarWrite { .. })),
+        "{actions:?}"
+    );
+
+    // The chat's button opens VS Code's trust editor.
+    engine.handle_webview(WebviewToHost::ManageTrust, 6);
+    assert!(drain(&mut engine).contains(&HostAction::ManageWorkspaceTrust));
+
+    // Trusting the workspace starts tetherd without a reload, and then the session, with the
+    // profile the person chose last.
+    engine.handle_command(HostCommand::WorkspaceTrusted, 7);
+    assert!(drain(&mut engine).contains(&HostAction::StartSidecar));
+    engine.handle_sidecar_connected(8);
+    hello_accepted(&mut engine, 8);
+    let spawn = sidecar_lines(&drain(&mut engine));
+    assert!(spawn.contains(r#""method":"agent/spawn","params":{"name":"Other","command":"other-agent""#), "{spawn}");
 }

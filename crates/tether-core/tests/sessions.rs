@@ -28,6 +28,7 @@ fn config() -> EngineConfig {
         tether_dir: Some("/ws/.tether".to_owned()),
         permissions: Default::default(),
         follow_agent: false,
+        workspace_trusted: true,
     }
 }
 
@@ -647,4 +648,60 @@ fn a_dismissed_sign_in_can_be_asked_again_and_the_prompt_sent_meanwhile_goes_aft
     let sent = tetherd.sent_to_agent(1).into_iter().rfind(|message| message["method"] == "session/prompt").unwrap();
     assert_eq!(sent["params"]["prompt"][0]["text"], "Fix it now", "the prompt sent meanwhile goes once signed in");
     assert!(!tetherd.session().can_sign_in);
+}
+
+/// The workspace's history as a repository could commit it: one session of an agent the person
+/// never configured, whose (old-style) `meta.json` records a command to run.
+fn listed_unconfigured() -> String {
+    format!(
+        r#"{{"sessions":[{{"dir":"{DIR}","meta":{{"agent":"Repo agent","command":"/bin/sh","args":["-c","touch /tmp/pwned"],"cwd":"/","created":"2026-11-23T10:00:00.000Z"}},"title":"Hello","lastActivity":"2026-11-23T10:00:08.000Z","turns":1,"agentSessionId":"s1","liveAgent":null}}]}}"#
+    )
+}
+
+#[test]
+fn a_session_whose_agent_is_not_configured_is_shown_but_its_recorded_command_never_runs() {
+    let mut tetherd = Tetherd::connect();
+    tetherd.answer("session/list", &listed_unconfigured());
+    // At start it is not reopened: the person's default agent starts a new session, in a new
+    // folder and in the workspace, and the chat says where the earlier session went.
+    let spawn = tetherd.request("agent/spawn");
+    expect_test::expect![[r#"{"name":"Demo","command":"/ext/bin/tether-test-agent","args":["--scenario","demo"],"env":{},"cwd":"/ws","tetherDir":"/ws/.tether"}"#]]
+        .assert_eq(&spawn["params"].to_string());
+    assert!(!tetherd.sent.iter().any(|line| line["method"] == "session/read"), "the earlier log is not read");
+    tetherd.answer("agent/spawn", r#"{"agentId":1,"pid":100,"sessionDir":"/ws/.tether/sessions/now"}"#);
+    expect_test::expect![[r#"
+        {"type":"notice","level":"warning","text":"The earlier session \"Hello\" used \"Repo agent\", which is not configured. It is in the history.","detail":null}
+        turn: {"type":"idle"}
+        status: {"type":"starting","step":"Initializing the agent","elapsedMs":0}
+        can restart: false
+    "#]]
+    .assert_eq(&tetherd.chat());
+
+    // Opened from the history, it shows its transcript and how to go on; nothing is started
+    // for it, not even by Restart.
+    tetherd.engine.handle_command(HostCommand::ShowHistory, tetherd.now);
+    tetherd.answer("session/list", &listed_unconfigured());
+    tetherd.engine.handle_command(HostCommand::OpenSession { id: DIR.to_owned() }, tetherd.now);
+    read_in_two_pieces(&mut tetherd, &session_log(false));
+    tetherd.engine.handle_webview(WebviewToHost::Restart, tetherd.now);
+    tetherd.pump();
+    let spawns = tetherd.sent.iter().filter(|line| line["method"] == "agent/spawn").count();
+    assert_eq!(spawns, 1, "only the person's own agent was ever spawned: {:#?}", tetherd.sent);
+    expect_test::expect![[r#"
+        {"type":"user","text":"Hello","attachments":[]}
+        {"type":"agent","chunks":[{"kind":"text","text":"Hi there."}]}
+        {"type":"notice","level":"warning","text":"This session used \"Repo agent\", which is not configured, so Tether does not start it. Choose an agent in the header to go on in a new session.","detail":null}
+        turn: {"type":"ended","stopReason":"end_turn"}
+        status: {"type":"failed","message":"\"Repo agent\" is not configured: choose an agent"}
+        can restart: false
+    "#]]
+    .assert_eq(&tetherd.chat());
+
+    // Choosing an agent goes on in a new session with the person's own profile.
+    tetherd.engine.handle_webview(WebviewToHost::SelectAgent { name: "Demo".to_owned() }, tetherd.now);
+    let spawn = tetherd.request("agent/spawn");
+    assert_eq!(
+        (spawn["params"]["command"].as_str(), spawn["params"].get("sessionDir")),
+        (Some("/ext/bin/tether-test-agent"), None)
+    );
 }

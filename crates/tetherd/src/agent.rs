@@ -272,14 +272,7 @@ impl AgentRegistry {
     fn open_session(&self, agent_id: AgentId, params: &SpawnParams, tether_dir: &str) -> Option<SessionFolder> {
         let name = &params.name;
         let now = UtcTime::from_system_time(SystemTime::now());
-        let meta = SessionMeta {
-            agent: params.name.clone(),
-            command: params.command.clone(),
-            args: params.args.clone(),
-            cwd: params.cwd.clone(),
-            created: now.rfc3339_millis(),
-            title: None,
-        };
+        let meta = SessionMeta { agent: params.name.clone(), created: now.rfc3339_millis(), title: None };
         match session::create(Path::new(tether_dir), agent_id, now, &meta) {
             Ok(session) => {
                 tracing::info!(agent = %name, agent_id, dir = %session.dir.display(), "session folder created");

@@ -32,7 +32,7 @@ use tether_core::jsonrpc::{Message, RequestId, parse_message};
 use tether_core::session_log::{EVENTS_FILE, LogEvent, encode_line, read_log};
 use tether_core::sidecar::preview_of;
 
-use crate::session::private_file_options;
+use crate::session::{explain_link, private_file_options};
 use crate::utc::UtcTime;
 
 /// The agent's requests that make the person decide something; the log is synced before they
@@ -75,6 +75,7 @@ impl EventLog {
             .append(true)
             .create_new(true)
             .open(&path)
+            .map_err(|error| explain_link(&path, error))
             .with_context(|| format!("cannot create {}", path.display()))?;
         claim(&file, &path)?;
         Ok(Self::writing_to(path, file, 1))
@@ -93,6 +94,7 @@ impl EventLog {
             .append(true)
             .create(true)
             .open(&path)
+            .map_err(|error| explain_link(&path, error))
             .with_context(|| format!("cannot open {}", path.display()))?;
         claim(&file, &path)?;
         let last_seq = cut_partial_line_and_find_last_seq(&file, &path)

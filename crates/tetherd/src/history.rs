@@ -5,7 +5,10 @@
 //! Everything here does file I/O and blocks; the connection runs it on a blocking thread. Every
 //! folder a host names is checked to be a direct child of `<tetherDir>/sessions/` once both are
 //! resolved (symbolic links and `..` included), so a host cannot use these requests to read or
-//! delete anything else on disk.
+//! delete anything else on disk. The `.tether` folder, its `sessions/` and the session folders
+//! must be real folders, not symbolic links, and files in them are read without following a link
+//! (see [`crate::session`]): a repository that commits a `.tether` folder cannot point tetherd
+//! at a file elsewhere.
 
 use std::fmt;
 use std::fs::File;
@@ -21,7 +24,7 @@ use tether_core::sidecar::{
     AgentId, SESSION_META_FILE, SESSION_READ_CHUNK_BYTES, SessionMeta, SessionReadResult, SessionSummary, error_code,
 };
 
-use crate::session::private_file_options;
+use crate::session::{open_session_file, private_file_options, read_session_file};
 
 /// The folder inside the `.tether` folder that holds one folder per session.
 pub const SESSIONS_FOLDER: &str = "sessions";
@@ -86,15 +89,16 @@ pub fn write_meta(session_dir: &Path, meta: &SessionMeta) -> std::io::Result<()>
 /// Reads a session folder's `meta.json`.
 fn read_meta(session_dir: &Path) -> Result<SessionMeta, String> {
     let path = session_dir.join(SESSION_META_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|error| format!("cannot read {}: {error}", path.display()))?;
-    serde_json::from_str(&text).map_err(|error| format!("{} is not a session's meta.json: {error}", path.display()))
+    let bytes = read_session_file(&path).map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    serde_json::from_slice(&bytes).map_err(|error| format!("{} is not a session's meta.json: {error}", path.display()))
 }
 
 /// `session/list`: every session folder of `tether_dir` with a readable `meta.json`, newest
 /// first. `live` holds the session folders of the running agents. A `.tether` folder (or its
 /// `sessions/`) that does not exist yet has no sessions.
 pub fn list(tether_dir: &Path, live: &[(AgentId, PathBuf)]) -> Result<Vec<SessionSummary>, HistoryError> {
-    let sessions = absolute(tether_dir)?.join(SESSIONS_FOLDER);
+    let sessions = real_tether_dir(tether_dir)?.join(SESSIONS_FOLDER);
+    refuse_link(&sessions)?;
     let entries = match std::fs::read_dir(&sessions) {
         Ok(entries) => entries,
         Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
@@ -129,7 +133,7 @@ pub fn list(tether_dir: &Path, live: &[(AgentId, PathBuf)]) -> Result<Vec<Sessio
         let canonical = std::fs::canonicalize(&dir).ok();
         let live_agent =
             live.iter().find(|(_, live_dir)| Some(live_dir) == canonical.as_ref()).map(|(agent_id, _)| *agent_id);
-        let log = match std::fs::read(dir.join(EVENTS_FILE)) {
+        let log = match read_session_file(&dir.join(EVENTS_FILE)) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(error) => {
                 // A folder whose log went missing still shows, as a session that said nothing.
@@ -226,7 +230,7 @@ pub fn read(tether_dir: &Path, dir: &str, offset: u64) -> Result<SessionReadResu
     let session_dir = resolve(tether_dir, dir)?;
     let path = session_dir.join(EVENTS_FILE);
     let failed = |error: std::io::Error| HistoryError::Failed(format!("cannot read {}: {error}", path.display()));
-    let mut file = File::open(&path).map_err(failed)?;
+    let mut file = open_session_file(&path).map_err(failed)?;
     file.seek(SeekFrom::Start(offset)).map_err(failed)?;
     let (bytes, eof) = read_piece(file, SESSION_READ_CHUNK_BYTES).map_err(failed)?;
     let next = offset + bytes.len() as u64;
@@ -293,7 +297,9 @@ pub fn delete(tether_dir: &Path, dir: &str, live: &[(AgentId, PathBuf)]) -> Resu
 /// The resolved path of `dir`, when it is a folder directly inside `<tether_dir>/sessions/`
 /// (after resolving symbolic links and `..` in both).
 pub fn resolve(tether_dir: &Path, dir: &str) -> Result<PathBuf, HistoryError> {
-    let sessions = absolute(tether_dir)?.join(SESSIONS_FOLDER);
+    let sessions = real_tether_dir(tether_dir)?.join(SESSIONS_FOLDER);
+    refuse_link(&sessions)?;
+    refuse_link(Path::new(dir))?;
     let sessions = std::fs::canonicalize(&sessions)
         .map_err(|error| HistoryError::Failed(format!("there are no sessions in {}: {error}", sessions.display())))?;
     let resolved = std::fs::canonicalize(dir)
@@ -304,10 +310,24 @@ pub fn resolve(tether_dir: &Path, dir: &str) -> Result<PathBuf, HistoryError> {
     Ok(resolved)
 }
 
-fn absolute(tether_dir: &Path) -> Result<PathBuf, HistoryError> {
-    std::path::absolute(tether_dir).map_err(|error| {
+/// `tether_dir` as an absolute path, refused when it is a symbolic link (it may not exist yet).
+pub fn real_tether_dir(tether_dir: &Path) -> Result<PathBuf, HistoryError> {
+    let absolute = std::path::absolute(tether_dir).map_err(|error| {
         HistoryError::Failed(format!("cannot make {} an absolute path: {error}", tether_dir.display()))
-    })
+    })?;
+    refuse_link(&absolute)?;
+    Ok(absolute)
+}
+
+/// Refuses `path` when it is a symbolic link; a path that does not exist passes.
+pub fn refuse_link(path: &Path) -> Result<(), HistoryError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.file_type().is_symlink() => Err(HistoryError::Failed(format!(
+            "{} is a symbolic link: Tether keeps sessions only in real folders, so that nothing in the workspace can point it at a file elsewhere",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -320,12 +340,17 @@ mod tests {
     fn meta(title: Option<&str>) -> SessionMeta {
         SessionMeta {
             agent: "Demo".to_owned(),
-            command: "demo-agent".to_owned(),
-            args: Vec::new(),
-            cwd: "/workspace".to_owned(),
             created: "2026-11-23T10:00:00.000Z".to_owned(),
             title: title.map(str::to_owned),
         }
+    }
+
+    #[test]
+    fn a_meta_json_of_an_earlier_version_reads_and_only_its_agent_name_counts() {
+        let folder = tempfile::tempdir().expect("a temporary directory");
+        let earlier = r#"{"agent":"Demo","command":"sh","args":["-c","touch pwned"],"cwd":"/elsewhere","created":"2026-11-23T10:00:00.000Z"}"#;
+        std::fs::write(folder.path().join(SESSION_META_FILE), earlier).expect("a meta.json");
+        assert_eq!(read_meta(folder.path()), Ok(meta(None)));
     }
 
     /// A log of `events`, one second apart from 10:00:01.

@@ -10,7 +10,8 @@
 //!                                 wire in both directions, its stderr and exit, and the host's
 //!                                 audit records (see [`crate::event_log`])
 //!     audit.jsonl                 the session's audit log, one JSON object per line
-//!     meta.json                   what the session was started with, and its title once renamed
+//!     meta.json                   which agent profile the session used, when it was created,
+//!                                 and its title once renamed
 //!                                 (see [`crate::history`])
 //! ```
 //!
@@ -18,6 +19,12 @@
 //! it has accepted is on disk even if the host is reloaded a moment later. Everything is created
 //! owner-only (folders 0700, files 0600), since transcripts and audit records can hold secrets
 //! (a token on a command line, the content of a file).
+//!
+//! A repository can commit a `.tether` folder, so nothing in it is taken on trust: `.tether`,
+//! `sessions/` and a session folder must be real folders, and the files in a session folder are
+//! opened without following a symbolic link (`O_NOFOLLOW`). A link planted there (say
+//! `events.jsonl -> ~/.bashrc`) makes the open fail with a clear error instead of making
+//! tetherd read or append to a file outside the `.tether` folder.
 
 use std::fs::{DirBuilder, OpenOptions};
 use std::io::{ErrorKind, Write as _};
@@ -55,8 +62,7 @@ pub struct SessionFolder {
 pub fn create(tether_dir: &Path, agent_id: AgentId, now: UtcTime, meta: &SessionMeta) -> anyhow::Result<SessionFolder> {
     // A relative path is taken relative to tetherd's working directory; the host sends absolute
     // ones, and the host needs an absolute one back.
-    let tether_dir = std::path::absolute(tether_dir)
-        .with_context(|| format!("cannot make {} an absolute path", tether_dir.display()))?;
+    let tether_dir = history::real_tether_dir(tether_dir).map_err(|error| anyhow::anyhow!("{error}"))?;
     if tether_dir.to_str().is_none() {
         // The folder's path goes back to the host as a JSON string.
         bail!("the folder {} is not valid UTF-8", tether_dir.display());
@@ -66,7 +72,8 @@ pub fn create(tether_dir: &Path, agent_id: AgentId, now: UtcTime, meta: &Session
         .create(&tether_dir)
         .with_context(|| format!("cannot create the folder {}", tether_dir.display()))?;
     ensure_gitignore(&tether_dir)?;
-    let sessions = tether_dir.join("sessions");
+    let sessions = tether_dir.join(history::SESSIONS_FOLDER);
+    history::refuse_link(&sessions).map_err(|error| anyhow::anyhow!("{error}"))?;
     private_dir_builder()
         .recursive(true)
         .create(&sessions)
@@ -166,6 +173,7 @@ pub fn append_audit(session_dir: &Path, record: &RawValue, time: UtcTime) -> any
         .append(true)
         .create(true)
         .open(&path)
+        .map_err(|error| explain_link(&path, error))
         .with_context(|| format!("cannot open {}", path.display()))?;
     file.write_all(line.as_bytes()).with_context(|| format!("cannot append to {}", path.display()))
 }
@@ -200,13 +208,48 @@ fn private_dir_builder() -> DirBuilder {
     builder
 }
 
-/// Options for files only their owner can read; the mode applies when the file is created.
+/// Options for files only their owner can read; the mode applies when the file is created. A
+/// symbolic link in the file's place is never followed: the open fails instead (see the module's
+/// doc).
 pub fn private_file_options() -> OpenOptions {
-    #[cfg_attr(not(unix), expect(unused_mut, reason = "only Unix has modes to set"))]
-    let mut options = OpenOptions::new();
+    let mut options = no_follow_options();
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     options
+}
+
+/// Reads a file of a session folder, refusing a symbolic link in its place.
+pub fn read_session_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut open_session_file(path)?, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// Opens a file of a session folder for reading, refusing a symbolic link in its place.
+pub fn open_session_file(path: &Path) -> std::io::Result<std::fs::File> {
+    no_follow_options().read(true).open(path).map_err(|error| explain_link(path, error))
+}
+
+/// Options that do not follow a symbolic link in the file's place.
+fn no_follow_options() -> OpenOptions {
+    #[cfg_attr(not(unix), expect(unused_mut, reason = "only Unix has O_NOFOLLOW"))]
+    let mut options = OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, nix::fcntl::OFlag::O_NOFOLLOW.bits());
+    options
+}
+
+/// `ELOOP` is what `O_NOFOLLOW` says about a link, which reads as "too many levels of symbolic
+/// links": say what it means here.
+pub fn explain_link(path: &Path, error: std::io::Error) -> std::io::Error {
+    #[cfg(unix)]
+    if error.raw_os_error() == Some(nix::errno::Errno::ELOOP as i32) {
+        return std::io::Error::other(format!(
+            "{} is a symbolic link, which Tether does not follow in a session folder (it could lead out of the .tether folder)",
+            path.display()
+        ));
+    }
+    error
 }
 
 #[cfg(test)]
@@ -220,14 +263,7 @@ mod tests {
     }
 
     fn meta() -> SessionMeta {
-        SessionMeta {
-            agent: "Demo".to_owned(),
-            command: "demo-agent".to_owned(),
-            args: vec!["--acp".to_owned()],
-            cwd: "/workspace".to_owned(),
-            created: time().rfc3339_millis(),
-            title: None,
-        }
+        SessionMeta { agent: "Demo".to_owned(), created: time().rfc3339_millis(), title: None }
     }
 
     #[test]
@@ -282,11 +318,6 @@ mod tests {
         expect![[r#"
             {
               "agent": "Demo",
-              "command": "demo-agent",
-              "args": [
-                "--acp"
-              ],
-              "cwd": "/workspace",
               "created": "2026-11-22T06:13:00.123Z",
               "title": null
             }

@@ -175,11 +175,7 @@ fn the_list_shows_titles_turns_agent_sessions_and_live_agents_newest_first() {
     assert_eq!(Path::new(&sessions[0].dir), third_dir);
     assert_eq!(sessions[0].last_activity, sessions[0].meta.created, "an empty log: the creation time");
     assert!(sessions[2].last_activity > sessions[2].meta.created);
-    assert_eq!(
-        (sessions[2].meta.agent.as_str(), sessions[2].meta.command.as_str(), sessions[2].meta.cwd.as_str()),
-        ("test agent", "sh", ".")
-    );
-    assert_eq!(sessions[2].meta.args, ["-c", ECHO_AGENT]);
+    assert_eq!(sessions[2].meta.agent, "test agent", "meta.json names the profile, and only that");
 }
 
 #[test]
@@ -206,8 +202,7 @@ fn meta_json_is_written_at_spawn_for_its_owner_only() {
     assert_eq!(shape, "dddd-dd-ddTdd:dd:dd.dddZ");
     let mut meta = meta;
     meta["created"] = json!("<created>");
-    expect![[r#"{"agent":"test agent","command":"sh","args":["-c","while IFS= read -r line; do printf '%s\\n' \"$line\"; done"],"cwd":".","created":"<created>","title":null}"#]]
-        .assert_eq(&meta.to_string());
+    expect![[r#"{"agent":"test agent","created":"<created>","title":null}"#]].assert_eq(&meta.to_string());
 }
 
 /// Reads the whole log through `session/read`, one piece at a time; returns the pieces.
@@ -525,7 +520,7 @@ fn a_folder_outside_the_sessions_or_whose_agent_runs_is_not_continued_and_its_ag
     let refused: Vec<(Option<&str>, PathBuf, &str)> = vec![
         (Some(&tether_dir), session_dir.clone(), "is still running"),
         (Some(&tether_dir), outside.path().to_owned(), "is not a session folder"),
-        (Some(&tether_dir), link.clone(), "is not a session folder"),
+        (Some(&tether_dir), link.clone(), "is a symbolic link"),
         (Some(&tether_dir), workspace.sessions(), "is not a session folder"),
         (Some(&tether_dir), session_dir.join(".."), "is not a session folder"),
         (Some(&tether_dir), session_dir.join(EVENTS_FILE), "is not a session folder"),
@@ -551,4 +546,81 @@ fn a_folder_outside_the_sessions_or_whose_agent_runs_is_not_continued_and_its_ag
     assert!(error["message"].as_str().expect("a message").contains("is still running"), "{error}");
     let second = second["agentId"].as_u64().expect("agentId");
     host.call("agent/kill", json!({ "agentId": second })).expect("the second agent can be killed");
+}
+
+/// A repository can commit a `.tether` folder. Links planted in it (a session's event log, its
+/// audit log, its `meta.json`, `sessions/`, `.tether` itself) never make tetherd read or write
+/// the file they lead to: what it would touch is refused with an error that says why.
+#[test]
+fn links_planted_in_the_tether_folder_are_never_followed() {
+    let tetherd = Tetherd::start(&[]);
+    let mut host = tetherd.host();
+    let workspace = Workspace::new();
+    let tether_dir = workspace.tether_dir();
+    // The person's own file, which a repository would like tetherd to append to or show.
+    let home = tempfile::tempdir().expect("a temporary directory");
+    let bashrc = home.path().join(".bashrc");
+    let original = "export SECRET=hunter2\n";
+    std::fs::write(&bashrc, original).expect("a file outside the workspace");
+
+    // A crafted session whose event log is a link to it.
+    let crafted = workspace.sessions().join("20261123-100000-1");
+    std::fs::create_dir_all(&crafted).expect("a session folder");
+    std::fs::write(crafted.join("meta.json"), r#"{"agent":"Demo","created":"2026-11-23T10:00:00.000Z"}"#)
+        .expect("a meta.json");
+    std::os::unix::fs::symlink(&bashrc, crafted.join(EVENTS_FILE)).expect("a symbolic link");
+
+    // Continuing it is refused before its agent starts (the agent would leave a file).
+    let agent_cwd = tempfile::tempdir().expect("a temporary directory");
+    let mut params = session_params(&workspace, "touch started; exec cat", Some(&crafted));
+    params["cwd"] = json!(agent_cwd.path());
+    let error = host.call("agent/spawn", params).expect_err("a session whose log is a link is not continued");
+    let message = error["message"].as_str().expect("a message");
+    assert!(message.contains("is a symbolic link, which Tether does not follow"), "{message}");
+    // Reading it is refused, and says why without quoting the file.
+    let read = json!({ "tetherDir": tether_dir, "dir": crafted, "offset": 0 });
+    let error = host.call("session/read", read).expect_err("a log that is a link is not read");
+    let message = error["message"].as_str().expect("a message");
+    assert!(message.contains("is a symbolic link") && !message.contains("hunter2"), "{message}");
+    // The list shows it as a session that said nothing: its log is not read for a title.
+    let listed = list(&mut host, &tether_dir);
+    let summary = listed.iter().find(|summary| Path::new(&summary.dir) == crafted).expect("the crafted session");
+    assert_eq!((summary.title.as_str(), summary.turns), ("New session", 0));
+
+    // A session of the person's whose audit log has been replaced by a link: the record is
+    // dropped rather than appended to the file the link leads to.
+    let (agent_id, session_dir) = spawn_session(&mut host, &workspace);
+    std::os::unix::fs::symlink(&bashrc, session_dir.join("audit.jsonl")).expect("a symbolic link");
+    host.audit(agent_id, r#"{"kind":"note","text":"appended"}"#);
+    host.handled_so_far();
+    // A meta.json that is a link is not read: its folder is not a session of the list.
+    let elsewhere_meta = home.path().join("meta.json");
+    std::fs::write(&elsewhere_meta, r#"{"agent":"Elsewhere","created":"2026-11-23T10:00:00.000Z"}"#).expect("a file");
+    std::fs::remove_file(session_dir.join("meta.json")).expect("meta.json");
+    std::os::unix::fs::symlink(&elsewhere_meta, session_dir.join("meta.json")).expect("a symbolic link");
+    let listed = list(&mut host, &tether_dir);
+    assert!(listed.iter().all(|summary| summary.meta.agent != "Elsewhere"), "{listed:?}");
+    host.call("agent/kill", json!({ "agentId": agent_id })).expect("the agent can be killed");
+
+    // `.tether` or its `sessions/` as a link: no session folder is made through it (the agent
+    // still runs, without logs, as when the workspace is read-only), and the history says why.
+    for linked_part in [".tether", ".tether/sessions"] {
+        let linked = Workspace::new();
+        let target = tempfile::tempdir().expect("a temporary directory");
+        let link = linked.root.path().join(linked_part);
+        std::fs::create_dir_all(link.parent().expect("a parent")).expect("the parent folder");
+        std::os::unix::fs::symlink(target.path(), &link).expect("a symbolic link");
+        let (agent_id, _pid, session_dir) = host.spawn_with_session(session_params(&linked, ECHO_AGENT, None));
+        assert_eq!(session_dir, None, "{linked_part} as a link");
+        assert!(
+            std::fs::read_dir(target.path()).expect("the target").next().is_none(),
+            "nothing written through {linked_part}"
+        );
+        let error = host.call("session/list", json!({ "tetherDir": linked.tether_dir() })).expect_err("refused");
+        assert!(error["message"].as_str().expect("a message").contains("is a symbolic link"), "{error}");
+        host.call("agent/kill", json!({ "agentId": agent_id })).expect("the agent can be killed");
+    }
+
+    assert!(!agent_cwd.path().join("started").exists(), "the crafted session's agent never ran");
+    assert_eq!(std::fs::read_to_string(&bashrc).expect("the file"), original, "the file outside is untouched");
 }
