@@ -185,6 +185,10 @@ export async function ensureAgentInstalled(
   if (found === undefined || found.found || settingsProfiles.some((profile) => profile.name === name)) {
     return "present";
   }
+  if (!vscode.workspace.isTrusted) {
+    // npm runs install scripts: nothing is installed from an untrusted workspace.
+    return "missing";
+  }
   const install = `Install ${name}`;
   const answer = await vscode.window.showInformationMessage(
     `${name} is not installed. Tether can install ${found.agent.packageName} with npm into its own storage.`,

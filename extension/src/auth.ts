@@ -29,6 +29,12 @@ export class AgentSignIn implements AuthActions {
   ) {}
 
   ask(agent: string, methods: AuthMethodView[]): void {
+    if (!vscode.workspace.isTrusted) {
+      // No agent runs in an untrusted workspace, so none can ask; a terminal login runs a
+      // program the agent names, which must not happen there either way.
+      this.log.error(`Not signing in to ${agent}: the workspace is not trusted.`);
+      return;
+    }
     this.signIn(agent, methods).catch((error: unknown) => {
       this.log.error(`Signing in to ${agent} failed: ${String(error)}`);
     });

@@ -319,6 +319,11 @@ export class EngineHost implements vscode.Disposable {
         // Never rejects, as above.
         void this.exportFile(action.source, action.suggestedName);
         return;
+      case "manageWorkspaceTrust":
+        vscode.commands.executeCommand("workbench.trust.manage").then(undefined, (error: unknown) => {
+          this.log.error(`Could not open the workspace trust editor: ${describeError(error)}`);
+        });
+        return;
       case "askAuthentication":
         this.auth.ask(action.agent, action.methods);
         return;

@@ -50,6 +50,13 @@ export function activate(context: vscode.ExtensionContext): void {
   // Called by the engine host, never before `engineHost` below is assigned: the engine's first
   // action (start tetherd) is only carried out by `engineHost.start()` at the end.
   const startSidecar = () => {
+    // The engine asks for tetherd only in a trusted workspace; this holds even if it ever did
+    // otherwise, since tetherd runs programs.
+    if (!vscode.workspace.isTrusted) {
+      log.error("Not starting tetherd: the workspace is not trusted.");
+      engineHost.sidecarClosed("Tether starts nothing in a workspace that is not trusted");
+      return;
+    }
     sidecar?.dispose();
     sidecar = startOrReconnectSidecar(context, { token, recordFile, reconnect: firstStart }, log, engineHost);
     firstStart = false;
@@ -106,6 +113,12 @@ export function activate(context: vscode.ExtensionContext): void {
   const reconfigure = () => send(configureCommand(readAgentSettings(), builtinProfiles()));
   /** Selects agent `name` once it is installed; `select` tells the engine. */
   const chooseAgent = async (name: string, select: () => void) => {
+    if (!vscode.workspace.isTrusted) {
+      // Nothing is installed (npm runs scripts) until the workspace is trusted; the engine
+      // remembers the choice and starts nothing meanwhile.
+      select();
+      return;
+    }
     const installed = await ensureAgentInstalled(name, agentSearch(), readAgentSettings().profiles, log);
     // After an install the engine needs the agent's new command. Without one, the webview's
     // picker still shows the agent that was not installed: the new snapshot of the session that
@@ -150,6 +163,12 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("tether.stopAgent", () => send({ type: "stopAgent" })),
     vscode.commands.registerCommand("tether.toggleFollowAgent", () => send({ type: "toggleFollowAgent" })),
     watchSettings(send, log, builtinProfiles),
+    // Trusting the workspace starts tetherd and the session, without a reload.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      log.info("The workspace is trusted now.");
+      send({ type: "workspaceTrusted" });
+      void offerDefaultAgentInstall();
+    }),
     registerReviewUi(reviews, send, log),
     reportReviewedFileChanges(reviews, send),
   );
@@ -171,6 +190,7 @@ export function activate(context: vscode.ExtensionContext): void {
    * meanwhile, saying why). Once installed, a new session starts with it.
    */
   async function offerDefaultAgentInstall(): Promise<void> {
+    if (!vscode.workspace.isTrusted) return; // Offered once the workspace is trusted.
     const settings = readAgentSettings();
     const name = settings.defaultProfile;
     if (name === null) return;
@@ -220,6 +240,7 @@ function createEngine(
     defaultProfile: settings.defaultProfile,
     permissions: settings.permissions,
     followAgent: vscode.workspace.getConfiguration("tether").get<boolean>("followAgent") === true,
+    workspaceTrusted: vscode.workspace.isTrusted,
   };
   return EngineHost.create(wasm, config, log, startSidecar, reviews, terminals, history, auth);
 }

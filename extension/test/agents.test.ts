@@ -11,7 +11,7 @@ import { beforeEach, test, type TestContext } from "node:test";
 import { type AgentSearch, BUILTIN_AGENTS, ensureAgentInstalled, findBuiltinAgents, mergeProfiles } from "../src/agents";
 import type { AgentProfile } from "../src/generated/protocol";
 import { recordingLog, tempFolder } from "./fakes";
-import { choiceAnswers, offeredChoices, shownMessages, shownProgress } from "./vscodeStub";
+import { choiceAnswers, offeredChoices, shownMessages, shownProgress, workspace } from "./vscodeStub";
 
 const NODE = "/opt/vscode/node";
 
@@ -152,6 +152,17 @@ test("choosing a missing agent offers Install; npm installs it into the storage 
   // Installed now: choosing it again offers nothing.
   assert.equal(await ensureAgentInstalled("Claude Code", where, [], log), "present");
   assert.equal(offeredChoices.length, 1);
+});
+
+test("in an untrusted workspace no install is offered and no npm runs", async (t) => {
+  const { calls } = fakeNpm(t);
+  workspace.isTrusted = false;
+  t.after(() => {
+    workspace.isTrusted = true;
+  });
+  assert.equal(await ensureAgentInstalled("Claude Code", search(t, ""), [], recordingLog().log), "missing");
+  assert.deepEqual(offeredChoices, []);
+  assert.equal(fs.existsSync(calls), false);
 });
 
 test("declining the install runs no npm and leaves the agent missing", async (t) => {

@@ -18,6 +18,7 @@ import {
   shownInputBoxes,
   shownMessages,
   shownQuickPicks,
+  workspace,
 } from "./vscodeStub";
 
 // Codex's methods, as the engine reads them from its initialize answer.
@@ -85,6 +86,14 @@ test("a key is asked in a password box, kept in the secret storage and sent with
   const restarted = signIn(secrets, state);
   await restarted.auth.sendKeptSecrets(["Demo", "Codex"]);
   assert.deepEqual(restarted.sent, [{ type: "agentSecrets", profile: "Codex", env: { OPENAI_API_KEY: "sk-test" } }]);
+});
+
+test("in an untrusted workspace nothing is asked and no login terminal runs", async () => {
+  const { auth, sent } = signIn();
+  workspace.isTrusted = false;
+  auth.ask("Codex", CODEX_METHODS);
+  await settle();
+  assert.deepEqual([shownQuickPicks, createdProcessTerminals.length, sent], [[], 0, []]);
 });
 
 test("a method the agent signs in by itself is sent at once", async () => {

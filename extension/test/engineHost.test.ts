@@ -81,6 +81,7 @@ const config: EngineConfig = {
   defaultProfile: null,
   permissions: { defaultMode: "ask", rules: [] },
   followAgent: false,
+  workspaceTrusted: true,
 };
 
 /** Records the review actions the host carried out, as calls. */

@@ -560,6 +560,7 @@ export function closeDocument(document: TextDocument): void {
 
 /** Closes every document and forgets the watchers, content providers and commands. */
 export function resetWorkspace(): void {
+  workspace.isTrusted = true;
   workspace.textDocuments.length = 0;
   fileWatchers.length = 0;
   contentProviders.clear();
@@ -736,6 +737,8 @@ const configurationListeners: ConfigurationListener[] = [];
 
 export const workspace = {
   workspaceFolders: undefined as Array<{ uri: Uri }> | undefined,
+  /** VS Code's workspace trust; `resetWorkspace` trusts the workspace again. */
+  isTrusted: true,
   textDocuments: [] as TextDocument[],
   onDidOpenTextDocument: documentOpened.event,
   onDidCloseTextDocument: documentClosed.event,

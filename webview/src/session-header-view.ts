@@ -12,6 +12,9 @@
 // `change` posts: drawing the host's state can never send an intent back (no UI → host → UI
 // loop; see DESIGN.md, invariant 5).
 //
+// In a workspace VS Code does not trust, nothing runs: the header says so in full, with a
+// "Manage Workspace Trust" button (`manageTrust`) that opens VS Code's trust editor.
+//
 // A starting step says how long it has taken ("Initializing the agent… 7 s"): the host gives
 // the step's `elapsedMs` as of its post and the header counts on with the webview's own clock,
 // on a timer that runs only while a step is shown.
@@ -44,6 +47,9 @@ export class SessionHeaderView {
   private readonly restart = element("button", "session-restart", "Restart agent");
   private readonly signIn = element("button", "session-sign-in", "Sign in");
   private readonly stop = element("button", "session-stop", "Stop");
+  private readonly trustNotice = element("div", "session-trust-notice");
+  private readonly trustText = element("p", "session-trust-text");
+  private readonly manageTrust = element("button", "session-manage-trust", "Manage Workspace Trust");
   /** The starting step shown, with how long it had taken when it arrived and when that was. */
   private step: { text: string; elapsedMs: number; receivedAt: number } | null = null;
   private stopTicking: (() => void) | null = null;
@@ -112,7 +118,20 @@ export class SessionHeaderView {
     this.agentModeField.append(element("span", "mode-field-label", "Agent"), this.agentModeSelect);
     this.permissions.append(modeField, this.agentMode, this.agentModeField, rulesToggle);
     this.controls = new SessionControlsPanel(post);
-    this.element.append(identity, this.title, actions, this.permissions, this.controls.element, this.bypassWarning);
+    this.manageTrust.type = "button";
+    this.manageTrust.title = "Open VS Code's workspace trust editor; trusting this workspace starts the session";
+    this.trustNotice.setAttribute("role", "note");
+    this.trustNotice.append(this.trustText, this.manageTrust);
+    this.element.append(
+      identity,
+      this.trustNotice,
+      this.title,
+      actions,
+      this.permissions,
+      this.controls.element,
+      this.bypassWarning,
+    );
+    this.manageTrust.addEventListener("click", () => post({ type: "manageTrust" }));
 
     this.picker.addEventListener("change", () => {
       post({ type: "selectAgent", name: this.picker.value });
@@ -263,7 +282,12 @@ export class SessionHeaderView {
       case "exited":
         this.status.textContent = status.message;
         break;
+      case "untrusted":
+        this.status.textContent = "Workspace not trusted";
+        break;
     }
+    this.trustNotice.hidden = status.type !== "untrusted";
+    this.trustText.textContent = status.type === "untrusted" ? status.message : "";
     this.status.title = this.status.textContent ?? "";
     if (this.step !== null && this.stopTicking === null) {
       this.stopTicking = this.repeat(() => this.showStep(), STEP_TICK_MS);

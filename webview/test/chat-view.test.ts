@@ -188,6 +188,20 @@ describe("chat view", () => {
     assert.equal(ui.query<HTMLButtonElement>("button.composer-send").disabled, false);
   });
 
+  it("in an untrusted workspace says why, offers Manage Workspace Trust, and hides it once trusted", () => {
+    const message = "This workspace is not trusted, so Tether starts nothing in it.";
+    ui.frame(snapshot([], { session: session({ status: { type: "untrusted", message } }) }));
+    const notice = ui.query(".session-trust-notice");
+    assert.equal(notice.hidden, false);
+    assert.equal(ui.query(".session-trust-text").textContent, message);
+    assert.equal(ui.query(".session-status").textContent, "Workspace not trusted");
+    assert.equal(ui.query<HTMLButtonElement>("button.composer-send").disabled, true, "no prompt goes anywhere");
+    ui.query<HTMLButtonElement>("button.session-manage-trust").click();
+    assert.deepEqual(ui.posted, [{ type: "manageTrust" }]);
+    ui.frame(patch([], session({ status: { type: "starting", step: "Starting tetherd", elapsedMs: 0 } })));
+    assert.equal(notice.hidden, true);
+  });
+
   it("sends the agent picker's choice and a new-session request as intents", () => {
     ui.frame(snapshot([]));
     const picker = ui.query<HTMLSelectElement>("select.session-picker");
