@@ -80,11 +80,18 @@ export async function withVSCode(options, body) {
 // - `name`: a label for artifacts (e.g. "chat-demo").
 // - `settings`: user settings added to (and overriding) `readableSettings`; or a function of the
 //   launch folder returning them, for settings that name a path inside it.
-// - `workspaceFiles`: relative path → content, written into the workspace folder.
+// - `workspaceFiles`: relative path → content, written into the workspace folder; or a function
+//   of the launch folder returning them, for files that name a path inside it. A file whose
+//   content starts with `#!` is made executable.
 // - `installExtension`: install target/tether.vsix (default true; false checks the bare stack).
 // - `env`: variables added to code-server's environment, which the extension host, tetherd and
 //   the agents inherit; or a function of the launch folder returning them (to keep an agent's
 //   own home folder inside the launch).
+// - `untrustedWorkspace`: run with VS Code's workspace trust on (every other launch runs with
+//   `--disable-workspace-trust`, which trusts every folder) and leave the folder untrusted: the
+//   window opens in Restricted Mode, as for a person who cloned a repository they do not know
+//   and did not trust. VS Code may ask about the folder's authors when it first opens it; the
+//   question is switched off (`startupPrompt: never`), which is the same as answering "No".
 export async function launchVSCode(options = {}) {
   const { name = "e2e", settings = {}, workspaceFiles = demoWorkspaceFiles } = options;
   const installExtension = options.installExtension ?? true;
@@ -92,10 +99,12 @@ export async function launchVSCode(options = {}) {
 
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), "tether-e2e-"));
   const vscode = new VSCodeSession(name, root);
+  vscode.untrustedWorkspace = options.untrustedWorkspace === true;
   try {
     const resolvedSettings = typeof settings === "function" ? settings(root) : settings;
+    const resolvedFiles = typeof workspaceFiles === "function" ? workspaceFiles(root) : workspaceFiles;
     vscode.extraEnv = typeof options.env === "function" ? options.env(root) : (options.env ?? {});
-    await vscode.start({ settings: resolvedSettings, workspaceFiles, installExtension });
+    await vscode.start({ settings: resolvedSettings, workspaceFiles: resolvedFiles, installExtension });
   } catch (error) {
     await vscode.saveFailureArtifacts();
     await vscode.close();
@@ -134,19 +143,24 @@ class VSCodeSession {
     this.page = null;
     this.port = null;
     this.extraEnv = {};
+    this.untrustedWorkspace = false;
   }
 
   async start({ settings, workspaceFiles, installExtension }) {
     for (const [relative, content] of Object.entries(workspaceFiles)) {
       const file = path.join(this.workspace, relative);
       await fsp.mkdir(path.dirname(file), { recursive: true });
-      await fsp.writeFile(file, content);
+      // A script (`#!` first) is written executable, as git checks one out.
+      await fsp.writeFile(file, content, { mode: typeof content === "string" && content.startsWith("#!") ? 0o755 : 0o644 });
     }
     await fsp.mkdir(this.workspace, { recursive: true });
     await fsp.mkdir(path.join(this.userDataDir, "User"), { recursive: true });
+    const trust = this.untrustedWorkspace
+      ? { "security.workspace.trust.enabled": true, "security.workspace.trust.startupPrompt": "never" }
+      : {};
     await fsp.writeFile(
       path.join(this.userDataDir, "User", "settings.json"),
-      JSON.stringify({ ...readableSettings, ...settings }, null, 2),
+      JSON.stringify({ ...readableSettings, ...trust, ...settings }, null, 2),
     );
 
     if (installExtension) this.installExtension(vsixPath);
@@ -168,7 +182,7 @@ class VSCodeSession {
         "--bind-addr", `127.0.0.1:${this.port}`,
         "--disable-telemetry",
         "--disable-update-check",
-        "--disable-workspace-trust",
+        ...(this.untrustedWorkspace ? [] : ["--disable-workspace-trust"]),
         "--extensions-dir", this.extensionsDir,
         "--user-data-dir", this.userDataDir,
         "--config", configPath,
@@ -208,6 +222,26 @@ class VSCodeSession {
     this.page.setDefaultTimeout(STEP_TIMEOUT_MS);
     await this.page.goto(this.url());
     await this.page.locator(".monaco-workbench").waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+    if (this.untrustedWorkspace) {
+      await this.page
+        .locator(".statusbar-item", { hasText: "Restricted Mode" })
+        .first()
+        .waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+    }
+  }
+
+  // The processes of this launch: code-server's tree and everything started from the launch
+  // folder (tetherd detaches from code-server's tree on purpose), as { pid, exe, cmdline }.
+  processes() {
+    const table = processTable();
+    const roots = new Set(this.codeServer?.pid ? [this.codeServer.pid] : []);
+    for (const [pid, info] of table) {
+      if ([info.exe, ...info.cmdline].some((part) => part.startsWith(this.root))) roots.add(pid);
+    }
+    roots.delete(process.pid);
+    return [...descendantsOf(roots, table)]
+      .filter((pid) => table.has(pid))
+      .map((pid) => ({ pid, ...table.get(pid) }));
   }
 
   // The environment code-server runs in: Node 24 first on PATH (code-server needs it, and
