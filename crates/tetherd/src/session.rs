@@ -218,20 +218,21 @@ pub fn private_file_options() -> OpenOptions {
     options
 }
 
-/// Reads a file of a session folder, refusing a symbolic link in its place.
+/// Reads a file tetherd keeps in the `.tether` folder, refusing a symbolic link in its place.
 pub fn read_session_file(path: &Path) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut open_session_file(path)?, &mut bytes)?;
     Ok(bytes)
 }
 
-/// Opens a file of a session folder for reading, refusing a symbolic link in its place.
+/// Opens a file tetherd keeps in the `.tether` folder for reading, refusing a symbolic link in
+/// its place.
 pub fn open_session_file(path: &Path) -> std::io::Result<std::fs::File> {
     no_follow_options().read(true).open(path).map_err(|error| explain_link(path, error))
 }
 
 /// Options that do not follow a symbolic link in the file's place.
-fn no_follow_options() -> OpenOptions {
+pub fn no_follow_options() -> OpenOptions {
     #[cfg_attr(not(unix), expect(unused_mut, reason = "only Unix has O_NOFOLLOW"))]
     let mut options = OpenOptions::new();
     #[cfg(unix)]
@@ -245,7 +246,7 @@ pub fn explain_link(path: &Path, error: std::io::Error) -> std::io::Error {
     #[cfg(unix)]
     if error.raw_os_error() == Some(nix::errno::Errno::ELOOP as i32) {
         return std::io::Error::other(format!(
-            "{} is a symbolic link, which Tether does not follow in a session folder (it could lead out of the .tether folder)",
+            "{} is a symbolic link, which Tether does not follow in its .tether folder (it could lead out of it)",
             path.display()
         ));
     }

@@ -13,8 +13,12 @@
 //! rewrite content (line endings, filters) are switched off so that every blob is the file's
 //! exact bytes.
 //!
-//! git runs with no system or global configuration, with a deadline per request after which it
-//! is killed, and one request at a time per store, because git's index lock forbids two at once.
+//! git runs with no system or global configuration and no hooks, with a deadline per request
+//! after which it is killed, and one request at a time per store, because git's index lock
+//! forbids two at once. A repository can commit a `.tether` folder, store included: nothing in
+//! the store runs (hooks are off, and the settings below outrank its configuration), the store
+//! must not be a symbolic link, and the files tetherd rewrites in it are written without
+//! following one, so a planted link cannot make tetherd write elsewhere.
 //! Only regular files count: symbolic links and nested repositories are treated as absent.
 
 use std::collections::{BTreeSet, HashMap};
@@ -35,6 +39,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::sync::OwnedMutexGuard;
 use tokio::time::Instant;
+
+use crate::session;
 
 /// How long one request may keep git busy before git is killed and the request fails.
 pub const GIT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -70,6 +76,9 @@ const GIT_SETTINGS: &[&str] = &[
     "core.autocrlf=false",
     "core.safecrlf=false",
     "core.fsmonitor=false",
+    // A hook in the store (`post-index-change` runs on every `git add`) would be a program the
+    // store chose.
+    "core.hooksPath=/dev/null",
     "core.quotePath=false",
     "gc.auto=0",
     "maintenance.auto=false",
@@ -181,6 +190,14 @@ impl Workspace {
     fn new(root: &str, store: &str) -> Result<Self, SnapshotError> {
         let root = absolute("root", root)?;
         let store = absolute("store", store)?;
+        for folder in [Some(store.as_path()), store.parent()].into_iter().flatten() {
+            if std::fs::symlink_metadata(folder).is_ok_and(|metadata| metadata.file_type().is_symlink()) {
+                return Err(SnapshotError::Failed(format!(
+                    "{} is a symbolic link: snapshots are kept only in a real folder, so that nothing in the workspace can point them elsewhere",
+                    folder.display()
+                )));
+            }
+        }
         if root.starts_with(&store) {
             return Err(SnapshotError::InvalidParams(format!(
                 "the store {} must be a folder of its own, not the workspace folder or one around it",
@@ -275,11 +292,18 @@ async fn prepare_store(git: &Git<'_>) -> Result<(), SnapshotError> {
     Ok(())
 }
 
-/// Writes `content` to `path` unless it already holds exactly that.
+/// Writes `content` to `path` unless it already holds exactly that; a symbolic link in its place
+/// is neither read nor written through.
 fn write_if_different(path: &Path, content: &str) -> std::io::Result<()> {
-    match std::fs::read(path) {
+    match session::read_session_file(path) {
         Ok(existing) if existing == content.as_bytes() => Ok(()),
-        _ => std::fs::write(path, content),
+        _ => session::no_follow_options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .and_then(|mut file| std::io::Write::write_all(&mut file, content.as_bytes()))
+            .map_err(|error| session::explain_link(path, error)),
     }
 }
 

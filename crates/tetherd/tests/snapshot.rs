@@ -355,3 +355,44 @@ fn failures_say_what_went_wrong() {
     // tetherd is still serving.
     assert_eq!(workspace.take(&mut host, &[]), tree);
 }
+
+/// A repository can commit `.tether/snapshot.git` itself. Nothing in it runs (a hook git would
+/// call while it adds the workspace), and nothing in it makes tetherd write elsewhere (a link in
+/// place of a file tetherd rewrites, or in place of the store).
+#[test]
+fn a_store_the_repository_committed_runs_nothing_and_writes_nowhere_else() {
+    let tetherd = Tetherd::start(&[]);
+    let mut host = tetherd.host();
+    let workspace = Workspace::new();
+    workspace.write("app.txt", "v1\n");
+    // A store as tetherd makes it, taken over by the repository: a hook git calls whenever it
+    // writes the index.
+    workspace.take(&mut host, &[]);
+    let marker = workspace.path("../hook-ran");
+    let hook = workspace.store().join("hooks/post-index-change");
+    std::fs::create_dir_all(hook.parent().expect("a parent")).expect("the hooks folder");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", text(&marker))).expect("a hook");
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("an executable hook");
+    workspace.write("app.txt", "v2\n");
+    workspace.take(&mut host, &[]);
+    assert!(!marker.exists(), "the store's hook never runs");
+
+    // A file tetherd rewrites in the store, replaced by a link to the person's file.
+    let outside = workspace.path("../bashrc");
+    std::fs::write(&outside, "export SECRET=1\n").expect("a file outside");
+    let attributes = workspace.store().join("info/attributes");
+    std::fs::remove_file(&attributes).expect("the store's attributes");
+    std::os::unix::fs::symlink(&outside, &attributes).expect("a symbolic link");
+    let error = host.call("snapshot/take", workspace.params(&[])).expect_err("a link in the store is refused");
+    assert!(error["message"].as_str().expect("a message").contains("symbolic link"), "{error}");
+    assert_eq!(std::fs::read_to_string(&outside).expect("the file"), "export SECRET=1\n");
+
+    // The store itself as a link to a folder elsewhere.
+    let linked = Workspace::new();
+    let elsewhere = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir_all(linked.path(".tether")).expect("the .tether folder");
+    std::os::unix::fs::symlink(elsewhere.path(), linked.store()).expect("a symbolic link");
+    let error = host.call("snapshot/take", linked.params(&[])).expect_err("a store that is a link is refused");
+    assert!(error["message"].as_str().expect("a message").contains("symbolic link"), "{error}");
+    assert!(std::fs::read_dir(elsewhere.path()).expect("the folder").next().is_none(), "nothing written there");
+}
