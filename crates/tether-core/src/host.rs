@@ -834,6 +834,10 @@ impl HostEngine {
                 "Tether keeps a history of sessions only when a workspace folder is open.".to_owned(),
             );
         };
+        if !self.config.workspace_trusted {
+            // tetherd keeps the history, and it does not run until the workspace is trusted.
+            return self.show(LogLevel::Info, "Tether shows the history once the workspace is trusted.".to_owned());
+        }
         if self.sidecar != SidecarState::Ready {
             return self.show(LogLevel::Warn, "Tether is not connected to tetherd; try again in a moment.".to_owned());
         }

@@ -725,6 +725,11 @@ fn an_untrusted_workspace_starts_nothing_until_the_person_trusts_it() {
         "{actions:?}"
     );
 
+    // The history is kept by tetherd, so it waits for trust too, and says so.
+    engine.handle_command(HostCommand::ShowHistory, 6);
+    assert!(drain(&mut engine).iter().any(|action| matches!(action,
+        HostAction::ShowMessage { text, .. } if text == "Tether shows the history once the workspace is trusted.")));
+
     // The chat's button opens VS Code's trust editor.
     engine.handle_webview(WebviewToHost::ManageTrust, 6);
     assert!(drain(&mut engine).contains(&HostAction::ManageWorkspaceTrust));
