@@ -9,6 +9,8 @@
 // 2. That button opens VS Code's trust editor; trusting the folder starts tetherd and the
 //    person's default agent from their own settings (Demo), not the repository's: the marker is
 //    still absent, and the chat says the earlier session's agent is not configured.
+// 3. Opening that session from the history shows its transcript and asks for an agent; nothing
+//    runs from its log, and choosing Demo goes on in a new session.
 
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -64,8 +66,8 @@ test("an untrusted repository runs nothing, and trusting it starts the person's 
       name: "trust",
       untrustedWorkspace: true,
       workspaceFiles: repositoryFiles,
-      // The person's own settings name no agent: the Demo agent is their default.
-      settings: { "tether.sidecarGraceSeconds": 5 },
+      // The person's own settings: the Demo agent is their default.
+      settings: { "tether.sidecarGraceSeconds": 5, "tether.defaultAgent": "Demo" },
     },
     async (vscode) => {
       const marker = path.join(vscode.root, "repository-code-ran");
@@ -98,6 +100,10 @@ test("an untrusted repository runs nothing, and trusting it starts the person's 
         const editor = vscode.page.locator(".workspace-trust-editor");
         await editor.waitFor();
         await editor.getByRole("button", { name: /^Trust/ }).first().click();
+        await editor.getByText("You trust this folder").waitFor();
+        // The trust editor opens over the side bar; closed, the chat shows whole again.
+        await vscode.runCommand("View: Close Editor");
+        await editor.waitFor({ state: "hidden" });
         await chat.locator('.session-status[data-status="ready"]').waitFor();
         assert.equal((await chat.locator(".session-agent").innerText()).trim(), "Demo");
         await chat
@@ -112,6 +118,25 @@ test("an untrusted repository runs nothing, and trusting it starts the person's 
         assert.ok(!running.some((line) => line.includes("run-me.sh")), `nothing of the repository runs: ${running}`);
         assert.equal(fs.existsSync(marker), false, "the repository's script never ran");
         await vscode.screenshot("trust-trusted.png");
+      });
+
+      await step("3. the repository's session opens from the history read-only, and runs nothing", async () => {
+        await vscode.runCommand("Tether: Show History");
+        await vscode.chooseQuickPickItem("Tether: History", SESSION_TITLE);
+        await chat.locator(".entry.user", { hasText: SESSION_TITLE }).waitFor();
+        await chat
+          .locator(".entry.notice", { hasText: 'This session used "Repo agent", which is not configured' })
+          .waitFor();
+        await chat.locator('.session-status[data-status="failed"]', { hasText: "choose an agent" }).waitFor();
+        assert.equal(await chat.locator("button.session-restart").isHidden(), true, "no Restart for it");
+        assert.ok(!started().some((line) => line.includes("run-me.sh")), "nothing of the repository runs");
+        assert.equal(fs.existsSync(marker), false, "the repository's script never ran");
+        await vscode.screenshot("trust-history.png");
+        const picker = chat.locator("select.session-picker");
+        await picker.selectOption("Demo");
+        await chat.locator('.session-status[data-status="ready"]').waitFor();
+        assert.equal((await chat.locator(".session-agent").innerText()).trim(), "Demo");
+        assert.equal(fs.existsSync(marker), false, "the repository's script never ran");
       });
     },
   );

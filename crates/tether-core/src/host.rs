@@ -1025,6 +1025,12 @@ impl HostEngine {
                     "This session used {name:?}, which is not configured, so Tether does not start it. Choose an agent in the header to go on in a new session."
                 );
                 let slot = self.agent.as_mut().expect("the slot was just made");
+                // A turn the log left open ends here: no agent will ever answer it.
+                if !slot.client.is_closed() {
+                    slot.client.handle_exited("was no longer running when Tether came back", false, "");
+                }
+                self.drain_client();
+                let slot = self.agent.as_mut().expect("the slot was just made");
                 slot.client.thread_mut().push(Entry::Notice(NoticeView {
                     level: NoticeLevel::Warning,
                     text,

@@ -682,7 +682,7 @@ fn a_session_whose_agent_is_not_configured_is_shown_but_its_recorded_command_nev
     tetherd.engine.handle_command(HostCommand::ShowHistory, tetherd.now);
     tetherd.answer("session/list", &listed_unconfigured());
     tetherd.engine.handle_command(HostCommand::OpenSession { id: DIR.to_owned() }, tetherd.now);
-    read_in_two_pieces(&mut tetherd, &session_log(false));
+    read_in_two_pieces(&mut tetherd, &session_log(true));
     tetherd.engine.handle_webview(WebviewToHost::Restart, tetherd.now);
     tetherd.pump();
     let spawns = tetherd.sent.iter().filter(|line| line["method"] == "agent/spawn").count();
@@ -690,8 +690,11 @@ fn a_session_whose_agent_is_not_configured_is_shown_but_its_recorded_command_nev
     expect_test::expect![[r#"
         {"type":"user","text":"Hello","attachments":[]}
         {"type":"agent","chunks":[{"kind":"text","text":"Hi there."}]}
+        {"type":"user","text":"Count slowly","attachments":[]}
+        {"type":"agent","chunks":[{"kind":"text","text":"one "}]}
+        {"type":"notice","level":"error","text":"The agent was no longer running when Tether came back.","detail":null}
         {"type":"notice","level":"warning","text":"This session used \"Repo agent\", which is not configured, so Tether does not start it. Choose an agent in the header to go on in a new session.","detail":null}
-        turn: {"type":"ended","stopReason":"end_turn"}
+        turn: {"type":"failed","message":"the agent was no longer running when Tether came back during the turn"}
         status: {"type":"failed","message":"\"Repo agent\" is not configured: choose an agent"}
         can restart: false
     "#]]
