@@ -18,6 +18,7 @@ import { eventually, fakeView, recordingLog, tempFolder } from "./fakes";
 import {
   ConfigurationTarget,
   Uri,
+  executedCommands,
   failures,
   openDocument,
   openedDocuments,
@@ -184,6 +185,15 @@ test("tetherd is started when the engine asks, first when the host starts", () =
   host.command({ type: "newSession" });
   assert.equal(sidecarStarts(), 2);
   assert.deepEqual(written, []);
+  host.dispose();
+});
+
+test("Manage Workspace Trust opens VS Code's trust editor", () => {
+  resetWorkspace();
+  const { host, engine } = startHost();
+  engine.actions.push({ type: "manageWorkspaceTrust" });
+  host.start();
+  assert.deepEqual(executedCommands, [{ command: "workbench.trust.manage", args: [] }]);
   host.dispose();
 });
 

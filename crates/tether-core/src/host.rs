@@ -784,7 +784,8 @@ impl HostEngine {
     fn spawn_agent(&mut self, now: u64) {
         let Some(slot) = &self.agent else { return };
         if !self.config.workspace_trusted || !slot.configured {
-            // Both are stopped before they get here; this keeps it so should that ever change.
+            // Neither reaches here today (tetherd is not started untrusted, and Restart refuses
+            // an unconfigured agent); refusing here as well keeps it so.
             let text = format!(
                 "not starting {:?}: the workspace is not trusted or the agent is not configured",
                 slot.profile.name
