@@ -330,6 +330,49 @@ fn a_cancelled_prompt_that_does_not_end_cancelled_is_a_problem() {
     );
 }
 
+/// A correct agent may end a turn before the cancel reaches it. One that answers every prompt
+/// with end_turn at once (streaming nothing) is not running when the check would cancel it, so
+/// no cancel is sent and the report says cancellation could not be checked.
+#[test]
+fn a_prompt_that_ends_at_once_is_not_accused_of_ignoring_the_cancel() {
+    check_script(
+        "ends-at-once",
+        0,
+        expect![[r#"
+            check-agent: sh ends-at-once.sh
+            note [timing] initialize took … ms
+            note [agent-info] scripted 1.0
+            note [capabilities] agentCapabilities {"loadSession":false}
+            note [timing] session/new took … ms
+            note [timing] session/prompt took … ms
+            note [timing] session/prompt (cancelled) took … ms
+            note [cancel-unchecked] the prompt to cancel ended with stopReason end_turn while it was not demonstrably running (it had streamed nothing, or its answer was already there), so session/cancel was not sent and cancellation could not be checked
+            no problems found
+        "#]],
+    );
+}
+
+/// An answer that is the very next thing after the cancel may have crossed it on the way: no
+/// accusation, a note that cancellation could not be checked.
+#[test]
+fn an_answer_that_may_have_crossed_the_cancel_is_not_accused() {
+    check_script(
+        "answer-crosses-cancel",
+        0,
+        expect![[r#"
+            check-agent: sh answer-crosses-cancel.sh
+            note [timing] initialize took … ms
+            note [agent-info] scripted 1.0
+            note [capabilities] agentCapabilities {"loadSession":false}
+            note [timing] session/new took … ms
+            note [timing] session/prompt took … ms
+            note [timing] session/prompt (cancelled) took … ms
+            note [cancel-unchecked] the prompt to cancel ended with stopReason end_turn right after session/cancel was sent, with nothing in between: the answer may have crossed the cancel, so cancellation could not be checked
+            no problems found
+        "#]],
+    );
+}
+
 #[test]
 fn an_agent_that_needs_a_login_is_an_info_not_a_problem() {
     check_script(
