@@ -7,11 +7,14 @@
 
 #![cfg(unix)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use expect_test::{Expect, expect};
 use serde_json::Value;
+use support::tether_test_agent;
 
 /// The repository's root.
 fn repo_root() -> PathBuf {
@@ -52,28 +55,6 @@ fn check_script(name: &str, expected_exit: i32, expected_report: Expect) {
     let (report, exit) = check_agent(&dir, &["--timeout-seconds", "1", "--", "sh", &script]);
     expected_report.assert_eq(&report);
     assert_eq!(exit, expected_exit, "the exit code, for the report:\n{report}");
-}
-
-/// The scripted test agent, built by cargo (it is another crate's binary, so cargo does not
-/// build it for this crate's tests by itself).
-fn tether_test_agent() -> PathBuf {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
-        .args(["build", "--quiet", "--package", "tether-test-agent", "--bin", "tether-test-agent"])
-        .arg("--message-format=json")
-        .current_dir(repo_root())
-        .output()
-        .expect("cargo runs");
-    assert!(output.status.success(), "building tether-test-agent failed:\n{}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .find_map(|message| {
-            let is_the_agent = message.pointer("/target/name").and_then(Value::as_str) == Some("tether-test-agent");
-            let executable = message.get("executable").and_then(Value::as_str)?;
-            is_the_agent.then(|| PathBuf::from(executable))
-        })
-        .expect("cargo names the tether-test-agent executable")
 }
 
 #[test]
