@@ -388,6 +388,26 @@ fn the_environment_has_term_and_the_request_env_but_not_the_token() {
     assert_eq!(output_until_exit(&mut setup.host, terminal_id).0, "xterm-256color|hi there|unset");
 }
 
+/// The most terminals one agent may have live at once (tetherd's `MAX_TERMINALS_PER_AGENT`).
+const MAX_TERMINALS_PER_AGENT: usize = 64;
+
+#[test]
+fn an_agent_gets_a_clear_error_beyond_its_most_terminals_and_a_new_one_once_it_releases_one() {
+    let mut setup = Setup::new(&[]);
+    let terminals: Vec<u64> = (0..MAX_TERMINALS_PER_AGENT).map(|_| setup.run("exec sleep 600", json!({})).0).collect();
+    let refused = setup.create(json!({ "command": "sh", "args": ["-c", "echo one too many"] })).expect_err("refused");
+    assert_eq!(refused["code"], json!(error_code::TERMINAL_FAILED));
+    assert_eq!(
+        refused["message"],
+        json!(
+            "cannot start \"sh\": the agent already has 64 terminals, the most it may have at once; release one first"
+        )
+    );
+    assert_eq!(setup.host.call("terminal/release", terminal_ref(terminals[0])), Ok(json!({})));
+    let (terminal_id, _) = setup.run("echo room again", json!({}));
+    assert_eq!(output_until_exit(&mut setup.host, terminal_id).0, "room again\r\n");
+}
+
 #[test]
 fn requests_that_cannot_be_served_get_errors_a_person_can_act_on() {
     let mut setup = Setup::new(&[]);
