@@ -445,9 +445,11 @@ impl Supervisor {
                         STDIN_QUEUE_BUDGET_BYTES / (1024 * 1024)
                     );
                     tracing::warn!(agent = %self.name, agent_id = self.agent_id, "{reason}");
-                    forward_stderr_line(&self.forwarding(), reason).await;
+                    // Signalled first: publishing the reason may wait for room for a while (no
+                    // host attached, a full backlog), and the agent's end must not wait with it.
                     process_group::signal(self.pid, GroupSignal::Terminate);
                     sigkill_at = Some(Instant::now() + self.registry.kill_grace);
+                    forward_stderr_line(&self.forwarding(), reason).await;
                 }
                 () = sleep_until_if_set(sigkill_at) => {
                     tracing::warn!(agent = %self.name, agent_id = self.agent_id,
