@@ -3,12 +3,12 @@
 //! It starts the agent, plays a permissive client that declares the `fs` and `terminal`
 //! capabilities, and runs one short conversation: `initialize`, `session/new` in a throwaway
 //! folder, a prompt ("Say hello" unless told otherwise), then a second prompt that it cancels
-//! with `session/cancel` and which must end with stopReason `cancelled`. Everything the agent prints is checked
-//! on the way: each stdout line must be a JSON-RPC message, responses must answer requests that
-//! were sent and only once, and messages of known methods must deserialize into ACP's v1 types
-//! (unknown fields are fine; missing required fields and wrong types are not). Tool calls must be
-//! closed (completed or failed) by the end of a turn that was not cancelled, and updates must
-//! name the session the agent created.
+//! with `session/cancel` and which must end with stopReason `cancelled`. Everything the agent
+//! prints is checked on the way: each stdout line must be a JSON-RPC message, responses must
+//! answer requests that were sent and only once, and messages of known methods must deserialize
+//! into ACP's v1 types (unknown fields are fine; missing required fields and wrong types are
+//! not). Tool calls must be closed (completed or failed) by the end of a turn that was not
+//! cancelled, and updates must name the session the agent created.
 //!
 //! The agent's own requests are answered as a permissive client would: permission requests with
 //! the first allow option (or `cancelled` once the turn is being cancelled), file reads and
