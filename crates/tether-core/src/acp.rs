@@ -26,11 +26,23 @@
 //! `fs/*` is served in the `fs` module (reads through the host, writes reviewed), `terminal/*` in
 //! the `terminal` module (run by tetherd, mirrored into VS Code terminals and the chat).
 //!
+//! What the engine keeps for the agent is bounded. The agent's requests waiting for an answer
+//! (permission cards, file reads, terminal calls) are at most [`MAX_AGENT_REQUESTS_WAITING`]: one
+//! beyond that is answered at once with an error saying why, and the thread says once that
+//! requests are being refused, so a flood of requests costs a bounded amount of memory and the
+//! session goes on. The engine's own requests have deadlines, except the prompt (a turn may take
+//! as long as it likes, and only one runs at a time) and `authenticate` (a sign-in waits for the
+//! person): `initialize`, `session/new`, `session/list` after [`HANDSHAKE_TIMEOUT_MS`], mode and
+//! config switches after [`CONTROL_TIMEOUT_MS`], each then settled with a clear error. The
+//! queues of lines and events for the host ([`AcpClient::poll_outgoing`],
+//! [`AcpClient::poll_event`]) are drained by the host after every input, so they hold what one
+//! input caused.
+//!
 //! The session state beside the thread (slash commands, config options, the title, context usage)
 //! and the updates that are not conversation (notices, compaction) are kept in the
 //! `session_state` module.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use agent_client_protocol_schema::v1 as acp;
 use serde::Serialize;
@@ -71,6 +83,15 @@ pub const PROTOCOL_VERSION: u16 = 1;
 /// How long `initialize` and `session/new` may take. Real agents are slow to start (Gemini CLI
 /// takes 4-11 s to answer `initialize` on two cores), so this only catches an agent that hangs.
 pub const HANDSHAKE_TIMEOUT_MS: u64 = 120_000;
+
+/// How long the agent may take to answer a mode or config switch. The agent only records a
+/// choice, so this only catches an agent that never answers.
+pub const CONTROL_TIMEOUT_MS: u64 = 30_000;
+
+/// The most requests of the agent's that may wait for an answer at once (see the module
+/// documentation). Far more than an agent has in flight while it works: each is a card for the
+/// person, a file being read or a command being run.
+pub const MAX_AGENT_REQUESTS_WAITING: usize = 256;
 
 /// Who this client is, for `clientInfo`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -314,6 +335,15 @@ pub struct AcpClient {
     auth: auth::Authentication,
     outgoing: VecDeque<String>,
     events: VecDeque<AcpEvent>,
+    /// The agent's requests not answered yet, by id; answers leave through
+    /// [`AcpClient::push_outgoing`], which takes them out.
+    agent_requests_waiting: BTreeSet<RequestId>,
+    /// Requests beyond [`MAX_AGENT_REQUESTS_WAITING`] are being refused, and the thread has said
+    /// so; it says so again for a later flood once every waiting request has been answered.
+    refusing_requests: bool,
+    /// The engine's mode and config switches that timed out: an answer that still comes is
+    /// late, not an answer to a request never sent. One per switch the person made.
+    timed_out: BTreeSet<RequestId>,
 }
 
 impl AcpClient {
@@ -355,6 +385,9 @@ impl AcpClient {
             auth: auth::Authentication::default(),
             outgoing: VecDeque::new(),
             events: VecDeque::new(),
+            agent_requests_waiting: BTreeSet::new(),
+            refusing_requests: false,
+            timed_out: BTreeSet::new(),
         }
     }
 
@@ -403,7 +436,8 @@ impl AcpClient {
     /// The person picked the agent's own mode `id`. One that means one of Tether's modes switches
     /// Tether's mode too (and the agent with it), so the two never disagree; any other (Claude's
     /// "Don't Ask") is sent to the agent as it is and leaves Tether's mode alone.
-    pub fn set_agent_mode(&mut self, id: &str) -> Result<(), IntentError> {
+    pub fn set_agent_mode(&mut self, id: &str, now: u64) -> Result<(), IntentError> {
+        self.now = now;
         let Some(modes) = &self.agent_modes else { return Err(IntentError::NotReady) };
         if !modes.available().iter().any(|(known, _)| known == id) {
             return Err(IntentError::UnknownOption(id.to_owned()));
@@ -413,7 +447,7 @@ impl AcpClient {
         }
         match modes.meaning(id) {
             Some(mode) if mode != self.policy.mode() => {
-                self.set_mode(mode);
+                self.switch_mode(mode);
                 // The agent may have two modes of one meaning: the one picked is the one asked.
                 self.switch_agent_mode(id.to_owned());
             }
@@ -424,7 +458,13 @@ impl AcpClient {
 
     /// The person chose a mode in the header: applied now (requests waiting are put to it again)
     /// and sent to the agent when it has a mode that means the same.
-    pub fn set_mode(&mut self, mode: Mode) {
+    pub fn set_mode(&mut self, mode: Mode, now: u64) {
+        self.now = now;
+        self.switch_mode(mode);
+    }
+
+    /// Applies `mode` (see [`AcpClient::set_mode`]) at the time of the input being handled.
+    fn switch_mode(&mut self, mode: Mode) {
         let from = self.policy.mode();
         if from == mode {
             return;
@@ -710,7 +750,7 @@ impl AcpClient {
             Ok(message) => message,
             Err(error) => {
                 let rpc_error = error.to_rpc_error();
-                self.outgoing.push_back(jsonrpc::encode_error(&error.response_id(), &rpc_error));
+                self.push_outgoing(jsonrpc::encode_error(&error.response_id(), &rpc_error));
                 self.problem(format!("the agent sent an invalid message: {error}"), Some(line));
                 return;
             }
@@ -733,7 +773,7 @@ impl AcpClient {
                 RpcError::parse_error().data(serde_json::Value::String(error.to_owned()))
             }
         };
-        self.outgoing.push_back(jsonrpc::encode_error(&RequestId::Null, &rpc_error));
+        self.push_outgoing(jsonrpc::encode_error(&RequestId::Null, &rpc_error));
         let what = match kind {
             BadLineKind::TooLong => "a line too long to read",
             BadLineKind::InvalidUtf8 => "a line that is not UTF-8",
@@ -809,15 +849,42 @@ impl AcpClient {
         if let Some(notice) = notice {
             self.thread.push(Entry::Notice(notice));
         }
+        // Nobody is left to answer them to.
+        self.agent_requests_waiting.clear();
+        self.refusing_requests = false;
         self.phase = Phase::Closed;
     }
 
-    /// Expires requests whose deadline has passed.
+    /// Expires requests whose deadline has passed. A handshake step that expires fails the
+    /// session (there is none without it); a mode or config switch is settled as refused, and
+    /// the session goes on.
     pub fn handle_timeout(&mut self, now: u64) {
-        for (_, pending) in self.rpc.expire(now) {
-            let message =
-                format!("the agent did not answer {} within {} s", pending.method, HANDSHAKE_TIMEOUT_MS / 1000);
-            self.fail(message);
+        self.now = now;
+        for (id, pending) in self.rpc.expire(now) {
+            match pending.tag {
+                RequestKind::SetAgentMode => {
+                    self.timed_out.insert(id);
+                    self.mode_switches_in_flight = self.mode_switches_in_flight.saturating_sub(1);
+                    let message = format!(
+                        "the agent did not answer {} within {} s; Tether still applies {} mode itself",
+                        pending.method,
+                        CONTROL_TIMEOUT_MS / 1000,
+                        self.policy.mode()
+                    );
+                    self.problem(message, None);
+                }
+                RequestKind::SetConfigOption => {
+                    let message =
+                        format!("the agent did not answer {} within {} s", pending.method, CONTROL_TIMEOUT_MS / 1000);
+                    self.on_config_option_set(&id, Err(message));
+                    self.timed_out.insert(id);
+                }
+                _ => {
+                    let message =
+                        format!("the agent did not answer {} within {} s", pending.method, HANDSHAKE_TIMEOUT_MS / 1000);
+                    self.fail(message);
+                }
+            }
         }
     }
 
@@ -840,7 +907,9 @@ impl AcpClient {
 
     fn handle_response(&mut self, id: RequestId, result: Result<&RawValue, RpcError>, now: u64) {
         let Some(pending) = self.rpc.take(&id) else {
-            self.problem(format!("the agent answered a request Tether never sent (id {id})"), None);
+            if !self.timed_out.remove(&id) {
+                self.problem(format!("the agent answered a request Tether never sent (id {id})"), None);
+            }
             return;
         };
         match (pending.tag, result) {
@@ -1059,31 +1128,37 @@ impl AcpClient {
     }
 
     fn handle_request(&mut self, id: RequestId, method: &str, params: Option<&RawValue>) {
+        // A log being folded holds what was answered then; nothing is refused now.
+        if !self.replaying && self.agent_requests_waiting.len() >= MAX_AGENT_REQUESTS_WAITING {
+            self.refuse_over_limit(&id, method);
+            return;
+        }
+        self.agent_requests_waiting.insert(id.clone());
         match method {
             "session/request_permission" => match jsonrpc::parse_params::<acp::RequestPermissionRequest>(params) {
                 Ok(request) => self.on_permission_request(id, request),
                 Err(error) => {
                     self.problem(format!("the agent sent an invalid permission request: {}", error.message), None);
-                    self.outgoing.push_back(jsonrpc::encode_error(&id, &error));
+                    self.push_outgoing(jsonrpc::encode_error(&id, &error));
                 }
             },
             "fs/read_text_file" => match jsonrpc::parse_params::<acp::ReadTextFileRequest>(params) {
                 Ok(request) => self.on_read_request(id, request),
-                Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
+                Err(error) => self.push_outgoing(jsonrpc::encode_error(&id, &error)),
             },
             "fs/write_text_file" => match jsonrpc::parse_params::<acp::WriteTextFileRequest>(params) {
                 Ok(request) => self.on_write_request(id, request),
-                Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
+                Err(error) => self.push_outgoing(jsonrpc::encode_error(&id, &error)),
             },
             "terminal/create" => match jsonrpc::parse_params::<acp::CreateTerminalRequest>(params) {
                 Ok(request) => self.on_create_terminal(id, request),
-                Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
+                Err(error) => self.push_outgoing(jsonrpc::encode_error(&id, &error)),
             },
             "terminal/output" => match jsonrpc::parse_params::<acp::TerminalOutputRequest>(params) {
                 Ok(request) => {
                     self.on_terminal_request(id, method::TERMINAL_OUTPUT, &request.session_id, &request.terminal_id)
                 }
-                Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
+                Err(error) => self.push_outgoing(jsonrpc::encode_error(&id, &error)),
             },
             "terminal/wait_for_exit" => match jsonrpc::parse_params::<acp::WaitForTerminalExitRequest>(params) {
                 Ok(request) => self.on_terminal_request(
@@ -1092,28 +1167,65 @@ impl AcpClient {
                     &request.session_id,
                     &request.terminal_id,
                 ),
-                Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
+                Err(error) => self.push_outgoing(jsonrpc::encode_error(&id, &error)),
             },
             "terminal/kill" => match jsonrpc::parse_params::<acp::KillTerminalRequest>(params) {
                 Ok(request) => {
                     self.on_terminal_request(id, method::TERMINAL_KILL, &request.session_id, &request.terminal_id)
                 }
-                Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
+                Err(error) => self.push_outgoing(jsonrpc::encode_error(&id, &error)),
             },
             "terminal/release" => match jsonrpc::parse_params::<acp::ReleaseTerminalRequest>(params) {
                 Ok(request) => {
                     self.on_terminal_request(id, method::TERMINAL_RELEASE, &request.session_id, &request.terminal_id)
                 }
-                Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&id, &error)),
+                Err(error) => self.push_outgoing(jsonrpc::encode_error(&id, &error)),
             },
             _ => {
                 let error = RpcError::method_not_found()
                     .data(serde_json::Value::String(format!("Tether does not offer {method}")));
-                self.outgoing.push_back(jsonrpc::encode_error(&id, &error));
+                self.push_outgoing(jsonrpc::encode_error(&id, &error));
                 self.events.push_back(AcpEvent::ProtocolProblem {
                     message: format!("the agent called {method}, which Tether does not offer"),
                 });
             }
+        }
+    }
+
+    /// Answers a request of the agent's that finds [`MAX_AGENT_REQUESTS_WAITING`] already
+    /// waiting: an error now, rather than one more thing to hold.
+    fn refuse_over_limit(&mut self, id: &RequestId, method: &str) {
+        let error = RpcError::internal_error().data(serde_json::Value::String(format!(
+            "Tether already has {MAX_AGENT_REQUESTS_WAITING} requests of this agent waiting for an answer; \
+             this {method} is refused, send it again once some are answered"
+        )));
+        self.push_outgoing(jsonrpc::encode_error(id, &error));
+        if !self.refusing_requests {
+            self.refusing_requests = true;
+            self.problem(
+                format!(
+                    "the agent sent more than {MAX_AGENT_REQUESTS_WAITING} requests that wait for an answer; \
+                     the ones beyond are refused with an error until those are answered"
+                ),
+                None,
+            );
+        }
+    }
+
+    /// Queues a line for the agent. An answer to one of the agent's requests stops it waiting.
+    fn push_outgoing(&mut self, line: String) {
+        if !self.agent_requests_waiting.is_empty()
+            && let Some(id) = jsonrpc::response_id(&line)
+        {
+            self.answered_agent_request(&id);
+        }
+        self.outgoing.push_back(line);
+    }
+
+    fn answered_agent_request(&mut self, id: &RequestId) {
+        self.agent_requests_waiting.remove(id);
+        if self.agent_requests_waiting.is_empty() {
+            self.refusing_requests = false;
         }
     }
 
@@ -1359,7 +1471,7 @@ impl AcpClient {
         if self.session_id.as_ref() != Some(&request.session_id) {
             let error = RpcError::invalid_params()
                 .data(serde_json::Value::String(format!("unknown session {}", request.session_id.0)));
-            self.outgoing.push_back(jsonrpc::encode_error(&id, &error));
+            self.push_outgoing(jsonrpc::encode_error(&id, &error));
             return;
         }
         let key = self.next_permission_key;
@@ -1476,7 +1588,8 @@ impl AcpClient {
         match modes {
             AgentModes::SessionModes { .. } => {
                 let params = acp::SetSessionModeRequest::new(session_id, target.clone());
-                self.send_request("session/set_mode", &params, RequestKind::SetAgentMode, None);
+                let deadline = Some(self.now + CONTROL_TIMEOUT_MS);
+                self.send_request("session/set_mode", &params, RequestKind::SetAgentMode, deadline);
             }
             AgentModes::ConfigOption { config_id, .. } => {
                 let config_id = config_id.clone();
@@ -1485,7 +1598,8 @@ impl AcpClient {
                     config_id.clone(),
                     acp::SessionConfigValueId::new(target.clone()),
                 );
-                self.send_request("session/set_config_option", &params, RequestKind::SetAgentMode, None);
+                let deadline = Some(self.now + CONTROL_TIMEOUT_MS);
+                self.send_request("session/set_config_option", &params, RequestKind::SetAgentMode, deadline);
                 self.show_mode_option(&config_id, &target);
             }
         }
@@ -1555,7 +1669,7 @@ impl AcpClient {
             meta.insert("tether".to_owned(), serde_json::json!({ "reason": reason }));
             response = response.meta(meta);
         }
-        self.outgoing.push_back(jsonrpc::encode_result(&pending.request_id, &response));
+        self.push_outgoing(jsonrpc::encode_result(&pending.request_id, &response));
         self.show_outcome(&pending, outcome);
     }
 
@@ -1567,7 +1681,7 @@ impl AcpClient {
             self.audit(AuditEvent::Withdrawn { tool_call });
         }
         let error = RpcError::new(-32800, "Request cancelled");
-        self.outgoing.push_back(jsonrpc::encode_error(&pending.request_id, &error));
+        self.push_outgoing(jsonrpc::encode_error(&pending.request_id, &error));
         self.show_outcome(&pending, PermissionOutcome::Withdrawn);
     }
 
@@ -1606,18 +1720,18 @@ impl AcpClient {
             return RequestId::Null;
         }
         let (id, line) = self.rpc.request(method, params, kind, deadline);
-        self.outgoing.push_back(line);
+        self.push_outgoing(line);
         id
     }
 
     /// Answers a request whose parameters Tether cannot act on: invalid params, saying why.
     fn refuse(&mut self, id: &RequestId, problem: String) {
         let error = RpcError::invalid_params().data(serde_json::Value::String(problem));
-        self.outgoing.push_back(jsonrpc::encode_error(id, &error));
+        self.push_outgoing(jsonrpc::encode_error(id, &error));
     }
 
     fn send_notification(&mut self, method: &str, params: &impl Serialize) {
-        self.outgoing.push_back(jsonrpc::encode_notification(method, params));
+        self.push_outgoing(jsonrpc::encode_notification(method, params));
     }
 
     fn fail(&mut self, message: String) {

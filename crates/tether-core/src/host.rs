@@ -384,7 +384,7 @@ impl HostEngine {
             WebviewToHost::NewSession => self.start_session(now),
             WebviewToHost::SelectAgent { name } => self.select_agent(name, now),
             WebviewToHost::SetMode { mode } => match &mut self.agent {
-                Some(slot) => slot.client.set_mode(mode),
+                Some(slot) => slot.client.set_mode(mode, now),
                 None => {
                     self.idle_policy.set_mode(mode);
                     self.refresh_permissions_view();
@@ -392,7 +392,7 @@ impl HostEngine {
             },
             WebviewToHost::SetConfigOption { config_id, value } => {
                 let result = match &mut self.agent {
-                    Some(slot) => slot.client.set_config_option(&config_id, value),
+                    Some(slot) => slot.client.set_config_option(&config_id, value, now),
                     None => Err(IntentError::NotReady),
                 };
                 if let Err(error) = result {
@@ -458,7 +458,7 @@ impl HostEngine {
             WebviewToHost::ManageTrust => self.actions.push_back(HostAction::ManageWorkspaceTrust),
             WebviewToHost::SetAgentMode { id } => {
                 let result = match &mut self.agent {
-                    Some(slot) => slot.client.set_agent_mode(&id),
+                    Some(slot) => slot.client.set_agent_mode(&id, now),
                     None => Err(IntentError::NotReady),
                 };
                 if let Err(error) = result {

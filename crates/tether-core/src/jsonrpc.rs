@@ -297,6 +297,22 @@ pub fn encode_error(id: &RequestId, error: &RpcError) -> String {
     })
 }
 
+/// The id of a response encoded by [`encode_result`] or [`encode_error`]; `None` for anything
+/// else (a request, a notification). Reads only the start of the line, so it costs the same
+/// whatever the response carries.
+pub fn response_id(line: &str) -> Option<RequestId> {
+    let rest = line.strip_prefix(r#"{"jsonrpc":"2.0","id":"#)?;
+    let mut values = serde_json::Deserializer::from_str(rest).into_iter::<serde_json::Value>();
+    let id = match values.next()?.ok()? {
+        serde_json::Value::Null => RequestId::Null,
+        serde_json::Value::String(id) => RequestId::Str(id),
+        serde_json::Value::Number(number) => RequestId::Number(number.as_i64()?),
+        _ => return None,
+    };
+    let after = &rest[values.byte_offset()..];
+    (after.starts_with(r#","result":"#) || after.starts_with(r#","error":"#)).then_some(id)
+}
+
 /// Runs `write_members` after the `{"jsonrpc":"2.0"` opening, closes the object, and falls back to
 /// an internal error response carrying `fallback_id` when anything fails.
 fn encode(fallback_id: &RequestId, write_members: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>) -> String {

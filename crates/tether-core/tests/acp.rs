@@ -117,7 +117,7 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
                 now = rest.parse().unwrap();
                 client.handle_timeout(now);
             }
-            "mode" => client.set_mode(serde_json::from_value(serde_json::Value::String(rest.to_owned())).unwrap()),
+            "mode" => client.set_mode(serde_json::from_value(serde_json::Value::String(rest.to_owned())).unwrap(), now),
             "rule" => {
                 let (scope, spec) = rest.split_once(' ').expect("rule <scope> <json>");
                 let scope = match scope {
@@ -148,12 +148,12 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
             "option" => {
                 let (id, value) = rest.split_once(' ').expect("option <id> <value>");
                 let value = tether_core::webview::ConfigValue::Choice(value.to_owned());
-                if let Err(error) = client.set_config_option(id, value) {
+                if let Err(error) = client.set_config_option(id, value, now) {
                     writeln!(out, "  refused: {error}").unwrap();
                 }
             }
             "agentmode" => {
-                if let Err(error) = client.set_agent_mode(rest) {
+                if let Err(error) = client.set_agent_mode(rest, now) {
                     writeln!(out, "  refused: {error}").unwrap();
                 }
                 let (_, current) = client.agent_mode_choices();
@@ -435,6 +435,11 @@ fn handshake_failures() {
 #[test]
 fn handshake_times_out() {
     check("timeout");
+}
+
+#[test]
+fn a_mode_switch_the_agent_never_answers_times_out_and_the_session_goes_on() {
+    check("unanswered-switch");
 }
 
 /// Replays what the real `@agentclientprotocol/sdk@1.9.0` example agent printed in a recorded

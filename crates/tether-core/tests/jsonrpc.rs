@@ -12,7 +12,7 @@ use expect_test::{expect, expect_file};
 use serde::Deserialize;
 use tether_core::jsonrpc::{
     ErrorCode, Message, Outgoing, Pending, RequestId, RpcError, encode_error, encode_notification, encode_request,
-    encode_result, method_not_found, parse_message, parse_params,
+    encode_result, method_not_found, parse_message, parse_params, response_id,
 };
 
 fn id_text(id: &RequestId) -> String {
@@ -250,4 +250,17 @@ fn a_lost_connection_drains_every_pending_request() {
     assert!(outgoing.is_empty());
     assert_eq!(outgoing.next_deadline(), None);
     assert!(outgoing.expire(u64::MAX).is_empty());
+}
+
+#[test]
+fn the_id_of_an_encoded_response_is_read_from_its_start_and_requests_have_none() {
+    let ids = [RequestId::Number(7), RequestId::Str("a\"b".to_owned()), RequestId::Null];
+    for id in &ids {
+        let big = "x".repeat(100_000);
+        assert_eq!(response_id(&encode_result(id, &big)).as_ref(), Some(id));
+        assert_eq!(response_id(&encode_error(id, &RpcError::internal_error())).as_ref(), Some(id));
+        assert_eq!(response_id(&encode_request(id, "fs/read_text_file", &big)), None);
+    }
+    assert_eq!(response_id(&encode_notification("session/cancel", &"s1")), None);
+    assert_eq!(response_id(r#"{"id":1,"jsonrpc":"2.0","result":{}}"#), None, "only the encoder's own layout");
 }

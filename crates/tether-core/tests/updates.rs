@@ -86,12 +86,12 @@ fn run(steps: &[serde_json::Value]) -> String {
             agent_says(&mut client, &line.to_string(), &mut out, &mut last_request);
         } else if let Some(set) = step.get("setConfigOption") {
             let value = serde_json::from_value(set["value"].clone()).unwrap();
-            if let Err(error) = client.set_config_option(set["configId"].as_str().unwrap(), value) {
+            if let Err(error) = client.set_config_option(set["configId"].as_str().unwrap(), value, 0) {
                 writeln!(out, "  refused: {error}").unwrap();
             }
             drain(&mut client, &mut out, &mut last_request);
         } else if let Some(mode) = step.get("mode") {
-            client.set_mode(serde_json::from_value(mode.clone()).unwrap());
+            client.set_mode(serde_json::from_value(mode.clone()).unwrap(), 0);
             drain(&mut client, &mut out, &mut last_request);
         } else if let Some(result) = step.get("answer") {
             let id = last_request.clone().expect("an answer to a request never sent");

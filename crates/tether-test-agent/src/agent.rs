@@ -188,12 +188,12 @@ struct TerminalRun {
 }
 
 impl Agent {
-    pub fn new(scenario: Scenario, trace: Trace, history: Option<History>) -> Self {
+    pub fn new(scenario: Scenario, output: Output, trace: Trace, history: Option<History>) -> Self {
         // Stored sessions keep their ids: new ones continue after them.
         let sessions_created = history.as_ref().map_or(0, |history| history.count() as u64);
         Self {
             scenario,
-            wire: Wire { output: Output::new(), trace, history, next_request_id: 1, pending: HashMap::new() },
+            wire: Wire { output, trace, history, next_request_id: 1, pending: HashMap::new() },
             client_capabilities: ClientCapabilities::default(),
             sessions: BTreeMap::new(),
             sessions_created,

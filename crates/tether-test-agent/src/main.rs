@@ -5,7 +5,8 @@
 //! a complete turn: streamed text, a plan, tool calls and a permission request.
 //!
 //! ```text
-//! tether-test-agent [--scenario NAME|PATH] [--log FILE] [--state-dir DIR] [--pid-file FILE]
+//! tether-test-agent [--scenario NAME|PATH] [--log FILE] [--record-stdout FILE] [--state-dir DIR]
+//!                   [--pid-file FILE]
 //! ```
 
 mod agent;
@@ -33,6 +34,11 @@ struct Arguments {
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
 
+    /// Append a copy of every line written on stdout to this file, byte for byte: the agent's
+    /// own record of what it sent, for a test to compare with what the client got.
+    #[arg(long, value_name = "FILE")]
+    record_stdout: Option<PathBuf>,
+
     /// Store every session in this folder and offer `session/load`, so that a restarted agent
     /// can resume a session as real agents do.
     #[arg(long, value_name = "DIR")]
@@ -59,7 +65,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(scenario, arguments.log, arguments.state_dir) {
+    match run(scenario, &arguments) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("tether-test-agent: {error:#}");
@@ -68,8 +74,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(scenario: scenario::Scenario, log: Option<PathBuf>, state_dir: Option<PathBuf>) -> anyhow::Result<()> {
-    let mut trace = match &log {
+fn run(scenario: scenario::Scenario, arguments: &Arguments) -> anyhow::Result<()> {
+    let mut trace = match &arguments.log {
         Some(path) => {
             transport::Trace::append_to(path).with_context(|| format!("cannot open the log file {}", path.display()))?
         }
@@ -77,11 +83,16 @@ fn run(scenario: scenario::Scenario, log: Option<PathBuf>, state_dir: Option<Pat
     };
     trace.note(&format!("started: {}", scenario.description));
     let input = transport::spawn_reader(std::io::stdin());
-    let history = match &state_dir {
+    let output = match &arguments.record_stdout {
+        Some(path) => transport::Output::recording_to(path)
+            .with_context(|| format!("cannot open the record file {}", path.display()))?,
+        None => transport::Output::new(),
+    };
+    let history = match &arguments.state_dir {
         Some(dir) => Some(
             history::History::open(dir).with_context(|| format!("cannot use {} to store sessions", dir.display()))?,
         ),
         None => None,
     };
-    agent::Agent::new(scenario, trace, history).run(&input).context("stdio failed")
+    agent::Agent::new(scenario, output, trace, history).run(&input).context("stdio failed")
 }

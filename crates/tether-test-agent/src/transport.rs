@@ -104,11 +104,28 @@ fn strip_carriage_return(mut line: Vec<u8>) -> Vec<u8> {
 #[derive(Debug)]
 pub struct Output {
     stdout: io::Stdout,
+    /// `--record-stdout`: gets a copy of every byte written on stdout.
+    record: Option<File>,
 }
 
 impl Output {
     pub fn new() -> Self {
-        Self { stdout: io::stdout() }
+        Self { stdout: io::stdout(), record: None }
+    }
+
+    /// Also appends everything written on stdout to the file at `path`.
+    pub fn recording_to(path: &Path) -> io::Result<Self> {
+        let record = File::options().create(true).append(true).open(path)?;
+        Ok(Self { stdout: io::stdout(), record: Some(record) })
+    }
+
+    /// Writes `bytes` to stdout and to the record. The record is written first: a test that
+    /// reads the record after seeing a line on the client's side finds the line there.
+    fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if let Some(record) = &mut self.record {
+            record.write_all(bytes)?;
+        }
+        self.stdout.lock().write_all(bytes)
     }
 
     /// Writes one JSON message as a line.
@@ -121,27 +138,25 @@ impl Output {
     /// Writes bytes as they are, adding a newline when they do not end with one so the next
     /// message still starts on its own line.
     pub fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
-        let mut stdout = self.stdout.lock();
-        stdout.write_all(bytes)?;
+        self.write(bytes)?;
         if bytes.last() != Some(&b'\n') {
-            stdout.write_all(b"\n")?;
+            self.write(b"\n")?;
         }
-        stdout.flush()
+        self.stdout.flush()
     }
 
     /// Writes a line of `length` `x` bytes in fixed-size pieces, so a 70 MB line costs 64 KiB
     /// of memory.
     pub fn long_line(&mut self, length: u64) -> io::Result<()> {
         static PIECE: [u8; 64 * 1024] = [b'x'; 64 * 1024];
-        let mut stdout = self.stdout.lock();
         let mut remaining = length;
         while remaining > 0 {
             let size = usize::try_from(remaining).map_or(PIECE.len(), |left| left.min(PIECE.len()));
-            stdout.write_all(&PIECE[..size])?;
+            self.write(&PIECE[..size])?;
             remaining -= size as u64;
         }
-        stdout.write_all(b"\n")?;
-        stdout.flush()
+        self.write(b"\n")?;
+        self.stdout.flush()
     }
 }
 

@@ -12,6 +12,18 @@
 //! [`crate::event_log`]) before it reaches the agent or a host, and what the agent says reaches
 //! the hosts with its `seq` in that log.
 //!
+//! What waits for an agent is bounded, each queue with its policy:
+//! - its stdin queue (messages from the hosts it has not read yet) holds at most
+//!   [`STDIN_QUEUE_BUDGET_BYTES`]; one message always fits an empty queue, so none is too big to
+//!   send. A message that finds no room is refused (it is neither written nor logged as sent),
+//!   and the agent is ended with a clear error on its stderr: an agent that leaves that much of
+//!   its input unread has stopped reading it, and every request in it would wait for ever;
+//! - its stdout is framed by a [`LineFramer`] bounded by `--max-line-bytes` (a longer line is
+//!   dropped as it streams in and reported as `agent/badLine`, the session goes on), and each
+//!   line waits for room in the [`Fanout`] before the next is read, so a host that falls behind
+//!   slows the agent down through its stdout pipe (backpressure);
+//! - its stderr is passed on in lines of at most 16 KiB, with the same backpressure.
+//!
 //! An agent may continue an earlier session's folder (`sessionDir`, when the person reopens a
 //! session). Its lines go to the same event log after the earlier agents' ones; only one agent
 //! at a time may have the folder, and one writer of this tetherd numbers its lines, shared with
@@ -33,7 +45,7 @@ use tether_core::sidecar::{
 };
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
-use tokio::sync::{Notify, mpsc, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, TryAcquireError, mpsc, watch};
 use tokio::time::Instant;
 
 use crate::event_log::EventLog;
@@ -59,6 +71,15 @@ const STDERR_LINE_MAX_BYTES: usize = 16 * 1024;
 /// How much is read from an agent's pipe at once.
 const READ_CHUNK_BYTES: usize = 64 * 1024;
 
+/// How many bytes of messages may wait for an agent that is not reading its stdin (on top of
+/// what the pipe itself holds). Far more than any agent leaves unread while it works: the
+/// hosts send it prompts, answers and the files it asked for.
+pub const STDIN_QUEUE_BUDGET_BYTES: usize = 32 * 1024 * 1024;
+
+/// Every queued message is charged this much on top of its length, so that a flood of tiny
+/// messages is bounded too.
+const PER_MESSAGE_OVERHEAD_BYTES: usize = 64;
+
 /// `agent/spawn` failed; the message says why in words a person can act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpawnFailed(pub String);
@@ -80,7 +101,7 @@ pub enum NoSessionDir {
 #[derive(Debug, Clone)]
 struct AgentHandle {
     name: String,
-    stdin: mpsc::UnboundedSender<String>,
+    stdin: StdinQueue,
     kill_requested: Arc<Notify>,
     reaped: watch::Receiver<bool>,
     /// Set once the agent's exit is in its session's log, before the hosts hear of it: from
@@ -218,14 +239,15 @@ impl AgentRegistry {
         let stderr = child.stderr.take().expect("stderr was configured as piped");
 
         let agent_id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (stdin_sender, stdin_receiver) = mpsc::unbounded_channel();
+        let (stdin_queue, stdin_receiver) = StdinQueue::new();
+        let input_stalled = stdin_queue.stalled.clone();
         let kill_requested = Arc::new(Notify::new());
         let (reaped_sender, reaped) = watch::channel(false);
         agents.live.insert(
             agent_id,
             AgentHandle {
                 name: params.name.clone(),
-                stdin: stdin_sender,
+                stdin: stdin_queue,
                 kill_requested: kill_requested.clone(),
                 reaped,
                 exit_logged: false,
@@ -257,6 +279,7 @@ impl AgentRegistry {
             name: params.name,
             pid,
             kill_requested,
+            input_stalled,
             reaped: reaped_sender,
             events: session.map(|session| session.events),
         };
@@ -310,15 +333,31 @@ impl AgentRegistry {
     }
 
     /// Records one message in the session's event log and queues it for the agent's stdin.
+    ///
+    /// A message that finds the queue full is refused, and the agent ended (see the module
+    /// documentation); a refused message is not in the log, since the agent never gets it.
     pub fn send(&self, agent_id: AgentId, message: &str) -> Result<(), UnknownAgent> {
         let agents = self.lock();
         let handle = agents.live.get(&agent_id).ok_or(UnknownAgent(agent_id))?;
+        let room = match handle.stdin.reserve(message) {
+            Ok(room) => room,
+            Err(TryAcquireError::Closed) => {
+                tracing::warn!(agent = %handle.name, agent_id, "message dropped: the agent's stdin is closed");
+                return Ok(());
+            }
+            Err(TryAcquireError::NoPermits) => {
+                tracing::warn!(agent = %handle.name, agent_id, len = message.len(),
+                    "message refused: the agent is not reading its stdin");
+                handle.stdin.stalled.notify_one();
+                return Ok(());
+            }
+        };
         // Under the registry's lock, so that the log has the messages in the order they are
         // queued even when two hosts send to the agent at once.
         if let Some(session) = agents.sessions.get(&agent_id) {
             session.events.sent(message);
         }
-        if handle.stdin.send(message.to_owned()).is_err() {
+        if handle.stdin.sender.send((message.to_owned(), room)).is_err() {
             tracing::warn!(agent = %handle.name, agent_id, "message dropped: the agent's stdin is closed");
         }
         Ok(())
@@ -362,6 +401,8 @@ struct Supervisor {
     name: String,
     pid: u32,
     kill_requested: Arc<Notify>,
+    /// Raised when a message found the agent's stdin queue full.
+    input_stalled: Arc<Notify>,
     reaped: watch::Sender<bool>,
     /// The session's event log, when the agent has a session folder.
     events: Option<EventLog>,
@@ -374,7 +415,11 @@ impl Supervisor {
             tokio::spawn(forward_stdout(self.forwarding(), stdout, self.registry.max_line_bytes, exited.clone()));
         let stderr_forwarder = tokio::spawn(forward_stderr(self.forwarding(), stderr, exited));
 
+        // `killed` is a host's kill (the exit then reports it as asked for); `stalled` is
+        // tetherd's own, for an agent that stopped reading its input, which is reported as a
+        // failure with its reason on stderr.
         let mut killed = false;
+        let mut stalled = false;
         let mut sigkill_at: Option<Instant> = None;
         let status = loop {
             tokio::select! {
@@ -384,6 +429,20 @@ impl Supervisor {
                     tracing::info!(agent = %self.name, agent_id = self.agent_id, "killing agent");
                     process_group::signal(self.pid, GroupSignal::Terminate);
                     sigkill_at = Some(Instant::now() + self.registry.kill_grace);
+                }
+                () = self.input_stalled.notified(), if !killed && !stalled => {
+                    stalled = true;
+                    let reason = format!(
+                        "tetherd: the agent left more than {} MiB of its input unread, so it has stopped \
+                         reading; ending it",
+                        STDIN_QUEUE_BUDGET_BYTES / (1024 * 1024)
+                    );
+                    tracing::warn!(agent = %self.name, agent_id = self.agent_id, "{reason}");
+                    // Signalled first: publishing the reason may wait for room for a while (no
+                    // host attached, a full backlog), and the agent's end must not wait with it.
+                    process_group::signal(self.pid, GroupSignal::Terminate);
+                    sigkill_at = Some(Instant::now() + self.registry.kill_grace);
+                    forward_stderr_line(&self.forwarding(), reason).await;
                 }
                 () = sleep_until_if_set(sigkill_at) => {
                     tracing::warn!(agent = %self.name, agent_id = self.agent_id,
@@ -396,7 +455,7 @@ impl Supervisor {
         // The pipes may now be closed by the agent's own exit; from here on the forwarders stop
         // as soon as they go quiet, in case a leftover helper holds them open.
         exited_sender.send_replace(true);
-        if killed {
+        if killed || stalled {
             self.finish_group_kill(sigkill_at).await;
         }
         for forwarder in [stdout_forwarder, stderr_forwarder] {
@@ -661,23 +720,57 @@ fn char_boundary_before(bytes: &[u8], limit: usize) -> usize {
     (limit.saturating_sub(3)..=limit).rev().find(|&cut| cut > 0 && !is_continuation(cut)).unwrap_or(limit)
 }
 
+/// One agent's stdin queue: messages in order, bounded in bytes (see the module documentation).
+#[derive(Debug, Clone)]
+struct StdinQueue {
+    /// Each message travels with its share of the budget, given back once it has been written.
+    sender: mpsc::UnboundedSender<(String, OwnedSemaphorePermit)>,
+    budget: Arc<Semaphore>,
+    /// Raised when a message found no room; the agent's supervisor then ends it.
+    stalled: Arc<Notify>,
+}
+
+type StdinReceiver = mpsc::UnboundedReceiver<(String, OwnedSemaphorePermit)>;
+
+impl StdinQueue {
+    fn new() -> (Self, StdinReceiver) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let queue = Self {
+            sender,
+            budget: Arc::new(Semaphore::new(STDIN_QUEUE_BUDGET_BYTES)),
+            stalled: Arc::new(Notify::new()),
+        };
+        (queue, receiver)
+    }
+
+    /// Room for `message` in the queue, if there is some now. `Closed` once the agent's stdin
+    /// can no longer be written.
+    fn reserve(&self, message: &str) -> Result<OwnedSemaphorePermit, TryAcquireError> {
+        // A message larger than the whole budget takes all of it, so it fits an empty queue.
+        let cost = (message.len() + PER_MESSAGE_OVERHEAD_BYTES).min(STDIN_QUEUE_BUDGET_BYTES);
+        let cost = u32::try_from(cost).expect("the stdin budget fits in u32");
+        self.budget.clone().try_acquire_many_owned(cost)
+    }
+}
+
 /// Writes queued messages to the agent's stdin, each followed by a newline, in order.
-async fn write_stdin(
-    agent_id: AgentId,
-    name: String,
-    mut stdin: ChildStdin,
-    mut messages: mpsc::UnboundedReceiver<String>,
-) {
-    let mut closed = false;
-    while let Some(mut message) = messages.recv().await {
-        if closed {
-            tracing::warn!(agent = %name, agent_id, "message dropped: the agent's stdin is closed");
-            continue;
-        }
-        message.push('\n');
-        if let Err(error) = stdin.write_all(message.as_bytes()).await {
+async fn write_stdin(agent_id: AgentId, name: String, mut stdin: ChildStdin, mut messages: StdinReceiver) {
+    while let Some((message, room)) = messages.recv().await {
+        // Two writes rather than appending the newline, which could reallocate a large message.
+        let written = match stdin.write_all(message.as_bytes()).await {
+            Ok(()) => stdin.write_all(b"\n").await,
+            Err(error) => Err(error),
+        };
+        drop(room);
+        if let Err(error) = written {
             tracing::warn!(agent = %name, agent_id, %error, "message dropped: writing to the agent's stdin failed");
-            closed = true;
+            // Returning drops the receiver, so that from now on a send is refused as "stdin
+            // closed" rather than queued for nobody.
+            let dropped = std::iter::from_fn(|| messages.try_recv().ok()).count();
+            if dropped > 0 {
+                tracing::warn!(agent = %name, agent_id, dropped, "messages dropped: the agent's stdin is closed");
+            }
+            return;
         }
     }
 }

@@ -3,18 +3,24 @@
 //! It starts the agent, plays a permissive client that declares the `fs` and `terminal`
 //! capabilities, and runs one short conversation: `initialize`, `session/new` in a throwaway
 //! folder, a prompt ("Say hello" unless told otherwise), then a second prompt that it cancels
-//! with `session/cancel` (after that turn's first update, or at once if the first turn sent
-//! none) and which must end with stopReason `cancelled`. Everything the agent prints is checked
-//! on the way: each stdout line must be a JSON-RPC message, responses must answer requests that
-//! were sent and only once, and messages of known methods must deserialize into ACP's v1 types
-//! (unknown fields are fine; missing required fields and wrong types are not). Tool calls must be
-//! closed (completed or failed) by the end of a turn that was not cancelled, and updates must
-//! name the session the agent created.
+//! with `session/cancel` and which must end with stopReason `cancelled`. Everything the agent
+//! prints is checked on the way: each stdout line must be a JSON-RPC message, responses must
+//! answer requests that were sent and only once, and messages of known methods must deserialize
+//! into ACP's v1 types (unknown fields are fine; missing required fields and wrong types are
+//! not). Tool calls must be closed (completed or failed) by the end of a turn that was not
+//! cancelled, and updates must name the session the agent created.
 //!
 //! The agent's own requests are answered as a permissive client would: permission requests with
 //! the first allow option (or `cancelled` once the turn is being cancelled), file reads and
 //! writes inside the throwaway folder, and terminals with a fake one that ran nothing and exited
 //! with code 0. The agent's process group is killed at the end, so nothing is left running.
+//!
+//! The cancel only goes to a turn that is demonstrably still running: one that has streamed an
+//! update and not answered yet. An agent may finish a turn at once, and its answer may cross the
+//! cancel on the way; ending with `end_turn` then is correct, so a turn that ends before the
+//! cancel could be sent, or whose answer is the very next thing the agent prints after it, is
+//! reported as a cancel that could not be checked (a note), never as a problem. Only an agent
+//! that goes on printing after the cancel and then ends otherwise than `cancelled` is accused.
 //!
 //! The report has one line per finding (see [`report`]); the exit code is 1 when any problem was
 //! found. An agent that needs a login stops the check with an info finding, not a problem.
@@ -165,14 +171,15 @@ struct Checker {
     sessions: BTreeSet<String>,
     /// Tool calls announced in the current turn, by id.
     tool_calls: BTreeMap<String, ToolCallState>,
-    /// session/update notifications received in the current turn.
-    updates_this_turn: usize,
     /// Set while the cancelled prompt waits for its first update, which triggers the cancel.
     cancel_on_first_update: Option<String>,
     /// The cancel is due: it goes out once what stdout already holds has been read.
     cancel_due: Option<String>,
     /// `session/cancel` has been sent for the current turn.
     cancel_sent: bool,
+    /// The agent printed something other than the turn's answer after `session/cancel` was
+    /// sent: the turn was still going on then, so its answer cannot have crossed the cancel.
+    heard_after_cancel: bool,
     /// The number of fake terminals handed out, for their ids.
     terminals_created: u64,
     /// Kinds of note already made once, so that repeated events do not flood the report.
@@ -196,10 +203,10 @@ impl Checker {
             answered: BTreeMap::new(),
             sessions: BTreeSet::new(),
             tool_calls: BTreeMap::new(),
-            updates_this_turn: 0,
             cancel_on_first_update: None,
             cancel_due: None,
             cancel_sent: false,
+            heard_after_cancel: false,
             terminals_created: 0,
             noted_once: BTreeSet::new(),
             auth_methods: Vec::new(),
@@ -252,25 +259,19 @@ impl Checker {
         Ok(session_id)
     }
 
-    /// One prompt turn. With `cancel`, the turn is cancelled once it has started streaming and
-    /// must end with stopReason `cancelled`.
+    /// One prompt turn. With `cancel`, the turn is cancelled once it has started streaming (see
+    /// the module documentation) and must then end with stopReason `cancelled`.
     async fn prompt(&mut self, session_id: &str, text: &str, cancel: bool) -> Result<StopReason, Stopped> {
         let step = if cancel { "session/prompt (cancelled)" } else { "session/prompt" };
-        let first_turn_was_silent = self.updates_this_turn == 0;
         self.tool_calls.clear();
-        self.updates_this_turn = 0;
         self.cancel_sent = false;
+        self.heard_after_cancel = false;
         self.cancel_on_first_update = None;
         if cancel {
             self.cancel_on_first_update = Some(session_id.to_owned());
         }
         let params = json!({ "sessionId": session_id, "prompt": [{ "type": "text", "text": text }] });
         let sent = self.send_request("session/prompt", &params).await;
-        if cancel && first_turn_was_silent {
-            // The agent streamed nothing in the first turn, so there is no update to wait for.
-            self.cancel_on_first_update = None;
-            self.send_cancel(session_id).await;
-        }
         let (answer, offending) = self.await_answer(step, sent).await?;
         let result = self.expect_success("session/prompt", answer, &offending)?;
         let response: PromptResponse = self.expect_valid("session/prompt", &result, &offending)?;
@@ -285,18 +286,32 @@ impl Checker {
     }
 
     fn check_cancelled(&mut self, stop_reason: StopReason, offending: &Offending) {
+        if stop_reason == StopReason::Cancelled {
+            return;
+        }
+        let reason = stop_reason_name(stop_reason);
         if !self.cancel_sent {
             self.report.note(
-                Kind::Tolerated,
-                "the cancelled prompt ended before session/cancel could be sent, so cancellation was not checked",
+                Kind::CancelUnchecked,
+                format!(
+                    "the prompt to cancel ended with stopReason {reason} while it was not demonstrably running \
+                     (it had streamed nothing, or its answer was already there), so session/cancel was not sent \
+                     and cancellation could not be checked"
+                ),
             );
-        } else if stop_reason != StopReason::Cancelled {
+        } else if !self.heard_after_cancel {
+            self.report.note(
+                Kind::CancelUnchecked,
+                format!(
+                    "the prompt to cancel ended with stopReason {reason} right after session/cancel \
+                     was sent, with nothing in between: the answer may have crossed the cancel, so \
+                     cancellation could not be checked"
+                ),
+            );
+        } else {
             self.report.problem(
                 Kind::NotCancelled,
-                format!(
-                    "session/prompt ended with stopReason {} after session/cancel (expected cancelled)",
-                    stop_reason_name(stop_reason)
-                ),
+                format!("session/prompt ended with stopReason {reason} after session/cancel (expected cancelled)"),
                 Some(offending.clone()),
             );
         }
@@ -454,6 +469,7 @@ impl Checker {
                     return Err(Stopped);
                 }
                 Output::BadLine { number, error } => {
+                    self.heard_after_cancel |= self.cancel_sent;
                     let excerpt = match &error {
                         tether_core::framing::FrameError::InvalidUtf8 { preview, .. } => preview.clone(),
                         tether_core::framing::FrameError::TooLong { .. } => String::new(),
@@ -461,10 +477,12 @@ impl Checker {
                     self.report.problem(Kind::NonJson, error.to_string(), Some(Offending::new(number, &excerpt)));
                 }
                 Output::Line { number, text } => {
+                    let after_cancel = self.cancel_sent;
                     if let Some(answer) = self.handle_line(number, &text, &id).await {
                         self.report.timing(step, sent_at.elapsed().as_millis());
                         return Ok((answer, Offending::new(number, &text)));
                     }
+                    self.heard_after_cancel |= after_cancel;
                 }
             }
         }
@@ -575,7 +593,6 @@ impl Checker {
         if !self.known_session(method, &notification.session_id.0, &offending) {
             return;
         }
-        self.updates_this_turn += 1;
         if let Some(session_id) = self.cancel_on_first_update.take() {
             self.cancel_due = Some(session_id);
         }

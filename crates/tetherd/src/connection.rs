@@ -4,6 +4,12 @@
 //! Reading and writing run side by side in the connection's task; whichever ends first ends the
 //! connection. Lines that were queued for the host but never written are handed back to the
 //! fan-out, which keeps them for the next host when this was the last one.
+//!
+//! What a connection holds is bounded: a host's line is framed like an agent's, at most the agent
+//! maximum plus room for the envelope (a longer one is a parse error for that line); what goes
+//! back waits in the connection's [`fanout`] queue, whose budget makes writers wait. Requests that
+//! take a while (snapshots, history, terminal waits) are answered from a task each: the host is
+//! authenticated and its engine bounds what it asks for, so their number is the host's.
 
 use std::path::Path;
 use std::sync::Arc;

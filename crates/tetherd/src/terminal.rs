@@ -21,6 +21,18 @@
 //! in its read until that process closes it, which is the one thing a blocking read cannot
 //! avoid.
 //!
+//! Everything a terminal holds is bounded, each with its policy:
+//! - output: the output thread waits while [`CHUNKS_IN_FLIGHT`] reads are in transit, and the
+//!   pump waits for room in the [`Fanout`] (backpressure down to the command through its PTY);
+//!   one `terminal/data` carries at most about [`COALESCE_MAX_BYTES`]; `terminal/output` keeps
+//!   the newest `outputByteLimit` bytes (at most `MAX_TERMINAL_OUTPUT_LIMIT`), dropping the oldest
+//!   and saying it truncated;
+//! - input: at most [`INPUT_QUEUE`] pieces and [`INPUT_QUEUE_BYTES`] wait for a command that does
+//!   not read them (one piece always fits an empty queue); beyond that, input is dropped with a
+//!   warning, as a terminal does when its input buffer is full;
+//! - terminals: an agent has at most [`MAX_TERMINALS_PER_AGENT`] live at once (each is a PTY and
+//!   three threads); `terminal/create` beyond that fails with an error saying so.
+//!
 //! A terminal belongs to its agent: when the agent ends (killed, exited, or tetherd shutting
 //! down) its terminals are killed and freed, see [`TerminalRegistry::end_agent`].
 
@@ -31,7 +43,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -79,6 +91,13 @@ const FLOOD_WAIT: Duration = Duration::from_millis(2);
 /// How many pieces of input may wait for a command that does not read them. Beyond that, input
 /// is dropped (with a warning) rather than queued without bound.
 const INPUT_QUEUE: usize = 256;
+
+/// How many bytes of input may wait for a command that does not read them (see [`INPUT_QUEUE`]).
+const INPUT_QUEUE_BYTES: usize = 1024 * 1024;
+
+/// How many terminals one agent may have live (created and not released) at once. Agents
+/// release the terminals they are done with; this only stops one that never does.
+pub const MAX_TERMINALS_PER_AGENT: usize = 64;
 
 /// The terminal type commands see unless the request sets `TERM`.
 const DEFAULT_TERM: &str = "xterm-256color";
@@ -186,10 +205,12 @@ impl TerminalRegistry {
         let terminal_id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (chunk_sender, chunks) = mpsc::channel(CHUNKS_IN_FLIGHT);
         let (input_sender, input) = mpsc::channel(INPUT_QUEUE);
+        let input_queued = Arc::new(AtomicUsize::new(0));
         let (pid_sender, pid_receiver) = std::sync::mpsc::channel();
         let (exit_sender, exit) = oneshot::channel();
         spawn_thread(terminal_id, "output", move || read_output(terminal_id, reader, &chunk_sender))?;
-        spawn_thread(terminal_id, "input", move || write_input(terminal_id, writer, input))?;
+        let queued = input_queued.clone();
+        spawn_thread(terminal_id, "input", move || write_input(terminal_id, writer, input, &queued))?;
         spawn_thread(terminal_id, "exit", move || {
             // No pid means the command did not start, and there is nothing to wait for.
             if let Ok(pid) = pid_receiver.recv() {
@@ -206,6 +227,14 @@ impl TerminalRegistry {
         }
         if terminals.ended_agents.contains(&params.agent_id) {
             return Err(TerminalError::UnknownAgent(params.agent_id));
+        }
+        let live = terminals.live.values().filter(|terminal| terminal.agent_id == params.agent_id).count();
+        if live >= MAX_TERMINALS_PER_AGENT {
+            return Err(TerminalError::Failed(format!(
+                "cannot start {:?}: the agent already has {live} terminals, the most it may have at once; \
+                 release one first",
+                params.command
+            )));
         }
         let child = pair.slave.spawn_command(command).map_err(|error| {
             TerminalError::Failed(format!("cannot start {:?}: {}", params.command, one_line(&error)))
@@ -231,6 +260,7 @@ impl TerminalRegistry {
             output: Mutex::new(Output { retained: RetainedOutput::new(limit), exit_status: None }),
             master: Mutex::new(pair.master),
             input: input_sender,
+            input_queued,
             exited: AtomicBool::new(false),
             kill_requested: AtomicBool::new(false),
             group_gone: watch::Sender::new(false),
@@ -294,7 +324,21 @@ impl TerminalRegistry {
             tracing::debug!(terminal_id = input.terminal_id, "input dropped: the command has exited");
             return Ok(());
         }
+        let len = input.data.len();
+        let queued = terminal.input_queued.load(Ordering::Acquire);
+        if queued > 0 && queued + len > INPUT_QUEUE_BYTES {
+            tracing::warn!(
+                terminal_id = input.terminal_id,
+                len,
+                queued,
+                "input dropped: the command is not reading what was typed before"
+            );
+            return Ok(());
+        }
+        // Counted before it is queued, so that the input thread never takes off more than was added.
+        terminal.input_queued.fetch_add(len, Ordering::AcqRel);
         if let Err(error) = terminal.input.try_send(input.data) {
+            terminal.input_queued.fetch_sub(len, Ordering::AcqRel);
             tracing::warn!(terminal_id = input.terminal_id, %error,
                 "input dropped: the command is not reading what was typed before");
         }
@@ -375,6 +419,8 @@ struct Terminal {
     /// The PTY; kept for resizing, and so that it lives as long as the terminal.
     master: Mutex<Box<dyn MasterPty + Send>>,
     input: mpsc::Sender<String>,
+    /// The bytes of input queued and not yet written to the PTY.
+    input_queued: Arc<AtomicUsize>,
     /// Set once the command has exited (possibly before its last output has been read).
     exited: AtomicBool,
     kill_requested: AtomicBool,
@@ -602,9 +648,16 @@ fn read_output(terminal_id: TerminalId, mut reader: Box<dyn Read + Send>, chunks
 
 /// The input thread: writes each piece of input to the PTY, in order, until the terminal is
 /// dropped or the PTY is gone.
-fn write_input(terminal_id: TerminalId, mut writer: Box<dyn Write + Send>, mut input: mpsc::Receiver<String>) {
+fn write_input(
+    terminal_id: TerminalId,
+    mut writer: Box<dyn Write + Send>,
+    mut input: mpsc::Receiver<String>,
+    queued: &AtomicUsize,
+) {
     while let Some(data) = input.blocking_recv() {
-        if let Err(error) = writer.write_all(data.as_bytes()).and_then(|()| writer.flush()) {
+        let written = writer.write_all(data.as_bytes()).and_then(|()| writer.flush());
+        queued.fetch_sub(data.len(), Ordering::AcqRel);
+        if let Err(error) = written {
             tracing::debug!(terminal_id, %error, "input dropped: the terminal is gone");
             return;
         }

@@ -7,11 +7,14 @@
 
 #![cfg(unix)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use expect_test::{Expect, expect};
 use serde_json::Value;
+use support::tether_test_agent;
 
 /// The repository's root.
 fn repo_root() -> PathBuf {
@@ -52,28 +55,6 @@ fn check_script(name: &str, expected_exit: i32, expected_report: Expect) {
     let (report, exit) = check_agent(&dir, &["--timeout-seconds", "1", "--", "sh", &script]);
     expected_report.assert_eq(&report);
     assert_eq!(exit, expected_exit, "the exit code, for the report:\n{report}");
-}
-
-/// The scripted test agent, built by cargo (it is another crate's binary, so cargo does not
-/// build it for this crate's tests by itself).
-fn tether_test_agent() -> PathBuf {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
-        .args(["build", "--quiet", "--package", "tether-test-agent", "--bin", "tether-test-agent"])
-        .arg("--message-format=json")
-        .current_dir(repo_root())
-        .output()
-        .expect("cargo runs");
-    assert!(output.status.success(), "building tether-test-agent failed:\n{}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .find_map(|message| {
-            let is_the_agent = message.pointer("/target/name").and_then(Value::as_str) == Some("tether-test-agent");
-            let executable = message.get("executable").and_then(Value::as_str)?;
-            is_the_agent.then(|| PathBuf::from(executable))
-        })
-        .expect("cargo names the tether-test-agent executable")
 }
 
 #[test]
@@ -327,6 +308,49 @@ fn a_cancelled_prompt_that_does_not_end_cancelled_is_a_problem() {
         problem [not-cancelled] session/prompt ended with stopReason end_turn after session/cancel (expected cancelled) (stdout line 7: {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}})
         1 problem found
     "#]],
+    );
+}
+
+/// A correct agent may end a turn before the cancel reaches it. One that answers every prompt
+/// with end_turn at once (streaming nothing) is not running when the check would cancel it, so
+/// no cancel is sent and the report says cancellation could not be checked.
+#[test]
+fn a_prompt_that_ends_at_once_is_not_accused_of_ignoring_the_cancel() {
+    check_script(
+        "ends-at-once",
+        0,
+        expect![[r#"
+            check-agent: sh ends-at-once.sh
+            note [timing] initialize took … ms
+            note [agent-info] scripted 1.0
+            note [capabilities] agentCapabilities {"loadSession":false}
+            note [timing] session/new took … ms
+            note [timing] session/prompt took … ms
+            note [timing] session/prompt (cancelled) took … ms
+            note [cancel-unchecked] the prompt to cancel ended with stopReason end_turn while it was not demonstrably running (it had streamed nothing, or its answer was already there), so session/cancel was not sent and cancellation could not be checked
+            no problems found
+        "#]],
+    );
+}
+
+/// An answer that is the very next thing after the cancel may have crossed it on the way: no
+/// accusation, a note that cancellation could not be checked.
+#[test]
+fn an_answer_that_may_have_crossed_the_cancel_is_not_accused() {
+    check_script(
+        "answer-crosses-cancel",
+        0,
+        expect![[r#"
+            check-agent: sh answer-crosses-cancel.sh
+            note [timing] initialize took … ms
+            note [agent-info] scripted 1.0
+            note [capabilities] agentCapabilities {"loadSession":false}
+            note [timing] session/new took … ms
+            note [timing] session/prompt took … ms
+            note [timing] session/prompt (cancelled) took … ms
+            note [cancel-unchecked] the prompt to cancel ended with stopReason end_turn right after session/cancel was sent, with nothing in between: the answer may have crossed the cancel, so cancellation could not be checked
+            no problems found
+        "#]],
     );
 }
 

@@ -6,12 +6,10 @@
 
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use support::{Client, Line, Tetherd, eventually, live_group_members, zombie_children};
+use support::{Client, Line, Tetherd, eventually, live_group_members, peak_rss_kib, zombie_children};
 use tether_core::sidecar::error_code;
 
 /// A tetherd, a host connected to it, and an agent to own the terminals.
@@ -144,46 +142,31 @@ fn retained_output_is_cut_at_a_character_boundary() {
     assert_eq!(retained["truncated"], json!(true));
 }
 
-/// How much the flood prints.
-const FLOOD_BYTES: u64 = 200_000_000;
+/// How much the flood prints: a gigabyte, far more than tetherd could hold.
+const FLOOD_BYTES: u64 = 1_000_000_000;
 
-/// The most memory tetherd may use during the flood. What it holds by design: the host's queue
-/// in the fan-out (8 MiB of lines), the terminal's retained output (1 MiB by default), the text
-/// between the PTY and the pump (16 reads of 64 KiB) and the notification being built and
-/// written (a few copies of 256 KiB): about 12 MiB, on top of the 6 to 7 MiB an idle tetherd
-/// takes. 40 MiB leaves the allocator room to be untidy, and is still a small fraction of what
-/// any buffer that grows with the output would reach as 200 MB go through.
-const FLOOD_RSS_CAP_KIB: u64 = 40 * 1024;
+/// The most memory tetherd may ever have used by the end of the flood (its peak, VmHWM). What it
+/// holds by design: the host's queue in the fan-out (8 MiB of lines), the terminal's retained
+/// output (1 MiB by default), the text between the PTY and the pump (at most 32 reads of 64 KiB)
+/// and the notification being built and written (a few copies of 256 KiB): about 14 MiB, on top
+/// of the 6 to 7 MiB an idle tetherd takes. Twice that leaves the allocator room to be untidy,
+/// and is still a few percent of the gigabyte that goes through.
+const FLOOD_PEAK_CAP_KIB: u64 = 2 * (8 + 1 + 2 + 1 + 7) * 1024;
 
-/// tetherd's resident memory, from /proc.
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
+/// The most text one `terminal/data` carries (tetherd coalesces reads up to 256 KiB, plus the
+/// last read that crossed the mark), so that a host never has to take in a huge line.
+const MAX_DATA_BYTES: usize = 256 * 1024 + 64 * 1024;
 
 #[test]
-fn a_flood_keeps_memory_bounded_loses_nothing_and_output_still_answers() {
+fn a_gigabyte_flood_keeps_memory_bounded_loses_nothing_and_output_still_answers() {
     let mut setup = Setup::new(&[]);
     let pid = setup.tetherd.pid;
-    let peak = Arc::new(AtomicU64::new(0));
-    let done = Arc::new(AtomicBool::new(false));
-    let sampler = std::thread::spawn({
-        let (peak, done) = (peak.clone(), done.clone());
-        move || {
-            while !done.load(Ordering::Relaxed) {
-                if let Some(rss) = rss_kib(pid) {
-                    peak.fetch_max(rss, Ordering::Relaxed);
-                }
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-        }
-    });
-
     let started = Instant::now();
     let script = format!("head -c {FLOOD_BYTES} /dev/zero | tr '\\0' x");
     let (terminal_id, _) = setup.run(&script, json!({}));
     let mut received: u64 = 0;
+    let mut notifications: u64 = 0;
+    let mut largest = 0;
     let mut output_request = None;
     let mut output_answer = None;
     let exited = loop {
@@ -203,23 +186,27 @@ fn a_flood_keeps_memory_bounded_loses_nothing_and_output_still_answers() {
                 let data = line.params()["data"].as_str().expect("data is text");
                 assert!(data.bytes().all(|byte| byte == b'x'), "only what the command printed");
                 received += data.len() as u64;
+                notifications += 1;
+                largest = largest.max(data.len());
             }
             _ => break line.params().clone(),
         }
     };
     let elapsed = started.elapsed();
-    done.store(true, Ordering::Relaxed);
-    sampler.join().expect("the sampler does not panic");
-    let peak = peak.load(Ordering::Relaxed);
-    eprintln!("flood: {FLOOD_BYTES} bytes in {elapsed:?}, tetherd's peak RSS {peak} KiB");
+    let peak = peak_rss_kib(pid);
+    eprintln!(
+        "terminal flood: {received} bytes through in {elapsed:?} ({notifications} terminal/data, the largest \
+         {largest} bytes); tetherd's peak RSS (VmHWM) {peak} KiB, cap {FLOOD_PEAK_CAP_KIB} KiB"
+    );
 
     assert_eq!(received, FLOOD_BYTES, "every byte arrived");
+    assert!(largest <= MAX_DATA_BYTES, "a terminal/data of {largest} bytes");
     assert_eq!(exited["status"], json!({ "exitCode": 0, "signal": null }));
     let answer = output_answer.expect("terminal/output answered during the flood");
     let retained = answer["output"].as_str().expect("output is text");
     assert!(retained.len() <= 1024 * 1024, "{} bytes retained", retained.len());
     assert_eq!(answer["truncated"], json!(true));
-    assert!(peak > 0 && peak < FLOOD_RSS_CAP_KIB, "peak RSS {peak} KiB against a cap of {FLOOD_RSS_CAP_KIB} KiB");
+    assert!(peak < FLOOD_PEAK_CAP_KIB, "peak RSS {peak} KiB against a cap of {FLOOD_PEAK_CAP_KIB} KiB");
 }
 
 #[test]
@@ -399,6 +386,26 @@ fn the_environment_has_term_and_the_request_env_but_not_the_token() {
     let script = "printf '%s|%s|%s' \"$TERM\" \"$GREETING\" \"${TETHER_TOKEN-unset}\"";
     let (terminal_id, _) = setup.run(script, json!({ "env": { "GREETING": "hi there" } }));
     assert_eq!(output_until_exit(&mut setup.host, terminal_id).0, "xterm-256color|hi there|unset");
+}
+
+/// The most terminals one agent may have live at once (tetherd's `MAX_TERMINALS_PER_AGENT`).
+const MAX_TERMINALS_PER_AGENT: usize = 64;
+
+#[test]
+fn an_agent_gets_a_clear_error_beyond_its_most_terminals_and_a_new_one_once_it_releases_one() {
+    let mut setup = Setup::new(&[]);
+    let terminals: Vec<u64> = (0..MAX_TERMINALS_PER_AGENT).map(|_| setup.run("exec sleep 600", json!({})).0).collect();
+    let refused = setup.create(json!({ "command": "sh", "args": ["-c", "echo one too many"] })).expect_err("refused");
+    assert_eq!(refused["code"], json!(error_code::TERMINAL_FAILED));
+    assert_eq!(
+        refused["message"],
+        json!(
+            "cannot start \"sh\": the agent already has 64 terminals, the most it may have at once; release one first"
+        )
+    );
+    assert_eq!(setup.host.call("terminal/release", terminal_ref(terminals[0])), Ok(json!({})));
+    let (terminal_id, _) = setup.run("echo room again", json!({}));
+    assert_eq!(output_until_exit(&mut setup.host, terminal_id).0, "room again\r\n");
 }
 
 #[test]

@@ -352,7 +352,7 @@ impl AcpClient {
             let Some(request) = tracked.request.take() else { continue };
             let message = format!("{why}: the change to {} was not written", tracked.change.label);
             tracked.change.outcome = Some(capitalize(&message));
-            self.outgoing.push_back(jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message)));
+            self.push_outgoing(jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message)));
             self.refresh_change(change);
         }
         self.emit_permission_count();
@@ -385,7 +385,7 @@ impl AcpClient {
         } else {
             self.thread.update_tool_call(tool_call, |call| call.status = ToolStatus::Failed);
             let message = format!("The person did not allow reading {}, which is outside the workspace", gate.path);
-            self.outgoing.push_back(jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message)));
+            self.push_outgoing(jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message)));
         }
     }
 
@@ -474,7 +474,7 @@ impl AcpClient {
                 Ok((original, _, _)) => self.propose_write(request, path, original, content),
                 Err(message) => {
                     let message = format!("Tether cannot review a write to {path}: {message}");
-                    self.outgoing.push_back(jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message)));
+                    self.push_outgoing(jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message)));
                 }
             },
             ReadTag::Check { change } => {
@@ -548,7 +548,7 @@ impl AcpClient {
                 jsonrpc::encode_error(&request, &error)
             }
         };
-        self.outgoing.push_back(line);
+        self.push_outgoing(line);
     }
 
     /// A write with its original read: put to the policy, then written or proposed for review.
@@ -569,7 +569,7 @@ impl AcpClient {
                 reason: Some(reason.clone()),
             });
             let message = format!("{reason}: {label} was not written");
-            self.outgoing.push_back(jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message.clone())));
+            self.push_outgoing(jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message.clone())));
             self.thread.push(Entry::Notice(NoticeView {
                 level: NoticeLevel::Info,
                 text: capitalize(&message),
@@ -581,7 +581,7 @@ impl AcpClient {
         let change = FileChange::new(id, path, label, ChangeOrigin::Write, original, Some(content), false);
         if change.is_empty() {
             // Nothing would change: the agent is told it is done, and nobody is asked.
-            self.outgoing.push_back(jsonrpc::encode_result(&request, &acp::WriteTextFileResponse::new()));
+            self.push_outgoing(jsonrpc::encode_result(&request, &acp::WriteTextFileResponse::new()));
             return;
         }
         self.files.next_change += 1;
@@ -837,7 +837,7 @@ impl AcpClient {
         if tracked.change.outcome.is_none() {
             tracked.change.outcome = Some(first_line(&told));
         }
-        self.outgoing.push_back(line);
+        self.push_outgoing(line);
     }
 
     fn audit_review(&mut self, change: ChangeId) {

@@ -158,7 +158,7 @@ impl AcpClient {
                     "the VS Code window was reloaded while this terminal request was in flight; run the command again"
                         .to_owned(),
                 ));
-                self.outgoing.push_back(jsonrpc::encode_error(&id, &error));
+                self.push_outgoing(jsonrpc::encode_error(&id, &error));
             } else {
                 self.handle_message(&line, now);
             }
@@ -277,6 +277,7 @@ impl AcpClient {
                 self.rpc.record_sent(id, &method, kind);
             }
             Message::Response { id, result } => {
+                self.answered_agent_request(&id);
                 if let (Some(request), Ok(result)) = (self.unanswered.remove(&id), &result) {
                     self.replay_terminal_answer(&request, result);
                 }

@@ -18,7 +18,9 @@ use std::collections::BTreeMap;
 
 use agent_client_protocol_schema::{MaybeUndefined, v1 as acp};
 
-use super::{AcpClient, AcpEvent, AgentModes, IntentError, Phase, RequestKind, content_text, wire_name};
+use super::{
+    AcpClient, AcpEvent, AgentModes, CONTROL_TIMEOUT_MS, IntentError, Phase, RequestKind, content_text, wire_name,
+};
 use crate::jsonrpc::RequestId;
 use crate::thread::{Entry, EntryIndex, NoticeLevel, NoticeView};
 use crate::webview::{
@@ -71,7 +73,8 @@ impl AcpClient {
     }
 
     /// The person picked `value` for the agent's config option `config_id`.
-    pub fn set_config_option(&mut self, config_id: &str, value: ConfigValue) -> Result<(), IntentError> {
+    pub fn set_config_option(&mut self, config_id: &str, value: ConfigValue, now: u64) -> Result<(), IntentError> {
+        self.now = now;
         let Some(session_id) = self.session_id.clone().filter(|_| self.phase == Phase::Ready) else {
             return Err(IntentError::NotReady);
         };
@@ -104,7 +107,7 @@ impl AcpClient {
             && let Some(mode) = self.agent_modes.as_ref().and_then(|modes| modes.meaning(choice))
             && mode != self.policy.mode()
         {
-            self.set_mode(mode);
+            self.switch_mode(mode);
             return Ok(());
         }
         let wire_value: acp::SessionConfigOptionValue = match &value {
@@ -114,10 +117,20 @@ impl AcpClient {
         let id = if config_id == LEGACY_MODEL_OPTION && self.controls.legacy_model.is_some() {
             let ConfigValue::Choice(model) = &value else { unreachable!("checked against the option's kind above") };
             let params = serde_json::json!({ "sessionId": session_id.0, "modelId": model });
-            self.send_request("session/set_model", &params, RequestKind::SetConfigOption, None)
+            self.send_request(
+                "session/set_model",
+                &params,
+                RequestKind::SetConfigOption,
+                Some(self.now + CONTROL_TIMEOUT_MS),
+            )
         } else {
             let params = acp::SetSessionConfigOptionRequest::new(session_id, config_id.to_owned(), wire_value);
-            self.send_request("session/set_config_option", &params, RequestKind::SetConfigOption, None)
+            self.send_request(
+                "session/set_config_option",
+                &params,
+                RequestKind::SetConfigOption,
+                Some(self.now + CONTROL_TIMEOUT_MS),
+            )
         };
         self.show_config_value(config_id, new_kind, id);
         Ok(())

@@ -290,7 +290,7 @@ impl AcpClient {
                 text: message.clone(),
                 detail: None,
             }));
-            self.outgoing.push_back(jsonrpc::encode_error(&id, &RpcError::new(WRITE_REFUSED, message)));
+            self.push_outgoing(jsonrpc::encode_error(&id, &RpcError::new(WRITE_REFUSED, message)));
             return;
         }
         let call = self.terminals.next_call();
@@ -360,7 +360,7 @@ impl AcpClient {
                         self.terminals.dirty.insert(id.clone());
                         self.events.push_back(AcpEvent::Host(Box::new(open)));
                         let response = acp::CreateTerminalResponse::new(id);
-                        self.outgoing.push_back(jsonrpc::encode_result(&request, &response));
+                        self.push_outgoing(jsonrpc::encode_result(&request, &response));
                     }
                     Err(error) => {
                         let message = format!("Tether could not run `{command}`: {}", error.message);
@@ -371,7 +371,7 @@ impl AcpClient {
                             text: message,
                             detail,
                         }));
-                        self.outgoing.push_back(jsonrpc::encode_error(&request, &error));
+                        self.push_outgoing(jsonrpc::encode_error(&request, &error));
                     }
                 }
             }
@@ -385,8 +385,8 @@ impl AcpClient {
                 match result {
                     // tetherd's answers have ACP's shapes (exit status, output): passed on as
                     // they are.
-                    Ok(raw) => self.outgoing.push_back(jsonrpc::encode_result(&request, &raw)),
-                    Err(error) => self.outgoing.push_back(jsonrpc::encode_error(&request, &error)),
+                    Ok(raw) => self.push_outgoing(jsonrpc::encode_result(&request, &raw)),
+                    Err(error) => self.push_outgoing(jsonrpc::encode_error(&request, &error)),
                 }
             }
             PendingCall::Stop { terminal } => {

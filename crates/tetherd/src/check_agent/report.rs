@@ -54,6 +54,9 @@ pub enum Kind {
     AgentExited,
     /// A cancelled prompt that did not end with stopReason `cancelled`.
     NotCancelled,
+    /// A prompt to cancel that ended otherwise than `cancelled` where the checker cannot tell
+    /// whether the agent had the cancel before it answered.
+    CancelUnchecked,
     /// A step the agent answered with an error.
     ErrorAnswer,
     /// The agent speaks a protocol version other than 1.

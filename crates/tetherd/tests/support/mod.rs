@@ -403,3 +403,34 @@ pub fn eventually(what: &str, condition: impl Fn() -> bool) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// The peak resident memory of process `pid` so far (VmHWM in /proc), in KiB: a figure that does
+/// not depend on when it is read, unlike the current RSS.
+pub fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the process is still there");
+    let line = status.lines().find(|line| line.starts_with("VmHWM:")).expect("/proc/<pid>/status has VmHWM");
+    line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).expect("VmHWM is a number of KiB")
+}
+
+/// The scripted test agent, built by cargo (it is another crate's binary, so cargo does not
+/// build it for this crate's tests by itself).
+pub fn tether_test_agent() -> PathBuf {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let output = std::process::Command::new(cargo)
+        .args(["build", "--quiet", "--package", "tether-test-agent", "--bin", "tether-test-agent"])
+        .arg("--message-format=json")
+        .current_dir(root)
+        .output()
+        .expect("cargo runs");
+    assert!(output.status.success(), "building tether-test-agent failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find_map(|message| {
+            let is_the_agent = message.pointer("/target/name").and_then(Value::as_str) == Some("tether-test-agent");
+            let executable = message.get("executable").and_then(Value::as_str)?;
+            is_the_agent.then(|| PathBuf::from(executable))
+        })
+        .expect("cargo names the tether-test-agent executable")
+}
