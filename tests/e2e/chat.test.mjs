@@ -58,8 +58,11 @@ test("Demo agent: streamed text, a completed tool call, and a permission card", 
     await chat
       .locator(".entry.agent", { hasText: "Permission granted: the edit is done." })
       .waitFor();
-    // The demo ends by running a command in a terminal: the card shows its exit, and the agent
-    // read its output (the workspace's files) back from the terminal.
+    // The demo ends by running a command in a terminal, which it asks about first; allowed, the
+    // command runs without a second question, the card shows its exit, and the agent read its
+    // output (the workspace's files) back from the terminal.
+    const run = chat.locator(".entry.tool-call", { hasText: "Run ls -la" });
+    await run.locator('.permission-card[data-state="waiting"] button.permission-option[data-option-id="allow-once"]').click();
     await chat
       .locator('.terminal-card[data-state="exited"] .terminal-status', { hasText: "Exit 0" })
       .waitFor();

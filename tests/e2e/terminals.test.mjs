@@ -22,10 +22,14 @@ const TEST_TIMEOUT_MS = 10 * 60_000;
 // The test agent shipped in the extension (the binary the Demo profile runs).
 const testAgent = path.join(repoRoot, "extension", "bin", "tether-test-agent");
 
+// The scenario runs its commands without asking first, as an agent whose own settings approved
+// them would; the person's Bypass mode approves them here, so this test is about terminals (the
+// card Tether shows for an unasked command in Ask mode is no-skipped-asks.test.mjs's).
 const settings = {
   "tether.sidecarGraceSeconds": 5,
   "tether.agents": [{ name: "Terminals", command: testAgent, args: ["--scenario", "terminals"] }],
   "tether.defaultAgent": "Terminals",
+  "tether.permissions.defaultMode": "bypass",
 };
 
 test("terminals: commands show in VS Code terminals and in the chat, can be stopped and typed into", {

@@ -77,6 +77,10 @@ pub use terminal::TerminalCall;
 /// diff degrades sooner than a review's.
 const PREVIEW_BUDGET: tether_diff::Budget = tether_diff::Budget { max_steps: 200_000 };
 
+/// How many approved commands wait for their `terminal/create` at most (see
+/// [`AcpClient::remember_approved_command`]).
+const MAX_APPROVED_COMMANDS: usize = 64;
+
 /// The ACP protocol version this client speaks.
 pub const PROTOCOL_VERSION: u16 = 1;
 
@@ -237,9 +241,19 @@ struct PendingPermission {
     /// The tool call's status before the request, restored once the request is answered (the
     /// agent reports the real outcome with its next update).
     status_before: ToolStatus,
-    /// Set when Tether asks on its own behalf: the agent's `fs/read_text_file` of a file outside
-    /// the workspace, which proceeds or fails by the answer.
-    gate: Option<fs::ReadGate>,
+    /// Set when Tether asks on its own behalf, for a request of the agent's that proceeds or
+    /// fails by the answer.
+    gate: Option<Gate>,
+}
+
+/// A request of the agent's held behind a card of Tether's own: the agent never sent a
+/// permission request for it.
+#[derive(Debug, Clone)]
+enum Gate {
+    /// `fs/read_text_file` of a file outside the workspace.
+    Read(fs::ReadGate),
+    /// `terminal/create` of a command no permission request approved.
+    Run(terminal::RunGate),
 }
 
 /// How the agent lets a client switch its mode, when it does.
@@ -314,6 +328,10 @@ pub struct AcpClient {
     mode_switches_in_flight: u32,
     files: fs::Files,
     terminals: terminal::Terminals,
+    /// The commands of execute tool calls whose permission request was answered with an allow
+    /// option in this turn and that no `terminal/create` has run yet (see
+    /// [`AcpClient::take_approved_command`]).
+    approved_commands: VecDeque<String>,
     /// The time of the input being handled.
     now: u64,
     /// Folding a session's log: the policy decides nothing (the log says what was decided).
@@ -373,6 +391,7 @@ impl AcpClient {
             mode_switches_in_flight: 0,
             files: fs::Files::new(first_permission_key),
             terminals: terminal::Terminals::default(),
+            approved_commands: VecDeque::new(),
             now: 0,
             replaying: false,
             resume: None,
@@ -1645,17 +1664,19 @@ impl AcpClient {
     /// agent why a client decided as it did.
     fn resolve_permission(&mut self, key: PermissionKey, outcome: PermissionOutcome, reason: Option<String>) {
         let Some(pending) = self.permissions.remove(&key) else { return };
+        let allowed = self.outcome_allows(pending.tool_call, &outcome);
         if let Some(gate) = pending.gate.clone() {
-            // Tether's own question: the read goes ahead or fails; the agent never saw a
+            // Tether's own question: the request goes ahead or fails; the agent never saw a
             // permission request.
-            let allowed = match &outcome {
-                PermissionOutcome::Auto { allowed, .. } => *allowed,
-                PermissionOutcome::Selected { option_id } => option_id.starts_with("allow"),
-                PermissionOutcome::Cancelled | PermissionOutcome::Withdrawn => false,
-            };
             self.show_outcome(&pending, outcome);
-            self.on_read_allowed(gate, allowed, pending.request_id, pending.tool_call);
+            match gate {
+                Gate::Read(gate) => self.on_read_allowed(gate, allowed, pending.request_id, pending.tool_call),
+                Gate::Run(gate) => self.on_run_allowed(gate, allowed, pending.request_id, pending.tool_call),
+            }
             return;
+        }
+        if allowed {
+            self.remember_approved_command(pending.tool_call);
         }
         let acp_outcome = match &outcome {
             PermissionOutcome::Selected { option_id } | PermissionOutcome::Auto { option_id, .. } => {
@@ -1685,6 +1706,49 @@ impl AcpClient {
         self.show_outcome(&pending, PermissionOutcome::Withdrawn);
     }
 
+    /// Whether `outcome` lets the tool call at `index` go ahead: an allow option chosen by the
+    /// person, or approved by a rule or the mode.
+    fn outcome_allows(&self, index: EntryIndex, outcome: &PermissionOutcome) -> bool {
+        match outcome {
+            PermissionOutcome::Auto { allowed, .. } => *allowed,
+            PermissionOutcome::Selected { option_id } => self
+                .thread
+                .tool_call(index)
+                .and_then(|call| call.permission.as_ref())
+                .and_then(|permission| permission.options.iter().find(|option| &option.id == option_id))
+                .is_some_and(|option| option.kind.starts_with("allow")),
+            PermissionOutcome::Cancelled | PermissionOutcome::Withdrawn => false,
+        }
+    }
+
+    /// An execute tool call was approved: its command may run once through `terminal/create`
+    /// without another question, until the turn ends.
+    fn remember_approved_command(&mut self, index: EntryIndex) {
+        let Some(call) = self.thread.tool_call(index) else { return };
+        if call.kind != "execute" {
+            return;
+        }
+        let Some(command) = call.command.clone() else { return };
+        if self.approved_commands.len() >= MAX_APPROVED_COMMANDS {
+            // An agent that asks for far more commands than it runs loses the oldest approvals;
+            // running one of those asks again, which is the safe side.
+            self.approved_commands.pop_front();
+        }
+        self.approved_commands.push_back(command);
+    }
+
+    /// Uses up one approval of `command` (see [`AcpClient::remember_approved_command`]); false
+    /// when there is none.
+    fn take_approved_command(&mut self, command: &str) -> bool {
+        match self.approved_commands.iter().position(|approved| approved == command) {
+            Some(position) => {
+                self.approved_commands.remove(position);
+                true
+            }
+            None => false,
+        }
+    }
+
     fn show_outcome(&mut self, pending: &PendingPermission, outcome: PermissionOutcome) {
         self.thread.update_tool_call(pending.tool_call, |call| {
             call.status = pending.status_before;
@@ -1699,6 +1763,9 @@ impl AcpClient {
     /// it; it is answered cancelled so that nothing stays pending silently.
     fn clear_stale_permissions(&mut self) {
         self.cancel_waiting("the turn ended before an answer");
+        // An approval is for this turn's command: a later turn that runs it without asking is
+        // asked about it.
+        self.approved_commands.clear();
     }
 
     /// The view's badge: permission requests and writes waiting for the person.

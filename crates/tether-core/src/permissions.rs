@@ -347,13 +347,21 @@ fn command_text(value: &serde_json::Value) -> Option<String> {
             if words.len() != items.len() || words.is_empty() {
                 return None;
             }
-            let is_shell = |word: &str| word.rsplit('/').next().is_some_and(|name| name.ends_with("sh"));
-            match words.as_slice() {
-                [shell, flag, script] if is_shell(shell) && matches!(*flag, "-c" | "-lc") => Some((*script).to_owned()),
-                _ => Some(words.join(" ")),
-            }
+            Some(command_of_words(&words))
         }
         _ => None,
+    }
+}
+
+/// A program and its arguments as the command line rules and approvals compare: the script of a
+/// shell run with `-c`/`-lc` (`["bash", "-lc", "npm test"]` is `npm test`), else the words joined
+/// by spaces. `terminal/create` and a permission request's `rawInput` name the same command
+/// through this, whichever form each uses.
+pub fn command_of_words(words: &[&str]) -> String {
+    let is_shell = |word: &str| word.rsplit('/').next().is_some_and(|name| name.ends_with("sh"));
+    match words {
+        [shell, flag, script] if is_shell(shell) && matches!(*flag, "-c" | "-lc") => (*script).to_owned(),
+        _ => words.join(" "),
     }
 }
 

@@ -558,3 +558,8 @@ fn replaying_the_log_of_a_run_gives_the_thread_of_the_run() {
         assert_eq!(replayed.controls(), live.controls(), "{name}: the session's controls");
     }
 }
+
+#[test]
+fn commands_the_agent_did_not_ask_about_wait_for_the_persons_answer_on_a_card() {
+    check("terminals-unasked");
+}

@@ -484,6 +484,8 @@ fn terminal_output_reaches_the_mirror_whole_and_at_most_once_per_frame() {
     let mut engine = ready_engine(&mut now);
     drain(&mut engine);
     engine.handle_webview(WebviewToHost::Ready, now);
+    // The person's Bypass mode approves the command the agent runs without asking.
+    engine.handle_webview(WebviewToHost::SetMode { mode: tether_core::permissions::Mode::Bypass }, now);
     let create =
         r#"{"jsonrpc":"2.0","id":40,"method":"terminal/create","params":{"sessionId":"s1","command":"cargo test"}}"#;
     engine.handle_sidecar_bytes(&from_agent(7, create), now);
@@ -563,6 +565,8 @@ fn terminal_output_reaches_the_mirror_whole_and_at_most_once_per_frame() {
 fn a_flood_of_output_is_skipped_in_the_mirror_and_said_so() {
     let mut now = 0;
     let mut engine = ready_engine(&mut now);
+    // The person's Bypass mode approves the command the agent runs without asking.
+    engine.handle_webview(WebviewToHost::SetMode { mode: tether_core::permissions::Mode::Bypass }, now);
     let create = r#"{"jsonrpc":"2.0","id":40,"method":"terminal/create","params":{"sessionId":"s1","command":"yes"}}"#;
     engine.handle_sidecar_bytes(&from_agent(7, create), now);
     let sent = sidecar_lines(&drain(&mut engine));

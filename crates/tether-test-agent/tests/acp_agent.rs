@@ -80,7 +80,10 @@ fn the_demo_turn_streams_plans_calls_tools_and_asks_permission() {
         say "al, shown in VS C"
         say "ode's terminal p"
         say "anel and here.\n\n"
+        tool_call demo-run "Run ls -la" kind=execute status=pending rawInput={"command":"ls -la"}
+        permission {"toolCallId":"demo-run","kind":"execute","title":"Run ls -la","rawInput":{"command":"ls -la"}} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
         say "Skipped running `ls -la`: client does not support terminal.\n\n"
+        tool_update demo-run status=completed
         say "That was a full turn."
         result {"stopReason":"end_turn"}"##]].assert_eq(&transcript.join("\n"));
 }
@@ -105,7 +108,11 @@ fn rejecting_the_demo_edit_takes_the_rejected_branch() {
         say "al, shown in VS C"
         say "ode's terminal p"
         say "anel and here.\n\n"
-        say "Skipped running `ls -la`: client does not support terminal.\n\n"
+        tool_call demo-run "Run ls -la" kind=execute status=pending rawInput={"command":"ls -la"}
+        permission {"toolCallId":"demo-run","kind":"execute","title":"Run ls -la","rawInput":{"command":"ls -la"}} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        tool_update demo-run status=failed
+        say "Understood: I di"
+        say "d not run it.\n\n"
         say "That was a full turn."
         result {"stopReason":"end_turn"}"#]].assert_eq(&after_permission.join("\n"));
 }

@@ -419,7 +419,7 @@ impl AcpClient {
             request_id: id,
             tool_call: index,
             status_before: ToolStatus::Pending,
-            gate: Some(gate),
+            gate: Some(super::Gate::Read(gate)),
         };
         self.permissions.insert(key, pending);
         if !self.decide_by_policy(key) {

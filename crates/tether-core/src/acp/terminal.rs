@@ -5,7 +5,10 @@
 //! `terminal/create` is checked here (the session; the cwd must be inside the workspace; the
 //! person's rules and mode may refuse the command, as they would have refused the agent's
 //! permission request for it) and handed to the host engine as a [`TerminalCall`], which adds the
-//! agent and sends it to tetherd. The other requests (`output`, `wait_for_exit`, `kill`,
+//! agent and sends it to tetherd. A command must also be approved: by the policy, or by an allow
+//! answer to the agent's permission request for that command in this turn (used up by one run).
+//! One nothing approved gets a card of Tether's own ([`RunGate`]) and waits for the person: an
+//! agent cannot skip asking. The other requests (`output`, `wait_for_exit`, `kill`,
 //! `release`) go to tetherd the same way and its answers go back to the agent as they are:
 //! tetherd owns the PTY and the retained output, so there is one source of truth for what the
 //! agent reads. With no `args`, `command` is a shell command line (Claude's adapter sends
@@ -30,13 +33,16 @@ use agent_client_protocol_schema::v1 as acp;
 use serde_json::value::RawValue;
 
 use super::fs::WRITE_REFUSED;
-use super::{AcpClient, AcpEvent, IntentError};
+use super::{AcpClient, AcpEvent, IntentError, PendingPermission};
 use crate::host_api::HostAction;
 use crate::jsonrpc::{self, RequestId, RpcError};
-use crate::permissions::{RequestFacts, RequestPath, Verdict, resolve_path};
+use crate::permissions::{AuditEvent, DecidedBy, RequestFacts, RequestPath, Verdict, command_of_words, resolve_path};
 use crate::sidecar::{TerminalExitStatus, TerminalExited, TerminalId, method};
 use crate::terminal_screen::TerminalScreen;
-use crate::thread::{Entry, NoticeLevel, NoticeView, TerminalOrigin, TerminalState, TerminalView, ToolContent};
+use crate::thread::{
+    Entry, EntryIndex, NoticeLevel, NoticeView, PermissionOptionView, PermissionView, TerminalOrigin, TerminalState,
+    TerminalView, ToolCallView, ToolContent, ToolStatus,
+};
 use crate::webview::TerminalIntent;
 
 /// How much of a command's output is kept to replay into a reopened VS Code terminal.
@@ -153,17 +159,13 @@ enum PendingCall {
         request: RequestId,
         command: String,
         cwd: Option<String>,
+        /// Tether's own card for a command the agent did not ask about: it shows the terminal.
+        card: Option<EntryIndex>,
     },
     /// The agent's `output`, `wait_for_exit`, `kill` or `release`, answered with tetherd's result.
-    Forwarded {
-        request: RequestId,
-        method: &'static str,
-        terminal: String,
-    },
+    Forwarded { request: RequestId, method: &'static str, terminal: String },
     /// The person's Stop.
-    Stop {
-        terminal: String,
-    },
+    Stop { terminal: String },
 }
 
 impl TerminalEntry {
@@ -275,35 +277,125 @@ impl AcpClient {
         };
         let shell = request.args.is_empty();
         let command_line = command_line(&request.command, &request.args);
-        // An agent is meant to ask before it runs a command, and the person's rules and mode
-        // answer that request; an agent that did not ask is held to the same answer here.
-        let facts = RequestFacts {
-            kind: "execute".to_owned(),
-            title: command_line.clone(),
-            command: Some(command_line.clone()),
-            paths: Vec::new(),
-        };
-        if let Verdict::Reject { reason, .. } = self.policy.decide(&facts) {
-            let message = format!("{reason}: the command `{command_line}` was not run");
-            self.thread.push(Entry::Notice(NoticeView {
-                level: NoticeLevel::Info,
-                text: message.clone(),
-                detail: None,
-            }));
-            self.push_outgoing(jsonrpc::encode_error(&id, &RpcError::new(WRITE_REFUSED, message)));
-            return;
-        }
-        let call = self.terminals.next_call();
-        let shown_cwd = (cwd != self.cwd).then(|| cwd.clone());
-        self.terminals.calls.insert(call, PendingCall::Create { request: id, command: command_line, cwd: shown_cwd });
-        self.events.push_back(AcpEvent::Terminal(TerminalCall::Create {
-            call,
+        let gate = RunGate {
+            approval_key: approval_key(&request.command, &request.args),
+            shown_cwd: (cwd != self.cwd).then(|| cwd.clone()),
+            command_line,
             command: request.command,
             args: request.args,
             shell,
             env: request.env.into_iter().map(|variable| (variable.name, variable.value)).collect(),
             cwd,
             output_byte_limit: request.output_byte_limit,
+        };
+        // An agent is meant to ask before it runs a command, and the person's rules and mode
+        // answer that request; an agent that did not ask is held to the same answer here, and a
+        // command nothing approved gets a card of its own before it runs.
+        let facts = RequestFacts {
+            kind: "execute".to_owned(),
+            title: gate.command_line.clone(),
+            command: Some(gate.approval_key.clone()),
+            paths: Vec::new(),
+        };
+        match self.policy.decide(&facts) {
+            Verdict::Reject { reason, .. } => {
+                let message = format!("{reason}: the command `{}` was not run", gate.command_line);
+                self.thread.push(Entry::Notice(NoticeView {
+                    level: NoticeLevel::Info,
+                    text: message.clone(),
+                    detail: None,
+                }));
+                self.push_outgoing(jsonrpc::encode_error(&id, &RpcError::new(WRITE_REFUSED, message)));
+            }
+            Verdict::Allow { by } => {
+                if let DecidedBy::Rule { id: rule, .. } = by {
+                    self.policy.record_fired(rule);
+                    self.events.push_back(AcpEvent::PolicyChanged);
+                }
+                self.run_command(id, gate, None);
+            }
+            Verdict::Ask if self.take_approved_command(&gate.approval_key) => self.run_command(id, gate, None),
+            Verdict::Ask => self.ask_to_run(id, gate),
+        }
+    }
+
+    /// Shows a card asking the person whether to run a command the agent did not ask about;
+    /// `terminal/create` waits for the answer ([`AcpClient::on_run_allowed`]).
+    fn ask_to_run(&mut self, id: RequestId, gate: RunGate) {
+        let key = self.next_permission_key;
+        self.next_permission_key += 1;
+        let options = vec![
+            PermissionOptionView { id: "allow".to_owned(), name: "Run".to_owned(), kind: "allow_once".to_owned() },
+            PermissionOptionView {
+                id: "allow_always".to_owned(),
+                name: "Always run this command".to_owned(),
+                kind: "allow_always".to_owned(),
+            },
+            PermissionOptionView {
+                id: "reject".to_owned(),
+                name: "Don't run".to_owned(),
+                kind: "reject_once".to_owned(),
+            },
+        ];
+        let mut text = "The agent asked Tether to run this command without asking you first.".to_owned();
+        if let Some(cwd) = &gate.shown_cwd {
+            text.push_str(&format!(" It runs in {cwd}."));
+        }
+        let call = ToolCallView {
+            id: format!("tether-run-{key}"),
+            title: format!("Run {}", gate.command_line),
+            kind: "execute".to_owned(),
+            status: ToolStatus::WaitingForConfirmation,
+            content: vec![ToolContent::Text { text }],
+            locations: Vec::new(),
+            raw_input: Some(serde_json::json!({ "command": gate.command_line, "cwd": gate.cwd })),
+            command: Some(gate.approval_key.clone()),
+            raw_output: None,
+            permission: Some(PermissionView { key, options: options.clone(), outcome: None }),
+        };
+        let index = self.thread.push(Entry::ToolCall(call));
+        let pending = PendingPermission {
+            request_id: id,
+            tool_call: index,
+            status_before: ToolStatus::Pending,
+            gate: Some(super::Gate::Run(gate)),
+        };
+        self.permissions.insert(key, pending);
+        if !self.decide_by_policy(key) {
+            if let Some(tool_call) = self.facts_of(index) {
+                self.audit(AuditEvent::Asked { tool_call, options });
+            }
+            self.emit_permission_count();
+        }
+    }
+
+    /// The person (or a rule added since) answered the card of a command the agent did not ask
+    /// about: it runs, its output shown on that card, or the agent is told it was not run.
+    pub(super) fn on_run_allowed(&mut self, gate: RunGate, allowed: bool, request: RequestId, tool_call: EntryIndex) {
+        if allowed {
+            self.thread.update_tool_call(tool_call, |call| call.status = ToolStatus::InProgress);
+            self.run_command(request, gate, Some(tool_call));
+        } else {
+            self.thread.update_tool_call(tool_call, |call| call.status = ToolStatus::Failed);
+            let message = format!("The person did not allow running `{}`", gate.command_line);
+            self.push_outgoing(jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message)));
+        }
+    }
+
+    /// Asks tetherd to run an approved command; `card` is Tether's own card for it, if it has one.
+    fn run_command(&mut self, request: RequestId, gate: RunGate, card: Option<EntryIndex>) {
+        let call = self.terminals.next_call();
+        self.terminals
+            .calls
+            .insert(call, PendingCall::Create { request, command: gate.command_line, cwd: gate.shown_cwd, card });
+        self.events.push_back(AcpEvent::Terminal(TerminalCall::Create {
+            call,
+            command: gate.command,
+            args: gate.args,
+            shell: gate.shell,
+            env: gate.env,
+            cwd: gate.cwd,
+            output_byte_limit: gate.output_byte_limit,
         }));
     }
 
@@ -341,7 +433,7 @@ impl AcpClient {
         self.now = now;
         let Some(pending) = self.terminals.calls.remove(&call) else { return };
         match pending {
-            PendingCall::Create { request, command, cwd } => {
+            PendingCall::Create { request, command, cwd, card } => {
                 let created = result.and_then(|raw| {
                     serde_json::from_str::<crate::sidecar::TerminalCreateResult>(raw.get()).map_err(|error| {
                         RpcError::internal_error().data(serde_json::Value::String(format!(
@@ -359,6 +451,14 @@ impl AcpClient {
                         self.terminals.list.push(entry);
                         self.terminals.dirty.insert(id.clone());
                         self.events.push_back(AcpEvent::Host(Box::new(open)));
+                        if let Some(card) = card {
+                            let terminal_id = id.clone();
+                            self.thread.update_tool_call(card, |call| {
+                                call.content.push(ToolContent::Terminal { terminal_id });
+                                call.status = ToolStatus::Completed;
+                            });
+                            self.link_terminals(card);
+                        }
                         let response = acp::CreateTerminalResponse::new(id);
                         self.push_outgoing(jsonrpc::encode_result(&request, &response));
                     }
@@ -371,6 +471,9 @@ impl AcpClient {
                             text: message,
                             detail,
                         }));
+                        if let Some(card) = card {
+                            self.thread.update_tool_call(card, |call| call.status = ToolStatus::Failed);
+                        }
                         self.push_outgoing(jsonrpc::encode_error(&request, &error));
                     }
                 }
@@ -769,6 +872,33 @@ fn with_carriage_returns(text: &str) -> String {
 /// A command word as a shell would need it typed: quoted when it has spaces or quotes.
 /// A `terminal/create` command as the person would type it: a command without arguments is a
 /// shell command line already; one with arguments has each quoted where needed.
+/// A command the agent asked to run, held until the person answers Tether's card for it.
+#[derive(Debug, Clone)]
+pub(super) struct RunGate {
+    /// The command as rules and approvals compare it ([`approval_key`]).
+    approval_key: String,
+    /// The command as shown to the person.
+    command_line: String,
+    command: String,
+    args: Vec<String>,
+    shell: bool,
+    env: BTreeMap<String, String>,
+    cwd: String,
+    /// The cwd when it is not the workspace folder, for the card.
+    shown_cwd: Option<String>,
+    output_byte_limit: Option<u64>,
+}
+
+/// The command of a `terminal/create` as a permission request's `rawInput` would name it (see
+/// [`command_of_words`]): a shell command line as it is, a program and its arguments as words.
+fn approval_key(command: &str, args: &[String]) -> String {
+    if args.is_empty() {
+        return command.to_owned();
+    }
+    let words: Vec<&str> = std::iter::once(command).chain(args.iter().map(String::as_str)).collect();
+    command_of_words(&words)
+}
+
 fn command_line(command: &str, args: &[String]) -> String {
     if args.is_empty() {
         return command.to_owned();
