@@ -163,3 +163,18 @@ fn the_command_line_is_read_from_raw_input() {
     "#]]
     .assert_debug_eq(&read);
 }
+
+/// Matching takes time proportional to the text times the pattern, whatever the stars: a command
+/// line comes from the agent and a workspace rule from the repository, and a matcher that
+/// backtracks would take longer than the age of the universe here (the fuzzer found a pattern of
+/// eleven stars that stalled it). This test asserts the answers; before, it never finished.
+#[test]
+fn thirty_stars_against_a_100_kb_command_line_finish_with_the_right_answer() {
+    let command = "a".repeat(100 * 1024);
+    let stars = "*a".repeat(30);
+    assert!(!tether_core::permissions::text_glob(&format!("{stars}b"), &command));
+    assert!(tether_core::permissions::text_glob(&stars, &command));
+    let path = format!("{}x", "ab/".repeat(30_000));
+    assert!(!tether_core::permissions::path_glob(&format!("{}c", "**/*a*".repeat(30)), &path));
+    assert!(tether_core::permissions::path_glob("**/*b/x", &path));
+}
