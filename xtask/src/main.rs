@@ -8,6 +8,7 @@ mod bench;
 mod build;
 mod cmd;
 mod codegen;
+mod fuzz;
 mod project;
 mod run;
 mod setup;
@@ -43,6 +44,22 @@ enum Command {
     /// files, and terminal output through tetherd against node-pty. Prints figures; never fails on
     /// timing.
     Bench(BenchArgs),
+    /// Fuzz the parsers and engines with cargo-fuzz (libFuzzer, nightly; both installed when
+    /// missing): one target, or all of them one after the other.
+    Fuzz(FuzzArgs),
+}
+
+#[derive(Args, Clone)]
+struct FuzzArgs {
+    /// Run only this target (framing, jsonrpc, acp_engine, replay, glob, patch).
+    #[arg(value_name = "TARGET")]
+    target: Option<String>,
+    /// Run each target for this many seconds.
+    #[arg(long, conflicts_with = "runs")]
+    seconds: Option<u64>,
+    /// Run each target for this many inputs, from a fixed seed (the default: 100,000).
+    #[arg(long)]
+    runs: Option<u64>,
 }
 
 #[derive(Args, Clone, Copy)]
@@ -80,6 +97,13 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Codegen => codegen::run(&project),
         Command::Bench(args) => bench::run(&project, args.only),
+        Command::Fuzz(args) => {
+            let limit = match (args.seconds, args.runs) {
+                (Some(seconds), _) => fuzz::Limit::Seconds(seconds),
+                (None, runs) => fuzz::Limit::Runs(runs.unwrap_or(100_000)),
+            };
+            fuzz::run(&project, args.target.as_deref(), limit)
+        }
     }
 }
 

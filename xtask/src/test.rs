@@ -1,6 +1,6 @@
-//! `cargo xtask test`: builds everything, then runs every Rust test, the TypeScript type checks
-//! and unit tests of the webview and the extension host, and the end-to-end suite (code-server +
-//! Chromium), and fails if any of them failed.
+//! `cargo xtask test`: builds everything, then runs every Rust test, a short fixed run of every
+//! fuzz target, the TypeScript type checks and unit tests of the webview and the extension host,
+//! and the end-to-end suite (code-server + Chromium), and fails if any of them failed.
 //!
 //! Every suite runs even when an earlier one fails, so one run reports everything; each prints its
 //! own summary (nextest's or cargo's, and node's test runner's).
@@ -11,6 +11,7 @@ use anyhow::{Context, bail};
 
 use crate::build;
 use crate::cmd::Cmd;
+use crate::fuzz;
 use crate::project::Project;
 
 #[derive(Debug, Clone, Copy)]
@@ -25,6 +26,9 @@ pub fn run(project: &Project, options: Options) -> anyhow::Result<()> {
     let mut failed: Vec<String> = Vec::new();
     if !run_rust_tests(project)? {
         failed.push("Rust tests".to_owned());
+    }
+    if !fuzz::run_for_tests(project)? {
+        failed.push("fuzz targets".to_owned());
     }
     for package in TYPESCRIPT_PACKAGES {
         if !run_typescript_checks(project, package)? {

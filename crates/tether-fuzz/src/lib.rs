@@ -1,0 +1,175 @@
+//! What each fuzz target does with its input, one function per target, so that a target file is a
+//! one-line `fuzz_target!` and a reader finds every driver here.
+//!
+//! Each driver feeds bytes to one of Tether's parsers or engines the way production code does
+//! (the same entry points tetherd and the WASM host call) and checks the properties that must hold
+//! for any input. A panic anywhere — in the code under test or in an assertion here — is a crash
+//! libFuzzer reports; `cargo xtask fuzz` keeps the inputs that crashed as regressions to run again.
+
+// A fuzz driver asserts with panics: a panic is how libFuzzer learns of a failure.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use serde_json::value::RawValue;
+use tether_core::framing::LineFramer;
+use tether_core::host::HostEngine;
+use tether_core::host_api::{EngineConfig, HostAction};
+use tether_core::jsonrpc;
+use tether_core::permissions::{path_glob, text_glob};
+use tether_core::session_log::read_log;
+use tether_diff::Budget;
+
+/// The line framer: bytes pushed in chunks whose sizes the input chooses. Every line it yields is
+/// within the limit, and what it holds back never exceeds the limit either.
+pub fn framing(data: &[u8]) {
+    let Some((&first, rest)) = data.split_first() else { return };
+    let max_line_bytes = usize::from(first % 64) + 1;
+    let chunk = usize::from(first / 64) + 1;
+    let mut framer = LineFramer::new(max_line_bytes);
+    for piece in rest.chunks(chunk) {
+        framer.push(piece);
+        while let Some(line) = framer.next_line() {
+            if let Ok(line) = line {
+                assert!(line.len() <= max_line_bytes, "a line longer than the limit was yielded");
+            }
+        }
+        assert!(framer.buffered_bytes() <= max_line_bytes + chunk, "the framer held more than a line");
+    }
+    // A last line without its newline is yielded (or refused) at the end, never lost silently.
+    let _last = framer.finish();
+}
+
+/// The JSON-RPC parser on any text: it answers with a message or an error it can encode, and an
+/// error's response is itself valid JSON-RPC.
+pub fn jsonrpc(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    match jsonrpc::parse_message(&text) {
+        Ok(_message) => {}
+        Err(error) => {
+            let line = jsonrpc::encode_error(&error.response_id(), &error.to_rpc_error());
+            assert!(jsonrpc::parse_message(line.trim_end()).is_ok(), "the error response does not parse: {line}");
+        }
+    }
+}
+
+/// The host engine (what the WASM host runs) with a live session, fed arbitrary agent lines the
+/// way tetherd forwards them: a line that is JSON as `agent/message`, any other as
+/// `agent/badLine`. A line `#time` moves the clock by a minute, so deadlines expire too.
+pub fn acp_engine(data: &[u8]) {
+    let mut now = 0;
+    let mut engine = ready_engine(&mut now);
+    for line in data.split(|byte| *byte == b'\n') {
+        if line == b"#time" {
+            now += 60_000;
+            engine.handle_timeout(now);
+        } else {
+            let text = String::from_utf8_lossy(line);
+            let envelope = match serde_json::from_str::<&RawValue>(&text) {
+                Ok(message) => agent_message(message.get()),
+                Err(error) => bad_line(&text, &error.to_string()),
+            };
+            engine.handle_sidecar_bytes(envelope.as_bytes(), now);
+        }
+        // The host carries out every action as it comes; nothing may pile up unread.
+        while engine.poll_action().is_some() {}
+    }
+    engine.handle_timeout(now + 600_000);
+    while engine.poll_action().is_some() {}
+}
+
+/// The event-log reader and the replay that folds a log into a thread, on any text.
+pub fn replay(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let info = tether_core::acp::ClientInfo { name: "fuzz".to_owned(), version: "0".to_owned() };
+    let policy = tether_core::permissions::PermissionPolicy::new(Default::default(), 1);
+    let mut replay = tether_core::acp::LogReplay::new(info, "/ws", 1, policy);
+    // In two pieces cut at a line's end, as tetherd hands a long log over.
+    let middle = text.as_bytes()[..text.len() / 2].iter().rposition(|byte| *byte == b'\n').map_or(0, |at| at + 1);
+    let (first, second) = text.split_at(middle);
+    for piece in [first, second] {
+        replay.feed(&read_log(piece));
+    }
+    let (_client, _problems) = replay.finish();
+}
+
+/// The rule globs: the input is a pattern and a text, split at the first NUL byte.
+pub fn glob(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let (pattern, subject) = text.split_once('\0').unwrap_or((&text, ""));
+    let _on_text = text_glob(pattern, subject);
+    let _on_path = path_glob(pattern, subject);
+    // A pattern with no special characters matches exactly itself.
+    if !pattern.contains(['*', '?', '\\']) {
+        assert!(text_glob(pattern, pattern), "{pattern:?} does not match itself");
+    }
+}
+
+/// Diffing two texts (split at the first NUL byte) and applying any subset of the hunks (chosen
+/// by the bits of the first byte): every hunk applied gives the new text, none the old, and keeping
+/// some hunks of a proposed change lands on the same text as reverting the others after the
+/// whole change was written.
+pub fn patch(data: &[u8]) {
+    let Some((&choice, rest)) = data.split_first() else { return };
+    let text = String::from_utf8_lossy(rest);
+    let (old, new) = text.split_once('\0').unwrap_or((&text, ""));
+    let diff = tether_diff::diff_lines(old, new, &Budget { max_steps: 10_000 });
+    let all: Vec<usize> = (0..diff.hunks.len()).collect();
+    assert_eq!(tether_diff::apply(old, &diff.hunks, &all).unwrap(), new, "applying every hunk");
+    assert_eq!(tether_diff::apply(old, &diff.hunks, &[]).unwrap(), old, "applying no hunk");
+    assert_eq!(tether_diff::revert(new, &diff.hunks, &all).unwrap(), old, "reverting every hunk");
+    let (chosen, others): (Vec<usize>, Vec<usize>) = all.iter().partition(|index| choice & (1 << (*index % 8)) != 0);
+    let kept = tether_diff::apply(old, &diff.hunks, &chosen).unwrap();
+    let reverted = tether_diff::revert(new, &diff.hunks, &others).unwrap();
+    assert_eq!(kept, reverted, "keeping {chosen:?} differs from reverting {others:?}");
+}
+
+fn config() -> EngineConfig {
+    EngineConfig {
+        token: "token".to_owned(),
+        client_name: "Tether".to_owned(),
+        client_version: "0.1.0".to_owned(),
+        workspace_root: "/ws".to_owned(),
+        demo_agent_command: Some("/ext/bin/tether-test-agent".to_owned()),
+        profiles: Vec::new(),
+        default_profile: None,
+        tether_dir: Some("/ws/.tether".to_owned()),
+        permissions: Default::default(),
+        follow_agent: false,
+        workspace_trusted: true,
+    }
+}
+
+/// An engine that has said hello, spawned the Demo agent (id 7) and created session `s1`, as
+/// tetherd and the agent answer it.
+fn ready_engine(now: &mut u64) -> HostEngine {
+    let mut engine = HostEngine::new(config());
+    engine.handle_sidecar_connected(*now);
+    let tetherd = [
+        r#"{"jsonrpc":"2.0","id":0,"result":{"tetherdVersion":"0.1.0","pid":9}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"sessions":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"agentId":7,"pid":100}}"#,
+    ];
+    for line in tetherd {
+        engine.handle_sidecar_bytes(format!("{line}\n").as_bytes(), *now);
+    }
+    engine.handle_sidecar_bytes(agent_message(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#).as_bytes(), *now);
+    engine.handle_sidecar_bytes(agent_message(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#).as_bytes(), *now);
+    *now += 1000;
+    engine.handle_timeout(*now);
+    // A prompt is running, so the agent's updates land in a live turn.
+    let prompt = tether_core::webview::WebviewToHost::Prompt { text: "fuzz".to_owned(), attachments: Vec::new() };
+    engine.handle_webview(prompt, *now);
+    while engine.poll_action().is_some_and(|action| !matches!(action, HostAction::StartSidecar)) {}
+    engine
+}
+
+fn agent_message(message: &str) -> String {
+    format!("{{\"jsonrpc\":\"2.0\",\"method\":\"agent/message\",\"params\":{{\"agentId\":7,\"message\":{message}}}}}\n")
+}
+
+fn bad_line(text: &str, error: &str) -> String {
+    let preview: String = text.chars().take(200).collect();
+    let params = serde_json::json!({
+        "agentId": 7, "kind": "invalidJson", "len": text.len(), "preview": preview, "error": error,
+    });
+    format!("{}\n", serde_json::json!({ "jsonrpc": "2.0", "method": "agent/badLine", "params": params }))
+}

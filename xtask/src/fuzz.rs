@@ -1,0 +1,189 @@
+//! `cargo xtask fuzz`: runs the fuzz targets of `crates/tether-fuzz` with cargo-fuzz (libFuzzer)
+//! on the nightly toolchain, installing both first when they are missing.
+//!
+//! Each target starts from a corpus seeded from the project's own recorded data (the agent lines
+//! of the engine's scripts, the session logs of the replay tests, ...), written under
+//! `target/fuzz/corpus/`, plus the inputs that once crashed it, kept in
+//! `crates/tether-fuzz/regressions/<target>/` and run again every time. A crash leaves its input
+//! in `target/fuzz/artifacts/<target>/`: fix the bug, then copy the input into the regressions.
+//!
+//! `cargo xtask test` runs every target for a fixed number of runs with a fixed seed, so CI is
+//! deterministic and short; `--seconds N` is for looking harder.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+
+use crate::cmd::Cmd;
+use crate::project::Project;
+
+/// The fuzz targets, as `crates/tether-fuzz/fuzz_targets/<name>.rs` names them.
+pub const TARGETS: [&str; 6] = ["framing", "jsonrpc", "acp_engine", "replay", "glob", "patch"];
+
+/// The cargo-fuzz release the targets are run with.
+const CARGO_FUZZ_VERSION: &str = "0.13.2";
+
+/// How many inputs each target runs in `cargo xtask test` (after its corpus): enough to reach past
+/// the seeds, few enough that all targets take seconds once built.
+const TEST_RUNS: u64 = 20_000;
+
+/// How long one input may take before libFuzzer calls it a hang, in seconds.
+const INPUT_TIMEOUT_SECONDS: u64 = 10;
+
+/// How long a run goes on.
+#[derive(Debug, Clone, Copy)]
+pub enum Limit {
+    /// This many inputs, from a fixed seed: the same inputs every time.
+    Runs(u64),
+    Seconds(u64),
+}
+
+pub fn run(project: &Project, only: Option<&str>, limit: Limit) -> anyhow::Result<()> {
+    let targets: Vec<&str> = match only {
+        Some(name) if TARGETS.contains(&name) => vec![name],
+        Some(name) => bail!("there is no fuzz target {name:?}; the targets are {}", TARGETS.join(", ")),
+        None => TARGETS.to_vec(),
+    };
+    let crashed = run_targets(project, &targets, limit)?;
+    if !crashed.is_empty() {
+        bail!("fuzz targets that failed: {} (inputs in target/fuzz/artifacts/)", crashed.join(", "));
+    }
+    Ok(())
+}
+
+/// What `cargo xtask test` runs: every target for [`TEST_RUNS`] inputs. Returns whether none
+/// failed.
+pub fn run_for_tests(project: &Project) -> anyhow::Result<bool> {
+    let crashed = run_targets(project, &TARGETS, Limit::Runs(TEST_RUNS))?;
+    for target in &crashed {
+        eprintln!("fuzz: {target} failed (its input is in target/fuzz/artifacts/{target}/)");
+    }
+    Ok(crashed.is_empty())
+}
+
+/// Runs `targets` one after the other and returns those that found a failure.
+fn run_targets(project: &Project, targets: &[&str], limit: Limit) -> anyhow::Result<Vec<String>> {
+    ensure_tools()?;
+    let fuzz_dir = fuzz_dir(project);
+    let mut crashed = Vec::new();
+    for target in targets {
+        let corpus = seed_corpus(project, target)?;
+        let artifacts = project.target_dir().join("fuzz/artifacts").join(target);
+        fs::create_dir_all(&artifacts).with_context(|| format!("creating {}", artifacts.display()))?;
+        let regressions = fuzz_dir.join("regressions").join(target);
+        let mut command = Cmd::new("cargo")
+            .args(["+nightly", "fuzz", "run", "--fuzz-dir"])
+            .arg(&fuzz_dir)
+            // The code under test has no unsafe code of its own: the address sanitizer would only
+            // slow the build and the runs down. Panics, overflows (debug assertions are on) and
+            // hangs are what the targets look for.
+            .args(["--sanitizer", "none", target])
+            .arg(&corpus);
+        if regressions.is_dir() {
+            command = command.arg(&regressions);
+        }
+        let mut artifact_prefix = artifacts.into_os_string();
+        artifact_prefix.push("/");
+        let mut libfuzzer_args = vec![
+            format!("-timeout={INPUT_TIMEOUT_SECONDS}"),
+            format!("-artifact_prefix={}", artifact_prefix.to_string_lossy()),
+            "-print_final_stats=1".to_owned(),
+        ];
+        match limit {
+            Limit::Runs(runs) => libfuzzer_args.extend([format!("-runs={runs}"), "-seed=1".to_owned()]),
+            Limit::Seconds(seconds) => libfuzzer_args.push(format!("-max_total_time={seconds}")),
+        }
+        let status = command.arg("--").args(&libfuzzer_args).dir(&project.root).status()?;
+        if !status.success() {
+            crashed.push((*target).to_owned());
+        }
+    }
+    Ok(crashed)
+}
+
+fn fuzz_dir(project: &Project) -> PathBuf {
+    project.root.join("crates/tether-fuzz")
+}
+
+/// Installs the nightly toolchain and cargo-fuzz when they are missing (fast when present).
+fn ensure_tools() -> anyhow::Result<()> {
+    let toolchains = Cmd::new("rustup").args(["toolchain", "list"]).probe().unwrap_or_default();
+    if toolchains.lines().any(|line| line.starts_with("nightly")) {
+        eprintln!("fuzz: the nightly toolchain is installed");
+    } else {
+        Cmd::new("rustup").args(["toolchain", "install", "nightly", "--profile", "minimal"]).run()?;
+    }
+    let expected = format!("cargo-fuzz {CARGO_FUZZ_VERSION}");
+    if Cmd::new("cargo").args(["fuzz", "--version"]).probe().is_some_and(|found| found.trim() == expected) {
+        eprintln!("fuzz: {expected} is installed");
+        return Ok(());
+    }
+    Cmd::new("cargo").args(["install", "cargo-fuzz", "--version", CARGO_FUZZ_VERSION]).run()
+}
+
+/// Writes the seed inputs of `target` into its corpus folder under `target/fuzz/corpus/` (which
+/// libFuzzer also grows with the inputs it finds) and returns the folder.
+fn seed_corpus(project: &Project, target: &str) -> anyhow::Result<PathBuf> {
+    let corpus = project.target_dir().join("fuzz/corpus").join(target);
+    fs::create_dir_all(&corpus).with_context(|| format!("creating {}", corpus.display()))?;
+    let test_data = project.root.join("crates/tether-core/test_data");
+    let scripts = files_in(&test_data.join("acp"), "script")?;
+    let agent_lines = |script: &str| -> Vec<String> {
+        script.lines().filter_map(|line| line.strip_prefix("> agent ")).map(str::to_owned).collect()
+    };
+    let mut seeds: Vec<Vec<u8>> = Vec::new();
+    match target {
+        "framing" => {
+            for script in &scripts {
+                // The first byte chooses the line limit and the chunk size.
+                let mut seed = vec![0xC7];
+                seed.extend(agent_lines(script).join("\n").into_bytes());
+                seeds.push(seed);
+            }
+        }
+        "jsonrpc" => seeds.extend(scripts.iter().flat_map(|script| agent_lines(script)).map(String::into_bytes)),
+        "acp_engine" => {
+            seeds.extend(scripts.iter().map(|script| agent_lines(script).join("\n").into_bytes()));
+        }
+        "replay" => seeds.extend(files_in(&test_data.join("replay"), "log")?.into_iter().map(String::into_bytes)),
+        "glob" => {
+            for (pattern, text) in [
+                ("npm run *", "npm run build -- --watch"),
+                ("src/**/*.ts", "src/a/b/c.ts"),
+                ("**/x", "x"),
+                ("echo \\*", "echo *"),
+                ("Read ?.md", "Read a.md"),
+            ] {
+                seeds.push(format!("{pattern}\0{text}").into_bytes());
+            }
+        }
+        "patch" => {
+            for (old, new) in [
+                ("a\nb\nc\n", "a\nB\nc\nd\n"),
+                ("one\ntwo\nthree", "zero\none\nthree\n"),
+                ("", "new file\n"),
+                ("x\r\ny\r\n", "x\r\nz\r\n"),
+            ] {
+                seeds.push(format!("\u{55}{old}\0{new}").into_bytes());
+            }
+        }
+        other => bail!("no seeds for fuzz target {other:?}"),
+    }
+    for (index, seed) in seeds.iter().enumerate() {
+        let file = corpus.join(format!("seed-{index}"));
+        fs::write(&file, seed).with_context(|| format!("writing {}", file.display()))?;
+    }
+    Ok(corpus)
+}
+
+/// The text of every file in `dir` whose name ends in `.{extension}`, in name order.
+fn files_in(dir: &Path, extension: &str) -> anyhow::Result<Vec<String>> {
+    let mut paths: Vec<PathBuf> = fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.extension().is_some_and(|found| found == extension))
+        .collect();
+    paths.sort();
+    paths.iter().map(|path| fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))).collect()
+}
