@@ -151,8 +151,14 @@ fn ready_engine(now: &mut u64) -> HostEngine {
     for line in tetherd {
         engine.handle_sidecar_bytes(format!("{line}\n").as_bytes(), *now);
     }
-    engine.handle_sidecar_bytes(agent_message(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#).as_bytes(), *now);
-    engine.handle_sidecar_bytes(agent_message(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#).as_bytes(), *now);
+    engine.handle_sidecar_bytes(
+        agent_message(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#).as_bytes(),
+        *now,
+    );
+    engine.handle_sidecar_bytes(
+        agent_message(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#).as_bytes(),
+        *now,
+    );
     *now += 1000;
     engine.handle_timeout(*now);
     // A prompt is running, so the agent's updates land in a live turn.
