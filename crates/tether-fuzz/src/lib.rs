@@ -12,7 +12,7 @@
 use serde_json::value::RawValue;
 use tether_core::framing::LineFramer;
 use tether_core::host::HostEngine;
-use tether_core::host_api::{EngineConfig, HostAction};
+use tether_core::host_api::EngineConfig;
 use tether_core::jsonrpc;
 use tether_core::permissions::{path_glob, text_glob};
 use tether_core::session_log::read_log;
@@ -164,7 +164,7 @@ fn ready_engine(now: &mut u64) -> HostEngine {
     // A prompt is running, so the agent's updates land in a live turn.
     let prompt = tether_core::webview::WebviewToHost::Prompt { text: "fuzz".to_owned(), attachments: Vec::new() };
     engine.handle_webview(prompt, *now);
-    while engine.poll_action().is_some_and(|action| !matches!(action, HostAction::StartSidecar)) {}
+    while engine.poll_action().is_some() {}
     engine
 }
 
