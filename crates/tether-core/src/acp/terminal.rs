@@ -342,7 +342,7 @@ impl AcpClient {
             text.push_str(&format!(" It runs in {cwd}."));
         }
         let call = ToolCallView {
-            id: format!("tether-run-{key}"),
+            id: format!("{RUN_CARD_PREFIX}{key}"),
             title: format!("Run {}", gate.command_line),
             kind: "execute".to_owned(),
             status: ToolStatus::WaitingForConfirmation,
@@ -652,10 +652,21 @@ impl AcpClient {
             })
             .collect();
         for id in ids {
-            if let Some(entry) = self.terminals.get_mut(&id) {
-                entry.tool_call = Some(call_id.clone());
-                // The command line or title may have changed: the card shows it.
-                self.terminals.dirty.insert(id);
+            let Some(entry) = self.terminals.get_mut(&id) else { continue };
+            let previous = entry.tool_call.replace(call_id.clone());
+            // The command line or title may have changed: the card shows it.
+            self.terminals.dirty.insert(id.clone());
+            // An agent that ran a command without asking may still show it on a tool call of its
+            // own afterwards: the terminal moves there, and Tether's card keeps the question and
+            // its answer, so the output is not shown twice.
+            if let Some(previous) = previous.filter(|previous| *previous != call_id && is_run_card(previous))
+                && let Some(card) = self.thread.find_tool_call(&previous)
+            {
+                self.thread.update_tool_call(card, |call| {
+                    call.content.retain(
+                        |content| !matches!(content, ToolContent::Terminal { terminal_id } if *terminal_id == id),
+                    );
+                });
             }
         }
     }
@@ -872,6 +883,14 @@ fn with_carriage_returns(text: &str) -> String {
 /// A command word as a shell would need it typed: quoted when it has spaces or quotes.
 /// A `terminal/create` command as the person would type it: a command without arguments is a
 /// shell command line already; one with arguments has each quoted where needed.
+/// The tool call id of Tether's own card for a command the agent did not ask about, before its
+/// permission key.
+const RUN_CARD_PREFIX: &str = "tether-run-";
+
+fn is_run_card(tool_call_id: &str) -> bool {
+    tool_call_id.starts_with(RUN_CARD_PREFIX)
+}
+
 /// A command the agent asked to run, held until the person answers Tether's card for it.
 #[derive(Debug, Clone)]
 pub(super) struct RunGate {
