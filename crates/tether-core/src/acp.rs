@@ -1706,6 +1706,27 @@ impl AcpClient {
         self.show_outcome(&pending, PermissionOutcome::Withdrawn);
     }
 
+    /// Shows `call`, a card of Tether's own asking with permission key `key`, and holds the agent's
+    /// `request` behind it: the policy may answer at once, else the person does, and
+    /// [`AcpClient::resolve_permission`] then lets `gate` go ahead or fail.
+    fn hold_behind_card(&mut self, request: RequestId, key: PermissionKey, call: ToolCallView, gate: Gate) {
+        let options = call.permission.as_ref().map(|permission| permission.options.clone()).unwrap_or_default();
+        let index = self.thread.push(Entry::ToolCall(call));
+        let pending = PendingPermission {
+            request_id: request,
+            tool_call: index,
+            status_before: ToolStatus::Pending,
+            gate: Some(gate),
+        };
+        self.permissions.insert(key, pending);
+        if !self.decide_by_policy(key) {
+            if let Some(tool_call) = self.facts_of(index) {
+                self.audit(AuditEvent::Asked { tool_call, options });
+            }
+            self.emit_permission_count();
+        }
+    }
+
     /// Whether `outcome` lets the tool call at `index` go ahead: an allow option chosen by the
     /// person, or approved by a rule or the mode.
     fn outcome_allows(&self, index: EntryIndex, outcome: &PermissionOutcome) -> bool {

@@ -413,21 +413,7 @@ impl AcpClient {
             raw_output: None,
             permission: Some(PermissionView { key, options: options.clone(), outcome: None }),
         };
-        let index = self.thread.push(Entry::ToolCall(call));
-        let gate = ReadGate { path, start, limit };
-        let pending = PendingPermission {
-            request_id: id,
-            tool_call: index,
-            status_before: ToolStatus::Pending,
-            gate: Some(super::Gate::Read(gate)),
-        };
-        self.permissions.insert(key, pending);
-        if !self.decide_by_policy(key) {
-            if let Some(tool_call) = self.facts_of(index) {
-                self.audit(AuditEvent::Asked { tool_call, options });
-            }
-            self.emit_permission_count();
-        }
+        self.hold_behind_card(id, key, call, super::Gate::Read(ReadGate { path, start, limit }));
     }
 
     fn read_lines(

@@ -33,10 +33,10 @@ use agent_client_protocol_schema::v1 as acp;
 use serde_json::value::RawValue;
 
 use super::fs::WRITE_REFUSED;
-use super::{AcpClient, AcpEvent, IntentError, PendingPermission};
+use super::{AcpClient, AcpEvent, IntentError};
 use crate::host_api::HostAction;
 use crate::jsonrpc::{self, RequestId, RpcError};
-use crate::permissions::{AuditEvent, DecidedBy, RequestFacts, RequestPath, Verdict, command_of_words, resolve_path};
+use crate::permissions::{DecidedBy, RequestFacts, RequestPath, Verdict, command_of_words, resolve_path};
 use crate::sidecar::{TerminalExitStatus, TerminalExited, TerminalId, method};
 use crate::terminal_screen::TerminalScreen;
 use crate::thread::{
@@ -353,20 +353,7 @@ impl AcpClient {
             raw_output: None,
             permission: Some(PermissionView { key, options: options.clone(), outcome: None }),
         };
-        let index = self.thread.push(Entry::ToolCall(call));
-        let pending = PendingPermission {
-            request_id: id,
-            tool_call: index,
-            status_before: ToolStatus::Pending,
-            gate: Some(super::Gate::Run(gate)),
-        };
-        self.permissions.insert(key, pending);
-        if !self.decide_by_policy(key) {
-            if let Some(tool_call) = self.facts_of(index) {
-                self.audit(AuditEvent::Asked { tool_call, options });
-            }
-            self.emit_permission_count();
-        }
+        self.hold_behind_card(id, key, call, super::Gate::Run(gate));
     }
 
     /// The person (or a rule added since) answered the card of a command the agent did not ask
