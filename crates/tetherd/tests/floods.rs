@@ -41,6 +41,21 @@ fn write_scenario(dir: &Path, steps: &str) -> PathBuf {
     path
 }
 
+/// Spawns the test agent on `scenario` in `workspace`, recording every line it writes: its id,
+/// its session folder and the record's path.
+fn spawn_recording_agent(host: &mut Client, workspace: &Path, scenario: &Path) -> (u64, PathBuf, PathBuf) {
+    let record = workspace.join("record.jsonl");
+    let path = |path: &Path| path.to_str().expect("a UTF-8 temporary path").to_owned();
+    let (agent_id, _, session_dir) = host.spawn_with_session(json!({
+        "name": "test agent",
+        "command": tether_test_agent(),
+        "args": ["--scenario", path(scenario), "--record-stdout", path(&record)],
+        "cwd": workspace,
+        "tetherDir": workspace.join(".tether"),
+    }));
+    (agent_id, session_dir.expect("the agent has a session folder"), record)
+}
+
 /// Sends `message` to the agent and waits for the agent's answer to request `id`; returns that
 /// answer and every event about the agent on the way.
 fn call_agent(host: &mut Client, agent_id: u64, id: u64, message: &Value) -> (Value, Vec<Line>) {
@@ -120,16 +135,7 @@ fn a_100_mb_line_is_an_error_for_that_line_only_and_memory_stays_bounded() {
                {{ say = "After the huge line." }},"#
         ),
     );
-    let record = workspace.path().join("record.jsonl");
-    let path = |path: &Path| path.to_str().expect("a UTF-8 temporary path").to_owned();
-    let (agent_id, _, session_dir) = host.spawn_with_session(json!({
-        "name": "test agent",
-        "command": tether_test_agent(),
-        "args": ["--scenario", path(&scenario), "--record-stdout", path(&record)],
-        "cwd": workspace.path(),
-        "tetherDir": workspace.path().join(".tether"),
-    }));
-    let session_dir = session_dir.expect("the agent has a session folder");
+    let (agent_id, session_dir, record) = spawn_recording_agent(&mut host, workspace.path(), &scenario);
 
     let initialize = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": { "protocolVersion": 1, "clientCapabilities": {} } });
@@ -284,17 +290,8 @@ fn a_thousand_requests_at_once_get_each_an_answer_with_bounded_state_and_the_ses
          [[prompt]]\nsteps = [{{ say = \"Still here.\" }}]\n"
     );
     std::fs::write(&scenario, text).expect("the scenario is written");
-    let record = workspace.path().join("record.jsonl");
-    let path = |path: &Path| path.to_str().expect("a UTF-8 temporary path").to_owned();
     let mut host = tetherd.host();
-    let (agent_id, _, session_dir) = host.spawn_with_session(json!({
-        "name": "test agent",
-        "command": tether_test_agent(),
-        "args": ["--scenario", path(&scenario), "--record-stdout", path(&record)],
-        "cwd": workspace.path(),
-        "tetherDir": workspace.path().join(".tether"),
-    }));
-    let session_dir = session_dir.expect("the agent has a session folder");
+    let (agent_id, session_dir, record) = spawn_recording_agent(&mut host, workspace.path(), &scenario);
     let mut engine = EngineHost::new(host, agent_id, workspace.path());
     engine.client.start(0);
     engine.run_until("the session is ready", AcpClient::is_ready);
