@@ -162,6 +162,9 @@ enum Purpose {
     },
     CreateTerminal {
         command_line: String,
+        /// The tool call that shows the terminal, when the scenario named one (the one it asked
+        /// permission for); else a new one.
+        tool_call_id: Option<String>,
     },
     WaitForExit(TerminalRun),
     Output(TerminalRun, TerminalExitStatus),
@@ -573,28 +576,41 @@ impl Agent {
                 turn.wait = Wait::Ready;
                 wire.say(&session.id, report)?;
             }
-            Purpose::CreateTerminal { command_line } => match typed_result::<CreateTerminalResponse>(outcome) {
-                Ok(response) => {
-                    self.terminals_started += 1;
-                    let run = TerminalRun {
-                        terminal_id: response.terminal_id,
-                        command_line,
-                        tool_call_id: format!("terminal-{}", self.terminals_started),
-                    };
-                    let tool_call = ToolCall::new(run.tool_call_id.clone(), format!("Run `{}`", run.command_line))
-                        .kind(ToolKind::Execute)
-                        .status(ToolCallStatus::InProgress)
-                        .content(vec![ToolCallContent::Terminal(Terminal::new(run.terminal_id.clone()))]);
-                    wire.update(&session.id, SessionUpdate::ToolCall(tool_call))?;
-                    let request = WaitForTerminalExitRequest::new(session.id.clone(), run.terminal_id.clone());
-                    let next = wire.request(&key, "terminal/wait_for_exit", request, Purpose::WaitForExit(run))?;
-                    turn.wait = Wait::Response(next);
+            Purpose::CreateTerminal { command_line, tool_call_id } => {
+                match typed_result::<CreateTerminalResponse>(outcome) {
+                    Ok(response) => {
+                        self.terminals_started += 1;
+                        let shown_on = tool_call_id.clone();
+                        let run = TerminalRun {
+                            terminal_id: response.terminal_id,
+                            command_line,
+                            tool_call_id: tool_call_id
+                                .unwrap_or_else(|| format!("terminal-{}", self.terminals_started)),
+                        };
+                        let content = vec![ToolCallContent::Terminal(Terminal::new(run.terminal_id.clone()))];
+                        let update = if shown_on.is_some() {
+                            let fields =
+                                ToolCallUpdateFields::new().status(ToolCallStatus::InProgress).content(content);
+                            SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(run.tool_call_id.clone(), fields))
+                        } else {
+                            SessionUpdate::ToolCall(
+                                ToolCall::new(run.tool_call_id.clone(), format!("Run `{}`", run.command_line))
+                                    .kind(ToolKind::Execute)
+                                    .status(ToolCallStatus::InProgress)
+                                    .content(content),
+                            )
+                        };
+                        wire.update(&session.id, update)?;
+                        let request = WaitForTerminalExitRequest::new(session.id.clone(), run.terminal_id.clone());
+                        let next = wire.request(&key, "terminal/wait_for_exit", request, Purpose::WaitForExit(run))?;
+                        turn.wait = Wait::Response(next);
+                    }
+                    Err(message) => {
+                        turn.wait = Wait::Ready;
+                        wire.say(&session.id, format!("Could not start `{command_line}`: {message}\n\n"))?;
+                    }
                 }
-                Err(message) => {
-                    turn.wait = Wait::Ready;
-                    wire.say(&session.id, format!("Could not start `{command_line}`: {message}\n\n"))?;
-                }
-            },
+            }
             Purpose::WaitForExit(run) => match typed_result::<WaitForTerminalExitResponse>(outcome) {
                 Ok(response) => {
                     let request = TerminalOutputRequest::new(session.id.clone(), run.terminal_id.clone());
@@ -871,11 +887,17 @@ impl Agent {
                         .args(spec.args)
                         .cwd(cwd)
                         .output_byte_limit(spec.output_byte_limit);
-                    let id = wire.request(key, "terminal/create", request, Purpose::CreateTerminal { command_line })?;
+                    let purpose = Purpose::CreateTerminal { command_line, tool_call_id: spec.tool_call_id };
+                    let id = wire.request(key, "terminal/create", request, purpose)?;
                     turn.wait = Wait::Response(id);
                 } else {
                     let report = format!("Skipped running `{command_line}`: client does not support terminal.\n\n");
                     wire.say(&session.id, report)?;
+                    // The tool call the command was to show on ends here: it never ran.
+                    if let Some(id) = spec.tool_call_id {
+                        let fields = ToolCallUpdateFields::new().status(ToolCallStatus::Failed);
+                        wire.update(&session.id, SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id, fields)))?;
+                    }
                 }
             }
             Step::Sleep(duration) => turn.wait = Wait::Until(Instant::now() + duration),

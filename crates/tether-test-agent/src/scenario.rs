@@ -368,6 +368,9 @@ pub struct TerminalSpec {
     /// Defaults to the session's cwd; relative paths are resolved against it.
     pub cwd: Option<String>,
     pub output_byte_limit: Option<u64>,
+    /// Show the terminal on this tool call (the one permission was asked for) instead of a new
+    /// one.
+    pub tool_call_id: Option<String>,
 }
 
 /// An ACP tool kind that must be spelled exactly.

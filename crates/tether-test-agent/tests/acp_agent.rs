@@ -83,7 +83,7 @@ fn the_demo_turn_streams_plans_calls_tools_and_asks_permission() {
         tool_call demo-run "Run ls -la" kind=execute status=pending rawInput={"command":"ls -la"}
         permission {"toolCallId":"demo-run","kind":"execute","title":"Run ls -la","rawInput":{"command":"ls -la"}} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
         say "Skipped running `ls -la`: client does not support terminal.\n\n"
-        tool_update demo-run status=completed
+        tool_update demo-run status=failed
         say "That was a full turn."
         result {"stopReason":"end_turn"}"##]].assert_eq(&transcript.join("\n"));
 }
