@@ -1,11 +1,14 @@
 //! The processes a tetherd that died without shutting down left behind, and cleaning them up.
 //!
 //! A tetherd killed with SIGKILL cannot kill its agents and terminal commands, which then run on
-//! with nobody to stop them. So tetherd keeps a state file beside its socket listing, for every
-//! process group it started, the leader's pid and its start time (field 22 of `/proc/<pid>/stat`,
-//! in clock ticks since boot). The next tetherd on the same socket reads it at start and kills the
-//! groups whose leader still has that pid *and* that start time: a pid reused by an unrelated
-//! process has a different start time and is left alone.
+//! with nobody to stop them. So tetherd keeps a state file beside its socket (`<socket>.children`)
+//! that names tetherd itself and, for every process group it started, the leader's pid and its
+//! start time (field 22 of `/proc/<pid>/stat`, in clock ticks since boot). Every tetherd reads the
+//! state files in its socket directory at start (the host picks a new socket name each time, in
+//! one private directory per user): a file whose tetherd is no longer running lists orphans, and
+//! the groups whose leader still has that pid *and* that start time are killed. A pid reused by an
+//! unrelated process has a different start time and is left alone, and so are the children of a
+//! tetherd that is still running.
 //!
 //! The file is rewritten whole on every change (it holds a few lines), and entries whose process
 //! is gone are dropped as it is rewritten, so it never grows with the processes that ended.
@@ -42,22 +45,54 @@ pub fn state_file(socket: &Path) -> PathBuf {
 /// free (no other tetherd is listening there), so that the groups are really orphans.
 pub fn reclaim_and_track(socket: &Path) {
     let path = state_file(socket);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            for group in text.lines().filter_map(parse_line) {
-                if start_time(group.pid) == Some(group.start_time) {
-                    tracing::warn!(pid = group.pid, "killing a process group left running by a tetherd that died");
-                    process_group::signal(group.pid, GroupSignal::Kill);
-                }
-            }
-        }
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-        Err(error) => tracing::warn!(path = %path.display(), %error, "cannot read the previous tetherd's process list"),
+    if let Some(dir) = socket.parent() {
+        reclaim_in(dir);
     }
     let tracker = OrphanTracker { path, groups: Mutex::new(Vec::new()) };
     tracker.write(&[]);
     if TRACKER.set(tracker).is_err() {
         tracing::error!("process tracking was started twice; the second state file is ignored");
+    }
+}
+
+/// Kills the orphans listed by the state files in `dir` whose tetherd is gone, and removes those
+/// files.
+fn reclaim_in(dir: &Path) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) => {
+            tracing::warn!(dir = %dir.display(), %error, "cannot look for processes a dead tetherd left running");
+            return;
+        }
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|extension| extension != "children") {
+            continue;
+        }
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) => {
+                tracing::warn!(path = %path.display(), %error, "cannot read a dead tetherd's process list");
+                continue;
+            }
+        };
+        let mut lines = text.lines().map(parse_line);
+        // The first line names the tetherd that wrote the file; while it runs, its children are
+        // its own business. A file without one cannot be trusted to list orphans.
+        let Some(Some(owner)) = lines.next() else { continue };
+        if start_time_matches(owner) {
+            continue;
+        }
+        for group in lines.flatten() {
+            if start_time_matches(group) {
+                tracing::warn!(pid = group.pid, "killing a process group left running by a tetherd that died");
+                process_group::signal(group.pid, GroupSignal::Kill);
+            }
+        }
+        if let Err(error) = std::fs::remove_file(&path) {
+            tracing::warn!(path = %path.display(), %error, "cannot remove a dead tetherd's process list");
+        }
     }
 }
 
@@ -89,9 +124,17 @@ pub fn forget_all() {
 
 impl OrphanTracker {
     fn write(&self, groups: &[TrackedGroup]) {
-        let text: String = groups.iter().map(|group| format!("{} {}\n", group.pid, group.start_time)).collect();
+        let me = std::process::id();
+        let Some(my_start_time) = start_time(me) else {
+            tracing::warn!("cannot read tetherd's own start time; its children are not recorded");
+            return;
+        };
+        let text: String = std::iter::once(TrackedGroup { pid: me, start_time: my_start_time })
+            .chain(groups.iter().copied())
+            .map(|group| format!("{} {}\n", group.pid, group.start_time))
+            .collect();
         // Written beside and renamed over, so a tetherd killed mid-write leaves a whole file.
-        let temporary = self.path.with_extension("children.new");
+        let temporary = self.path.with_extension("children-new");
         let written = std::fs::write(&temporary, text).and_then(|()| std::fs::rename(&temporary, &self.path));
         if let Err(error) = written {
             tracing::warn!(path = %self.path.display(), %error,

@@ -176,13 +176,27 @@ fn a_tetherd_killed_with_sigkill_leaves_no_orphans_after_the_next_start() {
     recorded.push_str(&format!("{} 1\n", bystander.id()));
     std::fs::write(&state_file, recorded).expect("write the state file");
 
+    // Another tetherd starting beside a live one leaves the live one's children alone (it reads
+    // the state files before it announces itself, so its log already says what it killed).
+    let neighbour = Tetherd::start_at(
+        tempfile::tempdir().expect("a temporary directory"),
+        first.socket.with_file_name("neighbour.sock"),
+        &[],
+    )
+    .expect("a neighbouring tetherd starts");
+    assert!(!neighbour.stderr().contains("killing a process group"), "{}", neighbour.stderr());
+    drop(neighbour);
+    assert!(!live_group_members(agent_pid).is_empty(), "a live tetherd's agent is left running");
+
     first.signal(nix::sys::signal::Signal::SIGKILL);
     first.wait_for_exit();
     assert!(!live_group_members(agent_pid).is_empty(), "SIGKILL leaves the agent running");
     assert!(!live_group_members(terminal_pid).is_empty(), "SIGKILL leaves the terminal command running");
 
+    // The host names each tetherd's socket afresh; the next one only shares the directory.
     let dir = std::mem::replace(&mut first.dir, tempfile::tempdir().expect("a temporary directory"));
-    let _second = Tetherd::start_at(dir, first.socket.clone(), &[]).expect("a second tetherd starts");
+    let _second =
+        Tetherd::start_at(dir, first.socket.with_file_name("another.sock"), &[]).expect("a second tetherd starts");
     eventually("the orphaned agent is killed", || live_group_members(agent_pid).is_empty());
     eventually("the orphaned terminal command is killed", || live_group_members(terminal_pid).is_empty());
     assert!(matches!(bystander.try_wait(), Ok(None)), "a process whose start time does not match is left alone");
