@@ -234,6 +234,7 @@ impl AgentRegistry {
         let mut child =
             command.spawn().map_err(|error| SpawnFailed(format!("cannot start {:?}: {error}", params.command)))?;
         let pid = child.id().expect("a child that was just spawned has not been reaped");
+        crate::orphans::track(pid);
         let stdin = child.stdin.take().expect("stdin was configured as piped");
         let stdout = child.stdout.take().expect("stdout was configured as piped");
         let stderr = child.stderr.take().expect("stderr was configured as piped");

@@ -15,6 +15,7 @@ mod connection;
 mod event_log;
 mod fanout;
 mod history;
+mod orphans;
 mod process_group;
 mod server;
 mod session;

@@ -21,8 +21,8 @@ use tokio::time::Instant;
 use crate::agent::AgentRegistry;
 use crate::connection::{self, Context};
 use crate::fanout::{Fanout, Phase};
-use crate::socket_dir;
 use crate::terminal::TerminalRegistry;
+use crate::{orphans, socket_dir};
 
 /// How long connections get at shutdown to write out what is queued for them (the agents'
 /// `agent/exited` notifications, mostly).
@@ -46,6 +46,8 @@ pub struct Config {
 /// Runs tetherd until the grace period runs out with no host, or a signal asks it to stop.
 pub async fn run(config: Config) -> anyhow::Result<()> {
     socket_dir::prepare(&config.socket)?;
+    // The socket is free, so whatever the last tetherd here recorded is orphaned.
+    orphans::reclaim_and_track(&config.socket);
     let name = config
         .socket
         .as_path()
@@ -86,6 +88,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     // agents makes shutdown take one kill grace rather than two.
     tokio::join!(terminals.kill_all(), registry.kill_all());
     fanout.set_phase(Phase::Closed);
+    orphans::forget_all();
     let flushed =
         tokio::time::timeout(FLUSH_AT_SHUTDOWN, async { while connections.join_next().await.is_some() {} }).await;
     if flushed.is_err() {

@@ -245,6 +245,7 @@ impl TerminalRegistry {
         let Some(pid) = child.process_id() else {
             return Err(TerminalError::Failed(format!("{:?} started without a process id", params.command)));
         };
+        crate::orphans::track(pid);
         // The exit thread reaps the command from here on (by pid, to read its signal).
         drop(child);
         if pid_sender.send(pid).is_err() {

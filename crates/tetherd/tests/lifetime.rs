@@ -151,3 +151,55 @@ fn the_log_can_go_to_a_file_too() {
         std::fs::read_to_string(&log).is_ok_and(|text| text.starts_with("earlier run\n") && text.contains("hello"))
     });
 }
+
+#[test]
+fn a_tetherd_killed_with_sigkill_leaves_no_orphans_after_the_next_start() {
+    use std::os::unix::process::CommandExt;
+    use support::live_group_members;
+
+    let mut first = Tetherd::start(&[]);
+    let mut host = first.host();
+    let (agent_id, agent_pid) = host.spawn(sh("sleep 1000"));
+    let terminal = host
+        .call(
+            "terminal/create",
+            json!({ "agentId": agent_id, "cwd": first.dir.path(), "command": "sh", "args": ["-c", "trap '' HUP; sleep 1000"] }),
+        )
+        .expect("terminal/create succeeds");
+    // The command ignores the hangup its PTY gives it when tetherd dies, as a daemon would.
+    let terminal_pid = terminal["pid"].as_u64().and_then(|pid| u32::try_from(pid).ok()).expect("pid");
+    // A process tetherd never started, listed under its real pid with another start time: what a
+    // pid reused after the recorded process ended looks like. It must survive the cleanup.
+    let mut bystander = std::process::Command::new("sleep").arg("1000").process_group(0).spawn().expect("sleep");
+    let state_file = first.socket.with_file_name("tetherd.sock.children");
+    let mut recorded = std::fs::read_to_string(&state_file).expect("tetherd records its process groups");
+    recorded.push_str(&format!("{} 1\n", bystander.id()));
+    std::fs::write(&state_file, recorded).expect("write the state file");
+
+    // Another tetherd starting beside a live one leaves the live one's children alone (it reads
+    // the state files before it announces itself, so its log already says what it killed).
+    let neighbour = Tetherd::start_at(
+        tempfile::tempdir().expect("a temporary directory"),
+        first.socket.with_file_name("neighbour.sock"),
+        &[],
+    )
+    .expect("a neighbouring tetherd starts");
+    assert!(!neighbour.stderr().contains("killing a process group"), "{}", neighbour.stderr());
+    drop(neighbour);
+    assert!(!live_group_members(agent_pid).is_empty(), "a live tetherd's agent is left running");
+
+    first.signal(nix::sys::signal::Signal::SIGKILL);
+    first.wait_for_exit();
+    assert!(!live_group_members(agent_pid).is_empty(), "SIGKILL leaves the agent running");
+    assert!(!live_group_members(terminal_pid).is_empty(), "SIGKILL leaves the terminal command running");
+
+    // The host names each tetherd's socket afresh; the next one only shares the directory.
+    let dir = std::mem::replace(&mut first.dir, tempfile::tempdir().expect("a temporary directory"));
+    let _second =
+        Tetherd::start_at(dir, first.socket.with_file_name("another.sock"), &[]).expect("a second tetherd starts");
+    eventually("the orphaned agent is killed", || live_group_members(agent_pid).is_empty());
+    eventually("the orphaned terminal command is killed", || live_group_members(terminal_pid).is_empty());
+    assert!(matches!(bystander.try_wait(), Ok(None)), "a process whose start time does not match is left alone");
+    bystander.kill().expect("kill the bystander");
+    bystander.wait().expect("reap the bystander");
+}
