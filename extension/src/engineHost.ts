@@ -14,6 +14,7 @@ import * as vscode from "vscode";
 import { describeError } from "./errors";
 import { FileAccess } from "./fileAccess";
 import { WorkspaceMentions } from "./mentions";
+import { resolvePath } from "./pathResolution";
 import type * as TetherWasm from "../dist/wasm/tether_wasm";
 import type {
   EngineConfig,
@@ -276,6 +277,14 @@ export class EngineHost implements vscode.Disposable {
         void this.files
           .read(path, offset, maxBytes)
           .then(({ outcome, data }) => this.fileRead({ read, outcome }, data));
+        return;
+      }
+      case "resolvePaths": {
+        const { resolve, root, paths } = action;
+        // `resolvePath` never rejects: a path it cannot resolve is an answer too.
+        void Promise.all([resolvePath(root), ...paths.map(resolvePath)]).then(([rootLeadsTo, ...leadsTo]) =>
+          this.command({ type: "pathsResolved", resolve, root: rootLeadsTo!, paths: leadsTo }),
+        );
         return;
       }
       case "editFile": {

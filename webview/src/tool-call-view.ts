@@ -202,6 +202,11 @@ export class ToolCallCard {
     this.permissionCard = card;
     // The command is what an execute request is about; the title often only paraphrases it.
     if (command !== null) card.append(element("code", "permission-command", `$ ${command}`));
+    // A path that goes through a symbolic link is shown with where it leads: that is the file
+    // the answer lets the agent touch.
+    for (const link of permission.links ?? []) {
+      card.append(element("div", "permission-link", link));
+    }
 
     const outcome = permission.outcome;
     if (outcome === null) {

@@ -58,6 +58,7 @@ use crate::webview::{PromptAttachment, PromptCapabilitiesView};
 
 mod auth;
 mod fs;
+mod links;
 mod prompt_content;
 mod replay;
 mod session_state;
@@ -244,6 +245,9 @@ struct PendingPermission {
     /// Set when Tether asks on its own behalf, for a request of the agent's that proceeds or
     /// fails by the answer.
     gate: Option<Gate>,
+    /// The tool call's paths are being resolved: the rules and the mode cannot decide it yet
+    /// (the person can).
+    resolving: bool,
 }
 
 /// A request of the agent's held behind a card of Tether's own: the agent never sent a
@@ -327,6 +331,7 @@ pub struct AcpClient {
     /// agent reports is not followed: it may be the answer to an older switch.
     mode_switches_in_flight: u32,
     files: fs::Files,
+    links: links::Links,
     terminals: terminal::Terminals,
     /// The commands of execute tool calls whose permission request was answered with an allow
     /// option in this turn and that no `terminal/create` has run yet (see
@@ -390,6 +395,7 @@ impl AcpClient {
             agent_modes: None,
             mode_switches_in_flight: 0,
             files: fs::Files::new(first_permission_key),
+            links: links::Links::new(first_permission_key),
             terminals: terminal::Terminals::default(),
             approved_commands: VecDeque::new(),
             now: 0,
@@ -654,7 +660,7 @@ impl AcpClient {
             self.events.push_back(AcpEvent::TakeSnapshot);
         }
         for (block, path) in reads {
-            self.read_mention(serial, block, path);
+            self.resolve_then(vec![path.clone()], links::Waiting::Mention { prompt: serial, block, path });
         }
         self.send_held_prompt_if_ready();
         Ok(())
@@ -677,15 +683,39 @@ impl AcpClient {
         }
     }
 
+    /// A file the held prompt mentions was resolved: it is read from where it leads, unless that
+    /// is outside the workspace. The person picked the file from the workspace's list, but not
+    /// its target: a link out of the workspace goes as a link (the agent's read of it then asks),
+    /// never with the content of a file the person did not see.
+    fn mention_resolved(&mut self, prompt: u64, block: usize, path: String) {
+        let target = self.target(&path);
+        if !target.is_outside() {
+            self.read_mention(prompt, block, path, target.leads_to);
+            return;
+        }
+        let shown = target.shown(&self.cwd);
+        self.mention_done(
+            prompt,
+            block,
+            Err(format!("{shown} was sent as a link, not its content: it leads outside the workspace.")),
+        );
+    }
+
     /// A file the held prompt mentions was read (or could not be).
     fn on_mention_read(&mut self, prompt: u64, block: usize, path: &str, read: Result<Option<String>, String>) {
+        let shown = crate::mentions::display_path(path, &self.cwd);
+        self.mention_done(prompt, block, prompt_content::embed_file(path, &shown, read));
+    }
+
+    /// A mentioned file's block is settled: embedded, or left a link for the reason given (shown
+    /// once the prompt has gone).
+    fn mention_done(&mut self, prompt: u64, block: usize, embedded: Result<acp::ContentBlock, String>) {
         let Some(held) = self.files.held_prompt.as_mut().filter(|held| held.serial == prompt) else {
             // The prompt was cancelled before its files were read.
             return;
         };
         held.reads_pending -= 1;
-        let shown = crate::mentions::display_path(path, &self.cwd);
-        match prompt_content::embed_file(path, &shown, read) {
+        match embedded {
             Ok(embedded) => {
                 if let Some(slot) = held.blocks.get_mut(block) {
                     *slot = embedded;
@@ -1424,6 +1454,7 @@ impl AcpClient {
         if before.as_ref() == Some(&now) {
             return;
         }
+        // By the text of the path: see `links` for why following does not resolve it.
         if let RequestPath::Inside(_) = resolve_path(&self.cwd, &now.path) {
             self.events.push_back(AcpEvent::ToolLocation { path: now.path, line: now.line });
         }
@@ -1508,13 +1539,57 @@ impl AcpClient {
         let index = self.upsert_tool_call(request.tool_call, |call| {
             status_before = call.status;
             call.status = ToolStatus::WaitingForConfirmation;
-            call.permission = Some(PermissionView { key, options: options.clone(), outcome: None });
+            call.permission = Some(PermissionView { key, options: options.clone(), outcome: None, links: Vec::new() });
         });
-        let pending = PendingPermission { request_id: id, tool_call: index, status_before, gate: None };
+        let pending =
+            PendingPermission { request_id: id, tool_call: index, status_before, gate: None, resolving: true };
         self.permissions.insert(key, pending);
-        if !self.replaying && !self.decide_by_policy(key) {
+        if self.replaying {
+            // The log says how it was answered.
+            return;
+        }
+        // The rules and the mode decide on where the tool call's paths really lead.
+        let paths = self.paths_to_decide(key);
+        self.resolve_then(paths, links::Waiting::Decide { key });
+    }
+
+    /// The paths of the tool call a waiting permission request is about, as the agent named them.
+    fn paths_to_decide(&self, key: PermissionKey) -> Vec<String> {
+        let Some(call) = self.permissions.get(&key).and_then(|pending| self.thread.tool_call(pending.tool_call)) else {
+            return Vec::new();
+        };
+        crate::permissions::paths_of_tool_call(call).into_iter().map(str::to_owned).collect()
+    }
+
+    /// The paths of a permission request were resolved: the card shows where links lead, and the
+    /// rules and the mode decide it now, unless the person already did.
+    fn decide_resolved(&mut self, key: PermissionKey) {
+        let Some(pending) = self.permissions.get_mut(&key) else { return };
+        pending.resolving = false;
+        let index = pending.tool_call;
+        let links: Vec<String> = match self.thread.tool_call(index) {
+            Some(call) => crate::permissions::paths_of_tool_call(call)
+                .into_iter()
+                .map(|path| self.target(path))
+                .filter(links::Target::is_link)
+                .map(|target| {
+                    let shown = target.shown(&self.cwd);
+                    if target.is_outside() { format!("{shown} (outside the workspace)") } else { shown }
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        if !links.is_empty() {
+            self.thread.update_tool_call(index, |call| {
+                if let Some(permission) = &mut call.permission {
+                    permission.links = links;
+                }
+            });
+        }
+        let options = self.thread.tool_call(index).and_then(|call| call.permission.as_ref()).map(|p| p.options.clone());
+        if !self.decide_by_policy(key) {
             if let Some(tool_call) = self.facts_of(index) {
-                self.audit(AuditEvent::Asked { tool_call, options });
+                self.audit(AuditEvent::Asked { tool_call, options: options.unwrap_or_default() });
             }
             self.emit_permission_count();
         }
@@ -1524,6 +1599,9 @@ impl AcpClient {
     /// Returns whether it was answered.
     fn decide_by_policy(&mut self, key: PermissionKey) -> bool {
         let Some(pending) = self.permissions.get(&key) else { return false };
+        if pending.resolving {
+            return false;
+        }
         let index = pending.tool_call;
         let Some(tool_call) = self.facts_of(index) else { return false };
         let (allowed, by, reason) = match self.policy.decide(&tool_call.facts) {
@@ -1579,7 +1657,7 @@ impl AcpClient {
     /// The tool call at `index` as an audit record names it.
     fn facts_of(&self, index: EntryIndex) -> Option<AuditedToolCall> {
         let call = self.thread.tool_call(index)?;
-        Some(AuditedToolCall { id: call.id.clone(), facts: RequestFacts::of_tool_call(call, &self.cwd) })
+        Some(AuditedToolCall { id: call.id.clone(), facts: RequestFacts::of_tool_call(call, |path| self.place(path)) })
     }
 
     fn audit(&mut self, event: AuditEvent) {
@@ -1717,6 +1795,8 @@ impl AcpClient {
             tool_call: index,
             status_before: ToolStatus::Pending,
             gate: Some(gate),
+            // Tether's own cards name paths already resolved.
+            resolving: false,
         };
         self.permissions.insert(key, pending);
         if !self.decide_by_policy(key) {

@@ -504,6 +504,11 @@ impl HostEngine {
                     slot.client.handle_edit_done(edit, outcome);
                 }
             }
+            HostCommand::PathsResolved { resolve, root, paths } => {
+                if let Some(slot) = &mut self.agent {
+                    slot.client.handle_paths_resolved(resolve, root, paths, now);
+                }
+            }
             HostCommand::TerminalInput { terminal, data } => {
                 if let Some(slot) = &mut self.agent {
                     slot.client.terminal_input(&terminal, data);

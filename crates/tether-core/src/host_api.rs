@@ -191,6 +191,24 @@ pub enum HostCommand {
     /// The person trusted the workspace (VS Code's `onDidGrantWorkspaceTrust`): tetherd and the
     /// session start now, without a reload.
     WorkspaceTrusted,
+    /// The answer to [`HostAction::ResolvePaths`]: where the root and each path lead, in the
+    /// order asked.
+    PathsResolved {
+        resolve: u64,
+        root: ResolvedPath,
+        paths: Vec<ResolvedPath>,
+    },
+}
+
+/// Where a path leads through symbolic links (see [`HostAction::ResolvePaths`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum ResolvedPath {
+    /// Absolute, every link followed (the part that does not exist yet appended as asked).
+    Found { path: String },
+    /// It could not be resolved (a loop of links, a folder that cannot be read): the engine
+    /// treats the path as outside the workspace, so the person is asked.
+    Failed { message: String },
 }
 
 /// A non-empty selection in an editor. Lines are 1-based and inclusive.
@@ -411,6 +429,10 @@ pub enum HostAction {
     RevealLocation { path: String, line: Option<u32> },
     /// List the workspace's files for the composer's `@` list; answer with `workspaceFiles`.
     ListWorkspaceFiles,
+    /// Say where `root` and each of `paths` (absolute) lead through symbolic links: the longest
+    /// part of the path that exists resolved with `realpath`, the rest appended as it is (a file
+    /// about to be written need not exist). Answer with the `pathsResolved` command.
+    ResolvePaths { resolve: u64, root: String, paths: Vec<String> },
     /// Open VS Code's workspace trust editor (the `workbench.trust.manage` command), where the
     /// person can trust the workspace; a grant comes back as `workspaceTrusted`.
     ManageWorkspaceTrust,

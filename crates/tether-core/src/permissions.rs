@@ -299,25 +299,12 @@ pub struct RequestFacts {
 
 impl RequestFacts {
     /// The facts of a tool call: its kind and title, the command in its raw input, and every path
-    /// in its locations, diffs and raw input, resolved against `workspace_root`.
-    pub fn of_tool_call(call: &ToolCallView, workspace_root: &str) -> RequestFacts {
-        let mut raw_paths: Vec<&str> = call.locations.iter().map(|location| location.path.as_str()).collect();
-        for content in &call.content {
-            if let ToolContent::Diff { path, .. } = content {
-                raw_paths.push(path);
-            }
-        }
-        let raw_input = call.raw_input.as_ref().and_then(serde_json::Value::as_object);
-        if let Some(input) = raw_input {
-            for key in ["path", "file_path", "filePath", "abs_path", "absPath", "notebook_path", "destination"] {
-                if let Some(path) = input.get(key).and_then(serde_json::Value::as_str) {
-                    raw_paths.push(path);
-                }
-            }
-        }
+    /// in its locations, diffs and raw input ([`paths_of_tool_call`]), placed by `place` (which
+    /// says where each one really leads, see [`resolve_path`]).
+    pub fn of_tool_call(call: &ToolCallView, place: impl Fn(&str) -> RequestPath) -> RequestFacts {
         let mut paths: Vec<RequestPath> = Vec::new();
-        for raw in raw_paths {
-            let path = resolve_path(workspace_root, raw);
+        for raw in paths_of_tool_call(call) {
+            let path = place(raw);
             if !paths.contains(&path) {
                 paths.push(path);
             }
@@ -328,6 +315,25 @@ impl RequestFacts {
     fn all_inside(&self) -> bool {
         !self.paths.is_empty() && self.paths.iter().all(|path| matches!(path, RequestPath::Inside(_)))
     }
+}
+
+/// Every path a tool call names, as the agent wrote it: its locations, the files of its diffs,
+/// and the path fields of its raw input.
+pub fn paths_of_tool_call(call: &ToolCallView) -> Vec<&str> {
+    let mut raw_paths: Vec<&str> = call.locations.iter().map(|location| location.path.as_str()).collect();
+    for content in &call.content {
+        if let ToolContent::Diff { path, .. } = content {
+            raw_paths.push(path);
+        }
+    }
+    if let Some(input) = call.raw_input.as_ref().and_then(serde_json::Value::as_object) {
+        for key in ["path", "file_path", "filePath", "abs_path", "absPath", "notebook_path", "destination"] {
+            if let Some(path) = input.get(key).and_then(serde_json::Value::as_str) {
+                raw_paths.push(path);
+            }
+        }
+    }
+    raw_paths
 }
 
 /// The command line in a tool call's raw input: `command`, `cmd` or `commandLine`, the first
@@ -366,9 +372,10 @@ pub fn command_of_words(words: &[&str]) -> String {
 }
 
 /// `path` made absolute against `root` and normalised lexically (`.` and `..` removed), then
-/// classified as inside or outside the workspace. Lexical, because the file may not exist yet and
-/// the engine does no IO; a symlink pointing out of the workspace is the host's to catch when it
-/// touches the file.
+/// classified as inside or outside the workspace by its text alone. The engine does no IO, so it
+/// cannot see a symbolic link: before it decides anything about a path it has the host resolve
+/// the path and the root through their links, and classifies what they lead to with this (see
+/// `acp::links`). Classifying the text an agent wrote, unresolved, is only for showing it.
 pub fn resolve_path(root: &str, path: &str) -> RequestPath {
     let root = normalize(root, "");
     let absolute = if path.starts_with('/') { normalize(path, "") } else { normalize(path, &root) };

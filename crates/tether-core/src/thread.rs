@@ -251,6 +251,12 @@ pub struct PermissionView {
     pub options: Vec<PermissionOptionView>,
     /// `None` while the person has not answered.
     pub outcome: Option<PermissionOutcome>,
+    /// The paths of the tool call that lead somewhere else through a symbolic link, each as
+    /// `path → where it leads`, so the person sees what would really be touched. A path leading
+    /// outside the workspace ends with `(outside the workspace)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional, as = "Option<Vec<String>>")]
+    pub links: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]

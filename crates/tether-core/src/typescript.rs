@@ -36,6 +36,7 @@ pub fn generate() -> String {
         host_api::EditOutcome,
         host_api::FileReadReply,
         host_api::FileReadOutcome,
+        host_api::ResolvedPath,
         host_api::ExportFormat,
         host_api::HistoryItem,
         host_api::HistorySource,

@@ -34,6 +34,8 @@
 //! - `> sign-in <method id> [with-env]`: the person chose how to sign in (`with-env`: they gave
 //!   keys for the agent's environment); `> new-agent`: the host started a new agent process for
 //!   the thread (after stopping the old one with `> killed`)
+//! - `> link <path> <where it leads>`: a symbolic link, for every path resolved after it. The
+//!   host's answer to each `resolvePaths` is given at once (`resolved` lines), through the links.
 //!
 //! Audit records are written as `audit <json>`; whenever the policy changed, one `policy` line
 //! shows the mode, the agent's own mode and every rule with how often it fired.
@@ -45,7 +47,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use tether_core::acp::{AcpClient, AcpEvent, ClientInfo};
-use tether_core::host_api::{EditOutcome, FileReadOutcome, FileReadReply};
+use tether_core::host_api::{EditOutcome, FileReadOutcome, FileReadReply, HostAction, ResolvedPath};
 use tether_core::jsonrpc::RpcError;
 use tether_core::permissions::{Mode, PermissionPolicy, RuleScope, RuleSpec};
 use tether_core::session_log::{LogEvent, encode_line, read_log};
@@ -65,6 +67,7 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
     let mut out = String::new();
     let mut log = EventLog::default();
     let mut attachments = Vec::new();
+    let mut links: Vec<(String, String)> = Vec::new();
     for line in script.lines() {
         let Some(input) = line.strip_prefix("> ") else {
             continue;
@@ -268,8 +271,22 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
                 }
             }
             "new-agent" => client.prepare_new_agent(now),
+            "link" => {
+                let (from, to) = rest.split_once(' ').expect("link <path> <where it leads>");
+                links.push((from.to_owned(), to.to_owned()));
+            }
             other => panic!("unknown input {other:?}"),
         }
+        drain(&mut client, &mut out, &mut log, &links, now);
+    }
+    (out, log.text, client)
+}
+
+/// Writes everything the client sent and raised after an input. The host's side of resolving
+/// paths is played here at once, through `links` (see [`resolve_through`]).
+fn drain(client: &mut AcpClient, out: &mut String, log: &mut EventLog, links: &[(String, String)], now: u64) {
+    let mut resolutions = Vec::new();
+    loop {
         while let Some(line) = client.poll_outgoing() {
             writeln!(out, "  -> {line}").unwrap();
             log.record(LogEvent::ToAgent(line));
@@ -283,7 +300,13 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
                     log.record(LogEvent::Host(record));
                 }
                 AcpEvent::PolicyChanged => policy_changed = true,
-                AcpEvent::Host(action) => writeln!(out, "  host {}", serde_json::to_string(&action).unwrap()).unwrap(),
+                AcpEvent::Host(action) => {
+                    writeln!(out, "  host {}", serde_json::to_string(&action).unwrap()).unwrap();
+                    if let HostAction::ResolvePaths { resolve, root, paths } = *action {
+                        let paths = paths.iter().map(|path| resolve_through(links, path)).collect();
+                        resolutions.push((resolve, resolve_through(links, &root), paths));
+                    }
+                }
                 event => writeln!(out, "  event {event:?}").unwrap(),
             }
         }
@@ -302,8 +325,31 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
         for patch in client.thread_mut().take_patches() {
             writeln!(out, "  patch {}", serde_json::to_string(&patch).unwrap()).unwrap();
         }
+        if resolutions.is_empty() {
+            return;
+        }
+        for (resolve, root, paths) in std::mem::take(&mut resolutions) {
+            writeln!(out, "  resolved {resolve}: {}", serde_json::to_string(&paths).unwrap()).unwrap();
+            client.handle_paths_resolved(resolve, root, paths, now);
+        }
     }
-    (out, log.text, client)
+}
+
+/// Where `path` leads through the script's links (`> link <path> <where it leads>`, absolute
+/// paths): a link replaces the part of a path it names, again until none applies, as `realpath`
+/// does. A loop is a failure, as it is for `realpath`.
+fn resolve_through(links: &[(String, String)], path: &str) -> ResolvedPath {
+    let mut path = path.to_owned();
+    for _ in 0..40 {
+        let through = links.iter().find(|(from, _)| {
+            path == *from || path.strip_prefix(from.as_str()).is_some_and(|rest| rest.starts_with('/'))
+        });
+        match through {
+            Some((from, to)) => path = format!("{to}{}", &path[from.len()..]),
+            None => return ResolvedPath::Found { path },
+        }
+    }
+    ResolvedPath::Failed { message: "too many levels of symbolic links".to_owned() }
 }
 
 /// The event log tetherd would write for a script's run.
@@ -375,6 +421,11 @@ fn misbehaving_agent() {
 #[test]
 fn agent_dies_mid_turn() {
     check("dies");
+}
+
+#[test]
+fn paths_are_placed_by_where_their_links_lead() {
+    check("links");
 }
 
 #[test]

@@ -12,9 +12,9 @@
 use std::path::{Path, PathBuf};
 
 use expect_test::expect;
-use tether_core::acp::{AcpClient, ClientInfo};
+use tether_core::acp::{AcpClient, AcpEvent, ClientInfo};
 use tether_core::export::{ExportHeader, thread_markdown};
-use tether_core::host_api::{EditOutcome, FileReadOutcome, FileReadReply};
+use tether_core::host_api::{EditOutcome, FileReadOutcome, FileReadReply, HostAction, ResolvedPath};
 use tether_core::permissions::{Mode, PermissionPolicy, RuleScope};
 use tether_core::session_log::read_log;
 use tether_core::sidecar::BadLineKind;
@@ -93,8 +93,24 @@ impl Live {
         live
     }
 
+    /// A line from the agent. The host's part of resolving paths is played as a host with no
+    /// symbolic links would (each path leads to itself); nothing else the client raises matters
+    /// to an export.
     fn agent(&mut self, line: &str) {
         self.client.handle_message(line, self.now);
+        while let Some(event) = self.client.poll_event() {
+            if let AcpEvent::Host(action) = event
+                && let HostAction::ResolvePaths { resolve, root, paths } = *action
+            {
+                let found = |path: String| ResolvedPath::Found { path };
+                self.client.handle_paths_resolved(
+                    resolve,
+                    found(root),
+                    paths.into_iter().map(found).collect(),
+                    self.now,
+                );
+            }
+        }
     }
 
     /// A `session/update` of session s1.

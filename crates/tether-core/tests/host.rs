@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use tether_core::host::{FRAME_MS, HostEngine};
-use tether_core::host_api::{AgentProfile, EditorSelection, EngineConfig, HostAction, HostCommand};
+use tether_core::host_api::{AgentProfile, EditorSelection, EngineConfig, HostAction, HostCommand, ResolvedPath};
 use tether_core::thread::{ChunkKind, Entry, Thread, ThreadPatch};
 use tether_core::webview::{HostToWebview, SessionStatus, WebviewToHost};
 
@@ -34,6 +34,30 @@ fn config() -> EngineConfig {
 /// Everything the engine asked for, rendered one action a line.
 fn drain(engine: &mut HostEngine) -> Vec<HostAction> {
     std::iter::from_fn(|| engine.poll_action()).collect()
+}
+
+/// Everything the engine asked for, with the host's part of resolving paths played as a host
+/// with no symbolic links would (each path leads to itself).
+fn drain_resolving(engine: &mut HostEngine, now: u64) -> Vec<HostAction> {
+    let mut all = Vec::new();
+    loop {
+        let actions = drain(engine);
+        if actions.is_empty() {
+            return all;
+        }
+        for action in &actions {
+            if let HostAction::ResolvePaths { resolve, root, paths } = action {
+                let found = |path: &String| ResolvedPath::Found { path: path.clone() };
+                let command = HostCommand::PathsResolved {
+                    resolve: *resolve,
+                    root: found(root),
+                    paths: paths.iter().map(found).collect(),
+                };
+                engine.handle_command(command, now);
+            }
+        }
+        all.extend(actions);
+    }
 }
 
 fn sidecar_lines(actions: &[HostAction]) -> String {
@@ -416,7 +440,7 @@ fn decisions_are_audited_through_tetherd() {
     now += 1;
     let edit = r#"{"toolCallId":"t1","title":"Edit notes.md","kind":"edit","locations":[{"path":"/ws/notes.md"}]}"#;
     engine.handle_sidecar_bytes(&from_agent(7, &permission_request(5, edit)), now);
-    let audit: String = sidecar_lines(&drain(&mut engine))
+    let audit: String = sidecar_lines(&drain_resolving(&mut engine, now))
         .lines()
         .filter(|line| line.contains("session/audit"))
         .map(|line| format!("{line}\n"))

@@ -12,7 +12,7 @@ use std::path::Path;
 use agent_client_protocol_schema::v1 as acp;
 use tether_core::acp::tool_call_view;
 use tether_core::permissions::{
-    Mode, PermissionPolicy, RequestFacts, RuleDecision, RuleOrigin, RuleScope, RuleSpec, Verdict,
+    Mode, PermissionPolicy, RequestFacts, RuleDecision, RuleOrigin, RuleScope, RuleSpec, Verdict, resolve_path,
 };
 
 const WORKSPACE: &str = "/ws";
@@ -21,7 +21,7 @@ fn facts(json: &str) -> RequestFacts {
     let mut value: serde_json::Value = serde_json::from_str(json).unwrap();
     value["toolCallId"] = serde_json::Value::String("t".to_owned());
     let call: acp::ToolCall = serde_json::from_value(value).unwrap();
-    RequestFacts::of_tool_call(&tool_call_view(call), WORKSPACE)
+    RequestFacts::of_tool_call(&tool_call_view(call), |path| resolve_path(WORKSPACE, path))
 }
 
 fn run(cases: &str) -> String {

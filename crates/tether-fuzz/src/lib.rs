@@ -12,7 +12,7 @@
 use serde_json::value::RawValue;
 use tether_core::framing::LineFramer;
 use tether_core::host::HostEngine;
-use tether_core::host_api::EngineConfig;
+use tether_core::host_api::{EngineConfig, HostAction, HostCommand, ResolvedPath};
 use tether_core::jsonrpc;
 use tether_core::permissions::{path_glob, text_glob};
 use tether_core::session_log::read_log;
@@ -69,11 +69,29 @@ pub fn acp_engine(data: &[u8]) {
             };
             engine.handle_sidecar_bytes(envelope.as_bytes(), now);
         }
-        // The host carries out every action as it comes; nothing may pile up unread.
-        while engine.poll_action().is_some() {}
+        carry_out(&mut engine, now);
     }
     engine.handle_timeout(now + 600_000);
-    while engine.poll_action().is_some() {}
+    carry_out(&mut engine, now);
+}
+
+/// The host carries out every action as it comes, so nothing piles up unread. It answers the
+/// engine's questions about where paths lead at once (a path under `/ws/link` leads out of the
+/// workspace, to `/elsewhere`; any other to itself), so that the requests waiting for the answer
+/// are decided and the fuzzer reaches the decisions.
+fn carry_out(engine: &mut HostEngine, now: u64) {
+    while let Some(action) = engine.poll_action() {
+        if let HostAction::ResolvePaths { resolve, root, paths } = action {
+            let leads_to = |path: String| ResolvedPath::Found {
+                path: match path.strip_prefix("/ws/link") {
+                    Some(rest) => format!("/elsewhere{rest}"),
+                    None => path,
+                },
+            };
+            let paths = paths.into_iter().map(leads_to).collect();
+            engine.handle_command(HostCommand::PathsResolved { resolve, root: leads_to(root), paths }, now);
+        }
+    }
 }
 
 /// The event-log reader and the replay that folds a log into a thread, on any text.

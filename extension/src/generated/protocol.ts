@@ -48,11 +48,11 @@ followAgent: boolean,
  */
 workspaceTrusted: boolean, };
 
-export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "review", intent: ReviewIntent, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "authenticate", methodId: string, env: { [key in string]: string }, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "toggleFollowAgent" } | { "type": "signIn" } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "mentionSelection", selection: EditorSelection, } | { "type": "workspaceTrusted" };
+export type HostCommand = { "type": "newSession" } | { "type": "cancel" } | { "type": "selectAgent", name: string, } | { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "review", intent: ReviewIntent, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "authenticate", methodId: string, env: { [key in string]: string }, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "toggleFollowAgent" } | { "type": "signIn" } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "mentionSelection", selection: EditorSelection, } | { "type": "workspaceTrusted" } | { "type": "pathsResolved", resolve: number, root: ResolvedPath, paths: Array<ResolvedPath>, };
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
-export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews" } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, } | { "type": "closeTerminal", terminal: string, } | { "type": "showHistory", items: Array<HistoryItem>, } | { "type": "saveExport", suggestedName: string, content: string, } | { "type": "exportFile", source: string, suggestedName: string, } | { "type": "askAuthentication", agent: string, methods: Array<AuthMethodView>, } | { "type": "revealLocation", path: string, line: number | null, } | { "type": "listWorkspaceFiles" } | { "type": "manageWorkspaceTrust" };
+export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews" } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, } | { "type": "closeTerminal", terminal: string, } | { "type": "showHistory", items: Array<HistoryItem>, } | { "type": "saveExport", suggestedName: string, content: string, } | { "type": "exportFile", source: string, suggestedName: string, } | { "type": "askAuthentication", agent: string, methods: Array<AuthMethodView>, } | { "type": "revealLocation", path: string, line: number | null, } | { "type": "listWorkspaceFiles" } | { "type": "resolvePaths", resolve: number, root: string, paths: Array<string>, } | { "type": "manageWorkspaceTrust" };
 
 export type PermissionSettings = { 
 /**
@@ -70,6 +70,8 @@ export type EditOutcome = { "type": "applied", saved: boolean, } | { "type": "co
 export type FileReadReply = { read: number, outcome: FileReadOutcome, };
 
 export type FileReadOutcome = { "type": "data", eof: boolean, fromEditor: boolean, } | { "type": "notFound" } | { "type": "failed", message: string, };
+
+export type ResolvedPath = { "type": "found", path: string, } | { "type": "failed", message: string, };
 
 export type ExportFormat = "markdown" | "jsonl";
 
@@ -488,7 +490,13 @@ options: Array<PermissionOptionView>,
 /**
  * `None` while the person has not answered.
  */
-outcome: PermissionOutcome | null, };
+outcome: PermissionOutcome | null, 
+/**
+ * The paths of the tool call that lead somewhere else through a symbolic link, each as
+ * `path → where it leads`, so the person sees what would really be touched. A path leading
+ * outside the workspace ends with `(outside the workspace)`.
+ */
+links?: Array<string>, };
 
 export type PermissionOptionView = { id: string, name: string, 
 /**

@@ -20,6 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::links::{Target, Waiting};
 use super::*;
 use crate::files::{FileReads, MAX_READ_RESPONSE_BYTES, ReadDone, ReadId, ReadMode, ReadProgress};
 use crate::host_api::{EditOutcome, FileReadOutcome, FileReadReply, HostAction};
@@ -40,8 +41,9 @@ const RESOURCE_NOT_FOUND: i32 = -32002;
 pub(super) enum ReadTag {
     /// Lines for the agent's `fs/read_text_file`.
     Agent { request: RequestId, tool_call: Option<EntryIndex> },
-    /// The file as it is before a write the agent asked for.
-    WriteOriginal { request: RequestId, path: String, content: String },
+    /// The file as it is before a write the agent asked for: `path` is where the agent's path
+    /// leads (what is read and written), `label` how the person sees it, `place` where it is.
+    WriteOriginal { request: RequestId, path: String, label: String, place: RequestPath, content: String },
     /// Did a file under review change while its change waited?
     Check { change: ChangeId },
     /// After a conflict: the file as it is now.
@@ -363,19 +365,33 @@ impl AcpClient {
         // `line` is 1-based; 0 is read as the first line rather than refused.
         let start = u64::from(request.line.unwrap_or(1).max(1) - 1);
         let limit = request.limit.map(u64::from);
-        match resolve_path(&self.cwd, &path) {
-            RequestPath::Inside(_) => {
-                let path = self.normalized(&path);
-                self.read_lines(path, start, limit, id, None);
-            }
-            RequestPath::Outside(absolute) => self.ask_to_read_outside(id, absolute, start, limit),
+        self.resolve_then(vec![path.clone()], Waiting::Read { request: id, path, start, limit });
+    }
+
+    /// A read's path was resolved: a file inside the workspace is read where the path leads; one
+    /// outside is first put to the person.
+    pub(super) fn read_resolved(&mut self, request: RequestId, path: &str, start: u64, limit: Option<u64>) {
+        let target = self.target(path);
+        if target.is_outside() {
+            self.ask_to_read_outside(request, target, start, limit);
+        } else {
+            self.read_lines(target.leads_to, start, limit, request, None);
         }
     }
 
     pub(super) fn on_write_request(&mut self, id: RequestId, request: acp::WriteTextFileRequest) {
         let Some(path) = self.checked_path(&id, &request.session_id, &request.path) else { return };
-        let path = self.normalized(&path);
-        self.read_whole(path.clone(), ReadTag::WriteOriginal { request: id, path, content: request.content });
+        self.resolve_then(vec![path.clone()], Waiting::Write { request: id, path, content: request.content });
+    }
+
+    /// A write's path was resolved: the file where it leads is read, for the review (and the
+    /// policy decides on where it leads, see [`AcpClient::propose_write`]).
+    pub(super) fn write_resolved(&mut self, request: RequestId, path: &str, content: String) {
+        let target = self.target(path);
+        let label = target.shown(&self.cwd);
+        let tag =
+            ReadTag::WriteOriginal { request, path: target.leads_to.clone(), label, place: target.place, content };
+        self.read_whole(target.leads_to, tag);
     }
 
     /// The person answered the permission to read outside the workspace.
@@ -389,7 +405,9 @@ impl AcpClient {
         }
     }
 
-    fn ask_to_read_outside(&mut self, id: RequestId, path: String, start: u64, limit: Option<u64>) {
+    fn ask_to_read_outside(&mut self, id: RequestId, target: Target, start: u64, limit: Option<u64>) {
+        let shown = target.shown(&self.cwd);
+        let path = target.leads_to;
         let key = self.next_permission_key;
         self.next_permission_key += 1;
         let options = vec![
@@ -403,7 +421,7 @@ impl AcpClient {
         ];
         let call = ToolCallView {
             id: format!("tether-read-{key}"),
-            title: format!("Read {path} (outside the workspace)"),
+            title: format!("Read {shown} (outside the workspace)"),
             kind: "read".to_owned(),
             status: ToolStatus::WaitingForConfirmation,
             content: Vec::new(),
@@ -411,7 +429,7 @@ impl AcpClient {
             raw_input: None,
             command: None,
             raw_output: None,
-            permission: Some(PermissionView { key, options: options.clone(), outcome: None }),
+            permission: Some(PermissionView { key, options: options.clone(), outcome: None, links: Vec::new() }),
         };
         self.hold_behind_card(id, key, call, super::Gate::Read(ReadGate { path, start, limit }));
     }
@@ -429,9 +447,10 @@ impl AcpClient {
         self.forward_read(read, progress);
     }
 
-    /// Reads a file the held prompt `prompt` mentions, to embed it as its block `block`.
-    pub(super) fn read_mention(&mut self, prompt: u64, block: usize, path: String) {
-        self.read_whole(path.clone(), ReadTag::Mention { prompt, block, path });
+    /// Reads a file the held prompt `prompt` mentions (`path`, which leads to `leads_to`), to
+    /// embed it as its block `block`.
+    pub(super) fn read_mention(&mut self, prompt: u64, block: usize, path: String, leads_to: String) {
+        self.read_whole(leads_to, ReadTag::Mention { prompt, block, path });
     }
 
     fn read_whole(&mut self, path: String, tag: ReadTag) {
@@ -456,10 +475,10 @@ impl AcpClient {
         };
         match tag {
             ReadTag::Agent { request, tool_call } => self.answer_read(request, tool_call, result),
-            ReadTag::WriteOriginal { request, path, content } => match result {
-                Ok((original, _, _)) => self.propose_write(request, path, original, content),
+            ReadTag::WriteOriginal { request, path, label, place, content } => match result {
+                Ok((original, _, _)) => self.propose_write(request, path, label, place, original, content),
                 Err(message) => {
-                    let message = format!("Tether cannot review a write to {path}: {message}");
+                    let message = format!("Tether cannot review a write to {label}: {message}");
                     self.push_outgoing(jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message)));
                 }
             },
@@ -537,14 +556,22 @@ impl AcpClient {
         self.push_outgoing(line);
     }
 
-    /// A write with its original read: put to the policy, then written or proposed for review.
-    fn propose_write(&mut self, request: RequestId, path: String, original: Option<String>, content: String) {
-        let label = self.label_of(&path);
+    /// A write with its original read: put to the policy (on where the path leads: `place`),
+    /// then written or proposed for review.
+    fn propose_write(
+        &mut self,
+        request: RequestId,
+        path: String,
+        label: String,
+        place: RequestPath,
+        original: Option<String>,
+        content: String,
+    ) {
         let facts = RequestFacts {
             kind: "edit".to_owned(),
             title: format!("Write {label}"),
             command: None,
-            paths: vec![resolve_path(&self.cwd, &path)],
+            paths: vec![place],
         };
         let verdict = self.policy.decide(&facts);
         if let Verdict::Reject { by, reason } = &verdict {
@@ -1049,16 +1076,6 @@ impl AcpClient {
         self.events.push_back(AcpEvent::ScanChanges { base });
     }
 
-    /// `path` with `.` and `..` resolved, so the same file always has the same name (the host
-    /// matches it against open documents).
-    fn normalized(&self, path: &str) -> String {
-        match resolve_path(&self.cwd, path) {
-            RequestPath::Inside(relative) if relative == "." => self.cwd.clone(),
-            RequestPath::Inside(relative) => join(&self.cwd, &relative),
-            RequestPath::Outside(absolute) => absolute,
-        }
-    }
-
     fn label_of(&self, path: &str) -> String {
         match resolve_path(&self.cwd, path) {
             RequestPath::Inside(relative) => relative,
@@ -1066,7 +1083,7 @@ impl AcpClient {
         }
     }
 
-    fn host(&mut self, action: HostAction) {
+    pub(super) fn host(&mut self, action: HostAction) {
         self.events.push_back(AcpEvent::Host(Box::new(action)));
     }
 

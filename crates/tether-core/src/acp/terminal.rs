@@ -33,10 +33,11 @@ use agent_client_protocol_schema::v1 as acp;
 use serde_json::value::RawValue;
 
 use super::fs::WRITE_REFUSED;
+use super::links::Waiting;
 use super::{AcpClient, AcpEvent, IntentError};
 use crate::host_api::HostAction;
 use crate::jsonrpc::{self, RequestId, RpcError};
-use crate::permissions::{DecidedBy, RequestFacts, RequestPath, Verdict, command_of_words, resolve_path};
+use crate::permissions::{DecidedBy, Mode, RequestFacts, Verdict, command_of_words};
 use crate::sidecar::{TerminalExitStatus, TerminalExited, TerminalId, method};
 use crate::terminal_screen::TerminalScreen;
 use crate::thread::{
@@ -255,39 +256,54 @@ impl AcpClient {
             return self.refuse(&id, format!("unknown session {}", request.session_id.0));
         }
         let cwd = match &request.cwd {
-            None => self.cwd.clone(),
+            None => None,
             Some(path) => {
                 let path = path.to_string_lossy().into_owned();
                 if !path.starts_with('/') {
                     return self.refuse(&id, format!("cwd {path} is not an absolute path"));
                 }
-                match resolve_path(&self.cwd, &path) {
-                    RequestPath::Inside(_) => path,
-                    RequestPath::Outside(absolute) => {
-                        return self.refuse(
-                            &id,
-                            format!(
-                                "cwd {absolute} is outside the workspace ({}); Tether runs commands only inside it",
-                                self.cwd
-                            ),
-                        );
-                    }
-                }
+                Some(path)
             }
         };
         let shell = request.args.is_empty();
         let command_line = command_line(&request.command, &request.args);
         let gate = RunGate {
             approval_key: approval_key(&request.command, &request.args),
-            shown_cwd: (cwd != self.cwd).then(|| cwd.clone()),
+            shown_cwd: None,
+            outside: false,
             command_line,
             command: request.command,
             args: request.args,
             shell,
             env: request.env.into_iter().map(|variable| (variable.name, variable.value)).collect(),
-            cwd,
+            cwd: cwd.clone().unwrap_or_else(|| self.cwd.clone()),
             output_byte_limit: request.output_byte_limit,
         };
+        match cwd {
+            // Where the command runs is decided on where the cwd leads.
+            Some(cwd) => self.resolve_then(vec![cwd], Waiting::Run { request: id, gate }),
+            None => self.decide_run(id, gate),
+        }
+    }
+
+    /// The cwd of a `terminal/create` was resolved: the command runs where it leads. A cwd that
+    /// leads outside the workspace (by its path or through a link) is always put to the person,
+    /// whatever approved the command: the command was approved to run here, not there.
+    pub(super) fn run_resolved(&mut self, request: RequestId, mut gate: RunGate) {
+        let target = self.target(&gate.cwd);
+        gate.outside = target.is_outside();
+        gate.cwd = target.leads_to.clone();
+        gate.shown_cwd = if target.is_link() {
+            Some(format!("{} → {}", target.named, target.leads_to))
+        } else {
+            (target.named != self.cwd).then(|| target.named.clone())
+        };
+        self.decide_run(request, gate);
+    }
+
+    /// Runs the command of a `terminal/create` if the policy or an answered permission request
+    /// approved it; else asks the person with a card of Tether's own.
+    fn decide_run(&mut self, id: RequestId, gate: RunGate) {
         // An agent is meant to ask before it runs a command, and the person's rules and mode
         // answer that request; an agent that did not ask is held to the same answer here, and a
         // command nothing approved gets a card of its own before it runs.
@@ -307,6 +323,11 @@ impl AcpClient {
                 }));
                 self.push_outgoing(jsonrpc::encode_error(&id, &RpcError::new(WRITE_REFUSED, message)));
             }
+            // Only Bypass, which approves everything, lets a command run outside the workspace
+            // unasked.
+            Verdict::Allow { by } if gate.outside && !matches!(by, DecidedBy::Mode { mode: Mode::Bypass }) => {
+                self.ask_to_run(id, gate)
+            }
             Verdict::Allow { by } => {
                 if let DecidedBy::Rule { id: rule, .. } = by {
                     self.policy.record_fired(rule);
@@ -314,7 +335,9 @@ impl AcpClient {
                 }
                 self.run_command(id, gate, None);
             }
-            Verdict::Ask if self.take_approved_command(&gate.approval_key) => self.run_command(id, gate, None),
+            Verdict::Ask if !gate.outside && self.take_approved_command(&gate.approval_key) => {
+                self.run_command(id, gate, None)
+            }
             Verdict::Ask => self.ask_to_run(id, gate),
         }
     }
@@ -337,9 +360,14 @@ impl AcpClient {
                 kind: "reject_once".to_owned(),
             },
         ];
-        let mut text = "The agent asked Tether to run this command without asking you first.".to_owned();
+        let mut text = if gate.outside {
+            "The agent asked Tether to run this command outside the workspace.".to_owned()
+        } else {
+            "The agent asked Tether to run this command without asking you first.".to_owned()
+        };
         if let Some(cwd) = &gate.shown_cwd {
-            text.push_str(&format!(" It runs in {cwd}."));
+            let place = if gate.outside { ", outside the workspace" } else { "" };
+            text.push_str(&format!(" It runs in {cwd}{place}."));
         }
         let call = ToolCallView {
             id: format!("{RUN_CARD_PREFIX}{key}"),
@@ -351,7 +379,7 @@ impl AcpClient {
             raw_input: Some(serde_json::json!({ "command": gate.command_line, "cwd": gate.cwd })),
             command: Some(gate.approval_key.clone()),
             raw_output: None,
-            permission: Some(PermissionView { key, options: options.clone(), outcome: None }),
+            permission: Some(PermissionView { key, options: options.clone(), outcome: None, links: Vec::new() }),
         };
         self.hold_behind_card(id, key, call, super::Gate::Run(gate));
     }
@@ -890,8 +918,11 @@ pub(super) struct RunGate {
     shell: bool,
     env: BTreeMap<String, String>,
     cwd: String,
-    /// The cwd when it is not the workspace folder, for the card.
+    /// The cwd when it is not the workspace folder, for the card (with where it leads, when
+    /// that is through a link).
     shown_cwd: Option<String>,
+    /// The cwd leads outside the workspace.
+    outside: bool,
     output_byte_limit: Option<u64>,
 }
 
