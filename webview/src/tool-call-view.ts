@@ -211,7 +211,8 @@ export class ToolCallCard {
     const outcome = permission.outcome;
     if (outcome === null) {
       card.dataset["state"] = "waiting";
-      card.append(element("div", "permission-prompt", "The agent asks for permission:"));
+      const asker = permission.fromTether === true ? "Tether asks before this goes ahead:" : "The agent asks for permission:";
+      card.append(element("div", "permission-prompt", asker));
       const options = element("div", "permission-options");
       permission.options.forEach((option, index) => {
         options.append(this.optionButton(permission.key, option, index, answeredHere, card));

@@ -40,6 +40,23 @@ describe("permission card", () => {
     assert.equal(live.textContent, "Permission needed: Run tests (4)");
   });
 
+  it("says who asks, and lists the paths that lead elsewhere through a link", () => {
+    ui.frame(snapshot([commandToolCall(4, "npm test")]));
+    assert.equal(ui.query(".permission-prompt").textContent, "The agent asks for permission:");
+    assert.equal(ui.queryAll(".permission-link").length, 0);
+
+    const link = "docs/notes.md → /home/me/.bashrc (outside the workspace)";
+    const tethers = commandToolCall(5, "npm test", null, {
+      permission: { key: 5, options: [], outcome: null, fromTether: true, links: [link] },
+    });
+    ui.frame(snapshot([tethers]));
+    assert.equal(ui.query(".permission-prompt").textContent, "Tether asks before this goes ahead:");
+    assert.deepEqual(
+      ui.queryAll(".permission-link").map((line) => line.textContent),
+      [link],
+    );
+  });
+
   it("keeps showing the diff and the paths of an edit request", () => {
     ui.frame(snapshot([editToolCall(null)]));
     assert.equal(ui.query(".tool-diff-path").textContent, "notes.md");

@@ -1539,7 +1539,13 @@ impl AcpClient {
         let index = self.upsert_tool_call(request.tool_call, |call| {
             status_before = call.status;
             call.status = ToolStatus::WaitingForConfirmation;
-            call.permission = Some(PermissionView { key, options: options.clone(), outcome: None, links: Vec::new() });
+            call.permission = Some(PermissionView {
+                key,
+                options: options.clone(),
+                outcome: None,
+                links: Vec::new(),
+                from_tether: false,
+            });
         });
         let pending =
             PendingPermission { request_id: id, tool_call: index, status_before, gate: None, resolving: true };

@@ -257,6 +257,11 @@ pub struct PermissionView {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(optional, as = "Option<Vec<String>>")]
     pub links: Vec<String>,
+    /// Tether asks, not the agent: a request the agent made without asking first (a command to
+    /// run, a file outside the workspace to read) held behind a card of Tether's own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(optional, as = "Option<bool>")]
+    pub from_tether: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]

@@ -496,7 +496,12 @@ outcome: PermissionOutcome | null,
  * `path → where it leads`, so the person sees what would really be touched. A path leading
  * outside the workspace ends with `(outside the workspace)`.
  */
-links?: Array<string>, };
+links?: Array<string>, 
+/**
+ * Tether asks, not the agent: a request the agent made without asking first (a command to
+ * run, a file outside the workspace to read) held behind a card of Tether's own.
+ */
+fromTether?: boolean, };
 
 export type PermissionOptionView = { id: string, name: string, 
 /**

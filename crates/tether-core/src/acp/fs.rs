@@ -429,7 +429,13 @@ impl AcpClient {
             raw_input: None,
             command: None,
             raw_output: None,
-            permission: Some(PermissionView { key, options: options.clone(), outcome: None, links: Vec::new() }),
+            permission: Some(PermissionView {
+                key,
+                options: options.clone(),
+                outcome: None,
+                links: Vec::new(),
+                from_tether: true,
+            }),
         };
         self.hold_behind_card(id, key, call, super::Gate::Read(ReadGate { path, start, limit }));
     }

@@ -379,7 +379,13 @@ impl AcpClient {
             raw_input: Some(serde_json::json!({ "command": gate.command_line, "cwd": gate.cwd })),
             command: Some(gate.approval_key.clone()),
             raw_output: None,
-            permission: Some(PermissionView { key, options: options.clone(), outcome: None, links: Vec::new() }),
+            permission: Some(PermissionView {
+                key,
+                options: options.clone(),
+                outcome: None,
+                links: Vec::new(),
+                from_tether: true,
+            }),
         };
         self.hold_behind_card(id, key, call, super::Gate::Run(gate));
     }
