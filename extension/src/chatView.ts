@@ -15,6 +15,8 @@ import type { EngineHost } from "./engineHost";
 export const CHAT_VIEW_ID = "tether.chat";
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
+  private view: vscode.WebviewView | undefined;
+
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly engineHost: EngineHost,
@@ -29,8 +31,34 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     const subscription = view.webview.onDidReceiveMessage((message: unknown) => {
       this.deliver(message);
     });
-    view.onDidDispose(() => subscription.dispose());
+    this.view = view;
+    view.onDidDispose(() => {
+      subscription.dispose();
+      if (this.view === view) {
+        this.view = undefined;
+      }
+    });
     view.webview.html = chatHtml(view.webview, webviewRoot);
+  }
+
+  /**
+   * Loads the chat page again (a new engine replaced the one that panicked): the new page says
+   * `ready`, and the engine sends it the whole session.
+   */
+  reload(): void {
+    const view = this.view;
+    if (view !== undefined) {
+      // A fresh nonce makes the page differ, so the webview always loads it again.
+      view.webview.html = chatHtml(view.webview, vscode.Uri.joinPath(this.extensionUri, "dist", "webview"));
+    }
+  }
+
+  /** Replaces the chat with `failure` (the engine is gone for good); no scripts run any more. */
+  fail(failure: string): void {
+    if (this.view !== undefined) {
+      this.view.webview.options = { enableScripts: false, localResourceRoots: [] };
+      this.view.webview.html = failedHtml(failure);
+    }
   }
 }
 
@@ -43,7 +71,13 @@ export class FailedChatViewProvider implements vscode.WebviewViewProvider {
 
   resolveWebviewView(view: vscode.WebviewView): void {
     view.webview.options = { enableScripts: false, localResourceRoots: [] };
-    view.webview.html = `<!DOCTYPE html>
+    view.webview.html = failedHtml(`Tether could not start: ${this.failure}`);
+  }
+}
+
+/** A page that only says `failure` and where the details are. */
+function failedHtml(failure: string): string {
+  return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="UTF-8">
@@ -51,10 +85,9 @@ export class FailedChatViewProvider implements vscode.WebviewViewProvider {
 <title>Tether</title>
 </head>
 <body>
-<div id="app"><p>Tether could not start: ${escapeHtml(this.failure)}</p><p>The Tether output channel has details.</p></div>
+<div id="app"><p>${escapeHtml(failure)}</p><p>The Tether output channel has details.</p></div>
 </body>
 </html>`;
-  }
 }
 
 function chatHtml(webview: vscode.Webview, webviewRoot: vscode.Uri): string {
