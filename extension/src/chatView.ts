@@ -16,6 +16,8 @@ export const CHAT_VIEW_ID = "tether.chat";
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   private view: vscode.WebviewView | undefined;
+  /** Set when the engine is gone for good: every page from then on only says why. */
+  private failure: string | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -24,6 +26,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
+    if (this.failure !== undefined) {
+      view.webview.options = { enableScripts: false, localResourceRoots: [] };
+      view.webview.html = failedHtml(this.failure);
+      return;
+    }
     const webviewRoot = vscode.Uri.joinPath(this.extensionUri, "dist", "webview");
     view.webview.options = { enableScripts: true, localResourceRoots: [webviewRoot] };
     // Attach first, so that the webview's `ready` cannot arrive before its view is known.
@@ -55,6 +62,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   /** Replaces the chat with `failure` (the engine is gone for good); no scripts run any more. */
   fail(failure: string): void {
+    this.failure = failure;
     if (this.view !== undefined) {
       this.view.webview.options = { enableScripts: false, localResourceRoots: [] };
       this.view.webview.html = failedHtml(failure);
