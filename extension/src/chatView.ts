@@ -15,6 +15,10 @@ import type { EngineHost } from "./engineHost";
 export const CHAT_VIEW_ID = "tether.chat";
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
+  private view: vscode.WebviewView | undefined;
+  /** Set when the engine is gone for good: every page from then on only says why. */
+  private failure: string | undefined;
+
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly engineHost: EngineHost,
@@ -22,6 +26,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
+    if (this.failure !== undefined) {
+      view.webview.options = { enableScripts: false, localResourceRoots: [] };
+      view.webview.html = failedHtml(this.failure);
+      return;
+    }
     const webviewRoot = vscode.Uri.joinPath(this.extensionUri, "dist", "webview");
     view.webview.options = { enableScripts: true, localResourceRoots: [webviewRoot] };
     // Attach first, so that the webview's `ready` cannot arrive before its view is known.
@@ -29,8 +38,35 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     const subscription = view.webview.onDidReceiveMessage((message: unknown) => {
       this.deliver(message);
     });
-    view.onDidDispose(() => subscription.dispose());
+    this.view = view;
+    view.onDidDispose(() => {
+      subscription.dispose();
+      if (this.view === view) {
+        this.view = undefined;
+      }
+    });
     view.webview.html = chatHtml(view.webview, webviewRoot);
+  }
+
+  /**
+   * Loads the chat page again (a new engine replaced the one that panicked): the new page says
+   * `ready`, and the engine sends it the whole session.
+   */
+  reload(): void {
+    const view = this.view;
+    if (view !== undefined) {
+      // A fresh nonce makes the page differ, so the webview always loads it again.
+      view.webview.html = chatHtml(view.webview, vscode.Uri.joinPath(this.extensionUri, "dist", "webview"));
+    }
+  }
+
+  /** Replaces the chat with `failure` (the engine is gone for good); no scripts run any more. */
+  fail(failure: string): void {
+    this.failure = failure;
+    if (this.view !== undefined) {
+      this.view.webview.options = { enableScripts: false, localResourceRoots: [] };
+      this.view.webview.html = failedHtml(failure);
+    }
   }
 }
 
@@ -43,7 +79,13 @@ export class FailedChatViewProvider implements vscode.WebviewViewProvider {
 
   resolveWebviewView(view: vscode.WebviewView): void {
     view.webview.options = { enableScripts: false, localResourceRoots: [] };
-    view.webview.html = `<!DOCTYPE html>
+    view.webview.html = failedHtml(`Tether could not start: ${this.failure}`);
+  }
+}
+
+/** A page that only says `failure` and where the details are. */
+function failedHtml(failure: string): string {
+  return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="UTF-8">
@@ -51,10 +93,9 @@ export class FailedChatViewProvider implements vscode.WebviewViewProvider {
 <title>Tether</title>
 </head>
 <body>
-<div id="app"><p>Tether could not start: ${escapeHtml(this.failure)}</p><p>The Tether output channel has details.</p></div>
+<div id="app"><p>${escapeHtml(failure)}</p><p>The Tether output channel has details.</p></div>
 </body>
 </html>`;
-  }
 }
 
 function chatHtml(webview: vscode.Webview, webviewRoot: vscode.Uri): string {

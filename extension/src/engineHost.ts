@@ -2,9 +2,15 @@
 // after each one the host drains the engine's actions, carries them out with VS Code APIs, and
 // re-arms the single timer the engine asked for.
 //
-// Nothing here interprets a protocol message (DESIGN.md, invariant 3). An exception from the
-// engine is logged and the host carries on: one bad message must never take the extension host
-// down with it.
+// Nothing here interprets a protocol message. An exception from the engine is logged and the
+// host carries on: one bad message must never take the extension host down with it.
+//
+// A panic in the engine is different: it traps, and the engine it happened in can never be called
+// again. The host logs it with the kind of input that caused it, tells the person, and carries on
+// with a new engine in a fresh WASM instance, which reconnects to the running tetherd as a window
+// reload does, so the live session (agent, log, thread) goes on. An engine that keeps panicking
+// (say on a message it replays from the session's log) is not restarted forever: after
+// `MAX_PANICS` panics within `PANIC_WINDOW_MS` the host stops and says so.
 
 import * as os from "node:os";
 import * as path from "node:path";
@@ -17,7 +23,6 @@ import { WorkspaceMentions } from "./mentions";
 import { resolvePath } from "./pathResolution";
 import type * as TetherWasm from "../dist/wasm/tether_wasm";
 import type {
-  EngineConfig,
   FileReadReply,
   HostAction,
   HostCommand,
@@ -38,18 +43,44 @@ export type SidecarWriter = (data: string) => void;
 
 /**
  * Starts tetherd (replacing any earlier one) and reports back through `sidecarConnected` or
- * `sidecarClosed`.
+ * `sidecarClosed`. With `reconnect`, the tetherd this window recorded is connected to when it is
+ * still running (the first start of a window, and the start of an engine that replaced one that
+ * panicked); otherwise a new one is started.
  */
-export type SidecarStarter = () => void;
+export type SidecarStarter = (reconnect: boolean) => void;
 
 /**
- * Loads the engine from next to the bundle. It is required at run time rather than bundled
- * because wasm-bindgen's Node.js output reads its `.wasm` file from its own directory, and the
- * build marks this exact path as external (see the "build" script in package.json).
+ * Makes a new engine, in a fresh WASM instance (see `loadWasm`), with the configuration as the
+ * settings are now. `onPanic` hears of the engine's panics. Throws when the configuration is
+ * invalid.
+ */
+export type EngineFactory = (onPanic: (message: string) => void) => TetherWasm.Engine;
+
+/** What the rest of the extension does when the engine is replaced, or given up on. */
+export interface EngineRestarts {
+  /** A new engine replaced one that panicked: the chat must load again to greet it. */
+  restarted(): void;
+  /** The engine panicked too often and no new one was started; `reason` says so. */
+  stopped(reason: string): void;
+}
+
+/**
+ * Loads the engine from next to the bundle, as a new WASM instance with its own memory each time:
+ * an instance whose engine panicked may hold anything, so it is thrown away whole. The module is
+ * required at run time rather than bundled because wasm-bindgen's Node.js output reads its
+ * `.wasm` file from its own directory, and the build marks this exact path as external (see the
+ * "build" script in package.json). wasm-bindgen instantiates when the module is evaluated, so
+ * dropping it from Node's module cache is what makes the next `require` instantiate afresh.
  */
 export function loadWasm(): WasmModule {
-  return require("./wasm/tether_wasm.js") as WasmModule;
+  const modulePath = require.resolve("./wasm/tether_wasm.js");
+  delete require.cache[modulePath];
+  return require(modulePath) as WasmModule;
 }
+
+/** How many engine panics within `PANIC_WINDOW_MS` the host restarts from before it gives up. */
+export const MAX_PANICS = 3;
+export const PANIC_WINDOW_MS = 5 * 60_000;
 
 /** Carries out the engine's review actions: the `ReviewRegistry` (review.ts), or a test's fake. */
 export interface ReviewActions {
@@ -74,6 +105,15 @@ export interface TerminalActions extends vscode.Disposable {
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 export class EngineHost implements vscode.Disposable {
+  /** Undefined after a panic, until the new engine is made, and for good once given up on. */
+  private engine: TetherWasm.Engine | undefined;
+  /** What the engine's panic hook reported during the call in progress. */
+  private panicMessage: string | undefined;
+  /** When the engine panicked recently (`performance.now()`), oldest first. */
+  private panicTimes: number[] = [];
+  private restartPending = false;
+  /** Whether the next tetherd start connects to the recorded tetherd rather than a new one. */
+  private reconnectSidecar = true;
   private sidecarWriter: SidecarWriter | undefined;
   private view: vscode.WebviewView | undefined;
   private badgeCount = 0;
@@ -84,15 +124,17 @@ export class EngineHost implements vscode.Disposable {
   private readonly mentions = new WorkspaceMentions();
 
   private constructor(
-    private readonly engine: TetherWasm.Engine,
+    private readonly newEngine: EngineFactory,
     private readonly log: vscode.LogOutputChannel,
     private readonly startSidecar: SidecarStarter,
     private readonly reviews: ReviewActions,
     private readonly terminals: TerminalActions,
     private readonly history: HistoryActions,
     private readonly auth: AuthActions,
+    private readonly restarts: EngineRestarts,
   ) {
     this.files = new FileAccess(log);
+    this.engine = newEngine((message) => this.enginePanicking(message));
   }
 
   /**
@@ -100,16 +142,16 @@ export class EngineHost implements vscode.Disposable {
    * Call `start` once the caller is ready for the engine's first actions.
    */
   static create(
-    wasm: WasmModule,
-    config: EngineConfig,
+    newEngine: EngineFactory,
     log: vscode.LogOutputChannel,
     startSidecar: SidecarStarter,
     reviews: ReviewActions,
     terminals: TerminalActions,
     history: HistoryActions,
     auth: AuthActions,
+    restarts: EngineRestarts,
   ): EngineHost {
-    return new EngineHost(new wasm.Engine(config), log, startSidecar, reviews, terminals, history, auth);
+    return new EngineHost(newEngine, log, startSidecar, reviews, terminals, history, auth, restarts);
   }
 
   /** Carries out what the engine asked for when it was created (it starts tetherd). */
@@ -137,7 +179,10 @@ export class EngineHost implements vscode.Disposable {
 
   /** A message the webview posted. It is untrusted: the engine validates it. */
   webviewMessage(message: unknown): void {
-    this.feed("a webview message", (engine, now) => engine.handleWebview(message as WebviewToHost, now));
+    // The type is only read to name the input in the log, should the engine fail on it.
+    const type = typeof message === "object" && message !== null ? (message as { type?: unknown }).type : undefined;
+    const what = typeof type === "string" ? `a "${type}" message from the chat view` : "a message from the chat view";
+    this.feed(what, (engine, now) => engine.handleWebview(message as WebviewToHost, now));
   }
 
   command(command: HostCommand): void {
@@ -146,7 +191,7 @@ export class EngineHost implements vscode.Disposable {
 
   /** The answer to a `readFile` action, with the bytes read (empty unless there is data). */
   fileRead(reply: FileReadReply, data: Uint8Array): void {
-    this.feed("a file read", (engine, now) => engine.handleFileRead(reply, data, now));
+    this.feed("the reply to a file read", (engine, now) => engine.handleFileRead(reply, data, now));
   }
 
   /** The chat view was resolved: posts and the badge go to it until it is disposed. */
@@ -173,7 +218,8 @@ export class EngineHost implements vscode.Disposable {
     this.view = undefined;
     this.terminals.dispose();
     this.mentions.dispose();
-    this.engine.free();
+    this.engine?.free();
+    this.engine = undefined;
   }
 
   /** Hands one input to the engine, then carries out whatever it asks for. */
@@ -181,11 +227,97 @@ export class EngineHost implements vscode.Disposable {
     if (this.disposed) {
       return;
     }
-    try {
-      input(this.engine, performance.now());
-    } catch (error) {
-      this.log.error(`The engine failed to handle ${what}: ${describeError(error)}`);
+    this.callEngine(what, (engine) => input(engine, performance.now()));
+    this.pump();
+  }
+
+  /**
+   * Makes one call into the engine. An error it throws is logged, and `undefined` returned; a
+   * panic also marks the engine for replacement, which `pump` carries out once nothing is using
+   * the engine any more. Without an engine (after a panic) nothing is called.
+   */
+  private callEngine<T>(what: string, call: (engine: TetherWasm.Engine) => T): T | undefined {
+    const engine = this.engine;
+    if (engine === undefined) {
+      return undefined;
     }
+    try {
+      return call(engine);
+    } catch (error) {
+      // A panic traps: its hook has told us the message, and the error is WebAssembly's
+      // `RuntimeError`. A trap without a hook's message (the stack or memory ran out) breaks the
+      // engine all the same. The engine's own errors are plain `Error`s.
+      const trapped = error instanceof Error && error.name === "RuntimeError";
+      const panic = this.panicMessage ?? (trapped ? describeError(error) : undefined);
+      this.panicMessage = undefined;
+      if (panic === undefined) {
+        this.log.error(`The engine failed to handle ${what}: ${describeError(error)}`);
+      } else {
+        this.enginePanicked(what, panic);
+      }
+      return undefined;
+    }
+  }
+
+  /** The engine's panic hook, called while the call that panicked is still on the stack. */
+  private enginePanicking(message: string): void {
+    this.panicMessage = message;
+  }
+
+  /**
+   * The engine panicked while handling `what`: it is dropped (never called again, not even to
+   * free it, since it stays borrowed by the call that trapped; its whole WASM instance goes with
+   * it), and a new one is due unless it panicked too often.
+   */
+  private enginePanicked(what: string, message: string): void {
+    this.engine = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.log.error(`The engine panicked while handling ${what}: ${message}`);
+    const now = performance.now();
+    this.panicTimes = [...this.panicTimes.filter((time) => now - time < PANIC_WINDOW_MS), now];
+    if (this.panicTimes.length > MAX_PANICS) {
+      const reason =
+        `Tether's engine failed ${this.panicTimes.length} times in a few minutes, last while handling ${what}, ` +
+        "so it was not started again. Reload the window to start it again; the Tether output log has the details.";
+      this.giveUp(reason);
+      return;
+    }
+    void vscode.window.showWarningMessage(
+      `Tether's engine failed while handling ${what} and was restarted; the session goes on. ` +
+        "The Tether output log has the details.",
+    );
+    this.restartPending = true;
+  }
+
+  /** No engine any more: the person is told why, and the rest of the extension stands down. */
+  private giveUp(reason: string): void {
+    this.restartPending = false;
+    this.sidecarWriter = undefined;
+    this.log.error(reason);
+    void vscode.window.showErrorMessage(reason);
+    this.restarts.stopped(reason);
+  }
+
+  /**
+   * A new engine, in a fresh WASM instance, replaces the one that panicked. It starts as at
+   * activation: its first action reconnects to the running tetherd, whose live session it takes
+   * over, and the chat loads again to show that session's thread.
+   */
+  private restartEngine(): void {
+    this.restartPending = false;
+    this.sidecarWriter = undefined;
+    try {
+      this.engine = this.newEngine((message) => this.enginePanicking(message));
+    } catch (error) {
+      this.giveUp(`Tether's engine could not be started again: ${describeError(error)}`);
+      return;
+    }
+    this.log.info("Started a new engine; it reconnects to tetherd and takes over the session.");
+    this.reconnectSidecar = true;
+    // The old engine's reviews are numbered by it: the new one shows its own.
+    this.reviews.clear();
+    this.restarts.restarted();
     this.pump();
   }
 
@@ -199,14 +331,11 @@ export class EngineHost implements vscode.Disposable {
     this.pumping = true;
     try {
       for (;;) {
-        let action: HostAction | undefined;
-        try {
-          action = this.engine.pollAction();
-        } catch (error) {
-          // Polling again would most likely fail the same way; the next input retries.
-          this.log.error(`The engine failed to produce its next action: ${describeError(error)}`);
-          break;
-        }
+        // After a failure, polling again would most likely fail the same way; the next input
+        // retries.
+        const action: HostAction | undefined = this.callEngine("the poll for its next action", (engine) =>
+          engine.pollAction(),
+        );
         if (action === undefined) {
           break;
         }
@@ -220,6 +349,9 @@ export class EngineHost implements vscode.Disposable {
       this.pumping = false;
     }
     this.armTimer();
+    if (this.restartPending && !this.disposed) {
+      this.restartEngine();
+    }
   }
 
   private carryOut(action: HostAction): void {
@@ -227,7 +359,8 @@ export class EngineHost implements vscode.Disposable {
       case "startSidecar":
         // Whatever the old connection still had queued is meant for a tetherd that is gone.
         this.sidecarWriter = undefined;
-        this.startSidecar();
+        this.startSidecar(this.reconnectSidecar);
+        this.reconnectSidecar = false;
         return;
       case "sidecarWrite":
         if (this.sidecarWriter === undefined) {
@@ -483,13 +616,7 @@ export class EngineHost implements vscode.Disposable {
   private armTimer(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    let deadline: number | undefined;
-    try {
-      deadline = this.engine.pollTimeout();
-    } catch (error) {
-      this.log.error(`The engine failed to report its next deadline: ${describeError(error)}`);
-      return;
-    }
+    const deadline = this.callEngine("the poll for its next deadline", (engine) => engine.pollTimeout());
     if (deadline === undefined) {
       return;
     }

@@ -13,7 +13,7 @@ import { type AgentSearch, agentsDir, ensureAgentInstalled, findBuiltinAgents, m
 import { CHAT_VIEW_ID, ChatViewProvider, FailedChatViewProvider } from "./chatView";
 import { selectionOf } from "./mentions";
 import { reportOpenDocuments, reportReviewedFileChanges } from "./documentEvents";
-import { EngineHost, loadWasm } from "./engineHost";
+import { type EngineFactory, EngineHost, type EngineRestarts, type SidecarStarter, loadWasm } from "./engineHost";
 import { AgentSignIn } from "./auth";
 import { HistoryPicker } from "./history";
 import { describeError } from "./errors";
@@ -46,10 +46,9 @@ export function activate(context: vscode.ExtensionContext): void {
   const recordFile = sidecarRecordFile(context);
   const token = readSidecarRecord(recordFile, log)?.token ?? randomBytes(32).toString("hex");
   let engineHost: EngineHost;
-  let firstStart = true;
   // Called by the engine host, never before `engineHost` below is assigned: the engine's first
   // action (start tetherd) is only carried out by `engineHost.start()` at the end.
-  const startSidecar = () => {
+  const startSidecar = (reconnect: boolean) => {
     // The engine asks for tetherd only in a trusted workspace; this holds even if it ever did
     // otherwise, since tetherd runs programs.
     if (!vscode.workspace.isTrusted) {
@@ -58,8 +57,7 @@ export function activate(context: vscode.ExtensionContext): void {
       return;
     }
     sidecar?.dispose();
-    sidecar = startOrReconnectSidecar(context, { token, recordFile, reconnect: firstStart }, log, engineHost);
-    firstStart = false;
+    sidecar = startOrReconnectSidecar(context, { token, recordFile, reconnect }, log, engineHost);
   };
   const reviews = new ReviewRegistry(log);
   context.subscriptions.push(reviews);
@@ -78,8 +76,28 @@ export function activate(context: vscode.ExtensionContext): void {
     nodePath: process.execPath,
   });
   const builtinProfiles = () => findBuiltinAgents(agentSearch()).map((found) => found.profile);
+  const profileNames = () =>
+    mergeProfiles(builtinProfiles(), readAgentSettings().profiles).map((profile) => profile.name);
+  // Set once the chat view provider exists; the engine is only ever restarted after that.
+  let chatView: ChatViewProvider | undefined;
+  const restarts: EngineRestarts = {
+    restarted: () => {
+      chatView?.reload();
+      // The new engine starts agents again only when asked to: the kept keys reach it well
+      // before anyone can.
+      void auth
+        .sendKeptSecrets(profileNames())
+        .catch((error: unknown) => log.warn(`Could not read the agents' kept keys: ${describeError(error)}`));
+    },
+    stopped: (reason) => {
+      // tetherd keeps the session's agent for its grace period: a window reload takes it over.
+      sidecar?.dispose();
+      sidecar = undefined;
+      chatView?.fail(reason);
+    },
+  };
   try {
-    engineHost = createEngine(context, token, log, startSidecar, reviews, terminals, history, auth, builtinProfiles());
+    engineHost = createEngine(context, token, log, startSidecar, reviews, terminals, history, auth, restarts, builtinProfiles);
   } catch (error) {
     const failure = describeError(error);
     log.error(`Tether could not start: ${failure}`);
@@ -142,11 +160,9 @@ export function activate(context: vscode.ExtensionContext): void {
     }
   };
 
+  chatView = new ChatViewProvider(context.extensionUri, engineHost, deliverWebviewMessage);
   context.subscriptions.push(
-    vscode.window.registerWebviewViewProvider(
-      CHAT_VIEW_ID,
-      new ChatViewProvider(context.extensionUri, engineHost, deliverWebviewMessage),
-    ),
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView),
     vscode.commands.registerCommand("tether.newSession", () => engineHost.command({ type: "newSession" })),
     vscode.commands.registerCommand("tether.cancel", () => engineHost.command({ type: "cancel" })),
     vscode.commands.registerCommand("tether.selectAgent", (name?: unknown) =>
@@ -174,9 +190,8 @@ export function activate(context: vscode.ExtensionContext): void {
   );
   // The keys kept for the agents reach the engine before any agent starts; then the engine's
   // first action starts tetherd.
-  const profileNames = mergeProfiles(builtinProfiles(), readAgentSettings().profiles).map((profile) => profile.name);
   void auth
-    .sendKeptSecrets(profileNames)
+    .sendKeptSecrets(profileNames())
     .catch((error: unknown) => log.warn(`Could not read the agents' kept keys: ${describeError(error)}`))
     .finally(() => {
       engineHost.start();
@@ -211,38 +226,49 @@ function createEngine(
   context: vscode.ExtensionContext,
   token: string,
   log: vscode.LogOutputChannel,
-  startSidecar: () => void,
+  startSidecar: SidecarStarter,
   reviews: ReviewRegistry,
   terminals: MirroredTerminals,
   history: HistoryPicker,
   auth: AgentSignIn,
-  builtinProfiles: AgentProfile[],
+  restarts: EngineRestarts,
+  builtinProfiles: () => AgentProfile[],
 ): EngineHost {
-  const wasm = loadWasm();
   const extensionVersion = String(context.extension.packageJSON.version ?? "0.0.0");
-  log.info(`Tether ${extensionVersion}, engine ${wasm.version()}.`);
-
-  const settings = readAgentSettings();
-  reportProblems(settings, log);
   const demoAgent = bundledBinary(context, "tether-test-agent");
   const demoAgentCommand = fs.existsSync(demoAgent) ? demoAgent : null;
   if (demoAgentCommand !== null) {
     ensureExecutable(demoAgentCommand, log);
   }
-  const config: EngineConfig = {
-    token,
-    clientName: "Tether",
-    clientVersion: extensionVersion,
-    workspaceRoot: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir(),
-    tetherDir: workspaceTetherDir(),
-    demoAgentCommand,
-    profiles: mergeProfiles(builtinProfiles, settings.profiles),
-    defaultProfile: settings.defaultProfile,
-    permissions: settings.permissions,
-    followAgent: vscode.workspace.getConfiguration("tether").get<boolean>("followAgent") === true,
-    workspaceTrusted: vscode.workspace.isTrusted,
+  // Only an end-to-end test sets this, to see the chat survive a panic in the engine.
+  const panicPrompt = process.env.TETHER_TEST_ENGINE_PANIC_PROMPT;
+  // Each engine, the first and any that replaces one that panicked, gets a fresh WASM instance
+  // and the configuration as the settings are now, as a new window would.
+  const newEngine: EngineFactory = (onPanic) => {
+    const wasm = loadWasm();
+    log.info(`Tether ${extensionVersion}, engine ${wasm.version()}.`);
+    const settings = readAgentSettings();
+    reportProblems(settings, log);
+    const config: EngineConfig = {
+      token,
+      clientName: "Tether",
+      clientVersion: extensionVersion,
+      workspaceRoot: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir(),
+      tetherDir: workspaceTetherDir(),
+      demoAgentCommand,
+      profiles: mergeProfiles(builtinProfiles(), settings.profiles),
+      defaultProfile: settings.defaultProfile,
+      permissions: settings.permissions,
+      followAgent: vscode.workspace.getConfiguration("tether").get<boolean>("followAgent") === true,
+      workspaceTrusted: vscode.workspace.isTrusted,
+    };
+    const engine = new wasm.Engine(config, onPanic);
+    if (panicPrompt !== undefined && panicPrompt !== "") {
+      engine.panicOnPromptForTesting(panicPrompt);
+    }
+    return engine;
   };
-  return EngineHost.create(wasm, config, log, startSidecar, reviews, terminals, history, auth);
+  return EngineHost.create(newEngine, log, startSidecar, reviews, terminals, history, auth, restarts);
 }
 
 /**

@@ -3,14 +3,22 @@
 // Saving the workspace's rules and opening the audit log reach the settings and the editor, and
 // tell the person when they cannot. Reads and edits of files answer the engine when they are
 // done; review actions reach the review registry. An exported session is saved where the person
-// says, in the save dialog, and a cancelled dialog saves nothing.
+// says, in the save dialog, and a cancelled dialog saves nothing. An engine that panics is logged
+// with the input it panicked on, replaced by a new one that reconnects to tetherd, and given up on
+// when it keeps panicking.
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { type TestContext, test } from "node:test";
 
-import { EngineHost, type ReviewActions, type TerminalActions, type WasmModule } from "../src/engineHost";
+import {
+  type EngineFactory,
+  EngineHost,
+  MAX_PANICS,
+  type ReviewActions,
+  type TerminalActions,
+} from "../src/engineHost";
 import type { EngineConfig, HistoryItem, HostAction, ReviewDocument, ReviewHunk } from "../src/generated/protocol";
 import type { HistoryActions } from "../src/history";
 import type { OpenTerminalRequest } from "../src/terminals";
@@ -33,21 +41,50 @@ import {
 /** One recorded call into the fake engine. */
 type Input = { method: string; args: unknown[] };
 
-/** A stand-in engine: records its inputs and hands out whatever actions a test queued. */
+/** The error a WASM trap throws (`WebAssembly.RuntimeError`), as the host sees it. */
+class RuntimeError extends Error {
+  override name = "RuntimeError";
+}
+
+/**
+ * A stand-in engine: records its inputs and hands out whatever actions a test queued. A panic is
+ * played as the real engine's: the panic hook reports the message, then the call traps.
+ */
 class ScriptedEngine {
   static last: ScriptedEngine | undefined;
+  static created = 0;
+  /** Every engine made from now on panics on this input method, as one replaying a bad log would. */
+  static panicOn: string | undefined;
+  /** Every engine made from now on starts by asking for tetherd, as the real one does. */
+  static startsSidecar = false;
   readonly inputs: Input[] = [];
   readonly actions: HostAction[] = [];
   deadline: number | undefined;
   failNextInput: string | undefined;
+  panicNextInput: string | undefined;
   /** Called on each input, so a test can queue the actions that input causes. */
   react: (input: Input) => void = () => {};
 
-  constructor(readonly config: EngineConfig) {
+  constructor(
+    readonly config: EngineConfig,
+    private readonly onPanic: (message: string) => void = () => {},
+  ) {
     ScriptedEngine.last = this;
+    ScriptedEngine.created += 1;
+    if (ScriptedEngine.startsSidecar) {
+      this.actions.push({ type: "startSidecar" });
+    }
   }
 
   private input(method: string, args: unknown[]): void {
+    if (ScriptedEngine.panicOn === method) {
+      this.panicNextInput = `index out of bounds in ${method}`;
+    }
+    if (this.panicNextInput !== undefined) {
+      this.onPanic(`${this.panicNextInput} (crates/tether-core/src/host.rs:1:1)`);
+      this.panicNextInput = undefined;
+      throw new RuntimeError("unreachable");
+    }
     if (this.failNextInput !== undefined) {
       const message = this.failNextInput;
       this.failNextInput = undefined;
@@ -111,28 +148,42 @@ class RecordingHistory implements HistoryActions {
 }
 
 function startHost() {
-  const wasm = { Engine: ScriptedEngine, version: () => "test" } as unknown as WasmModule;
+  const newEngine = ((onPanic: (message: string) => void) => new ScriptedEngine(config, onPanic)) as unknown as EngineFactory;
   const { log, lines } = recordingLog();
   let sidecarStarts = 0;
+  const reconnects: boolean[] = [];
+  const restarts = { restarted: 0, stopped: [] as string[] };
   const reviews = new RecordingReviews();
   const terminals = new RecordingTerminals();
   const history = new RecordingHistory();
   const asked: { agent: string; methods: string[] }[] = [];
   const host = EngineHost.create(
-    wasm,
-    config,
+    newEngine,
     log,
-    () => {
+    (reconnect) => {
       sidecarStarts += 1;
+      reconnects.push(reconnect);
     },
     reviews,
     terminals,
     history,
     { ask: (agent, methods) => asked.push({ agent, methods: methods.map((method) => method.id) }) },
+    { restarted: () => (restarts.restarted += 1), stopped: (reason) => restarts.stopped.push(reason) },
   );
   const engine = ScriptedEngine.last;
   assert.ok(engine, "the host constructed an engine");
-  return { host, engine, lines, reviews, terminals, history, asked, sidecarStarts: () => sidecarStarts };
+  return {
+    host,
+    engine,
+    lines,
+    reviews,
+    terminals,
+    history,
+    asked,
+    sidecarStarts: () => sidecarStarts,
+    reconnects,
+    restarts,
+  };
 }
 
 test("every action an input causes is carried out, in the engine's order", () => {
@@ -258,6 +309,90 @@ test("an engine that throws is logged and the host keeps pumping", () => {
   engine.react = () => engine.actions.push({ type: "postWebview", message: { type: "patch", session: null, thread: [] } });
   host.webviewMessage({ type: "ready" });
   assert.equal(posted.length, 1, "the next input still works");
+  host.dispose();
+});
+
+test("an engine that panics is replaced by a fresh one that reconnects to tetherd, and the person is told", (t) => {
+  ScriptedEngine.startsSidecar = true;
+  t.after(() => (ScriptedEngine.startsSidecar = false));
+  const { host, engine, lines, reviews, reconnects, restarts } = startHost();
+  host.start();
+  const written: string[] = [];
+  host.sidecarConnected((data) => written.push(data));
+  assert.deepEqual(reconnects, [true], "a window's first tetherd start reconnects to the recorded one");
+  engine.deadline = performance.now() + 60_000;
+  host.command({ type: "newSession" });
+  shownMessages.length = 0;
+  lines.length = 0;
+  const before = ScriptedEngine.created;
+
+  engine.panicNextInput = "index out of bounds";
+  host.webviewMessage({ type: "prompt", text: "hello" });
+
+  assert.deepEqual(lines.slice(0, 1), [
+    {
+      level: "error",
+      text:
+        'The engine panicked while handling a "prompt" message from the chat view: ' +
+        "index out of bounds (crates/tether-core/src/host.rs:1:1)",
+    },
+  ]);
+  assert.equal(shownMessages.length, 1);
+  assert.equal(shownMessages[0]?.level, "warning");
+  assert.match(shownMessages[0]?.text ?? "", /failed while handling a "prompt" message .* restarted; the session goes on/);
+  assert.equal(ScriptedEngine.created, before + 1, "one new engine");
+  const fresh = ScriptedEngine.last;
+  assert.ok(fresh !== undefined && fresh !== engine);
+  assert.equal(restarts.restarted, 1, "the chat loads again for the new engine");
+  assert.deepEqual(reviews.calls, [["clear"]], "the old engine's reviews are gone with it");
+  assert.deepEqual(reconnects, [true, true], "the new engine reconnects to the running tetherd");
+  const panickedInputs = engine.inputs.length;
+
+  // Everything from now on reaches the new engine, never the broken one, and the old
+  // connection's writer is not used for it.
+  engine.actions.push({ type: "sidecarWrite", data: "stale\n" });
+  host.command({ type: "cancel" });
+  host.sidecarConnected((data) => written.push(data));
+  fresh.actions.push({ type: "sidecarWrite", data: "fresh\n" });
+  host.command({ type: "newSession" });
+  assert.deepEqual(written, ["fresh\n"], "only the new engine's lines, on the new connection");
+  assert.equal(engine.inputs.length, panickedInputs, "the engine that panicked is never called again");
+  assert.deepEqual(
+    fresh.inputs.map((input) => input.method),
+    ["handleCommand", "handleSidecarConnected", "handleCommand"],
+  );
+  assert.deepEqual(restarts.stopped, []);
+  host.dispose();
+});
+
+test("an engine that keeps panicking is not restarted forever: the host stops and says why", (t) => {
+  ScriptedEngine.startsSidecar = true;
+  t.after(() => {
+    ScriptedEngine.startsSidecar = false;
+    ScriptedEngine.panicOn = undefined;
+  });
+  const { host, lines, reconnects, restarts } = startHost();
+  host.start();
+  shownMessages.length = 0;
+  const before = ScriptedEngine.created;
+  // As an engine would that panics on what tetherd replays to it from the session's log.
+  ScriptedEngine.panicOn = "handleSidecarConnected";
+
+  for (let attempt = 0; attempt <= MAX_PANICS + 1; attempt += 1) {
+    host.sidecarConnected(() => {});
+  }
+
+  assert.equal(ScriptedEngine.created - before, MAX_PANICS, "a new engine after each of the first panics only");
+  assert.equal(reconnects.length, 1 + MAX_PANICS);
+  const panics = lines.filter((line) => line.text.startsWith("The engine panicked while handling the sidecar connection"));
+  assert.equal(panics.length, MAX_PANICS + 1);
+  assert.equal(restarts.stopped.length, 1);
+  assert.match(restarts.stopped[0] ?? "", /failed 4 times in a few minutes, last while handling the sidecar connection/);
+  assert.deepEqual(
+    shownMessages.map((message) => message.level),
+    [...Array<string>(MAX_PANICS).fill("warning"), "error"],
+  );
+  assert.match(shownMessages.at(-1)?.text ?? "", /Reload the window to start it again/);
   host.dispose();
 });
 

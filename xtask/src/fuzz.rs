@@ -19,7 +19,7 @@ use crate::cmd::Cmd;
 use crate::project::Project;
 
 /// The fuzz targets, as `crates/tether-fuzz/fuzz_targets/<name>.rs` names them.
-pub const TARGETS: [&str; 6] = ["framing", "jsonrpc", "acp_engine", "replay", "glob", "patch"];
+pub const TARGETS: [&str; 7] = ["framing", "jsonrpc", "acp_engine", "host_inputs", "replay", "glob", "patch"];
 
 /// The cargo-fuzz release the targets are run with.
 const CARGO_FUZZ_VERSION: &str = "0.13.2";
@@ -145,6 +145,31 @@ fn seed_corpus(project: &Project, target: &str) -> anyhow::Result<PathBuf> {
         "jsonrpc" => seeds.extend(scripts.iter().flat_map(|script| agent_lines(script)).map(String::into_bytes)),
         "acp_engine" => {
             seeds.extend(scripts.iter().map(|script| agent_lines(script).join("\n").into_bytes()));
+        }
+        "host_inputs" => {
+            // Each recorded conversation's agent lines, with the host's own inputs between them:
+            // the person's intents, commands, a file read's reply, the clock, a lost connection.
+            let host_lines = [
+                r#"W{"type":"ready"}"#,
+                r#"W{"type":"prompt","text":"again"}"#,
+                r#"W{"type":"cancel"}"#,
+                r#"C{"type":"newSession"}"#,
+                r#"C{"type":"restart"}"#,
+                r#"C{"type":"showHistory"}"#,
+                "F{\"read\":0,\"outcome\":{\"type\":\"data\",\"eof\":true,\"fromEditor\":false}}\0file text",
+                "T",
+                "Xtetherd closed the connection",
+                "G",
+            ];
+            for script in &scripts {
+                let agent: Vec<String> = agent_lines(script).iter().map(|line| format!("A{line}")).collect();
+                let mut lines = Vec::new();
+                for (index, line) in agent.iter().enumerate() {
+                    lines.push(line.as_str());
+                    lines.push(host_lines[index % host_lines.len()]);
+                }
+                seeds.push(lines.join("\n").into_bytes());
+            }
         }
         "replay" => seeds.extend(files_in(&test_data.join("replay"), "log")?.into_iter().map(String::into_bytes)),
         "glob" => {

@@ -51,7 +51,7 @@ enum Command {
 
 #[derive(Args, Clone)]
 struct FuzzArgs {
-    /// Run only this target (framing, jsonrpc, acp_engine, replay, glob, patch).
+    /// Run only this target (framing, jsonrpc, acp_engine, host_inputs, replay, glob, patch).
     #[arg(value_name = "TARGET")]
     target: Option<String>,
     /// Run each target for this many seconds.

@@ -9,10 +9,14 @@
 // A fuzz driver asserts with panics: a panic is how libFuzzer learns of a failure.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+use std::cell::Cell;
+use std::sync::Once;
+
 use serde_json::value::RawValue;
 use tether_core::framing::LineFramer;
 use tether_core::host::HostEngine;
-use tether_core::host_api::{EngineConfig, HostAction, HostCommand, ResolvedPath};
+use tether_core::host_api::{EngineConfig, FileReadReply, HostAction, HostCommand, ResolvedPath};
+use tether_core::webview::WebviewToHost;
 use tether_core::jsonrpc;
 use tether_core::permissions::{path_glob, text_glob};
 use tether_core::session_log::read_log;
@@ -92,6 +96,107 @@ fn carry_out(engine: &mut HostEngine, now: u64) {
             engine.handle_command(HostCommand::PathsResolved { resolve, root: leads_to(root), paths }, now);
         }
     }
+}
+
+/// Every entry point of the WASM facade (`crates/tether-wasm`), on a live session, in any order:
+/// the property is that no input of any kind makes the engine panic, since a panic in the host
+/// traps the whole WASM engine (the host then has to start a new one). Each line of the input is
+/// one call, chosen by its first byte:
+///
+/// - `A` agent line: the rest as tetherd forwards an agent's stdout line (as [`acp_engine`]);
+/// - `S` socket bytes: the rest, newline included, as raw bytes from tetherd;
+/// - `W` webview message, `C` host command, `F` file read reply (its data after a NUL): the rest as
+///   JSON of that type; JSON that does not fit the type is refused by the facade with an error
+///   before the engine sees it, so it is skipped here;
+/// - `T` the clock moves a minute and the timer fires; `X` the socket closes (the rest is the
+///   reason) and opens again; `G` the chat view goes away.
+///
+/// After each call the actions are drained and serialized as the facade converts them for the
+/// host, and the next deadline is polled. A panic is a crash libFuzzer reports; the hook installed
+/// here first prints which kind of input was being handled, as the host's log would.
+pub fn host_inputs(data: &[u8]) {
+    name_the_input_on_panic();
+    let mut now = 0;
+    let mut engine = ready_engine(&mut now);
+    for line in data.split(|byte| *byte == b'\n') {
+        let Some((&tag, rest)) = line.split_first() else { continue };
+        let text = String::from_utf8_lossy(rest);
+        match tag {
+            b'A' => handling("an agent line", || {
+                let envelope = match serde_json::from_str::<&RawValue>(&text) {
+                    Ok(message) => agent_message(message.get()),
+                    Err(error) => bad_line(&text, &error.to_string()),
+                };
+                engine.handle_sidecar_bytes(envelope.as_bytes(), now);
+            }),
+            b'S' => handling("bytes from the sidecar", || {
+                engine.handle_sidecar_bytes(rest, now);
+                engine.handle_sidecar_bytes(b"\n", now);
+            }),
+            b'W' => {
+                if let Ok(message) = serde_json::from_str::<WebviewToHost>(&text) {
+                    handling("a webview message", || engine.handle_webview(message, now));
+                }
+            }
+            b'C' => {
+                if let Ok(command) = serde_json::from_str::<HostCommand>(&text) {
+                    handling("a host command", || engine.handle_command(command, now));
+                }
+            }
+            b'F' => {
+                let (reply, bytes) = text.split_once('\0').unwrap_or((&text, ""));
+                if let Ok(reply) = serde_json::from_str::<FileReadReply>(reply) {
+                    handling("a file read reply", || engine.handle_file_read(reply, bytes.as_bytes(), now));
+                }
+            }
+            b'T' => {
+                now += 60_000;
+                handling("the timer", || engine.handle_timeout(now));
+            }
+            b'X' => handling("the sidecar closing and reconnecting", || {
+                engine.handle_sidecar_closed(&text, now);
+                engine.handle_sidecar_connected(now);
+            }),
+            b'G' => handling("the chat view closing", || engine.handle_webview_gone()),
+            _ => continue,
+        }
+        handling("the poll for actions", || drain_as_the_facade_does(&mut engine));
+    }
+    handling("the last timer", || engine.handle_timeout(now + 600_000));
+    handling("the poll for actions", || drain_as_the_facade_does(&mut engine));
+}
+
+thread_local! {
+    /// The kind of input [`host_inputs`] is handing to the engine, for the panic message.
+    static HANDLING: Cell<&'static str> = const { Cell::new("nothing") };
+}
+
+/// Runs one call into the engine, remembering what kind of input it handles.
+fn handling<T>(what: &'static str, call: impl FnOnce() -> T) -> T {
+    HANDLING.with(|handling| handling.set(what));
+    call()
+}
+
+/// Chains a hook before libFuzzer's (which aborts), naming the kind of input that panicked.
+fn name_the_input_on_panic() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            eprintln!("the engine panicked while handling {}", HANDLING.with(Cell::get));
+            previous(info);
+        }));
+    });
+}
+
+/// What the facade's `pollAction` and `pollTimeout` do after every input: every action, converted
+/// for the host (here to JSON, as the facade's JSON-compatible conversion sees the same serde
+/// shape), then the next deadline.
+fn drain_as_the_facade_does(engine: &mut HostEngine) {
+    while let Some(action) = engine.poll_action() {
+        let _json = serde_json::to_value(&action).unwrap();
+    }
+    let _deadline = engine.poll_timeout();
 }
 
 /// The event-log reader and the replay that folds a log into a thread, on any text.

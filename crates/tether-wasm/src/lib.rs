@@ -4,14 +4,27 @@
 //! Every shim is the same shape: convert the JS arguments at the edge (serde-wasm-bindgen for
 //! structured values, `&[u8]` for socket bytes since bytes cross into WASM about twice as fast as
 //! strings), call the engine, convert the result back. Errors become a JS `Error` with the
-//! message; nothing in here may panic, because a panic in WASM aborts the whole engine.
+//! message; nothing in here should panic.
+//!
+//! A panic cannot be caught here: `wasm32-unknown-unknown` builds with `panic = "abort"`, so a
+//! panic traps (`RuntimeError: unreachable`) and leaves the `Engine` borrowed for good, and every
+//! later call on it fails. Catching it with `catch_unwind` would need a nightly toolchain
+//! rebuilding std with unwinding, and would still leave an engine whose state the panic cut off
+//! half-way. So the host handles it instead: the panic hook installed by [`Engine::new`] hands the
+//! panic's message and place to the host's `onPanic` callback before the trap, and the host throws
+//! the whole WASM instance away and starts a fresh engine, which re-attaches to tetherd's live
+//! session as a window reload does.
 //!
 //! The TypeScript signatures name the generated wire types (`extension/src/generated/protocol.ts`),
 //! so the host is type-checked against the Rust definitions. tether-diff's shapes are not part of
 //! any wire, so they are declared here, next to the shim that returns them.
 
+use std::cell::RefCell;
+use std::panic::PanicHookInfo;
+
 use serde::Serialize;
 use tether_core::host::HostEngine;
+use tether_core::webview::WebviewToHost;
 use tether_diff::Budget;
 use wasm_bindgen::prelude::*;
 
@@ -25,14 +38,40 @@ import type { EngineConfig, FileReadReply, HostAction, HostCommand, WebviewToHos
 #[wasm_bindgen]
 pub struct Engine {
     inner: HostEngine,
+    /// The prompt text that makes `handleWebview` panic, set only by `panicOnPromptForTesting`.
+    panic_on_prompt: Option<String>,
+}
+
+thread_local! {
+    /// The host's `onPanic` callback of the newest engine. WASM here has one thread, and each
+    /// WASM instance has its own copy of this, so an engine in a fresh instance reports to its
+    /// own host.
+    static PANIC_LISTENER: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
 }
 
 #[wasm_bindgen]
 impl Engine {
+    /// `onPanic` is called with a panic's message and place (`message (file:line:column)`) when
+    /// the engine panics, just before the call that panicked fails with a `RuntimeError`. The
+    /// engine is unusable after that: the host starts a new one in a fresh WASM instance.
     #[wasm_bindgen(constructor)]
-    pub fn new(#[wasm_bindgen(unchecked_param_type = "EngineConfig")] config: JsValue) -> Result<Engine, JsError> {
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "EngineConfig")] config: JsValue,
+        #[wasm_bindgen(js_name = onPanic, unchecked_param_type = "(message: string) => void")]
+        on_panic: js_sys::Function,
+    ) -> Result<Engine, JsError> {
+        PANIC_LISTENER.with(|listener| *listener.borrow_mut() = Some(on_panic));
+        std::panic::set_hook(Box::new(report_panic));
         let config = serde_wasm_bindgen::from_value(config).map_err(invalid("EngineConfig"))?;
-        Ok(Engine { inner: HostEngine::new(config) })
+        Ok(Engine { inner: HostEngine::new(config), panic_on_prompt: None })
+    }
+
+    /// For tests only: a prompt with exactly this text makes `handleWebview` panic, as a bug in
+    /// the engine would. The host calls this only when its test environment asks for it, never
+    /// for anything an agent or a workspace sends.
+    #[wasm_bindgen(js_name = panicOnPromptForTesting)]
+    pub fn panic_on_prompt_for_testing(&mut self, text: String) {
+        self.panic_on_prompt = Some(text);
     }
 
     /// The socket to tetherd is open: the engine says hello.
@@ -61,6 +100,11 @@ impl Engine {
         now_ms: f64,
     ) -> Result<(), JsError> {
         let message = serde_wasm_bindgen::from_value(message).map_err(invalid("WebviewToHost"))?;
+        if let (WebviewToHost::Prompt { text, .. }, Some(trigger)) = (&message, &self.panic_on_prompt)
+            && text == trigger
+        {
+            panic!("the test prompt {text:?} asked the engine to panic");
+        }
         self.inner.handle_webview(message, millis(now_ms));
         Ok(())
     }
@@ -117,6 +161,36 @@ impl Engine {
     pub fn poll_timeout(&self) -> Option<f64> {
         // Milliseconds since the host's clock origin stay far below 2^53, so this is exact.
         self.inner.poll_timeout().map(|at| at as f64)
+    }
+}
+
+/// The panic hook: tells the host's `onPanic` what panicked and where, while the call that
+/// panicked is still on the stack (it traps right after this returns).
+fn report_panic(info: &PanicHookInfo<'_>) {
+    // `panic!` with a literal carries a `&str`, with arguments a `String`.
+    let payload = info.payload();
+    let message =
+        payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+    let text = panic_text(message, info.location());
+    PANIC_LISTENER.with(|listener| {
+        // A listener already borrowed would mean a panic inside the hook itself; the trap that
+        // follows still tells the host, without the message.
+        if let Ok(listener) = listener.try_borrow()
+            && let Some(listener) = listener.as_ref()
+        {
+            // The host's callback only records the text; if it throws, the trap still follows
+            // and the host restarts the engine all the same.
+            let _ = listener.call1(&JsValue::NULL, &JsValue::from_str(&text));
+        }
+    });
+}
+
+/// How a panic is described to the host: its message, then where in the engine it happened.
+fn panic_text(message: Option<&str>, location: Option<&std::panic::Location<'_>>) -> String {
+    let message = message.unwrap_or("a panic without a message");
+    match location {
+        Some(location) => format!("{message} ({}:{}:{})", location.file(), location.line(), location.column()),
+        None => message.to_owned(),
     }
 }
 
@@ -251,6 +325,14 @@ mod tests {
         assert_eq!(step_budget(Some(1234.9)), Ok(Budget { max_steps: 1234 }));
         assert_eq!(step_budget(Some(-1.0)), Err("maxSteps must be a non-negative number, not -1".to_owned()));
         assert!(step_budget(Some(f64::NAN)).is_err());
+    }
+
+    #[test]
+    fn a_panic_is_described_by_its_message_and_place() {
+        let location = std::panic::Location::caller();
+        let text = panic_text(Some("index out of bounds"), Some(location));
+        assert_eq!(text, format!("index out of bounds ({}:{}:{})", file!(), location.line(), location.column()));
+        assert_eq!(panic_text(None, None), "a panic without a message");
     }
 
     #[test]
