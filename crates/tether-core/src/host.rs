@@ -261,7 +261,9 @@ pub struct HostEngine {
 
 #[derive(Debug)]
 struct PromptAfterRestart {
-    generation: u64,
+    /// The session generation of the agent started for it; `None` when tetherd is being started
+    /// again and the session it reopens is not known yet.
+    generation: Option<u64>,
     text: String,
     attachments: Vec<PromptAttachment>,
 }
@@ -391,7 +393,7 @@ impl HostEngine {
         }
         self.load = None;
         self.held_agent_events = None;
-        self.prompt_after_restart = None;
+        self.drop_prompt_after_restart(&format!("Tether {message}"));
         self.log(LogLevel::Error, format!("Tether {message}"));
         let restarts = &mut self.automatic_sidecar_restarts;
         while restarts.front().is_some_and(|&at| at + SIDECAR_RESTART_WINDOW_MS <= now) {
@@ -1425,18 +1427,28 @@ impl HostEngine {
             && slot.configured
             && slot.client.is_closed()
             && !slot.stopping
-            && self.sidecar == SidecarState::Ready
             && self.load.is_none()
         {
-            // The agent exited (or was stopped): the person going on is reason enough to start
-            // it again, resuming its session; the prompt goes once that session is ready.
+            // The agent exited (or was stopped, or tetherd was lost with it): the person going
+            // on is reason enough to start it again, resuming its session; the prompt goes once
+            // that session is ready.
             self.log(LogLevel::Info, "the agent is not running: starting it again for the prompt".to_owned());
-            self.restart_agent(now);
-            self.prompt_after_restart = Some(PromptAfterRestart {
-                generation: self.generation,
-                text: text.to_owned(),
-                attachments: attachments.to_vec(),
-            });
+            let generation = match self.sidecar {
+                SidecarState::Ready => {
+                    self.restart_agent(now);
+                    Some(self.generation)
+                }
+                // Without tetherd the session is reopened from its log once one runs (it is
+                // being started already unless it is `Disconnected`): whichever session that
+                // brings is the one the prompt goes to.
+                SidecarState::Disconnected => {
+                    self.restart(now);
+                    None
+                }
+                SidecarState::Starting | SidecarState::Greeting => None,
+            };
+            self.prompt_after_restart =
+                Some(PromptAfterRestart { generation, text: text.to_owned(), attachments: attachments.to_vec() });
             return;
         }
         let result = match &mut self.agent {
@@ -1908,7 +1920,10 @@ impl HostEngine {
     /// The agent started again for a prompt has its session: the prompt goes now.
     fn send_prompt_after_restart(&mut self) {
         let Some(slot) = &mut self.agent else { return };
-        let Some(waiting) = self.prompt_after_restart.take_if(|waiting| waiting.generation == slot.generation) else {
+        let Some(waiting) = self
+            .prompt_after_restart
+            .take_if(|waiting| waiting.generation.is_none_or(|generation| generation == slot.generation))
+        else {
             return;
         };
         if let Err(error) = slot.client.prompt(&waiting.text, &waiting.attachments, self.now) {
