@@ -40,7 +40,7 @@ use crate::sidecar::{
     SIDECAR_PROTOCOL_VERSION, SessionDirRef, SessionListParams, SessionListResult, SessionReadParams,
     SessionReadResult, SessionRenameParams, SessionSummary, SnapshotChangesParams, SnapshotChangesResult,
     SnapshotTakeParams, SnapshotTakeResult, SpawnParams, SpawnResult, TerminalCreateParams, TerminalData,
-    TerminalExited, TerminalInput, TerminalRef, TerminalResize, method,
+    TerminalExited, TerminalInput, TerminalRef, TerminalResize, TetherdStopping, method,
 };
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch, TurnState};
 use crate::webview::{
@@ -247,6 +247,9 @@ pub struct HostEngine {
     step_since: u64,
     /// The files and selection the composer's `@` list offers.
     mentions: MentionIndex,
+    /// tetherd said it is stopping on purpose (`tetherd/stopping`), and why: its connection
+    /// closing next is no loss to make up for.
+    sidecar_stopping: Option<String>,
     /// When tetherd was last started again by itself after a loss, oldest first, within
     /// [`SIDECAR_RESTART_WINDOW_MS`].
     automatic_sidecar_restarts: VecDeque<u64>,
@@ -322,6 +325,7 @@ impl HostEngine {
             signed_in_with_kept_keys: None,
             step_since: 0,
             mentions: MentionIndex::default(),
+            sidecar_stopping: None,
             automatic_sidecar_restarts: VecDeque::new(),
             interrupted_by: None,
             prompt_after_restart: None,
@@ -340,6 +344,7 @@ impl HostEngine {
     pub fn handle_sidecar_connected(&mut self, now: u64) {
         self.now = now;
         self.framer = LineFramer::new(SIDECAR_MAX_LINE_BYTES);
+        self.sidecar_stopping = None;
         let hello = HelloParams {
             token: self.config.token.clone(),
             protocol_version: SIDECAR_PROTOCOL_VERSION,
@@ -366,7 +371,8 @@ impl HostEngine {
 
     /// The tetherd socket closed.
     ///
-    /// A tetherd that was running (its hello accepted) and went away is started again at once,
+    /// A tetherd that was running (its hello accepted) and went away without saying it was
+    /// stopping (`tetherd/stopping`: someone stopped it on purpose) is started again at once,
     /// and the session reopened from its log with a new agent that resumes the agent's session:
     /// the person chose this session, and a lost tetherd (killed, crashed) is no reason to stop
     /// it. A tetherd lost more than [`MAX_AUTOMATIC_SIDECAR_RESTARTS`] times within
@@ -375,6 +381,7 @@ impl HostEngine {
     pub fn handle_sidecar_closed(&mut self, reason: &str, now: u64) {
         self.now = now;
         let was_ready = self.sidecar == SidecarState::Ready;
+        let stopped_on_purpose = self.sidecar_stopping.take();
         self.sidecar = SidecarState::Disconnected;
         self.rpc.drain();
         let message = format!("lost the connection to tetherd ({reason})");
@@ -399,13 +406,15 @@ impl HostEngine {
         while restarts.front().is_some_and(|&at| at + SIDECAR_RESTART_WINDOW_MS <= now) {
             restarts.pop_front();
         }
-        if was_ready && restarts.len() < MAX_AUTOMATIC_SIDECAR_RESTARTS {
+        if was_ready && stopped_on_purpose.is_none() && restarts.len() < MAX_AUTOMATIC_SIDECAR_RESTARTS {
             restarts.push_back(now);
             self.log(LogLevel::Warn, "starting tetherd again to go on with the session".to_owned());
             self.interrupted_by = Some(format!("was interrupted: Tether {message}"));
             self.restart(now);
         } else {
-            let text = if was_ready {
+            let text = if let Some(why) = stopped_on_purpose {
+                format!("Tether {message}: tetherd was stopped ({why}). Restart to go on with the session.")
+            } else if was_ready {
                 format!(
                     "Tether {message}. tetherd was lost {} times within {} minutes, so Tether does not start it again by itself. Restart to go on with the session.",
                     MAX_AUTOMATIC_SIDECAR_RESTARTS + 1,
@@ -1689,6 +1698,13 @@ impl HostEngine {
                     self.log(LogLevel::Info, format!("[{name}] {}", stderr.line));
                 }
                 Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed agent/stderr: {error}")),
+            },
+            method::TETHERD_STOPPING => match serde_json::from_str::<TetherdStopping>(params) {
+                Ok(stopping) => {
+                    self.log(LogLevel::Info, format!("tetherd is stopping ({})", stopping.reason));
+                    self.sidecar_stopping = Some(stopping.reason);
+                }
+                Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed tetherd/stopping: {error}")),
             },
             method::AGENT_LOG_FAILED => match serde_json::from_str::<AgentLogFailed>(params) {
                 Ok(failed) => self.on_agent_log_failed(failed),

@@ -36,6 +36,7 @@
 //! | tetherd → host | `agent/exited` | notification | [`AgentExited`] |
 //! | tetherd → host | `terminal/data` | notification | [`TerminalData`] |
 //! | tetherd → host | `terminal/exited` | notification | [`TerminalExited`] |
+//! | tetherd → host | `tetherd/stopping` | notification | [`TetherdStopping`] |
 //!
 //! `agent/send` is a notification so that streaming to an agent never waits for a round trip; a
 //! send to an agent that is gone is reported back as `agent/exited` (already sent) or logged.
@@ -77,6 +78,7 @@ pub mod method {
     pub const AGENT_STDERR: &str = "agent/stderr";
     pub const AGENT_LOG_FAILED: &str = "agent/logFailed";
     pub const AGENT_EXITED: &str = "agent/exited";
+    pub const TETHERD_STOPPING: &str = "tetherd/stopping";
 }
 
 /// JSON-RPC error codes tetherd uses beyond the standard ones.
@@ -258,6 +260,16 @@ pub struct AgentLogFailed {
     pub path: String,
     /// The system's error, e.g. "No space left on device (os error 28)".
     pub error: String,
+}
+
+/// tetherd is stopping on purpose (a stop signal such as SIGTERM): it ends its agents and closes
+/// the connections next. A host does not start it again by itself then, as it does after a
+/// tetherd that was lost without a word (killed, crashed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TetherdStopping {
+    /// Why, e.g. "SIGTERM".
+    pub reason: String,
 }
 
 /// The agent process ended and has been reaped.

@@ -220,6 +220,29 @@ fn tetherd_is_started_by_the_engine_and_restarted_after_a_loss() {
     now += SIDECAR_RESTART_WINDOW_MS;
     engine.handle_sidecar_closed("tetherd exited (signal SIGKILL)", now);
     assert!(drain(&mut engine).contains(&HostAction::StartSidecar));
+
+    // A tetherd stopped on purpose (SIGTERM) says so before it goes: that is no loss, and it is
+    // not started again behind whoever stopped it.
+    engine.handle_sidecar_connected(now);
+    let hello = last_request_id(&drain(&mut engine), "hello").unwrap();
+    engine.handle_sidecar_bytes(
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{hello},\"result\":{{\"tetherdVersion\":\"0.1.0\",\"pid\":9}}}}\n")
+            .as_bytes(),
+        now,
+    );
+    engine.handle_sidecar_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"tetherd/stopping\",\"params\":{\"reason\":\"SIGTERM\"}}\n",
+        now,
+    );
+    engine.handle_sidecar_closed("tetherd closed the connection", now);
+    let actions = drain(&mut engine);
+    assert!(!actions.contains(&HostAction::StartSidecar));
+    assert_eq!(
+        shown_messages(&actions),
+        [
+            "Tether lost the connection to tetherd (tetherd closed the connection): tetherd was stopped (SIGTERM). Restart to go on with the session."
+        ]
+    );
 }
 
 #[test]
