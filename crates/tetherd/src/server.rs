@@ -3,8 +3,9 @@
 //!
 //! tetherd outlives window reloads on purpose, but must not outlive the host for good: when no
 //! host has been connected for the grace period, it kills its agents, removes its socket and
-//! exits. Every path out goes through the same shutdown, which reaps every agent and every
-//! terminal command.
+//! exits. Every path out goes through the same shutdown, which first tells the hosts that this is
+//! a stop (`tetherd/stopping`, so that they do not start tetherd again as after a crash), then
+//! reaps every agent and every terminal command.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
