@@ -107,7 +107,9 @@ export class ChatView {
     if (changes.reset || changes.plan) this.plan.render(model.plan);
     if (changes.reset || changes.turn) this.turn.render(model.turn);
     if (changes.reset || changes.session || changes.turn) {
-      this.composer.render(model.session?.status.type === "ready", model.turn.type === "running");
+      // A prompt also goes to an agent that has exited: the engine starts it again for it.
+      const canPrompt = model.session?.status.type === "ready" || model.session?.canRestart === true;
+      this.composer.render(canPrompt, model.turn.type === "running");
     }
     // Terminal cards first: tool calls drawn in this frame take their cards as they are now.
     this.terminals.render(model.terminals, changes);

@@ -1,7 +1,8 @@
 // The composer (`footer.composer`): where the person writes a prompt.
 //
 // Enter sends and Shift+Enter starts a new line (Enter while an input method is composing
-// belongs to the input method). Send is disabled while a turn runs or the session is not ready;
+// belongs to the input method). Send is disabled while a turn runs or the session is not ready
+// (an agent that exited and can be restarted counts as ready: the prompt starts it again);
 // Cancel is offered only while a turn runs, and Escape does the same from the text area.
 //
 // Two completions share one list above the text area (a listbox the text area points at with

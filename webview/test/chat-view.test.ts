@@ -177,6 +177,18 @@ describe("chat view", () => {
     assert.equal(ui.posted.length, 1, "blank prompts are not sent");
   });
 
+  it("sends a prompt to an agent that exited and can be restarted, which starts it again", () => {
+    const exited = { type: "exited", message: "The agent was ended by signal 9" } as const;
+    ui.frame(snapshot([], { session: session({ status: exited, canRestart: false }) }));
+    assert.equal(ui.query<HTMLButtonElement>("button.composer-send").disabled, true, "not while it stops");
+    ui.frame(patch([], session({ status: exited, canRestart: true })));
+    assert.equal(ui.query<HTMLButtonElement>("button.composer-send").disabled, false);
+    const input = ui.query<HTMLTextAreaElement>("textarea.composer-input");
+    input.value = "Are you back?";
+    input.dispatchEvent(new ui.window.KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
+    assert.deepEqual(ui.posted, [{ type: "prompt", text: "Are you back?", attachments: [] }]);
+  });
+
   it("offers Cancel only while a turn runs", () => {
     ui.frame(snapshot([], { turn: { type: "running" } }));
     const cancel = ui.query<HTMLButtonElement>("button.composer-cancel");

@@ -868,6 +868,20 @@ impl AcpClient {
         self.close("was stopped by Tether", turn_end, Some(notice), false);
     }
 
+    /// tetherd could not write the session's log and is ending the agent, since the session must
+    /// not go on unrecorded: a running turn fails, what waits for the agent is settled now (a
+    /// card is no longer answerable), and `notice` says which log and why.
+    pub fn handle_log_failed(&mut self, notice: &str) {
+        if self.phase == Phase::Closed {
+            return;
+        }
+        let turn_end = TurnState::Failed {
+            message: "the session's log could not be written, so Tether stopped the agent".to_owned(),
+        };
+        let notice = NoticeView { level: NoticeLevel::Error, text: notice.to_owned(), detail: None };
+        self.close("was stopped: the session's log could not be written", turn_end, Some(notice), true);
+    }
+
     /// The agent is gone (`description` says how): every request waiting on it is settled, a
     /// running turn ends as `turn_end`, and `notice` (if any) goes in the thread.
     /// `report_handshake` raises `Failed` when the handshake was still in flight.

@@ -36,11 +36,11 @@ use crate::mentions::{self, FindOutcome, MentionIndex};
 use crate::permissions::{PermissionPolicy, RuleScope, RuleSpec};
 use crate::session_log::{EVENTS_FILE, UNTITLED_SESSION, prompt_title, read_log};
 use crate::sidecar::{
-    AgentBadLine, AgentExited, AgentId, AgentMessage, AgentRef, AgentStderr, HelloParams, SIDECAR_PROTOCOL_VERSION,
-    SessionDirRef, SessionListParams, SessionListResult, SessionReadParams, SessionReadResult, SessionRenameParams,
-    SessionSummary, SnapshotChangesParams, SnapshotChangesResult, SnapshotTakeParams, SnapshotTakeResult, SpawnParams,
-    SpawnResult, TerminalCreateParams, TerminalData, TerminalExited, TerminalInput, TerminalRef, TerminalResize,
-    method,
+    AgentBadLine, AgentExited, AgentId, AgentLogFailed, AgentMessage, AgentRef, AgentStderr, HelloParams,
+    SIDECAR_PROTOCOL_VERSION, SessionDirRef, SessionListParams, SessionListResult, SessionReadParams,
+    SessionReadResult, SessionRenameParams, SessionSummary, SnapshotChangesParams, SnapshotChangesResult,
+    SnapshotTakeParams, SnapshotTakeResult, SpawnParams, SpawnResult, TerminalCreateParams, TerminalData,
+    TerminalExited, TerminalInput, TerminalRef, TerminalResize, TetherdStopping, method,
 };
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch, TurnState};
 use crate::webview::{
@@ -73,6 +73,12 @@ const STDERR_TAIL_BYTES: usize = 8 * 1024;
 
 /// Lines from tetherd embed a whole agent line, so they may be a little longer than the agent's.
 const SIDECAR_MAX_LINE_BYTES: usize = framing::DEFAULT_MAX_LINE_BYTES + 1024 * 1024;
+
+/// How many times tetherd is started again by itself after it was lost, within
+/// [`SIDECAR_RESTART_WINDOW_MS`]; a tetherd lost more often than that crashes for a reason a
+/// restart does not cure, and the person is asked instead.
+pub const MAX_AUTOMATIC_SIDECAR_RESTARTS: usize = 3;
+pub const SIDECAR_RESTART_WINDOW_MS: u64 = 5 * 60_000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum SidecarRequest {
@@ -189,6 +195,9 @@ struct AgentSlot {
     /// configured: its transcript is shown, but nothing is ever started for it (the command a
     /// session's log recorded is never run).
     configured: bool,
+    /// tetherd could not write the session's log and ended the agent (`agent/logFailed`): the
+    /// thread and the header say so already, and the exit that follows adds nothing.
+    log_failed: bool,
 }
 
 #[derive(Debug)]
@@ -238,7 +247,28 @@ pub struct HostEngine {
     step_since: u64,
     /// The files and selection the composer's `@` list offers.
     mentions: MentionIndex,
+    /// tetherd said it is stopping on purpose (`tetherd/stopping`), and why: its connection
+    /// closing next is no loss to make up for.
+    sidecar_stopping: Option<String>,
+    /// When tetherd was last started again by itself after a loss, oldest first, within
+    /// [`SIDECAR_RESTART_WINDOW_MS`].
+    automatic_sidecar_restarts: VecDeque<u64>,
+    /// Why the session being reopened after a lost tetherd was cut off: its agent's turn ends
+    /// with this when the log has been folded.
+    interrupted_by: Option<String>,
+    /// A prompt the person sent while the agent was not running: it started the agent again and
+    /// goes out once the session of that agent (`generation`) is ready.
+    prompt_after_restart: Option<PromptAfterRestart>,
     actions: VecDeque<HostAction>,
+}
+
+#[derive(Debug)]
+struct PromptAfterRestart {
+    /// The session generation of the agent started for it; `None` when tetherd is being started
+    /// again and the session it reopens is not known yet.
+    generation: Option<u64>,
+    text: String,
+    attachments: Vec<PromptAttachment>,
 }
 
 /// What the webview has not been sent yet, and when it was last posted to.
@@ -295,6 +325,10 @@ impl HostEngine {
             signed_in_with_kept_keys: None,
             step_since: 0,
             mentions: MentionIndex::default(),
+            sidecar_stopping: None,
+            automatic_sidecar_restarts: VecDeque::new(),
+            interrupted_by: None,
+            prompt_after_restart: None,
             actions: VecDeque::new(),
         };
         let settings = engine.config.permissions.clone();
@@ -310,6 +344,7 @@ impl HostEngine {
     pub fn handle_sidecar_connected(&mut self, now: u64) {
         self.now = now;
         self.framer = LineFramer::new(SIDECAR_MAX_LINE_BYTES);
+        self.sidecar_stopping = None;
         let hello = HelloParams {
             token: self.config.token.clone(),
             protocol_version: SIDECAR_PROTOCOL_VERSION,
@@ -335,8 +370,18 @@ impl HostEngine {
     }
 
     /// The tetherd socket closed.
+    ///
+    /// A tetherd that was running (its hello accepted) and went away without saying it was
+    /// stopping (`tetherd/stopping`: someone stopped it on purpose) is started again at once,
+    /// and the session reopened from its log with a new agent that resumes the agent's session:
+    /// the person chose this session, and a lost tetherd (killed, crashed) is no reason to stop
+    /// it. A tetherd lost more than [`MAX_AUTOMATIC_SIDECAR_RESTARTS`] times within
+    /// [`SIDECAR_RESTART_WINDOW_MS`], or one that never got as far as accepting the hello, is left
+    /// for the person to restart, with what happened.
     pub fn handle_sidecar_closed(&mut self, reason: &str, now: u64) {
         self.now = now;
+        let was_ready = self.sidecar == SidecarState::Ready;
+        let stopped_on_purpose = self.sidecar_stopping.take();
         self.sidecar = SidecarState::Disconnected;
         self.rpc.drain();
         let message = format!("lost the connection to tetherd ({reason})");
@@ -346,7 +391,7 @@ impl HostEngine {
         }
         // The client's last words (cancelled requests, their audit records) are drained; the
         // records cannot reach tetherd now and are logged instead. The thread stays on screen:
-        // Restart reopens the session from its log with a new tetherd.
+        // a restart reopens the session from its log with a new tetherd.
         self.drain_client();
         if let Some(slot) = &mut self.agent {
             slot.agent_id = None;
@@ -355,9 +400,32 @@ impl HostEngine {
         }
         self.load = None;
         self.held_agent_events = None;
+        self.drop_prompt_after_restart(&format!("Tether {message}"));
         self.log(LogLevel::Error, format!("Tether {message}"));
-        self.show(LogLevel::Error, format!("Tether {message}. Restart to go on with the session."));
-        self.set_status(SessionStatus::Failed { message: capitalize(&message) });
+        let restarts = &mut self.automatic_sidecar_restarts;
+        while restarts.front().is_some_and(|&at| at + SIDECAR_RESTART_WINDOW_MS <= now) {
+            restarts.pop_front();
+        }
+        if was_ready && stopped_on_purpose.is_none() && restarts.len() < MAX_AUTOMATIC_SIDECAR_RESTARTS {
+            restarts.push_back(now);
+            self.log(LogLevel::Warn, "starting tetherd again to go on with the session".to_owned());
+            self.interrupted_by = Some(format!("was interrupted: Tether {message}"));
+            self.restart(now);
+        } else {
+            let text = if let Some(why) = stopped_on_purpose {
+                format!("Tether {message}: tetherd was stopped ({why}). Restart to go on with the session.")
+            } else if was_ready {
+                format!(
+                    "Tether {message}. tetherd was lost {} times within {} minutes, so Tether does not start it again by itself. Restart to go on with the session.",
+                    MAX_AUTOMATIC_SIDECAR_RESTARTS + 1,
+                    SIDECAR_RESTART_WINDOW_MS / 60_000
+                )
+            } else {
+                format!("Tether {message}. Restart to go on with the session.")
+            };
+            self.show(LogLevel::Error, text);
+            self.set_status(SessionStatus::Failed { message: capitalize(&message) });
+        }
         self.finish(now);
     }
 
@@ -721,6 +789,7 @@ impl HostEngine {
             }
         }
         self.stop_session(now);
+        self.interrupted_by = None;
         let Some(profile) = self.current_profile() else {
             self.session.agent = String::new();
             self.set_status(SessionStatus::Failed {
@@ -745,6 +814,7 @@ impl HostEngine {
             cancel_sent: false,
             stopping: false,
             configured: true,
+            log_failed: false,
         });
         self.spawn_agent(now);
         self.refresh_permissions_view();
@@ -970,6 +1040,7 @@ impl HostEngine {
     /// The log of the session to open has been folded: show it, and go on with its agent if it
     /// still runs (a window reload), else start it again and resume the agent's session.
     fn open_loaded(&mut self, load: LogLoad, now: u64) {
+        let interrupted_by = self.interrupted_by.take();
         let replayed_through = load.replay.last_seq();
         let (mut client, problems) = load.replay.finish();
         if self.snapshot_store().is_some() {
@@ -1007,6 +1078,7 @@ impl HostEngine {
             cancel_sent: false,
             stopping: false,
             configured,
+            log_failed: false,
         });
         self.log(LogLevel::Info, format!("reopened the session in {} ({} events)", load.summary.dir, replayed_through));
         match live {
@@ -1048,6 +1120,14 @@ impl HostEngine {
             }
             None => {
                 self.release_held_agent_events(now);
+                if let Some(why) = interrupted_by {
+                    // The log ends where tetherd was lost: what it left open (a running turn, a
+                    // question) ends with why, rather than as if Tether had merely been away.
+                    let slot = self.agent.as_mut().expect("the slot was just made");
+                    if !slot.client.is_closed() {
+                        slot.client.handle_exited(&why, false, "");
+                    }
+                }
                 self.restart_agent(now);
             }
         }
@@ -1200,6 +1280,7 @@ impl HostEngine {
         slot.agent_id = None;
         slot.replayed_through = 0;
         slot.cancel_sent = false;
+        slot.log_failed = false;
         slot.stderr_tail.clear();
         slot.client.prepare_new_agent(now);
         self.drain_client();
@@ -1354,6 +1435,34 @@ impl HostEngine {
 
     fn prompt(&mut self, text: &str, attachments: &[PromptAttachment], now: u64) {
         if text.trim().is_empty() && attachments.is_empty() {
+            return;
+        }
+        if let Some(slot) = &self.agent
+            && slot.configured
+            && slot.client.is_closed()
+            && !slot.stopping
+            && self.load.is_none()
+        {
+            // The agent exited (or was stopped, or tetherd was lost with it): the person going
+            // on is reason enough to start it again, resuming its session; the prompt goes once
+            // that session is ready.
+            self.log(LogLevel::Info, "the agent is not running: starting it again for the prompt".to_owned());
+            let generation = match self.sidecar {
+                SidecarState::Ready => {
+                    self.restart_agent(now);
+                    Some(self.generation)
+                }
+                // Without tetherd the session is reopened from its log once one runs (it is
+                // being started already unless it is `Disconnected`): whichever session that
+                // brings is the one the prompt goes to.
+                SidecarState::Disconnected => {
+                    self.restart(now);
+                    None
+                }
+                SidecarState::Starting | SidecarState::Greeting => None,
+            };
+            self.prompt_after_restart =
+                Some(PromptAfterRestart { generation, text: text.to_owned(), attachments: attachments.to_vec() });
             return;
         }
         let result = match &mut self.agent {
@@ -1512,6 +1621,7 @@ impl HostEngine {
                 if self.agent.as_ref().is_some_and(|slot| slot.generation == generation) {
                     let name = self.session.agent.clone();
                     let message = format!("Could not start the agent {name:?}: {}", error.message);
+                    self.drop_prompt_after_restart("the agent could not be started");
                     self.show(LogLevel::Error, format!("Tether: {message}"));
                     if let Some(slot) = &mut self.agent {
                         slot.client.thread_mut().push(Entry::Notice(NoticeView {
@@ -1594,6 +1704,17 @@ impl HostEngine {
                 }
                 Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed agent/stderr: {error}")),
             },
+            method::TETHERD_STOPPING => match serde_json::from_str::<TetherdStopping>(params) {
+                Ok(stopping) => {
+                    self.log(LogLevel::Info, format!("tetherd is stopping ({})", stopping.reason));
+                    self.sidecar_stopping = Some(stopping.reason);
+                }
+                Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed tetherd/stopping: {error}")),
+            },
+            method::AGENT_LOG_FAILED => match serde_json::from_str::<AgentLogFailed>(params) {
+                Ok(failed) => self.on_agent_log_failed(failed),
+                Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed agent/logFailed: {error}")),
+            },
             method::AGENT_EXITED => match serde_json::from_str::<AgentExited>(params) {
                 Ok(exited) => self.on_agent_exited(exited),
                 Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed agent/exited: {error}")),
@@ -1620,6 +1741,24 @@ impl HostEngine {
         }
     }
 
+    /// tetherd could not write the session's log and is ending the agent: the turn ends, what
+    /// waits for the agent is settled, and the person is told which log and why.
+    fn on_agent_log_failed(&mut self, failed: AgentLogFailed) {
+        let AgentLogFailed { agent_id, path, error } = failed;
+        let text = format!(
+            "Tether cannot write this session's log {path} ({error}), so it stopped the agent: the session does not go on unrecorded. Make room on the disk (or fix the file), then Restart or send a prompt to go on."
+        );
+        self.log(LogLevel::Error, text.clone());
+        let Some(slot) = self.agent_slot(agent_id) else { return };
+        slot.log_failed = true;
+        slot.client.handle_log_failed(&text);
+        self.drop_prompt_after_restart("the session's log cannot be written");
+        self.show(LogLevel::Error, text);
+        self.set_status(SessionStatus::Exited {
+            message: "The agent was stopped: the session's log cannot be written".to_owned(),
+        });
+    }
+
     fn on_agent_exited(&mut self, exited: AgentExited) {
         let description = match (exited.code, exited.signal) {
             (_, Some(signal)) => format!("was ended by signal {signal}"),
@@ -1630,14 +1769,20 @@ impl HostEngine {
             self.log(LogLevel::Info, format!("a previous agent {description}"));
             return;
         };
+        if slot.log_failed {
+            return self.log(LogLevel::Info, format!("the agent tetherd stopped for its log {description}"));
+        }
         let tail = slot.stderr_tail.iter().cloned().collect::<Vec<_>>().join("\n");
         slot.client.handle_exited(&description, exited.killed, &tail);
         let name = slot.profile.name.clone();
+        self.drop_prompt_after_restart(&format!("the agent {description}"));
         self.log(LogLevel::Info, format!("agent {name:?} {description}"));
         if !exited.killed {
             self.show(
                 LogLevel::Error,
-                format!("Tether: the agent {name:?} {description}. Restart it to go on with the session."),
+                format!(
+                    "Tether: the agent {name:?} {description}. Restart it, or send a prompt, to go on with the session."
+                ),
             );
         }
         self.set_status(SessionStatus::Exited { message: format!("The agent {description}") });
@@ -1741,8 +1886,10 @@ impl HostEngine {
             AcpEvent::SessionReady { session_id } => {
                 self.log(LogLevel::Info, format!("session {session_id} ready"));
                 self.set_status(SessionStatus::Ready);
+                self.send_prompt_after_restart();
             }
             AcpEvent::Failed { message } => {
+                self.drop_prompt_after_restart(&message);
                 self.log(LogLevel::Error, message.clone());
                 self.set_status(SessionStatus::Failed { message: capitalize(&message) });
             }
@@ -1788,6 +1935,28 @@ impl HostEngine {
                     None => self.log(LogLevel::Info, format!("audit (no session to record it in): {record}")),
                 }
             }
+        }
+    }
+
+    /// The agent started again for a prompt has its session: the prompt goes now.
+    fn send_prompt_after_restart(&mut self) {
+        let Some(slot) = &mut self.agent else { return };
+        let Some(waiting) = self
+            .prompt_after_restart
+            .take_if(|waiting| waiting.generation.is_none_or(|generation| generation == slot.generation))
+        else {
+            return;
+        };
+        if let Err(error) = slot.client.prompt(&waiting.text, &waiting.attachments, self.now) {
+            self.show(LogLevel::Warn, format!("The prompt was not sent: {error}."));
+        }
+    }
+
+    /// The agent started again for a prompt did not get as far as a session (`why`): the person
+    /// is told the prompt did not go, so that it can be sent again.
+    fn drop_prompt_after_restart(&mut self, why: &str) {
+        if let Some(waiting) = self.prompt_after_restart.take() {
+            self.show(LogLevel::Warn, format!("The prompt {:?} was not sent: {why}.", prompt_title(&waiting.text)));
         }
     }
 

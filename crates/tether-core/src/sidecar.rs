@@ -32,9 +32,11 @@
 //! | tetherd → host | `agent/message` | notification | [`AgentMessage`] |
 //! | tetherd → host | `agent/badLine` | notification | [`AgentBadLine`] |
 //! | tetherd → host | `agent/stderr` | notification | [`AgentStderr`] |
+//! | tetherd → host | `agent/logFailed` | notification | [`AgentLogFailed`] |
 //! | tetherd → host | `agent/exited` | notification | [`AgentExited`] |
 //! | tetherd → host | `terminal/data` | notification | [`TerminalData`] |
 //! | tetherd → host | `terminal/exited` | notification | [`TerminalExited`] |
+//! | tetherd → host | `tetherd/stopping` | notification | [`TetherdStopping`] |
 //!
 //! `agent/send` is a notification so that streaming to an agent never waits for a round trip; a
 //! send to an agent that is gone is reported back as `agent/exited` (already sent) or logged.
@@ -74,7 +76,9 @@ pub mod method {
     pub const AGENT_MESSAGE: &str = "agent/message";
     pub const AGENT_BAD_LINE: &str = "agent/badLine";
     pub const AGENT_STDERR: &str = "agent/stderr";
+    pub const AGENT_LOG_FAILED: &str = "agent/logFailed";
     pub const AGENT_EXITED: &str = "agent/exited";
+    pub const TETHERD_STOPPING: &str = "tetherd/stopping";
 }
 
 /// JSON-RPC error codes tetherd uses beyond the standard ones.
@@ -242,6 +246,30 @@ pub struct AgentStderr {
     /// The line's `seq` in the session's event log (see [`AgentMessage::seq`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
+}
+
+/// The session's event log could not be written (the disk is full, the file grew past a limit,
+/// the disk failed). tetherd stops the agent, since a session must not go on unrecorded, and
+/// forwards nothing the agent prints from then on: nothing a host shows is missing from the log.
+/// `agent/exited` follows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentLogFailed {
+    pub agent_id: AgentId,
+    /// The log's path.
+    pub path: String,
+    /// The system's error, e.g. "No space left on device (os error 28)".
+    pub error: String,
+}
+
+/// tetherd is stopping on purpose (a stop signal such as SIGTERM): it ends its agents and closes
+/// the connections next. A host does not start it again by itself then, as it does after a
+/// tetherd that was lost without a word (killed, crashed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TetherdStopping {
+    /// Why, e.g. "SIGTERM".
+    pub reason: String,
 }
 
 /// The agent process ended and has been reaped.

@@ -4,10 +4,10 @@
 // Test helpers unwrap freely: a panic here is a failed test with its message.
 #![allow(clippy::unwrap_used)]
 
-use tether_core::host::{FRAME_MS, HostEngine};
+use tether_core::host::{FRAME_MS, HostEngine, MAX_AUTOMATIC_SIDECAR_RESTARTS, SIDECAR_RESTART_WINDOW_MS};
 use tether_core::host_api::{AgentProfile, EditorSelection, EngineConfig, HostAction, HostCommand, ResolvedPath};
-use tether_core::thread::{ChunkKind, Entry, Thread, ThreadPatch};
-use tether_core::webview::{HostToWebview, SessionStatus, WebviewToHost};
+use tether_core::thread::{ChunkKind, Entry, PermissionOutcome, Thread, ThreadPatch, TurnState};
+use tether_core::webview::{HostToWebview, SessionStatus, ViewSnapshot, WebviewToHost};
 
 fn config() -> EngineConfig {
     EngineConfig {
@@ -152,6 +152,31 @@ fn handshake_with_tetherd_then_agent() {
     );
 }
 
+/// The id of the last request with `method` among the lines the engine wrote to tetherd.
+fn last_request_id(actions: &[HostAction], method: &str) -> Option<u64> {
+    sidecar_lines(actions)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|line| line["method"] == method)
+        .filter_map(|line| line["id"].as_u64())
+        .next_back()
+}
+
+fn shown_messages(actions: &[HostAction]) -> Vec<&str> {
+    actions
+        .iter()
+        .filter_map(|action| match action {
+            HostAction::ShowMessage { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A tetherd that was running and is lost (killed, crashed) is started again by the engine
+/// itself, and the session reopened from its log: the person chose to run this session, and
+/// asking them to press Restart after every loss only adds a step between them and their work.
+/// A tetherd lost again and again is a crash that a restart does not cure, so after a few losses
+/// within a few minutes the person is asked instead.
 #[test]
 fn tetherd_is_started_by_the_engine_and_restarted_after_a_loss() {
     let mut now = 0;
@@ -163,13 +188,85 @@ fn tetherd_is_started_by_the_engine_and_restarted_after_a_loss() {
 
     let mut engine = ready_engine(&mut now);
     drain(&mut engine);
-    engine.handle_sidecar_closed("tetherd was killed", now);
+    for loss in 1..=MAX_AUTOMATIC_SIDECAR_RESTARTS {
+        now += 1000;
+        engine.handle_sidecar_closed("tetherd exited (signal SIGKILL)", now);
+        let actions = drain(&mut engine);
+        assert!(actions.contains(&HostAction::StartSidecar), "loss {loss}: tetherd is started again: {actions:?}");
+        assert_eq!(shown_messages(&actions), Vec::<&str>::new(), "loss {loss}: nothing to do for the person");
+        // The new tetherd says hello back; the engine looks for the session to go on with.
+        engine.handle_sidecar_connected(now);
+        let hello = last_request_id(&drain(&mut engine), "hello").unwrap();
+        engine.handle_sidecar_bytes(
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{hello},\"result\":{{\"tetherdVersion\":\"0.1.0\",\"pid\":9}}}}\n")
+                .as_bytes(),
+            now,
+        );
+        assert!(last_request_id(&drain(&mut engine), "session/list").is_some(), "loss {loss}: the session is reopened");
+    }
+
+    // One loss more within the window: the person is asked, with why.
+    now += 1000;
+    engine.handle_sidecar_closed("tetherd exited (signal SIGKILL)", now);
     let actions = drain(&mut engine);
-    assert!(!actions.contains(&HostAction::StartSidecar), "not restarted behind the person's back");
-    assert!(actions.iter().any(|action| matches!(action,
-        HostAction::ShowMessage { text, .. } if text == "Tether lost the connection to tetherd (tetherd was killed). Restart to go on with the session.")));
+    assert!(!actions.contains(&HostAction::StartSidecar), "a crash loop is not restarted for ever");
+    assert_eq!(
+        shown_messages(&actions),
+        [
+            "Tether lost the connection to tetherd (tetherd exited (signal SIGKILL)). tetherd was lost 4 times within 5 minutes, so Tether does not start it again by itself. Restart to go on with the session."
+        ]
+    );
     engine.handle_command(HostCommand::NewSession, now);
+    assert!(drain(&mut engine).contains(&HostAction::StartSidecar), "the person can start it");
+
+    // A tetherd that never accepted the hello (it failed to start) is not started again by
+    // itself either: that is no loss of a running session, and would only fail again.
+    engine.handle_sidecar_closed("tetherd did not start: no such file", now);
+    let actions = drain(&mut engine);
+    assert!(!actions.contains(&HostAction::StartSidecar));
+    assert_eq!(
+        shown_messages(&actions),
+        [
+            "Tether lost the connection to tetherd (tetherd did not start: no such file). Restart to go on with the session."
+        ]
+    );
+
+    // Once the losses are older than the window, a loss is restarted by itself again.
+    engine.handle_command(HostCommand::NewSession, now);
+    drain(&mut engine);
+    engine.handle_sidecar_connected(now);
+    let hello = last_request_id(&drain(&mut engine), "hello").unwrap();
+    engine.handle_sidecar_bytes(
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{hello},\"result\":{{\"tetherdVersion\":\"0.1.0\",\"pid\":9}}}}\n")
+            .as_bytes(),
+        now,
+    );
+    now += SIDECAR_RESTART_WINDOW_MS;
+    engine.handle_sidecar_closed("tetherd exited (signal SIGKILL)", now);
     assert!(drain(&mut engine).contains(&HostAction::StartSidecar));
+
+    // A tetherd stopped on purpose (SIGTERM) says so before it goes: that is no loss, and it is
+    // not started again behind whoever stopped it.
+    engine.handle_sidecar_connected(now);
+    let hello = last_request_id(&drain(&mut engine), "hello").unwrap();
+    engine.handle_sidecar_bytes(
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{hello},\"result\":{{\"tetherdVersion\":\"0.1.0\",\"pid\":9}}}}\n")
+            .as_bytes(),
+        now,
+    );
+    engine.handle_sidecar_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"tetherd/stopping\",\"params\":{\"reason\":\"SIGTERM\"}}\n",
+        now,
+    );
+    engine.handle_sidecar_closed("tetherd closed the connection", now);
+    let actions = drain(&mut engine);
+    assert!(!actions.contains(&HostAction::StartSidecar));
+    assert_eq!(
+        shown_messages(&actions),
+        [
+            "Tether lost the connection to tetherd (tetherd closed the connection): tetherd was stopped (SIGTERM). Restart to go on with the session."
+        ]
+    );
 }
 
 #[test]
@@ -770,4 +867,139 @@ fn an_untrusted_workspace_starts_nothing_until_the_person_trusts_it() {
     hello_accepted(&mut engine, 8);
     let spawn = sidecar_lines(&drain(&mut engine));
     assert!(spawn.contains(r#""method":"agent/spawn","params":{"name":"Other","command":"other-agent""#), "{spawn}");
+}
+
+/// The messages the engine sent to agent `agent_id` through tetherd, in order.
+fn sent_to_agent(actions: &[HostAction], agent_id: u64) -> Vec<serde_json::Value> {
+    sidecar_lines(actions)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|line| line["method"] == "agent/send" && line["params"]["agentId"] == agent_id)
+        .map(|line| line["params"]["message"].clone())
+        .collect()
+}
+
+#[test]
+fn a_prompt_after_the_agent_exited_starts_it_again_and_goes_once_its_session_is_ready() {
+    let mut now = 0;
+    let mut engine = ready_engine(&mut now);
+    engine.handle_webview(WebviewToHost::Ready, now);
+    engine.handle_sidecar_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"agent/exited\",\"params\":{\"agentId\":7,\"code\":null,\"signal\":9,\"killed\":false}}\n",
+        now,
+    );
+    drain(&mut engine);
+
+    engine.handle_webview(WebviewToHost::Prompt { text: "Go on".to_owned(), attachments: Vec::new() }, now);
+    let actions = drain(&mut engine);
+    assert_eq!(shown_messages(&actions), Vec::<&str>::new(), "the prompt is not refused");
+    let spawn = last_request_id(&actions, "agent/spawn").expect("the agent is started again");
+    engine.handle_sidecar_bytes(
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{spawn},\"result\":{{\"agentId\":8,\"pid\":101}}}}\n").as_bytes(),
+        now,
+    );
+    let handshake = sent_to_agent(&drain(&mut engine), 8);
+    assert_eq!(handshake.iter().map(|message| message["method"].clone()).collect::<Vec<_>>(), ["initialize"]);
+    let initialize = handshake[0]["id"].clone();
+    engine.handle_sidecar_bytes(
+        &from_agent(
+            8,
+            &format!(r#"{{"jsonrpc":"2.0","id":{initialize},"result":{{"protocolVersion":1,"agentCapabilities":{{"loadSession":true}}}}}}"#),
+        ),
+        now,
+    );
+    let resume = sent_to_agent(&drain(&mut engine), 8);
+    assert_eq!(resume[0]["method"], "session/load", "the agent's session is resumed: {resume:?}");
+    assert_eq!(resume[0]["params"]["sessionId"], "s1");
+    let prompts = |actions: &[HostAction]| {
+        sent_to_agent(actions, 8).into_iter().filter(|message| message["method"] == "session/prompt").count()
+    };
+    assert_eq!(prompts(&drain(&mut engine)), 0, "the prompt waits for the session");
+
+    let load = resume[0]["id"].clone();
+    engine.handle_sidecar_bytes(&from_agent(8, &format!(r#"{{"jsonrpc":"2.0","id":{load},"result":{{}}}}"#)), now);
+    // The prompt leaves once tetherd has snapshotted the workspace.
+    let actions = drain(&mut engine);
+    if let Some(snapshot) = last_request_id(&actions, "snapshot/take") {
+        engine.handle_sidecar_bytes(
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{snapshot},\"result\":{{\"tree\":\"t1\"}}}}\n").as_bytes(),
+            now,
+        );
+    }
+    let actions = [actions, drain(&mut engine)].concat();
+    let prompt: Vec<serde_json::Value> =
+        sent_to_agent(&actions, 8).into_iter().filter(|message| message["method"] == "session/prompt").collect();
+    assert_eq!(prompt.len(), 1, "the prompt goes once: {actions:?}");
+    assert_eq!(prompt[0]["params"]["prompt"][0]["text"], "Go on");
+}
+
+#[test]
+fn a_session_log_tetherd_cannot_write_ends_the_turn_and_says_which_log_and_why() {
+    let mut now = 0;
+    let mut engine = ready_engine(&mut now);
+    engine.handle_webview(WebviewToHost::Ready, now);
+    engine.handle_webview(WebviewToHost::Prompt { text: "Edit it".to_owned(), attachments: Vec::new() }, now);
+    engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tree\":\"t0\"}}\n", now);
+    engine.handle_sidecar_bytes(
+        &from_agent(7, &permission_request(40, r#"{"toolCallId":"edit-1","title":"Edit a.txt","kind":"edit"}"#)),
+        now,
+    );
+    drain(&mut engine);
+
+    engine.handle_sidecar_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"agent/logFailed\",\"params\":{\"agentId\":7,\"path\":\"/ws/.tether/sessions/s/events.jsonl\",\"error\":\"cannot append to it: File too large (os error 27)\"}}\n",
+        now,
+    );
+    // tetherd ends the agent after saying so; its exit adds nothing.
+    engine.handle_sidecar_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"agent/exited\",\"params\":{\"agentId\":7,\"code\":null,\"signal\":15,\"killed\":false}}\n",
+        now,
+    );
+    now += 1000;
+    engine.handle_timeout(now);
+    let actions = drain(&mut engine);
+    let text = "Tether cannot write this session's log /ws/.tether/sessions/s/events.jsonl (cannot append to it: File too large (os error 27)), so it stopped the agent: the session does not go on unrecorded. Make room on the disk (or fix the file), then Restart or send a prompt to go on.";
+    assert_eq!(shown_messages(&actions), [text], "the person is told once, with the log and the cause");
+    assert_eq!(
+        last_status(&actions),
+        Some(SessionStatus::Exited {
+            message: "The agent was stopped: the session's log cannot be written".to_owned()
+        })
+    );
+    // The card can no longer be answered, the turn has ended, and the thread says why.
+    let snapshot = webview_snapshot(&mut engine, now);
+    let card = snapshot.entries.iter().find_map(|entry| match entry {
+        Entry::ToolCall(call) => call.permission.clone(),
+        _ => None,
+    });
+    assert_eq!(card.unwrap().outcome, Some(PermissionOutcome::Cancelled));
+    assert_eq!(
+        snapshot.turn,
+        TurnState::Failed { message: "the session's log could not be written, so Tether stopped the agent".to_owned() }
+    );
+    let notices: Vec<&str> = snapshot
+        .entries
+        .iter()
+        .filter_map(|entry| match entry {
+            Entry::Notice(notice) => Some(notice.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notices, [text]);
+    assert!(snapshot.session.can_restart, "Restart is offered");
+}
+
+/// What a webview that (re)loads now is sent.
+fn webview_snapshot(engine: &mut HostEngine, now: u64) -> ViewSnapshot {
+    engine.handle_webview(WebviewToHost::Ready, now);
+    drain(engine)
+        .into_iter()
+        .find_map(|action| match action {
+            HostAction::PostWebview { message } => match *message {
+                HostToWebview::Snapshot { snapshot } => Some(snapshot),
+                _ => None,
+            },
+            _ => None,
+        })
+        .expect("a snapshot for the webview")
 }

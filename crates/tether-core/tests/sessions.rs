@@ -708,3 +708,60 @@ fn a_session_whose_agent_is_not_configured_is_shown_but_its_recorded_command_nev
         (Some("/ext/bin/tether-test-agent"), None)
     );
 }
+
+#[test]
+fn a_lost_tetherd_is_started_again_the_turn_shows_as_interrupted_and_a_prompt_sent_meanwhile_goes_after_the_resume() {
+    let mut tetherd = Tetherd::connect();
+    tetherd.answer("session/list", r#"{"sessions":[]}"#);
+    tetherd.answer("agent/spawn", &format!(r#"{{"agentId":1,"pid":100,"sessionDir":"{DIR}"}}"#));
+    tetherd.agent_says(
+        1,
+        Some(2),
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}"#,
+    );
+    tetherd.agent_says(1, Some(4), r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#);
+
+    // tetherd dies while the second turn streams: it is started again at once, with no word to
+    // the person, and a prompt sent while it starts waits for the session.
+    tetherd.engine.handle_sidecar_closed("tetherd exited (signal SIGKILL)", tetherd.now);
+    tetherd.pump();
+    assert!(tetherd.actions.contains(&HostAction::StartSidecar), "tetherd is started again");
+    assert!(!tetherd.actions.iter().any(|action| matches!(action, HostAction::ShowMessage { .. })));
+    assert!(tetherd.session().can_restart, "the prompt box stays usable");
+    tetherd
+        .engine
+        .handle_webview(WebviewToHost::Prompt { text: "Go on".to_owned(), attachments: Vec::new() }, tetherd.now);
+    tetherd.pump();
+    assert!(!tetherd.actions.iter().any(|action| matches!(action, HostAction::ShowMessage { .. })));
+
+    // The new tetherd: the session is reopened from its log, and its agent resumed.
+    tetherd.engine.handle_sidecar_connected(tetherd.now);
+    tetherd.answer("hello", r#"{"tetherdVersion":"0.1.0","pid":10}"#);
+    let list = tetherd.request("session/list");
+    assert_eq!(list["params"]["tetherDir"], "/ws/.tether");
+    tetherd.answer("session/list", &listed(2, None));
+    read_in_two_pieces(&mut tetherd, &session_log(true));
+    tetherd.answer("agent/spawn", &format!(r#"{{"agentId":2,"pid":101,"sessionDir":"{DIR}"}}"#));
+    tetherd.agent_answers(2, 11, "initialize", r#"{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}"#);
+    let prompts = |tetherd: &mut Tetherd| {
+        tetherd.sent_to_agent(2).into_iter().filter(|message| message["method"] == "session/prompt").count()
+    };
+    assert_eq!(prompts(&mut tetherd), 0, "the prompt waits for the session");
+    tetherd.agent_answers(2, 12, "session/load", "{}");
+    tetherd.answer("snapshot/take", r#"{"tree":"t2"}"#);
+    let prompt = tetherd.sent_to_agent(2).into_iter().find(|message| message["method"] == "session/prompt").unwrap();
+    assert_eq!(prompt["params"]["prompt"][0]["text"], "Go on");
+    expect_test::expect![[r#"
+        {"type":"user","text":"Hello","attachments":[]}
+        {"type":"agent","chunks":[{"kind":"text","text":"Hi there."}]}
+        {"type":"user","text":"Count slowly","attachments":[]}
+        {"type":"agent","chunks":[{"kind":"text","text":"one "}]}
+        {"type":"notice","level":"error","text":"The agent was interrupted: Tether lost the connection to tetherd (tetherd exited (signal SIGKILL)).","detail":null}
+        {"type":"notice","level":"info","text":"The agent resumed this session.","detail":null}
+        {"type":"user","text":"Go on","attachments":[]}
+        turn: {"type":"running"}
+        status: {"type":"ready"}
+        can restart: false
+    "#]]
+    .assert_eq(&tetherd.chat());
+}

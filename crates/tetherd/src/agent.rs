@@ -40,8 +40,8 @@ use serde_json::value::RawValue;
 use tether_core::framing::{FrameError, LineFramer};
 use tether_core::jsonrpc::encode_notification;
 use tether_core::sidecar::{
-    AgentBadLine, AgentExited, AgentId, AgentMessage, AgentStderr, BadLineKind, SessionMeta, SpawnParams, SpawnResult,
-    method, preview_of,
+    AgentBadLine, AgentExited, AgentId, AgentLogFailed, AgentMessage, AgentStderr, BadLineKind, SessionMeta,
+    SpawnParams, SpawnResult, method, preview_of,
 };
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
@@ -355,8 +355,13 @@ impl AgentRegistry {
         };
         // Under the registry's lock, so that the log has the messages in the order they are
         // queued even when two hosts send to the agent at once.
-        if let Some(session) = agents.sessions.get(&agent_id) {
-            session.events.sent(message);
+        if let Some(session) = agents.sessions.get(&agent_id)
+            && !session.events.sent(message)
+        {
+            // The session must not go on unrecorded; the agent is being ended (see
+            // `Supervisor::run`), and this message would be the first the log does not have.
+            tracing::warn!(agent = %handle.name, agent_id, "message dropped: the session's event log has stopped");
+            return Ok(());
         }
         if handle.stdin.sender.send((message.to_owned(), room)).is_err() {
             tracing::warn!(agent = %handle.name, agent_id, "message dropped: the agent's stdin is closed");
@@ -421,6 +426,9 @@ impl Supervisor {
         // failure with its reason on stderr.
         let mut killed = false;
         let mut stalled = false;
+        // The session's event log stopped: the agent is ended, since nothing it does from then
+        // on would be recorded. Reported like `stalled`, as a failure.
+        let mut log_failed = false;
         let mut sigkill_at: Option<Instant> = None;
         let status = loop {
             tokio::select! {
@@ -445,6 +453,17 @@ impl Supervisor {
                     sigkill_at = Some(Instant::now() + self.registry.kill_grace);
                     forward_stderr_line(&self.forwarding(), reason).await;
                 }
+                error = log_failure(self.events.as_ref()), if !killed && !stalled && !log_failed => {
+                    log_failed = true;
+                    tracing::error!(agent = %self.name, agent_id = self.agent_id, %error,
+                        "the session's event log cannot be written; ending the agent");
+                    // Signalled first, as for a stalled agent: telling the hosts may wait.
+                    process_group::signal(self.pid, GroupSignal::Terminate);
+                    sigkill_at = Some(Instant::now() + self.registry.kill_grace);
+                    let path = self.events.as_ref().map(|events| events.path().display().to_string());
+                    let failed = AgentLogFailed { agent_id: self.agent_id, path: path.unwrap_or_default(), error };
+                    self.registry.fanout.publish(encode_notification(method::AGENT_LOG_FAILED, &failed)).await;
+                }
                 () = sleep_until_if_set(sigkill_at) => {
                     tracing::warn!(agent = %self.name, agent_id = self.agent_id,
                         "agent still running after the kill grace; sending SIGKILL");
@@ -456,7 +475,7 @@ impl Supervisor {
         // The pipes may now be closed by the agent's own exit; from here on the forwarders stop
         // as soon as they go quiet, in case a leftover helper holds them open.
         exited_sender.send_replace(true);
-        if killed || stalled {
+        if killed || stalled || log_failed {
             self.finish_group_kill(sigkill_at).await;
         }
         for forwarder in [stdout_forwarder, stderr_forwarder] {
@@ -499,6 +518,14 @@ impl Supervisor {
             tracing::warn!(agent = %self.name, agent_id = self.agent_id,
                 "processes of the agent's group survive SIGKILL");
         }
+    }
+}
+
+/// Waits until the session's event log stops, and says why; for ever when there is no log.
+async fn log_failure(events: Option<&EventLog>) -> String {
+    match events {
+        Some(events) => events.failure().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -592,7 +619,15 @@ async fn forward_stdout_line(forwarding: &Forwarding, line: Result<String, Frame
     let Forwarding { agent_id, name, fanout, events } = forwarding;
     let read = read_stdout_line(*agent_id, name, line);
     let seq = match (events, &read) {
-        (Some(events), Ok(message)) => events.received(message.get()).await,
+        (Some(events), Ok(message)) => match events.received(message.get()).await {
+            Some(seq) => Some(seq),
+            None => {
+                // The log has stopped (and the agent is being ended): a message a host showed
+                // would be one the session's log does not have.
+                tracing::warn!(agent = %name, agent_id, "agent message dropped: the session's event log has stopped");
+                return;
+            }
+        },
         _ => None,
     };
     fanout.publish(stdout_notification(*agent_id, &read, seq)).await;
@@ -676,7 +711,14 @@ async fn forward_stderr(forwarding: Forwarding, mut stderr: ChildStderr, mut exi
 async fn forward_stderr_line(forwarding: &Forwarding, line: String) {
     let Forwarding { agent_id, name, fanout, events } = forwarding;
     tracing::info!(agent = %name, agent_id, "stderr: {line}");
-    let seq = events.as_ref().and_then(|events| events.stderr(&line));
+    let seq = match events {
+        Some(events) => match events.stderr(&line) {
+            Some(seq) => Some(seq),
+            // As for stdout: what the log does not have is not shown (tetherd's log has it).
+            None => return,
+        },
+        None => None,
+    };
     fanout.publish(encode_notification(method::AGENT_STDERR, &AgentStderr { agent_id: *agent_id, line, seq })).await;
 }
 

@@ -12,8 +12,10 @@
 //! permission, a file write to review) and when the agent exits. The sync runs on a blocking
 //! thread, so that the runtime never waits for the disk.
 //!
-//! The log is a record, not a reason to stop the agent: after the first write or sync error the
-//! log says so once in tetherd's own log and stops, and the agent goes on.
+//! A session must not go on unrecorded: after the first write or sync error the log stops (a line
+//! the failed write left half written is cut off), says so once in tetherd's own log, and
+//! [`EventLog::failure`] tells the agent's supervisor, which stops the agent and tells the hosts
+//! (`agent/logFailed`). Nothing that could not be logged is forwarded or sent.
 //!
 //! A session that is continued (a new agent for a session folder of an earlier one) appends to
 //! the folder's log: [`EventLog::open_existing`] cuts off a line a crash left half written and
@@ -31,6 +33,7 @@ use anyhow::Context as _;
 use tether_core::jsonrpc::{Message, RequestId, parse_message};
 use tether_core::session_log::{EVENTS_FILE, LogEvent, encode_line, read_log};
 use tether_core::sidecar::preview_of;
+use tokio::sync::watch;
 
 use crate::session::{explain_link, private_file_options};
 use crate::utc::UtcTime;
@@ -55,12 +58,16 @@ pub struct EventLog {
 struct Shared {
     path: PathBuf,
     writer: Mutex<Writer>,
+    /// Why the log stopped, once it has.
+    failure: watch::Sender<Option<String>>,
 }
 
 #[derive(Debug)]
 struct Writer {
     /// `None` once writing or syncing has failed: the log stops there.
     file: Option<Arc<File>>,
+    /// The file's length after the last whole line: a failed write is cut back to it.
+    len: u64,
     /// The `seq` of the next line.
     next_seq: u64,
     sync_points: SyncPoints,
@@ -78,7 +85,7 @@ impl EventLog {
             .map_err(|error| explain_link(&path, error))
             .with_context(|| format!("cannot create {}", path.display()))?;
         claim(&file, &path)?;
-        Ok(Self::writing_to(path, file, 1))
+        Ok(Self::writing_to(path, file, 0, 1))
     }
 
     /// Opens `<session_dir>/events.jsonl` to continue it (creating it, owner-only, if it is
@@ -99,12 +106,27 @@ impl EventLog {
         claim(&file, &path)?;
         let last_seq = cut_partial_line_and_find_last_seq(&file, &path)
             .with_context(|| format!("cannot continue {}", path.display()))?;
-        Ok(Self::writing_to(path, file, last_seq + 1))
+        let len = file.metadata().with_context(|| format!("cannot continue {}", path.display()))?.len();
+        Ok(Self::writing_to(path, file, len, last_seq + 1))
     }
 
-    fn writing_to(path: PathBuf, file: File, next_seq: u64) -> Self {
-        let writer = Writer { file: Some(Arc::new(file)), next_seq, sync_points: SyncPoints::default() };
-        Self { shared: Arc::new(Shared { path, writer: Mutex::new(writer) }) }
+    fn writing_to(path: PathBuf, file: File, len: u64, next_seq: u64) -> Self {
+        let writer = Writer { file: Some(Arc::new(file)), len, next_seq, sync_points: SyncPoints::default() };
+        let (failure, _) = watch::channel(None);
+        Self { shared: Arc::new(Shared { path, writer: Mutex::new(writer), failure }) }
+    }
+
+    /// The log's path.
+    pub fn path(&self) -> &Path {
+        &self.shared.path
+    }
+
+    /// Waits until the log stops after an I/O error, and says why (the system's error).
+    pub async fn failure(&self) -> String {
+        let mut failure = self.shared.failure.subscribe();
+        let stopped = failure.wait_for(Option::is_some).await;
+        // The sender lives as long as `self`, so waiting ends only with a failure.
+        stopped.ok().and_then(|failure| failure.clone()).unwrap_or_default()
     }
 
     /// Whether the log has stopped after an I/O error: nothing more is written to it.
@@ -118,11 +140,12 @@ impl EventLog {
         self.shared.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Records a line about to be written to the agent's stdin (JSON text, as sent).
-    pub fn sent(&self, message: &str) {
+    /// Records a line about to be written to the agent's stdin (JSON text, as sent); returns
+    /// whether it is in the log (a line that is not must not be sent).
+    pub fn sent(&self, message: &str) -> bool {
         let mut writer = self.lock();
         writer.sync_points.sent(message);
-        self.append(&mut writer, &LogEvent::ToAgent(message.to_owned()));
+        self.append(&mut writer, &LogEvent::ToAgent(message.to_owned())).is_some()
     }
 
     /// Records a line of the agent's stdout (JSON text, as received) before it is forwarded;
@@ -181,9 +204,16 @@ impl EventLog {
         match (&**file).write_all(line.as_bytes()) {
             Ok(()) => {
                 writer.next_seq += 1;
+                writer.len += line.len() as u64;
                 Some(seq)
             }
             Err(error) => {
+                // A full disk or a file size limit lets part of the line through: it is cut off,
+                // so that the log ends with its last whole line. Shrinking a file needs no room.
+                if let Err(cut_error) = file.set_len(writer.len) {
+                    tracing::warn!(path = %self.shared.path.display(), error = %cut_error,
+                        "cannot cut off the event log's unfinished last line");
+                }
                 self.stop(writer, "cannot append to", &error);
                 None
             }
@@ -212,8 +242,9 @@ impl EventLog {
     /// complete.
     fn stop(&self, writer: &mut Writer, what: &str, error: &std::io::Error) {
         writer.file = None;
-        tracing::warn!(path = %self.shared.path.display(), %error,
-            "{what} the session's event log; it stops here, the agent goes on");
+        tracing::error!(path = %self.shared.path.display(), %error,
+            "{what} the session's event log; it stops here, and so does the agent");
+        self.shared.failure.send_replace(Some(format!("{what} it: {error}")));
     }
 }
 

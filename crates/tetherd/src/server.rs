@@ -3,8 +3,9 @@
 //!
 //! tetherd outlives window reloads on purpose, but must not outlive the host for good: when no
 //! host has been connected for the grace period, it kills its agents, removes its socket and
-//! exits. Every path out goes through the same shutdown, which reaps every agent and every
-//! terminal command.
+//! exits. Every path out goes through the same shutdown, which first tells the hosts that this is
+//! a stop (`tetherd/stopping`, so that they do not start tetherd again as after a crash), then
+//! reaps every agent and every terminal command.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,6 +16,8 @@ use anyhow::Context as _;
 use interprocess::local_socket::tokio::Listener;
 use interprocess::local_socket::traits::tokio::Listener as _;
 use interprocess::local_socket::{GenericFilePath, ListenerOptions, ToFsName};
+use tether_core::jsonrpc::encode_notification;
+use tether_core::sidecar::{TetherdStopping, method};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -83,6 +86,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     // Stop being reachable first, so that no host connects to a tetherd on its way out.
     drop(listener);
     drop(socket_file);
+    // The hosts hear that this is a stop, not a loss: they do not start tetherd again by
+    // themselves. A host that does not read in time is not waited for.
+    let stopping = encode_notification(method::TETHERD_STOPPING, &TetherdStopping { reason: reason.to_owned() });
+    if tokio::time::timeout(FLUSH_AT_SHUTDOWN, fanout.publish(stopping)).await.is_err() {
+        tracing::warn!("a host did not take the news of the shutdown in time");
+    }
     fanout.set_phase(Phase::Closing);
     // An agent ends its terminals itself once it is gone; killing the terminals alongside the
     // agents makes shutdown take one kill grace rather than two.

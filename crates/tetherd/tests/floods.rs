@@ -15,10 +15,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use support::{Client, Line, Tetherd, peak_rss_kib, sh, tether_test_agent};
+use support::{
+    Client, Line, Tetherd, assert_log_matches_record, fold, peak_rss_kib, recorded_messages, sh, tether_test_agent,
+};
 use tether_core::acp::{AcpClient, ClientInfo, MAX_AGENT_REQUESTS_WAITING};
 use tether_core::permissions::{Mode, PermissionPolicy};
-use tether_core::session_log::{EVENTS_FILE, LogEvent, ReadLog, read_log};
+use tether_core::session_log::{EVENTS_FILE, read_log};
 use tether_core::thread::{Entry, NoticeLevel, TurnState};
 
 /// The longest agent line the tetherd of these tests accepts (`--max-line-bytes`).
@@ -76,51 +78,6 @@ fn call_agent(host: &mut Client, agent_id: u64, id: u64, message: &Value) -> (Va
     }
 }
 
-/// The thread a person would see after folding `log`, as JSON lines.
-fn fold(log: &ReadLog) -> String {
-    let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
-    let (client, problems) = AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), log);
-    assert!(problems.is_empty(), "the log folds without problems: {problems:?}");
-    let mut thread: Vec<String> = client.thread().entries().iter().map(|entry| json!(entry).to_string()).collect();
-    thread.push(format!("turn: {}", json!(client.thread().turn())));
-    thread.join("\n")
-}
-
-/// The JSON messages among the lines the agent recorded writing (`--record-stdout`), in order.
-fn recorded_messages(record: &Path) -> Vec<String> {
-    let bytes = std::fs::read(record).expect("the agent's record exists");
-    bytes
-        .split(|&byte| byte == b'\n')
-        .filter(|line| line.len() <= MAX_LINE_BYTES as usize)
-        .filter_map(|line| std::str::from_utf8(line).ok())
-        .filter(|line| serde_json::from_str::<&serde_json::value::RawValue>(line).is_ok())
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Checks that the session log lost nothing the agent sent: its messages from the agent are the
-/// agent's record, in order, and the log folds to the same thread as the log with the agent's
-/// record in their place.
-fn assert_log_matches_record(log: &ReadLog, record: &[String]) {
-    let logged: Vec<&str> = log
-        .entries
-        .iter()
-        .filter_map(|entry| match &entry.event {
-            LogEvent::FromAgent(message) => Some(message.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(logged, record, "the log has every message the agent sent, in order, and nothing else");
-    let mut from_record = log.clone();
-    let mut recorded = record.iter();
-    for entry in &mut from_record.entries {
-        if let LogEvent::FromAgent(message) = &mut entry.event {
-            *message = recorded.next().expect("as many recorded messages as logged ones").clone();
-        }
-    }
-    assert_eq!(fold(log), fold(&from_record), "the log folds to the thread the agent sent");
-}
-
 #[test]
 fn a_100_mb_line_is_an_error_for_that_line_only_and_memory_stays_bounded() {
     let max_line = MAX_LINE_BYTES.to_string();
@@ -173,7 +130,7 @@ fn a_100_mb_line_is_an_error_for_that_line_only_and_memory_stays_bounded() {
     assert!(peak < cap, "peak RSS {peak} KiB against a cap of {cap} KiB");
 
     let log = read_log(&std::fs::read_to_string(session_dir.join(EVENTS_FILE)).expect("the event log exists"));
-    assert_log_matches_record(&log, &recorded_messages(&record));
+    assert_log_matches_record(&log, &recorded_messages(&record, MAX_LINE_BYTES));
     assert!(fold(&log).contains("After the huge line."), "the session went on after the huge line");
 }
 
@@ -349,7 +306,7 @@ fn a_thousand_requests_at_once_get_each_an_answer_with_bounded_state_and_the_ses
         "the person is told once"
     );
     // The agent's own record: one report per request, saying how it was answered.
-    let reports: Vec<String> = recorded_messages(&record)
+    let reports: Vec<String> = recorded_messages(&record, MAX_LINE_BYTES)
         .iter()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter_map(|message| message["params"]["update"]["content"]["text"].as_str().map(str::to_owned))
@@ -366,6 +323,6 @@ fn a_thousand_requests_at_once_get_each_an_answer_with_bounded_state_and_the_ses
     });
     assert_eq!(engine.client.thread().turn(), &TurnState::Ended { stop_reason: "end_turn".to_owned() });
     let log = read_log(&std::fs::read_to_string(session_dir.join(EVENTS_FILE)).expect("the event log exists"));
-    assert_log_matches_record(&log, &recorded_messages(&record));
+    assert_log_matches_record(&log, &recorded_messages(&record, MAX_LINE_BYTES));
     assert!(fold(&log).contains("Still here."), "the log has the turn after the flood");
 }

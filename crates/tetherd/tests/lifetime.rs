@@ -101,6 +101,12 @@ fn sigterm_kills_the_agents_and_exits_cleanly() {
     let mut host = tetherd.host();
     let (agent_id, agent_pid) = host.spawn(sh("sleep 1000"));
     tetherd.signal(nix::sys::signal::Signal::SIGTERM);
+    // The host hears first that this is a stop on purpose (it does not start tetherd again).
+    let stopping = host.next_line().expect("a line before the connection closes");
+    assert_eq!(
+        stopping.value,
+        json!({ "jsonrpc": "2.0", "method": "tetherd/stopping", "params": { "reason": "SIGTERM" } })
+    );
     let exited = host.agent_event("agent/exited", agent_id);
     assert_eq!(exited.params()["killed"], json!(true), "the host hears about the kill");
     assert!(tetherd.wait_for_exit().success());

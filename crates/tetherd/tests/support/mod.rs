@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use tether_core::acp::{AcpClient, ClientInfo};
+use tether_core::permissions::{Mode, PermissionPolicy};
+use tether_core::session_log::{LogEvent, ReadLog};
 
 /// How long any single wait may take before the test fails. Generous: the machine is shared.
 pub const TIMEOUT: Duration = Duration::from_secs(20);
@@ -42,8 +45,33 @@ impl Tetherd {
 
     /// Starts tetherd on `socket`; `Err` carries its stderr when it exits instead of listening.
     pub fn start_at(dir: tempfile::TempDir, socket: PathBuf, args: &[&str]) -> Result<Tetherd, String> {
-        let mut child =
-            tetherd_command(&socket, args).env("TETHER_TOKEN", TOKEN).spawn().expect("the tetherd binary starts");
+        let command = tetherd_command(&socket, args);
+        Self::start_command(dir, socket, command)
+    }
+
+    /// Starts tetherd on `socket` from a shell that runs `setup` first (a `ulimit`, a `trap`)
+    /// and then becomes tetherd (`exec`), so that tetherd runs with what `setup` set.
+    pub fn start_after(dir: tempfile::TempDir, socket: PathBuf, args: &[&str], setup: &str) -> Tetherd {
+        let tetherd = tetherd_command(&socket, args);
+        let mut command = std::process::Command::new("sh");
+        command
+            .arg("-c")
+            .arg(format!("{setup}\nexec \"$0\" \"$@\""))
+            .arg(tetherd.get_program())
+            .args(tetherd.get_args())
+            .env_remove("TETHER_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        Self::start_command(dir, socket, command).unwrap_or_else(|stderr| panic!("tetherd did not start:\n{stderr}"))
+    }
+
+    fn start_command(
+        dir: tempfile::TempDir,
+        socket: PathBuf,
+        mut command: std::process::Command,
+    ) -> Result<Tetherd, String> {
+        let mut child = command.env("TETHER_TOKEN", TOKEN).spawn().expect("the tetherd binary starts");
         let pid = child.id();
         let stderr = capture(child.stderr.take().expect("stderr is piped"));
         let stdout = child.stdout.take().expect("stdout is piped");
@@ -433,4 +461,57 @@ pub fn tether_test_agent() -> PathBuf {
             is_the_agent.then(|| PathBuf::from(executable))
         })
         .expect("cargo names the tether-test-agent executable")
+}
+
+/// The thread a person would see after folding `log`, as JSON lines.
+pub fn fold(log: &ReadLog) -> String {
+    let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
+    let (client, problems) = AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), log);
+    assert!(problems.is_empty(), "the log folds without problems: {problems:?}");
+    let mut thread: Vec<String> = client.thread().entries().iter().map(|entry| json!(entry).to_string()).collect();
+    thread.push(format!("turn: {}", json!(client.thread().turn())));
+    thread.join("\n")
+}
+
+/// The JSON messages among the lines the agent recorded writing (`--record-stdout`), in order;
+/// lines longer than `max_line_bytes` are left out, as tetherd does not take them as messages.
+pub fn recorded_messages(record: &Path, max_line_bytes: u64) -> Vec<String> {
+    let bytes = std::fs::read(record).expect("the agent's record exists");
+    bytes
+        .split(|&byte| byte == b'\n')
+        .filter(|line| line.len() as u64 <= max_line_bytes)
+        .filter_map(|line| std::str::from_utf8(line).ok())
+        .filter(|line| serde_json::from_str::<&RawValue>(line).is_ok())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The agent's messages in a session log, in order.
+pub fn messages_from_agent(log: &ReadLog) -> Vec<&str> {
+    log.entries
+        .iter()
+        .filter_map(|entry| match &entry.event {
+            LogEvent::FromAgent(message) => Some(message.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Checks that the session log lost nothing the agent sent: its messages from the agent are the
+/// agent's record, in order, and the log folds to the same thread as the log with the agent's
+/// record in their place.
+pub fn assert_log_matches_record(log: &ReadLog, record: &[String]) {
+    assert_eq!(
+        messages_from_agent(log),
+        record,
+        "the log has every message the agent sent, in order, and nothing else"
+    );
+    let mut from_record = log.clone();
+    let mut recorded = record.iter();
+    for entry in &mut from_record.entries {
+        if let LogEvent::FromAgent(message) = &mut entry.event {
+            *message = recorded.next().expect("as many recorded messages as logged ones").clone();
+        }
+    }
+    assert_eq!(fold(log), fold(&from_record), "the log folds to the thread the agent sent");
 }
