@@ -1943,6 +1943,34 @@ impl AcpClient {
     }
 }
 
+/// The card of Tether's own for a request the agent made without asking first: a tool call waiting
+/// for the person, with the options `allow` (once), `allow_always` and `reject` named `names`.
+fn own_card(key: PermissionKey, id: String, title: String, kind: &str, names: [&str; 3]) -> ToolCallView {
+    let [allow, always, reject] = names;
+    let option = |id: &str, name: &str, kind: &str| PermissionOptionView {
+        id: id.to_owned(),
+        name: name.to_owned(),
+        kind: kind.to_owned(),
+    };
+    let options = vec![
+        option("allow", allow, "allow_once"),
+        option("allow_always", always, "allow_always"),
+        option("reject", reject, "reject_once"),
+    ];
+    ToolCallView {
+        id,
+        title,
+        kind: kind.to_owned(),
+        status: ToolStatus::WaitingForConfirmation,
+        content: Vec::new(),
+        locations: Vec::new(),
+        raw_input: None,
+        command: None,
+        raw_output: None,
+        permission: Some(PermissionView { key, options, outcome: None, links: Vec::new(), from_tether: true }),
+    }
+}
+
 /// `text` with its first letter in upper case, for messages that start a sentence.
 pub(crate) fn capitalize(text: &str) -> String {
     let mut chars = text.chars();

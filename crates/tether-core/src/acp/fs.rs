@@ -410,32 +410,11 @@ impl AcpClient {
         let path = target.leads_to;
         let key = self.next_permission_key;
         self.next_permission_key += 1;
-        let options = vec![
-            PermissionOptionView { id: "allow".to_owned(), name: "Allow".to_owned(), kind: "allow_once".to_owned() },
-            PermissionOptionView {
-                id: "allow_always".to_owned(),
-                name: "Always allow reading this file".to_owned(),
-                kind: "allow_always".to_owned(),
-            },
-            PermissionOptionView { id: "reject".to_owned(), name: "Deny".to_owned(), kind: "reject_once".to_owned() },
-        ];
+        let names = ["Allow", "Always allow reading this file", "Deny"];
+        let title = format!("Read {shown} (outside the workspace)");
         let call = ToolCallView {
-            id: format!("tether-read-{key}"),
-            title: format!("Read {shown} (outside the workspace)"),
-            kind: "read".to_owned(),
-            status: ToolStatus::WaitingForConfirmation,
-            content: Vec::new(),
             locations: vec![Location { path: path.clone(), line: (start > 0).then(|| (start + 1) as u32) }],
-            raw_input: None,
-            command: None,
-            raw_output: None,
-            permission: Some(PermissionView {
-                key,
-                options: options.clone(),
-                outcome: None,
-                links: Vec::new(),
-                from_tether: true,
-            }),
+            ..super::own_card(key, format!("tether-read-{key}"), title, "read", names)
         };
         self.hold_behind_card(id, key, call, super::Gate::Read(ReadGate { path, start, limit }));
     }

@@ -41,8 +41,8 @@ use crate::permissions::{DecidedBy, Mode, RequestFacts, Verdict, command_of_word
 use crate::sidecar::{TerminalExitStatus, TerminalExited, TerminalId, method};
 use crate::terminal_screen::TerminalScreen;
 use crate::thread::{
-    Entry, EntryIndex, NoticeLevel, NoticeView, PermissionOptionView, PermissionView, TerminalOrigin, TerminalState,
-    TerminalView, ToolCallView, ToolContent, ToolStatus,
+    Entry, EntryIndex, NoticeLevel, NoticeView, TerminalOrigin, TerminalState, TerminalView, ToolCallView, ToolContent,
+    ToolStatus,
 };
 use crate::webview::TerminalIntent;
 
@@ -347,19 +347,6 @@ impl AcpClient {
     fn ask_to_run(&mut self, id: RequestId, gate: RunGate) {
         let key = self.next_permission_key;
         self.next_permission_key += 1;
-        let options = vec![
-            PermissionOptionView { id: "allow".to_owned(), name: "Run".to_owned(), kind: "allow_once".to_owned() },
-            PermissionOptionView {
-                id: "allow_always".to_owned(),
-                name: "Always run this command".to_owned(),
-                kind: "allow_always".to_owned(),
-            },
-            PermissionOptionView {
-                id: "reject".to_owned(),
-                name: "Don't run".to_owned(),
-                kind: "reject_once".to_owned(),
-            },
-        ];
         let mut text = if gate.outside {
             "The agent asked Tether to run this command outside the workspace.".to_owned()
         } else {
@@ -369,23 +356,13 @@ impl AcpClient {
             let place = if gate.outside { ", outside the workspace" } else { "" };
             text.push_str(&format!(" It runs in {cwd}{place}."));
         }
+        let names = ["Run", "Always run this command", "Don't run"];
+        let title = format!("Run {}", gate.command_line);
         let call = ToolCallView {
-            id: format!("{RUN_CARD_PREFIX}{key}"),
-            title: format!("Run {}", gate.command_line),
-            kind: "execute".to_owned(),
-            status: ToolStatus::WaitingForConfirmation,
             content: vec![ToolContent::Text { text }],
-            locations: Vec::new(),
             raw_input: Some(serde_json::json!({ "command": gate.command_line, "cwd": gate.cwd })),
             command: Some(gate.approval_key.clone()),
-            raw_output: None,
-            permission: Some(PermissionView {
-                key,
-                options: options.clone(),
-                outcome: None,
-                links: Vec::new(),
-                from_tether: true,
-            }),
+            ..super::own_card(key, format!("{RUN_CARD_PREFIX}{key}"), title, "execute", names)
         };
         self.hold_behind_card(id, key, call, super::Gate::Run(gate));
     }
