@@ -396,7 +396,7 @@ test("an engine that keeps panicking is not restarted forever: the host stops an
   host.dispose();
 });
 
-test("the engine's deadline fires handleTimeout, once, and is re-armed from the new deadline", async () => {
+test("the engine's deadline fires handleTimeout, once, and is re-armed from the new deadline", async (t) => {
   const { host, engine } = startHost();
   const { view, posted } = fakeView();
   host.attachView(view);
@@ -412,13 +412,14 @@ test("the engine's deadline fires handleTimeout, once, and is re-armed from the 
   host.command({ type: "newSession" });
   await eventually(() => timeouts === 2, "two timeouts");
   assert.equal(posted.length, 2, "actions from a timeout are carried out");
-  // A replaced deadline must not leave a second timer behind.
+  // A replaced deadline must not leave a second timer behind. From here the test owns the clock:
+  // every timer the host arms is fired by the tick below, so one left behind would fire too.
+  t.mock.timers.enable({ apis: ["setTimeout"] });
   engine.deadline = performance.now() + 5;
   host.command({ type: "cancel" });
   engine.deadline = performance.now() + 5;
   host.command({ type: "cancel" });
-  await eventually(() => timeouts === 3, "the third timeout");
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.mock.timers.tick(60_000);
   assert.equal(timeouts, 3, "only the latest deadline fired");
   host.dispose();
 });
@@ -485,13 +486,16 @@ test("the audit log opens in an editor, and a file that cannot be opened is repo
   host.dispose();
 });
 
-test("nothing reaches the engine after dispose", async () => {
+test("nothing reaches the engine after dispose", (t) => {
+  // The test owns the clock, so the deadline armed before dispose would fire on the tick below if
+  // dispose left its timer behind.
+  t.mock.timers.enable({ apis: ["setTimeout"] });
   const { host, engine } = startHost();
   engine.deadline = performance.now() + 5;
   host.command({ type: "newSession" });
   host.dispose();
   host.webviewMessage({ type: "ready" });
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.mock.timers.tick(60_000);
   assert.deepEqual(engine.inputs.map((input) => input.method), ["handleCommand"]);
 });
 

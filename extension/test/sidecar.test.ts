@@ -166,12 +166,25 @@ test("tetherd exiting before it listens is one failure quoting its stderr and na
   sidecar.dispose();
 });
 
-test("a missing binary is a failure naming the path", async () => {
+test("a missing binary is a failure naming the path", async (t) => {
+  // The process is caught on its way out of `spawn`, so the test can wait for its `close`, which
+  // Node emits after the `error` of a binary that cannot run: the last event that could report the
+  // failure a second time.
+  // The module object itself (not a bundler's copy of its names), which sidecar.ts calls through.
+  const childProcess: typeof import("node:child_process") = require("node:child_process");
+  const closed: Array<Promise<void>> = [];
+  const realSpawn = childProcess.spawn;
+  t.mock.method(childProcess, "spawn", (...args: Parameters<typeof childProcess.spawn>) => {
+    const child = realSpawn(...args);
+    closed.push(new Promise((resolve) => child.once("close", () => resolve())));
+    return child;
+  });
   const recorded = recordEvents();
   const missing = path.join(scratch, "no-such-tetherd");
   const { sidecar } = start(missing, recorded);
   await eventually(() => recorded.failures.length > 0, "the failure");
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(closed.length, 1, "tetherd was spawned once");
+  await closed[0];
   assert.equal(recorded.failures.length, 1, "reported once");
   assert.match(recorded.failures[0] ?? "", /could not start tetherd/);
   assert.ok(recorded.failures[0]?.includes(missing));
