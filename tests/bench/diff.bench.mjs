@@ -1,5 +1,5 @@
 // Benchmark (not a test): tether-diff in WASM, as the VS Code host calls it, against npm's `diff`
-// package (jsdiff) on the large inputs of issue 4. `cargo xtask bench` builds the WASM and runs
+// package (jsdiff) on large inputs. `cargo xtask bench` builds the WASM and runs
 // this under Node 24 as `node bench/diff.bench.mjs <path to tether_wasm.js>`; `--quick` after the
 // path measures tether-diff alone, for iterating on its speed (jsdiff takes minutes on the rewrite).
 //
@@ -247,7 +247,7 @@ console.log(header.map((title, i) => pad(title, widths[i])).join("  ").trimEnd()
 for (const row of table) console.log(row.map((cell, i) => pad(cell, widths[i])).join("  ").trimEnd());
 console.log(`
 ratio = jsdiff time / tether-diff time; n = timed runs after warm-up (a run over ${SINGLE_RUN_MS / 1000} s is timed once).
-Targets (issue 4; information only, the benchmark never fails on timing): every case within ${HOST_BUDGET_MS} ms of
+Targets (information only, the benchmark never fails on timing): every case within ${HOST_BUDGET_MS} ms of
 host time, and ${MIN_SPEEDUP}× jsdiff on the rewrite and the one-line file ("-": no speed target for the case).
 The one-line file is one changed line to both diffLines, which only copy it: the words rows are the
 work review does for it (the highlights inside the line), against jsdiff's diffWords on the same texts.

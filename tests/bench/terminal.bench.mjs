@@ -19,7 +19,7 @@
 //
 // Every run's output is checked before its figure counts (all five million lines, in order; every
 // stamped line, in order), so a fast but incomplete run cannot pass. The script prints its target
-// (tetherd's throughput at least node-pty's, from issue 5) as PASS or MISS for information and
+// (tetherd's throughput at least node-pty's) as PASS or MISS for information and
 // exits 0 whatever the timings are; it fails only when something could not run or was wrong.
 
 import { spawn } from "node:child_process";
@@ -450,7 +450,7 @@ ratio = tetherd / node-pty (throughput: MB/s, higher is better; latency: ms, low
 Throughput is the median of ${THROUGHPUT_RUNS} runs after ${THROUGHPUT_WARMUPS} warm-up, each from spawn to exit with all output
 read (tetherd: terminal/create until terminal/exited, every terminal/data parsed from the socket;
 node-pty: spawn until onExit). Latency is a line's timestamp in the writer to its arrival in this
-process, one line every ${STAMP_INTERVAL_MS} ms. Target (issue 5; information only, the benchmark never fails on
+process, one line every ${STAMP_INTERVAL_MS} ms. Target (information only, the benchmark never fails on
 timing): tetherd's throughput at least node-pty's.
 tetherd's peak RSS during the throughput runs: ${mib(afterThroughput.peak)} MiB (VmHWM; ${mib(atStart.current)} MiB before them,
 outputByteLimit ${mib(OUTPUT_BYTE_LIMIT)} MiB). tetherd exited on SIGTERM (${exit.code ?? exit.signal}).`);

@@ -1,4 +1,4 @@
-// End to end: a hung agent can be stopped (issue 7, agent process care). The scripted test agent
+// End to end: a hung agent can be stopped (agent process care). The scripted test agent
 // plays two hung agents: "Stubborn" runs the "ignore-cancel" scenario (a prompt with "hang"
 // works for ten minutes whatever `session/cancel` says; any other prompt is answered at once)
 // and stores its sessions, so that Restart resumes; "Hanging" runs "hang-initialize" and never

@@ -1,4 +1,4 @@
-// End to end: a session survives everything (issue 6). The scripted test agent runs its
+// End to end: a session survives everything. The scripted test agent runs its
 // "sessions" scenario (crates/tether-test-agent/scenarios/sessions.toml): a prompt with "count"
 // streams the numbers 001 to 200, one chunk every 50 ms; one with "crash" dies mid-turn with
 // "fatal: simulated crash" on stderr; anything else gets one short answer at once.

@@ -1,4 +1,4 @@
-// End to end: a repository cannot make Tether run anything (issue 16). The workspace is one a
+// End to end: a repository cannot make Tether run anything. The workspace is one a
 // person cloned and does not trust: its `.vscode/settings.json` names a tetherd and an agent of
 // its own (both a script that would leave a marker file if it ever ran), and it commits a
 // `.tether/` folder with a session whose meta.json names that agent and the command to run it.

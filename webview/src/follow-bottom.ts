@@ -3,7 +3,7 @@
 //
 // Layout is read only in the scroll handler (when the person scrolls) and once per frame after
 // the frame's writes, never per chunk: reading `scrollHeight` after a write forces a layout, and
-// doing that per chunk is what made a peer take minutes for a 100 KB reply (NOTES.md).
+// doing that per chunk once made a 100 KB reply take minutes to show.
 
 /** How close to the end (in CSS pixels) still counts as "at the end". */
 const END_SLACK_PX = 24;

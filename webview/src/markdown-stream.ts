@@ -1,7 +1,7 @@
 // Streaming markdown: render a growing text without re-rendering what is already final.
 //
 // An agent's reply arrives in thousands of small chunks. Re-rendering the whole reply on every
-// frame is quadratic (see NOTES.md, "Streaming into a webview"), so the text is cut into
+// frame is quadratic in the reply's length, so the text is cut into
 // *committed* blocks, rendered once and never touched again, and a *tail*, the last block that
 // may still grow, which is the only part rendered again.
 //

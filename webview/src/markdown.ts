@@ -1,6 +1,6 @@
 // Markdown to safe HTML: markdown-it for the syntax, DOMPurify for the guarantee.
 //
-// Everything an agent sends is untrusted (DESIGN.md, invariant 6). markdown-it runs with
+// Everything an agent sends is untrusted (ARCHITECTURE.md, "tether-core"). markdown-it runs with
 // `html: false`, so raw HTML in the text comes out escaped, and its link validator already drops
 // `javascript:` and friends; DOMPurify then sanitizes the produced HTML anyway, so a bug or a
 // plugin in the first stage cannot put a script, an event handler or a dangerous URL into the

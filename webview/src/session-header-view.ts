@@ -10,7 +10,7 @@
 // host's next header patch says what actually happened, so each picker is set to the host's
 // value on every update. Setting a select's value from code fires no `change` event, and only a
 // `change` posts: drawing the host's state can never send an intent back (no UI → host → UI
-// loop; see DESIGN.md, invariant 5).
+// loop; see ARCHITECTURE.md, "webview/").
 //
 // In a workspace VS Code does not trust, nothing runs: the header says so in full, with a
 // "Manage Workspace Trust" button (`manageTrust`) that opens VS Code's trust editor.

@@ -1,4 +1,4 @@
-// The header's session actions of issue 6: History, the Export menu and Restart, as the person
+// The header's session actions: History, the Export menu and Restart, as the person
 // reaches them with the mouse and the keyboard, and the intents they send.
 
 import assert from "node:assert/strict";

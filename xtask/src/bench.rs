@@ -2,12 +2,13 @@
 //! VS Code users get elsewhere. Without a name both run, diff first.
 //!
 //! - diff: tether-diff as the host runs it (WASM under Node 24) against npm's `diff` package
-//!   (jsdiff), on the large inputs issue 4 names. Only the WASM engine is built, into
+//!   (jsdiff), on large inputs (a 20,000-line rewrite, a 1 MB one-line file, ...). Only the WASM
+//!   engine is built, into
 //!   `target/bench/wasm/` rather than `extension/dist/wasm/`, so a benchmark never changes what a
 //!   concurrent `build` packages. jsdiff takes minutes on some inputs; to measure tether-diff
 //!   alone while working on it, run the script by hand with `--quick`.
 //! - terminal: a command's output through tetherd's PTY and socket to a host-side reader, against
-//!   the same command in node-pty, for throughput and line latency (issue 5). tetherd is built in
+//!   the same command in node-pty, for throughput and line latency. tetherd is built in
 //!   release, and the node-pty is the one code-server ships, built for the same Node 24.
 //!
 //! The measuring is done by the scripts in `tests/bench/`: they live in tests/ because that
