@@ -3,9 +3,8 @@
 //!
 //! - diff: tether-diff as the host runs it (WASM under Node 24) against npm's `diff` package
 //!   (jsdiff), on large inputs (a 20,000-line rewrite, a 1 MB one-line file, ...). Only the WASM
-//!   engine is built, into
-//!   `target/bench/wasm/` rather than `extension/dist/wasm/`, so a benchmark never changes what a
-//!   concurrent `build` packages. jsdiff takes minutes on some inputs; to measure tether-diff
+//!   engine is built, into `target/bench/wasm/` rather than `extension/dist/wasm/`, so a
+//!   benchmark never changes what a concurrent `build` packages. jsdiff takes minutes on some inputs; to measure tether-diff
 //!   alone while working on it, run the script by hand with `--quick`.
 //! - terminal: a command's output through tetherd's PTY and socket to a host-side reader, against
 //!   the same command in node-pty, for throughput and line latency. tetherd is built in
