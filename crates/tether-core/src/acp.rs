@@ -20,8 +20,8 @@
 //!
 //! The mode is Tether's own and applied here, client side; it is also sent to the agent when the
 //! agent offers a mode that means the same (`session/set_mode`, or a config option of category
-//! `mode`), and a mode the agent reports by itself is followed, but never sent back (no loop: see
-//! reference 000, §6.1).
+//! `mode`), and a mode the agent reports by itself is followed, but never sent back: echoing it
+//! would let the two sides bounce a change back and forth for ever.
 //!
 //! `fs/*` is served in the `fs` module (reads through the host, writes reviewed), `terminal/*` in
 //! the `terminal` module (run by tetherd, mirrored into VS Code terminals and the chat).

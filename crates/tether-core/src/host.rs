@@ -3,7 +3,7 @@
 //!
 //! The TypeScript host feeds it socket bytes, webview intents, commands and the time, and carries
 //! out the [`HostAction`]s it polls; everything that decides what a message means lives here (see
-//! DESIGN.md, invariant 3). One session is live at a time: "New Session" and "Select Agent" stop
+//! ARCHITECTURE.md, "extension/": the host holds no protocol logic). One session is live at a time: "New Session" and "Select Agent" stop
 //! the current agent and start another.
 //!
 //! The person's permission policy outlives sessions in the same window: a new session keeps the

@@ -2,7 +2,7 @@
 //!
 //! Data flows one way per direction: the host sends state (a snapshot on `ready`, then patches),
 //! the webview sends intents. The webview never echoes state back, so a change cannot loop
-//! UI → host → UI (see DESIGN.md, invariant 5).
+//! UI → host → UI (see ARCHITECTURE.md, "webview/").
 //!
 //! The host forwards both directions without looking inside: the engine in tether-core decides
 //! what an intent means and what the webview should show.
