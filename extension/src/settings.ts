@@ -15,6 +15,7 @@ import * as vscode from "vscode";
 
 import { mergeProfiles } from "./agents";
 import type { AgentProfile, HostCommand, Mode, PermissionSettings } from "./generated/protocol";
+import { MODES as GENERATED_MODES } from "./generated/protocol";
 
 /** The settings the engine is configured with, plus what was wrong with them. */
 export interface AgentSettings {
@@ -26,7 +27,8 @@ export interface AgentSettings {
   problems: string[];
 }
 
-const MODES: readonly Mode[] = ["ask", "acceptEdits", "plan", "bypass"];
+/** The modes the setting may name, as tether-core defines them. */
+const MODES: readonly Mode[] = GENERATED_MODES.map((choice) => choice.mode);
 
 /** The settings whose change the engine hears about through `configure`. */
 const ENGINE_SETTINGS = ["tether.agents", "tether.defaultAgent", "tether.permissions"];

@@ -1,8 +1,9 @@
 // The wire types this webview speaks, re-exported from the code generated from Rust.
 //
 // `extension/src/generated/protocol.ts` is generated from tether-core (thread.rs, webview.rs,
-// permissions.rs, review.rs); importing it type-only keeps the bundle free of it while the
-// compiler checks every field the UI reads. `VsCodeApi` is the part of `acquireVsCodeApi()` this
+// permissions.rs, review.rs); the types are imported type-only, so the bundle carries only the
+// few generated values (the modes, the tool kinds) while the compiler checks every field the UI
+// reads. `VsCodeApi` is the part of `acquireVsCodeApi()` this
 // webview uses.
 
 export type {
@@ -67,6 +68,9 @@ export type {
   ViewSnapshot,
   WebviewToHost,
 } from "../../extension/src/generated/protocol";
+
+// The generated values: the permission modes with their words, and the tool kinds rules name.
+export { MODES, TOOL_KINDS } from "../../extension/src/generated/protocol";
 
 import type { WebviewToHost } from "../../extension/src/generated/protocol";
 

@@ -11,6 +11,7 @@
 
 import { element } from "./element";
 import { SCOPE_LABELS } from "./permission-labels";
+import { TOOL_KINDS } from "./protocol";
 import type {
   PermissionsView,
   PostIntent,
@@ -22,19 +23,6 @@ import type {
 } from "./protocol";
 import type { RulesPanelState } from "./ui-state";
 
-/** The tool kinds a rule may name (tether-core's `TOOL_KINDS`), in the form's order. */
-const TOOL_KINDS = [
-  "read",
-  "edit",
-  "delete",
-  "move",
-  "search",
-  "execute",
-  "think",
-  "fetch",
-  "switch_mode",
-  "other",
-] as const;
 
 /**
  * How long "Clear workspace rules" stays armed for the confirming second click. Webviews block

@@ -69,7 +69,7 @@ use crate::thread::{
     PermissionOutcome, PermissionView, PlanEntryView, Thread, ToolCallView, ToolContent, ToolStatus, TurnState,
     UserMessage,
 };
-pub use auth::{AUTH_REQUIRED, SecretEnv, SignIn, methods_for_profile, parse_auth_methods};
+pub use auth::{SecretEnv, SignIn, methods_for_profile, parse_auth_methods};
 pub use prompt_content::{MAX_EMBEDDED_FILE_BYTES, MAX_IMAGE_BYTES};
 pub use replay::LogReplay;
 pub use terminal::TerminalCall;
@@ -733,7 +733,7 @@ impl AcpClient {
         if let Some(held) = self.files.held_prompt.take() {
             // The prompt never left: the turn ends here, and only the log's record tells a
             // replay that it was asked.
-            self.thread.set_turn(TurnState::Ended { stop_reason: "cancelled".to_owned() });
+            self.thread.set_turn(TurnState::ended(acp::StopReason::Cancelled));
             let (request, _) = held.into_request();
             self.audit(AuditEvent::PromptCancelled {
                 prompt: serde_json::to_value(&request.prompt).unwrap_or_default(),
@@ -862,7 +862,7 @@ impl AcpClient {
         if self.phase == Phase::Closed {
             return;
         }
-        let turn_end = TurnState::Ended { stop_reason: "cancelled".to_owned() };
+        let turn_end = TurnState::ended(acp::StopReason::Cancelled);
         let notice = NoticeView { level: NoticeLevel::Warning, text: notice.to_owned(), detail: None };
         // The handshake did not fail: the person ended it, and the notice says so.
         self.close("was stopped by Tether", turn_end, Some(notice), false);
@@ -1009,8 +1009,7 @@ impl AcpClient {
                 self.prompt_in_flight = None;
                 match serde_json::from_str::<acp::PromptResponse>(result.get()) {
                     Ok(response) => {
-                        let stop_reason = wire_name(&response.stop_reason);
-                        self.thread.set_turn(TurnState::Ended { stop_reason });
+                        self.thread.set_turn(TurnState::ended(response.stop_reason));
                     }
                     Err(error) => {
                         self.thread.set_turn(TurnState::Failed {

@@ -16,6 +16,8 @@
 //!
 //! No clock here: the times in the header are the caller's.
 
+use agent_client_protocol_schema::v1 as acp;
+
 use crate::permissions::{DecidedBy, RuleScope};
 use crate::review::{ChangeOrigin, ChangePhase, DiffLineView, DiffSign, FileChangeKind, FileChangeView, HunkState};
 use crate::thread::{
@@ -600,16 +602,19 @@ fn turn_line(turn: &TurnState) -> Option<String> {
     match turn {
         TurnState::Idle => None,
         TurnState::Running => Some("The turn was still running when this was exported".to_owned()),
-        TurnState::Ended { stop_reason } => match stop_reason.as_str() {
-            "end_turn" => None,
-            "cancelled" => Some("The turn was cancelled".to_owned()),
-            "refusal" => Some("The agent refused to go on with the turn".to_owned()),
-            "max_tokens" => Some("The turn ended: the agent reached its token limit".to_owned()),
-            "max_turn_requests" => {
-                Some("The turn ended: the agent reached its limit of requests in one turn".to_owned())
+        TurnState::Ended { stop_reason } => {
+            match serde_json::from_value::<acp::StopReason>(serde_json::Value::String(stop_reason.clone())) {
+                Ok(acp::StopReason::EndTurn) => None,
+                Ok(acp::StopReason::Cancelled) => Some("The turn was cancelled".to_owned()),
+                Ok(acp::StopReason::Refusal) => Some("The agent refused to go on with the turn".to_owned()),
+                Ok(acp::StopReason::MaxTokens) => Some("The turn ended: the agent reached its token limit".to_owned()),
+                Ok(acp::StopReason::MaxTurnRequests) => {
+                    Some("The turn ended: the agent reached its limit of requests in one turn".to_owned())
+                }
+                // A reason this version of ACP does not name (or a newer one) is shown as written.
+                _ => Some(format!("The turn ended: {}", plain_text(stop_reason))),
             }
-            other => Some(format!("The turn ended: {}", plain_text(other))),
-        },
+        }
         TurnState::Failed { message } => Some(format!("The turn ended with an error: {}", plain_text(message))),
     }
 }

@@ -24,6 +24,7 @@
 
 use std::fmt;
 
+use agent_client_protocol_schema::v1 as acp;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -57,6 +58,17 @@ impl Mode {
         }
     }
 
+    /// What the mode does, in one sentence: the mode picker's tooltip and the setting's
+    /// description.
+    pub fn description(self) -> &'static str {
+        match self {
+            Mode::Ask => "Ask before anything the agent wants to do, unless one of your rules answers.",
+            Mode::AcceptEdits => "Approve file edits inside the workspace; commands and everything else still ask.",
+            Mode::Plan => "Read only: reject anything that writes or runs, and tell the agent why.",
+            Mode::Bypass => "Approve every request without asking, except what a deny rule rejects. Use with care.",
+        }
+    }
+
     /// The Tether mode an agent's own mode stands for, recognised by its id or name
     /// (Claude Code's `default`/`acceptEdits`/`plan`/`bypassPermissions`, Gemini's `autoEdit` and
     /// `yolo`, Codex's `read-only` and `full-access`, ...). `None` for modes with no counterpart.
@@ -81,15 +93,47 @@ impl fmt::Display for Mode {
     }
 }
 
-/// The ACP tool kinds, as a rule may name them.
-pub const TOOL_KINDS: [&str; 10] =
-    ["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"];
+/// The tool kinds ACP defines, in the rules form's order. Their names are the schema crate's
+/// (`ToolKind` as it is written on the wire), not a copy of them.
+pub const TOOL_KINDS: [acp::ToolKind; 10] = [
+    acp::ToolKind::Read,
+    acp::ToolKind::Edit,
+    acp::ToolKind::Delete,
+    acp::ToolKind::Move,
+    acp::ToolKind::Search,
+    acp::ToolKind::Execute,
+    acp::ToolKind::Think,
+    acp::ToolKind::Fetch,
+    acp::ToolKind::SwitchMode,
+    acp::ToolKind::Other,
+];
 
 /// Kinds that change the workspace or run something: what Plan mode rejects.
-const WRITING_KINDS: [&str; 4] = ["edit", "delete", "move", "execute"];
+const WRITING_KINDS: [acp::ToolKind; 4] =
+    [acp::ToolKind::Edit, acp::ToolKind::Delete, acp::ToolKind::Move, acp::ToolKind::Execute];
 
 /// Kinds Accept-edits mode approves inside the workspace.
-const EDIT_KINDS: [&str; 2] = ["edit", "move"];
+const EDIT_KINDS: [acp::ToolKind; 2] = [acp::ToolKind::Edit, acp::ToolKind::Move];
+
+/// How `kind` is written on the wire and in rules (`switch_mode`).
+pub fn tool_kind_name(kind: acp::ToolKind) -> String {
+    match serde_json::to_value(kind) {
+        Ok(serde_json::Value::String(name)) => name,
+        // The schema writes every kind as a string; `other` is what it reads anything else as.
+        _ => "other".to_owned(),
+    }
+}
+
+/// The names rules may use for tool kinds ([`TOOL_KINDS`] as written on the wire).
+pub fn tool_kind_names() -> Vec<String> {
+    TOOL_KINDS.iter().map(|kind| tool_kind_name(*kind)).collect()
+}
+
+/// Whether the tool kind named `name` (as a tool call carries it) is one of `kinds`. A name ACP
+/// does not define is none of them.
+fn kind_is_one_of(name: &str, kinds: &[acp::ToolKind]) -> bool {
+    kinds.iter().any(|kind| tool_kind_name(*kind) == name)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -125,7 +169,7 @@ pub struct RuleSpec {
 pub enum RuleError {
     #[error("a rule needs at least one condition (kinds, pattern or path)")]
     NoCondition,
-    #[error("unknown tool kind {0:?}; the kinds are {kinds}", kinds = TOOL_KINDS.join(", "))]
+    #[error("unknown tool kind {0:?}; the kinds are {kinds}", kinds = tool_kind_names().join(", "))]
     UnknownKind(String),
     #[error("the pattern is empty")]
     EmptyPattern,
@@ -141,7 +185,8 @@ impl RuleSpec {
         if self.kinds.is_empty() && self.pattern.is_none() && self.path.is_none() {
             return Err(RuleError::NoCondition);
         }
-        if let Some(kind) = self.kinds.iter().find(|kind| !TOOL_KINDS.contains(&kind.as_str())) {
+        let names = tool_kind_names();
+        if let Some(kind) = self.kinds.iter().find(|kind| !names.contains(kind)) {
             return Err(RuleError::UnknownKind(kind.clone()));
         }
         if self.pattern.as_deref().is_some_and(|pattern| pattern.trim().is_empty()) {
@@ -641,7 +686,7 @@ impl PermissionPolicy {
             return Verdict::Reject { by, reason };
         }
         let mode = self.mode;
-        if mode == Mode::Plan && WRITING_KINDS.contains(&facts.kind.as_str()) {
+        if mode == Mode::Plan && kind_is_one_of(&facts.kind, &WRITING_KINDS) {
             let reason = format!(
                 "Tether is in Plan mode, which is read only: {} tools are not allowed until the person switches the mode",
                 facts.kind
@@ -654,7 +699,7 @@ impl PermissionPolicy {
         if let Some(rule) = self.first_match(RuleDecision::Allow, facts) {
             return Verdict::Allow { by: rule.decided_by() };
         }
-        if mode == Mode::AcceptEdits && EDIT_KINDS.contains(&facts.kind.as_str()) && facts.all_inside() {
+        if mode == Mode::AcceptEdits && kind_is_one_of(&facts.kind, &EDIT_KINDS) && facts.all_inside() {
             return Verdict::Allow { by: DecidedBy::Mode { mode } };
         }
         Verdict::Ask

@@ -10,6 +10,7 @@
 //! What is deliberately absent: markdown parsing (the webview renders it), and any notion of
 //! time (entries carry no timestamps; the session log of a later issue will).
 
+use agent_client_protocol_schema::v1 as acp;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -332,6 +333,18 @@ pub enum TurnState {
     Ended { stop_reason: String },
     /// The last turn failed (an error response, or the agent died mid-turn).
     Failed { message: String },
+}
+
+impl TurnState {
+    /// A turn that ended for `reason`, named as ACP writes it on the wire.
+    pub fn ended(reason: acp::StopReason) -> TurnState {
+        let stop_reason = match serde_json::to_value(reason) {
+            Ok(serde_json::Value::String(name)) => name,
+            // The schema writes every stop reason as a string.
+            _ => "unknown".to_owned(),
+        };
+        TurnState::Ended { stop_reason }
+    }
 }
 
 /// One change to a thread, keyed by entry index.

@@ -118,5 +118,32 @@ pub fn generate() -> String {
     out.push_str(
         "\n/** Type aliases used above. */\nexport type EntryIndex = number;\nexport type PermissionKey = number;\nexport type RuleId = number;\n",
     );
+    facts(&mut out);
     out
+}
+
+/// Values the host and the webview show or check, generated so that they are not copies: the
+/// permission modes with their words, and the tool kinds a rule may name.
+fn facts(out: &mut String) {
+    let quoted = |text: &str| serde_json::Value::String(text.to_owned()).to_string();
+    out.push_str(
+        "\n/** Tether's permission modes in the picker's order, from the most careful to the least, with the words the chat uses for them. */\n\
+         export const MODES: readonly { mode: Mode; label: string; description: string }[] = [\n",
+    );
+    for mode in permissions::Mode::ALL {
+        let id = serde_json::to_value(mode).map(|value| value.to_string()).unwrap_or_default();
+        out.push_str(&format!(
+            "  {{ mode: {id}, label: {}, description: {} }},\n",
+            quoted(mode.label()),
+            quoted(mode.description())
+        ));
+    }
+    out.push_str("];\n");
+    out.push_str(
+        "\n/** The tool kinds a rule may name: ACP's own, as its schema crate writes them, in the rules form's order. */\n\
+         export const TOOL_KINDS: readonly string[] = [",
+    );
+    let names: Vec<String> = permissions::tool_kind_names().iter().map(|name| quoted(name)).collect();
+    out.push_str(&names.join(", "));
+    out.push_str("];\n");
 }

@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, CancelRequestNotification, ClientCapabilities, ContentBlock, ContentChunk,
-    CreateTerminalRequest, CreateTerminalResponse, CurrentModeUpdate, Diff, Error, Implementation, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
-    PermissionOption, PermissionOptionKind, Plan, PlanEntry, PromptCapabilities, PromptRequest, PromptResponse,
-    ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest, RequestPermissionOutcome,
+    CreateTerminalRequest, CreateTerminalResponse, CurrentModeUpdate, Diff, Error, ErrorCode, Implementation,
+    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PermissionOption, PermissionOptionKind, Plan, PlanEntry, PromptCapabilities, PromptRequest,
+    PromptResponse, ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest, RequestPermissionOutcome,
     RequestPermissionRequest, RequestPermissionResponse, SessionId, SessionMode, SessionModeState, SessionNotification,
     SessionUpdate, SetSessionModeRequest, SetSessionModeResponse, StopReason, Terminal, TerminalExitStatus, TerminalId,
     TerminalOutputRequest, TerminalOutputResponse, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
@@ -33,16 +33,6 @@ use serde_json::{Value, json};
 use crate::history::History;
 use crate::scenario::{DiffSpec, LocationSpec, PermissionSpec, Scenario, Speech, Step};
 use crate::transport::{Input, MAX_INPUT_LINE, Output, Trace};
-
-/// JSON-RPC and ACP error codes the agent answers with.
-mod code {
-    pub const PARSE_ERROR: i32 = -32700;
-    pub const INVALID_REQUEST: i32 = -32600;
-    pub const METHOD_NOT_FOUND: i32 = -32601;
-    pub const INVALID_PARAMS: i32 = -32602;
-    pub const RESOURCE_NOT_FOUND: i32 = -32002;
-    pub const INTERNAL_ERROR: i32 = -32603;
-}
 
 /// The test agent's whole state.
 pub struct Agent {
@@ -236,7 +226,7 @@ impl Agent {
                     self.wire.trace.note(&format!("dropped a line of {length} bytes"));
                     let message =
                         format!("Parse error: a line of {length} bytes exceeds the limit of {MAX_INPUT_LINE} bytes");
-                    self.wire.respond(&Value::Null, Err(Error::new(code::PARSE_ERROR, message)))?;
+                    self.wire.respond(&Value::Null, Err(Error::new(ErrorCode::ParseError.into(), message)))?;
                 }
                 Input::Closed => {
                     self.wire.trace.note("stdin closed; exiting");
@@ -257,12 +247,12 @@ impl Agent {
         let message: Value = match serde_json::from_slice(line) {
             Ok(message) => message,
             Err(error) => {
-                let error = Error::new(code::PARSE_ERROR, format!("Parse error: {error}"));
+                let error = Error::new(ErrorCode::ParseError.into(), format!("Parse error: {error}"));
                 return self.wire.respond(&Value::Null, Err(error));
             }
         };
         let Value::Object(mut object) = message else {
-            let error = Error::new(code::INVALID_REQUEST, "Invalid request: not a JSON object");
+            let error = Error::new(ErrorCode::InvalidRequest.into(), "Invalid request: not a JSON object");
             return self.wire.respond(&Value::Null, Err(error));
         };
         let id = object.remove("id");
@@ -282,7 +272,7 @@ impl Agent {
             }
             (_, id) => {
                 let error = Error::new(
-                    code::INVALID_REQUEST,
+                    ErrorCode::InvalidRequest.into(),
                     "Invalid request: neither a request, a notification nor a response",
                 );
                 self.wire.respond(&id.unwrap_or(Value::Null), Err(error))
@@ -302,7 +292,7 @@ impl Agent {
             "session/load" => return self.load_session(id, params),
             "session/prompt" => return self.start_prompt(id, params),
             "session/set_mode" => return self.set_mode(id, params),
-            _ => Err(Error::new(code::METHOD_NOT_FOUND, format!("Method not found: {method}"))),
+            _ => Err(Error::new(ErrorCode::MethodNotFound.into(), format!("Method not found: {method}"))),
         };
         self.wire.respond(&id, answer)
     }
@@ -341,7 +331,7 @@ impl Agent {
         let request: NewSessionRequest = parse_params(params)?;
         if !request.cwd.is_absolute() {
             return Err(Error::new(
-                code::INVALID_PARAMS,
+                ErrorCode::InvalidParams.into(),
                 format!("Invalid params: cwd must be an absolute path, got {}", request.cwd.display()),
             ));
         }
@@ -357,7 +347,7 @@ impl Agent {
         self.sessions.insert(key.clone(), session);
         if let Some(history) = &self.wire.history {
             history.create(&key).map_err(|error| {
-                Error::new(code::INTERNAL_ERROR, format!("cannot store the session {key}: {error}"))
+                Error::new(ErrorCode::InternalError.into(), format!("cannot store the session {key}: {error}"))
             })?;
         }
         Ok(to_json(NewSessionResponse::new(key).modes(self.session_modes())))
@@ -380,7 +370,7 @@ impl Agent {
     fn load_session(&mut self, id: Value, params: Value) -> io::Result<()> {
         if self.wire.history.is_none() {
             // Not offered (`loadSession: false`), like any method this agent does not have.
-            let error = Error::new(code::METHOD_NOT_FOUND, "Method not found: session/load".to_owned());
+            let error = Error::new(ErrorCode::MethodNotFound.into(), "Method not found: session/load".to_owned());
             return self.wire.respond(&id, Err(error));
         }
         let request: LoadSessionRequest = match parse_params(params) {
@@ -391,9 +381,11 @@ impl Agent {
         let stored = match self.wire.history.as_ref().map(|history| history.load(&key)) {
             Some(Ok(Some(updates))) => Ok(updates),
             Some(Ok(None)) | None => {
-                Err(Error::new(code::RESOURCE_NOT_FOUND, format!("Resource not found: session {key}")))
+                Err(Error::new(ErrorCode::ResourceNotFound.into(), format!("Resource not found: session {key}")))
             }
-            Some(Err(error)) => Err(Error::new(code::INTERNAL_ERROR, format!("cannot read session {key}: {error}"))),
+            Some(Err(error)) => {
+                Err(Error::new(ErrorCode::InternalError.into(), format!("cannot read session {key}: {error}")))
+            }
         };
         let updates = match stored {
             Ok(updates) => updates,
@@ -419,7 +411,7 @@ impl Agent {
     /// client that waits for the answer has already seen the new mode.
     fn set_mode(&mut self, id: Value, params: Value) -> io::Result<()> {
         let Some(modes) = &self.scenario.modes else {
-            let error = Error::new(code::METHOD_NOT_FOUND, "Method not found: session/set_mode");
+            let error = Error::new(ErrorCode::MethodNotFound.into(), "Method not found: session/set_mode");
             return self.wire.respond(&id, Err(error));
         };
         let request: SetSessionModeRequest = match parse_params(params) {
@@ -431,7 +423,7 @@ impl Agent {
         };
         if !modes.contains(&request.mode_id.0) {
             let error = Error::new(
-                code::INVALID_PARAMS,
+                ErrorCode::InvalidParams.into(),
                 format!("Invalid params: unknown mode `{}` (modes: {})", request.mode_id, modes.ids()),
             );
             return self.wire.respond(&id, Err(error));
@@ -451,7 +443,7 @@ impl Agent {
         };
         if session.turn.is_some() {
             let error = Error::new(
-                code::INVALID_REQUEST,
+                ErrorCode::InvalidRequest.into(),
                 format!("session {} already has a prompt in progress", request.session_id),
             );
             return self.wire.respond(&id, Err(error));
@@ -1171,12 +1163,13 @@ fn resolve(cwd: &Path, path: &str) -> PathBuf {
 }
 
 fn unknown_session(session_id: &SessionId) -> Error {
-    Error::new(code::RESOURCE_NOT_FOUND, format!("Unknown session: {session_id}"))
+    Error::new(ErrorCode::ResourceNotFound.into(), format!("Unknown session: {session_id}"))
         .data(json!({ "sessionId": session_id }))
 }
 
 fn parse_params<T: DeserializeOwned>(params: Value) -> Result<T, Error> {
-    serde_json::from_value(params).map_err(|error| Error::new(code::INVALID_PARAMS, format!("Invalid params: {error}")))
+    serde_json::from_value(params)
+        .map_err(|error| Error::new(ErrorCode::InvalidParams.into(), format!("Invalid params: {error}")))
 }
 
 /// A client's answer as a typed result, or a sentence saying why there is none.

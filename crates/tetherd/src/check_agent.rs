@@ -43,16 +43,13 @@ use anyhow::Context as _;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tether_core::jsonrpc::{
-    self, Message, ParseError, RequestId, RpcError, encode_error, encode_notification, encode_request, encode_result,
-    parse_message,
+    self, ErrorCode, Message, ParseError, RequestId, RpcError, encode_error, encode_notification, encode_request,
+    encode_result, parse_message,
 };
 use tokio::time::Instant;
 
 use process::{AgentProcess, Output};
 use report::{Kind, Offending, Report, Severity};
-
-/// The JSON-RPC error code ACP uses for "authentication required".
-const AUTH_REQUIRED: i32 = -32000;
 
 /// How long the agent gets between SIGTERM and SIGKILL at the end of the check.
 const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -366,7 +363,7 @@ impl Checker {
     fn expect_success(&mut self, method: &str, answer: Answer, offending: &Offending) -> Result<String, Stopped> {
         match answer {
             Ok(result) => Ok(result),
-            Err(error) if error.code == AUTH_REQUIRED.into() => {
+            Err(error) if error.code == ErrorCode::AuthRequired => {
                 let methods = if self.auth_methods.is_empty() {
                     "none advertised".to_owned()
                 } else {

@@ -582,3 +582,14 @@ export type BadLineKind = "tooLong" | "invalidUtf8" | "invalidJson";
 export type EntryIndex = number;
 export type PermissionKey = number;
 export type RuleId = number;
+
+/** Tether's permission modes in the picker's order, from the most careful to the least, with the words the chat uses for them. */
+export const MODES: readonly { mode: Mode; label: string; description: string }[] = [
+  { mode: "ask", label: "Ask", description: "Ask before anything the agent wants to do, unless one of your rules answers." },
+  { mode: "acceptEdits", label: "Accept edits", description: "Approve file edits inside the workspace; commands and everything else still ask." },
+  { mode: "plan", label: "Plan", description: "Read only: reject anything that writes or runs, and tell the agent why." },
+  { mode: "bypass", label: "Bypass", description: "Approve every request without asking, except what a deny rule rejects. Use with care." },
+];
+
+/** The tool kinds a rule may name: ACP's own, as its schema crate writes them, in the rules form's order. */
+export const TOOL_KINDS: readonly string[] = ["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"];

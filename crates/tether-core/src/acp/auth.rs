@@ -22,13 +22,10 @@ use agent_client_protocol_schema::v1 as acp;
 
 use super::{AcpClient, AcpEvent, IntentError, Phase, RequestKind, describe_error};
 use crate::host_api::{AgentProfile, AuthMethodKind, AuthMethodView, AuthVariable};
-use crate::jsonrpc::RpcError;
+use crate::jsonrpc::{ErrorCode, RpcError};
 use crate::permissions::AuditEvent;
 use crate::thread::{NoticeLevel, TurnState};
 use crate::webview::PromptAttachment;
-
-/// The JSON-RPC error code ACP uses for "authentication required".
-pub const AUTH_REQUIRED: i32 = -32000;
 
 /// What the agent's refusal held up, to be done again once the person has signed in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,7 +193,7 @@ pub fn methods_for_profile(methods: &[AuthMethodView], profile: &AgentProfile) -
 
 /// Whether the agent refused for want of a sign-in.
 pub(super) fn is_auth_required(error: &RpcError) -> bool {
-    i32::from(error.code) == AUTH_REQUIRED
+    error.code == ErrorCode::AuthRequired
 }
 
 impl AcpClient {

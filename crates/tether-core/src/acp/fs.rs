@@ -33,9 +33,6 @@ use crate::webview::{ChangedFileView, ReviewIntent};
 /// leaves to implementations. The message says why, for the agent's model to read.
 pub const WRITE_REFUSED: i32 = -32040;
 
-/// ACP's "resource not found".
-const RESOURCE_NOT_FOUND: i32 = -32002;
-
 /// What a whole-file read is for.
 #[derive(Debug, Clone)]
 pub(super) enum ReadTag {
@@ -528,7 +525,7 @@ impl AcpClient {
                 jsonrpc::encode_result(&request, &response)
             }
             Ok((None, _, _)) => {
-                let error = RpcError::new(RESOURCE_NOT_FOUND, "Resource not found")
+                let error = RpcError::new(jsonrpc::ErrorCode::ResourceNotFound.into(), "Resource not found")
                     .data(serde_json::Value::String("the file does not exist".to_owned()));
                 jsonrpc::encode_error(&request, &error)
             }

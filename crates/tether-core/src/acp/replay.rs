@@ -189,7 +189,7 @@ impl AcpClient {
         if record["event"] == "promptCancelled" {
             if let Ok(blocks) = serde_json::from_value::<Vec<acp::ContentBlock>>(record["prompt"].clone()) {
                 self.thread.push(Entry::User(super::prompt_content::user_message(&blocks, &self.cwd)));
-                self.thread.set_turn(TurnState::Ended { stop_reason: "cancelled".to_owned() });
+                self.thread.set_turn(TurnState::ended(acp::StopReason::Cancelled));
             }
             return;
         }

@@ -16,9 +16,6 @@ use tether_core::jsonrpc::{self, ErrorCode, RpcError};
 use super::Checker;
 use super::report::{Kind, Offending};
 
-/// The JSON-RPC error code ACP uses for "resource not found".
-const RESOURCE_NOT_FOUND: i32 = -32002;
-
 /// What the report says about the terminals the checker fakes.
 const FAKE_TERMINAL_NOTE: &str =
     "terminal/create was answered with a fake terminal: nothing was run, and it reports exit code 0 with no output";
@@ -61,7 +58,10 @@ impl Checker {
                 self.known_session(method, &request.session_id.0, &offending);
                 let path = self.inside_workspace(&request.path)?;
                 let content = std::fs::read_to_string(&path).map_err(|error| {
-                    RpcError::new(RESOURCE_NOT_FOUND, format!("cannot read {}: {error}", request.path.display()))
+                    RpcError::new(
+                        ErrorCode::ResourceNotFound.into(),
+                        format!("cannot read {}: {error}", request.path.display()),
+                    )
                 })?;
                 Ok(json!({ "content": select_lines(&content, request.line, request.limit) }))
             }
