@@ -1,0 +1,171 @@
+//! Data-driven tests of the host engine (one VS Code window), like `acp.rs` is for the ACP client.
+//!
+//! Each `test_data/host/*.script` is a window-level scenario: lines starting with `>` are inputs
+//! (what tetherd or an agent sent, what the chat view or VS Code did, the time), the rest are
+//! comments. The test runs the script through a [`HostEngine`] and writes, after each input,
+//! every line the engine wrote to tetherd (`tetherd<`), every message it posted to the chat view
+//! (`webview`), and every other action (`host`), into `<name>.out` (checked with `expect_file!`;
+//! run with `UPDATE_EXPECT=1` to accept a change). A reader can follow the whole window in one file.
+//!
+//! Inputs:
+//! - `> connected` / `> closed <reason>`: the socket to tetherd opened / closed
+//! - `> tetherd <json line>`: a line from tetherd (an answer, or a notification)
+//! - `> agent <agent id>[@<seq>] <json line>`: a line an agent wrote, as tetherd forwards it
+//!   (`agent/message`, numbered `seq` in its session's log when given)
+//! - `| <json line>`: a line of a session's `events.jsonl`; `> read <request id>` answers that
+//!   `session/read` request with the lines given since the last `read`, to the end of the log
+//! - `> webview <json WebviewToHost>`: the chat view posted this
+//! - `> command <json HostCommand>`: a VS Code command or event
+//! - `> time <ms>`: the clock moves to `ms`; deadlines and the frame's posts are due
+//!
+//! The host's part of resolving paths (`resolvePaths`) is played at once, as a host with no
+//! symbolic links would (each path leads to itself), and written as `resolved` lines.
+
+// Test helpers unwrap freely: a panic here is a failed test with its message.
+#![allow(clippy::unwrap_used)]
+
+use std::fmt::Write;
+use std::path::Path;
+
+use tether_core::host::HostEngine;
+use tether_core::host_api::{AgentProfile, EngineConfig, HostAction, HostCommand, ResolvedPath};
+
+/// The window every script runs in: workspace `/ws`, the Demo agent built in, and one agent of
+/// the person's own, "Other".
+fn config() -> EngineConfig {
+    EngineConfig {
+        token: "secret-token".to_owned(),
+        client_name: "Tether".to_owned(),
+        client_version: "0.1.0".to_owned(),
+        workspace_root: "/ws".to_owned(),
+        demo_agent_command: Some("/ext/bin/tether-test-agent".to_owned()),
+        profiles: vec![AgentProfile {
+            name: "Other".to_owned(),
+            command: "other-agent".to_owned(),
+            args: vec!["--acp".to_owned()],
+            env: Default::default(),
+            cwd: None,
+        }],
+        default_profile: None,
+        tether_dir: Some("/ws/.tether".to_owned()),
+        permissions: Default::default(),
+        follow_agent: false,
+        workspace_trusted: true,
+    }
+}
+
+fn run_script(script: &str) -> String {
+    let mut engine = HostEngine::new(config());
+    let mut now = 0;
+    let mut out = String::new();
+    let mut log = String::new();
+    // What the engine asked for when it was created (tetherd, before anything else).
+    write_actions(&mut engine, &mut out, now);
+    for line in script.lines() {
+        if let Some(log_line) = line.strip_prefix("| ") {
+            log.push_str(log_line);
+            log.push('\n');
+            continue;
+        }
+        let Some(input) = line.strip_prefix("> ") else {
+            continue;
+        };
+        writeln!(out, "> {input}").unwrap();
+        let (verb, rest) = input.split_once(' ').unwrap_or((input, ""));
+        match verb {
+            "connected" => engine.handle_sidecar_connected(now),
+            "closed" => engine.handle_sidecar_closed(rest, now),
+            "tetherd" => engine.handle_sidecar_bytes(format!("{rest}\n").as_bytes(), now),
+            "agent" => {
+                let (agent, message) = rest.split_once(' ').expect("agent <agent id>[@<seq>] <json line>");
+                let params = match agent.split_once('@') {
+                    Some((agent_id, seq)) => serde_json::json!({
+                        "agentId": agent_id.parse::<u64>().unwrap(),
+                        "seq": seq.parse::<u64>().unwrap(),
+                        "message": serde_json::from_str::<serde_json::Value>(message).unwrap(),
+                    }),
+                    None => serde_json::json!({
+                        "agentId": agent.parse::<u64>().unwrap(),
+                        "message": serde_json::from_str::<serde_json::Value>(message).unwrap(),
+                    }),
+                };
+                let line = serde_json::json!({"jsonrpc": "2.0", "method": "agent/message", "params": params});
+                engine.handle_sidecar_bytes(format!("{line}\n").as_bytes(), now);
+            }
+            "read" => {
+                let id: u64 = rest.parse().expect("read <request id>");
+                let text = std::mem::take(&mut log);
+                let next = text.len();
+                let line = serde_json::json!({
+                    "jsonrpc": "2.0", "id": id, "result": {"text": text, "next": next, "eof": true},
+                });
+                engine.handle_sidecar_bytes(format!("{line}\n").as_bytes(), now);
+            }
+            "webview" => engine.handle_webview(serde_json::from_str(rest).unwrap(), now),
+            "command" => engine.handle_command(serde_json::from_str(rest).unwrap(), now),
+            "time" => {
+                now = rest.parse().expect("time <ms>");
+                engine.handle_timeout(now);
+            }
+            other => panic!("unknown input {other:?}"),
+        }
+        write_actions(&mut engine, &mut out, now);
+    }
+    out
+}
+
+/// Writes every action the engine has for the host, one a line, answering `resolvePaths` as it
+/// goes.
+fn write_actions(engine: &mut HostEngine, out: &mut String, now: u64) {
+    while let Some(action) = engine.poll_action() {
+        match action {
+            HostAction::SidecarWrite { data } => {
+                for line in data.lines() {
+                    writeln!(out, "  tetherd< {line}").unwrap();
+                }
+            }
+            HostAction::PostWebview { message } => {
+                writeln!(out, "  webview {}", serde_json::to_string(&message).unwrap()).unwrap();
+            }
+            HostAction::ResolvePaths { resolve, root, paths } => {
+                writeln!(
+                    out,
+                    "  host {}",
+                    serde_json::to_string(&HostAction::ResolvePaths {
+                        resolve,
+                        root: root.clone(),
+                        paths: paths.clone()
+                    })
+                    .unwrap()
+                )
+                .unwrap();
+                let found = |path: String| ResolvedPath::Found { path };
+                let paths: Vec<ResolvedPath> = paths.into_iter().map(found).collect();
+                writeln!(out, "  resolved {resolve}: {}", serde_json::to_string(&paths).unwrap()).unwrap();
+                engine.handle_command(HostCommand::PathsResolved { resolve, root: found(root), paths }, now);
+            }
+            action => writeln!(out, "  host {}", serde_json::to_string(&action).unwrap()).unwrap(),
+        }
+    }
+}
+
+fn check(name: &str) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/host");
+    let script = std::fs::read_to_string(dir.join(format!("{name}.script"))).unwrap();
+    expect_test::expect_file![dir.join(format!("{name}.out"))].assert_eq(&run_script(&script));
+}
+
+#[test]
+fn switching_agents_stops_the_first_and_starts_the_other_in_a_new_session() {
+    check("agent-switch");
+}
+
+#[test]
+fn a_window_reload_takes_the_running_agent_over_and_shows_its_thread_again() {
+    check("reload");
+}
+
+#[test]
+fn an_agent_that_needs_a_sign_in_asks_the_person_and_goes_on_once_signed_in() {
+    check("sign-in");
+}
