@@ -337,7 +337,7 @@ class ExportMenu {
       item.dataset["format"] = choice.format;
       item.addEventListener("click", () => {
         this.close(true);
-        post({ type: "export", format: choice.format });
+        post({ type: "exportSession", id: null, format: choice.format });
       });
       return item;
     });

@@ -60,7 +60,7 @@ describe("session header actions", () => {
       const item = ui.queryAll('.session-export-menu [role="menuitem"]').find((each) => each.textContent === label);
       assert.ok(item !== undefined, `no menu item “${label}”`);
       item.click();
-      assert.deepEqual(ui.posted, [{ type: "export", format }]);
+      assert.deepEqual(ui.posted, [{ type: "exportSession", id: null, format }]);
       assert.equal(exportMenu().hidden, true);
       assert.equal(exportButton().getAttribute("aria-expanded"), "false");
       assert.equal(focused(), exportButton(), "the focus goes back to the Export button");

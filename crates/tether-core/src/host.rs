@@ -29,8 +29,9 @@ use crate::export::{ExportHeader, thread_markdown};
 use crate::framing::{self, LineFramer};
 use crate::host_api::{
     AgentProfile, AuthMethodKind, AuthMethodView, DEMO_PROFILE, EngineConfig, ExportFormat, FileReadReply, HistoryItem,
-    HistorySource, HostAction, HostCommand, LogLevel, PermissionSettings,
+    HistorySource, HostAction, HostCommand, HostEvent, LogLevel, PermissionSettings,
 };
+use crate::intent::Intent;
 use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
 use crate::mentions::{self, FindOutcome, MentionIndex};
 use crate::permissions::{PermissionPolicy, RuleScope, RuleSpec};
@@ -45,7 +46,7 @@ use crate::sidecar::{
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, ThreadPatch, TurnState};
 use crate::webview::{
     AgentModeView, HostToWebview, MentionSuggestion, PermissionsView, PromptAttachment, ReviewIntent,
-    SessionControlsView, SessionStatus, SessionView, TerminalIntent, ViewSnapshot, WebviewToHost,
+    SessionControlsView, SessionStatus, SessionView, TerminalIntent, ViewEvent, ViewSnapshot, WebviewToHost,
 };
 
 /// The shortest time between two posts to the webview: one animation frame at 60 Hz.
@@ -429,36 +430,59 @@ impl HostEngine {
         self.finish(now);
     }
 
-    pub fn handle_webview(&mut self, message: WebviewToHost, now: u64) {
+    /// A message from the chat view.
+    pub fn handle_webview(&mut self, message: impl Into<WebviewToHost>, now: u64) {
         self.now = now;
-        match message {
-            WebviewToHost::Ready => {
+        match message.into() {
+            WebviewToHost::View(ViewEvent::Ready) => {
                 self.webview.ready = true;
                 self.post_snapshot(now);
                 if let Some(mention) = self.webview.mention_waiting.take() {
                     self.post_now(HostToWebview::AddMention { mention });
                 }
             }
-            WebviewToHost::Prompt { text, attachments } => self.prompt(&text, &attachments, now),
-            WebviewToHost::FindMentions { query, fresh } => {
+            WebviewToHost::View(ViewEvent::FindMentions { query, fresh }) => {
                 match self.mentions.find(&query, fresh, &self.config.workspace_root) {
                     FindOutcome::ListFiles => self.actions.push_back(HostAction::ListWorkspaceFiles),
                     FindOutcome::Wait => {}
                     FindOutcome::Answer(items) => self.post_now(HostToWebview::Mentions { query, items }),
                 }
             }
-            WebviewToHost::Cancel => self.cancel(now),
-            WebviewToHost::AnswerPermission { key, option_id } => self.answer_permission(key, &option_id, now),
-            WebviewToHost::NewSession => self.start_session(now),
-            WebviewToHost::SelectAgent { name } => self.select_agent(name, now),
-            WebviewToHost::SetMode { mode } => match &mut self.agent {
+            WebviewToHost::Intent(intent) => return self.handle_intent(intent, now),
+        }
+        self.refresh_permissions_view();
+        self.finish(now);
+    }
+
+    /// A VS Code command or event.
+    pub fn handle_command(&mut self, command: impl Into<HostCommand>, now: u64) {
+        self.now = now;
+        match command.into() {
+            HostCommand::Intent(intent) => return self.handle_intent(intent, now),
+            HostCommand::Event(event) => self.host_event(event),
+        }
+        self.refresh_permissions_view();
+        self.finish(now);
+    }
+
+    /// Something the person asked for, from the chat view or from VS Code: the one place that
+    /// decides what each intent does.
+    pub fn handle_intent(&mut self, intent: Intent, now: u64) {
+        self.now = now;
+        match intent {
+            Intent::Prompt { text, attachments } => self.prompt(&text, &attachments, now),
+            Intent::Cancel => self.cancel(now),
+            Intent::AnswerPermission { key, option_id } => self.answer_permission(key, &option_id, now),
+            Intent::NewSession => self.start_session(now),
+            Intent::SelectAgent { name } => self.select_agent(name, now),
+            Intent::SetMode { mode } => match &mut self.agent {
                 Some(slot) => slot.client.set_mode(mode, now),
                 None => {
                     self.idle_policy.set_mode(mode);
                     self.refresh_permissions_view();
                 }
             },
-            WebviewToHost::SetConfigOption { config_id, value } => {
+            Intent::SetConfigOption { config_id, value } => {
                 let result = match &mut self.agent {
                     Some(slot) => slot.client.set_config_option(&config_id, value, now),
                     None => Err(IntentError::NotReady),
@@ -467,7 +491,7 @@ impl HostEngine {
                     self.show(LogLevel::Warn, format!("The option was not changed: {error}."));
                 }
             }
-            WebviewToHost::AddRule { spec, scope } => {
+            Intent::AddRule { spec, scope } => {
                 let result = match &mut self.agent {
                     Some(slot) => slot.client.add_rule(spec, scope).map(|_| ()),
                     None => self
@@ -482,7 +506,7 @@ impl HostEngine {
                     Err(error) => self.show(LogLevel::Warn, format!("The rule was not added: {error}.")),
                 }
             }
-            WebviewToHost::RemoveRule { id } => {
+            Intent::RemoveRule { id } => {
                 let scope = self.policy().rules().into_iter().find(|rule| rule.id == id).map(|rule| rule.scope);
                 let result = match &mut self.agent {
                     Some(slot) => slot.client.remove_rule(id).map(|_| ()),
@@ -494,7 +518,7 @@ impl HostEngine {
                     Err(error) => self.show(LogLevel::Warn, format!("The rule was not removed: {error}.")),
                 }
             }
-            WebviewToHost::ClearRules { scope } => {
+            Intent::ClearRules { scope } => {
                 match &mut self.agent {
                     Some(slot) => slot.client.clear_rules(scope),
                     None => {
@@ -505,7 +529,7 @@ impl HostEngine {
                     self.save_workspace_rules();
                 }
             }
-            WebviewToHost::KeepRuleForWorkspace { id } => {
+            Intent::KeepRuleForWorkspace { id } => {
                 let result = match &mut self.agent {
                     Some(slot) => slot.client.keep_rule_for_workspace(id).map(|_| ()),
                     None => self.idle_policy.keep_for_workspace(id).map(|_| ()).ok_or(IntentError::UnknownRule),
@@ -515,16 +539,26 @@ impl HostEngine {
                     Err(error) => self.show(LogLevel::Warn, format!("The rule was not saved: {error}.")),
                 }
             }
-            WebviewToHost::Review { intent } => self.review(intent, now),
-            WebviewToHost::Terminal { intent } => self.terminal_intent(intent),
-            WebviewToHost::ShowHistory => self.show_history(now),
-            WebviewToHost::Export { format } => self.export_session(None, format, now),
-            WebviewToHost::Restart => self.restart(now),
-            WebviewToHost::StopAgent => self.stop_agent(now),
-            WebviewToHost::SignIn => self.sign_in_again(),
-            WebviewToHost::SetFollowAgent { on } => self.set_follow_agent(on),
-            WebviewToHost::ManageTrust => self.actions.push_back(HostAction::ManageWorkspaceTrust),
-            WebviewToHost::SetAgentMode { id } => {
+            Intent::OpenAuditLog => match self.audit_log() {
+                Some(path) => self.actions.push_back(HostAction::OpenFile { path }),
+                None => self.show(
+                    LogLevel::Info,
+                    "This session has no audit log yet (it is kept once the agent has started, in a workspace folder)."
+                        .to_owned(),
+                ),
+            },
+            Intent::Review { intent } => self.review(intent, now),
+            Intent::Terminal { intent } => self.terminal_intent(intent),
+            Intent::ShowHistory => self.show_history(now),
+            Intent::OpenSession { id } => self.open_history_session(&id, now),
+            Intent::RenameSession { id, title } => self.rename_session(id, title, now),
+            Intent::DeleteSession { id } => self.delete_session(id, now),
+            Intent::ExportSession { id, format } => self.export_session(id, format, now),
+            Intent::Restart => self.restart(now),
+            Intent::StopAgent => self.stop_agent(now),
+            Intent::SignIn => self.sign_in_again(),
+            Intent::Authenticate { method_id, env } => self.authenticate(&method_id, env, now),
+            Intent::SetAgentMode { id } => {
                 let result = match &mut self.agent {
                     Some(slot) => slot.client.set_agent_mode(&id, now),
                     None => Err(IntentError::NotReady),
@@ -533,85 +567,10 @@ impl HostEngine {
                     self.show(LogLevel::Warn, format!("The agent's mode was not changed: {error}."));
                 }
             }
-            WebviewToHost::OpenAuditLog => match self.audit_log() {
-                Some(path) => self.actions.push_back(HostAction::OpenFile { path }),
-                None => self.show(
-                    LogLevel::Info,
-                    "This session has no audit log yet (it is kept once the agent has started, in a workspace folder)."
-                        .to_owned(),
-                ),
-            },
-        }
-        self.refresh_permissions_view();
-        self.finish(now);
-    }
-
-    pub fn handle_command(&mut self, command: HostCommand, now: u64) {
-        self.now = now;
-        match command {
-            HostCommand::NewSession => self.start_session(now),
-            HostCommand::Cancel => self.cancel(now),
-            HostCommand::SelectAgent { name } => self.select_agent(name, now),
-            HostCommand::Configure { profiles, default_profile, permissions } => {
-                self.config.profiles = profiles;
-                self.config.default_profile = default_profile;
-                self.session.profiles = self.profiles().into_iter().map(|profile| profile.name).collect();
-                self.webview.session_changed = true;
-                self.configure_permissions(&permissions);
-                self.config.permissions = permissions;
-            }
-            HostCommand::Review { intent } => self.review(intent, now),
-            HostCommand::OpenDocuments { paths } => self.open_documents = paths,
-            HostCommand::FileChanged { path } => {
-                if let Some(slot) = &mut self.agent {
-                    slot.client.handle_file_changed(&path);
-                }
-            }
-            HostCommand::EditDone { edit, outcome } => {
-                if let Some(slot) = &mut self.agent {
-                    slot.client.handle_edit_done(edit, outcome);
-                }
-            }
-            HostCommand::PathsResolved { resolve, root, paths } => {
-                if let Some(slot) = &mut self.agent {
-                    slot.client.handle_paths_resolved(resolve, root, paths, now);
-                }
-            }
-            HostCommand::TerminalInput { terminal, data } => {
-                if let Some(slot) = &mut self.agent {
-                    slot.client.terminal_input(&terminal, data);
-                }
-            }
-            HostCommand::TerminalResize { terminal, cols, rows } => {
-                if let Some(slot) = &mut self.agent {
-                    slot.client.terminal_resize(&terminal, cols, rows);
-                }
-            }
-            HostCommand::TerminalClosed { terminal } => {
-                if let Some(slot) = &mut self.agent {
-                    slot.client.terminal_closed(&terminal);
-                }
-            }
-            HostCommand::Terminal { intent } => self.terminal_intent(intent),
-            HostCommand::ShowHistory => self.show_history(now),
-            HostCommand::OpenSession { id } => self.open_history_session(&id, now),
-            HostCommand::RenameSession { id, title } => self.rename_session(id, title, now),
-            HostCommand::DeleteSession { id } => self.delete_session(id, now),
-            HostCommand::ExportSession { id, format } => self.export_session(id, format, now),
-            HostCommand::Restart => self.restart(now),
-            HostCommand::StopAgent => self.stop_agent(now),
-            HostCommand::SignIn => self.sign_in_again(),
-            HostCommand::Authenticate { method_id, env } => self.authenticate(&method_id, env, now),
-            HostCommand::AgentSecrets { profile, env } => self.secrets.add(&profile, env),
-            HostCommand::ToggleFollowAgent => self.set_follow_agent(!self.session.follow_agent),
-            HostCommand::WorkspaceFiles { files, selection } => {
-                if let Some((query, items)) = self.mentions.handle_files(files, selection, &self.config.workspace_root)
-                {
-                    self.post_now(HostToWebview::Mentions { query, items });
-                }
-            }
-            HostCommand::WorkspaceTrusted => self.workspace_trusted(),
-            HostCommand::MentionSelection { selection } => {
+            Intent::SetFollowAgent { on } => self.set_follow_agent(on),
+            Intent::ToggleFollowAgent => self.set_follow_agent(!self.session.follow_agent),
+            Intent::ManageTrust => self.actions.push_back(HostAction::ManageWorkspaceTrust),
+            Intent::MentionSelection { selection } => {
                 let mention = mentions::selection_suggestion(&selection, &self.config.workspace_root);
                 if self.webview.ready {
                     self.post_now(HostToWebview::AddMention { mention });
@@ -623,6 +582,59 @@ impl HostEngine {
         }
         self.refresh_permissions_view();
         self.finish(now);
+    }
+
+    fn host_event(&mut self, event: HostEvent) {
+        let now = self.now;
+        match event {
+            HostEvent::Configure { profiles, default_profile, permissions } => {
+                self.config.profiles = profiles;
+                self.config.default_profile = default_profile;
+                self.session.profiles = self.profiles().into_iter().map(|profile| profile.name).collect();
+                self.webview.session_changed = true;
+                self.configure_permissions(&permissions);
+                self.config.permissions = permissions;
+            }
+            HostEvent::OpenDocuments { paths } => self.open_documents = paths,
+            HostEvent::FileChanged { path } => {
+                if let Some(slot) = &mut self.agent {
+                    slot.client.handle_file_changed(&path);
+                }
+            }
+            HostEvent::EditDone { edit, outcome } => {
+                if let Some(slot) = &mut self.agent {
+                    slot.client.handle_edit_done(edit, outcome);
+                }
+            }
+            HostEvent::PathsResolved { resolve, root, paths } => {
+                if let Some(slot) = &mut self.agent {
+                    slot.client.handle_paths_resolved(resolve, root, paths, now);
+                }
+            }
+            HostEvent::TerminalInput { terminal, data } => {
+                if let Some(slot) = &mut self.agent {
+                    slot.client.terminal_input(&terminal, data);
+                }
+            }
+            HostEvent::TerminalResize { terminal, cols, rows } => {
+                if let Some(slot) = &mut self.agent {
+                    slot.client.terminal_resize(&terminal, cols, rows);
+                }
+            }
+            HostEvent::TerminalClosed { terminal } => {
+                if let Some(slot) = &mut self.agent {
+                    slot.client.terminal_closed(&terminal);
+                }
+            }
+            HostEvent::AgentSecrets { profile, env } => self.secrets.add(&profile, env),
+            HostEvent::WorkspaceFiles { files, selection } => {
+                if let Some((query, items)) = self.mentions.handle_files(files, selection, &self.config.workspace_root)
+                {
+                    self.post_now(HostToWebview::Mentions { query, items });
+                }
+            }
+            HostEvent::WorkspaceTrusted => self.workspace_trusted(),
+        }
     }
 
     fn terminal_intent(&mut self, intent: TerminalIntent) {

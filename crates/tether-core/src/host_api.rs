@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::intent::Intent;
 use crate::permissions::Mode;
 use crate::review::{ChangeId, ReviewDocument, ReviewHunk, TextEdit};
-use crate::webview::{HostToWebview, ReviewIntent, TerminalIntent};
+use crate::webview::HostToWebview;
 
 /// An agent the person can run: a command speaking ACP on its stdio.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -80,124 +81,53 @@ pub struct PermissionSettings {
     pub rules: Vec<serde_json::Value>,
 }
 
-/// A VS Code command or event the host forwards.
+/// A VS Code command or event the host forwards: something the person asked for ([`Intent`],
+/// the same type the chat view's buttons use), or an event of VS Code's ([`HostEvent`]).
+///
+/// On the wire both are objects tagged by `type`, as one flat union.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(untagged)]
+pub enum HostCommand {
+    Event(HostEvent),
+    Intent(Intent),
+}
+
+crate::intent::surface_or_intent!(HostCommand::Event(HostEvent));
+
+/// What happened in VS Code that the engine must know: the settings, editors, files, terminals
+/// and answers to the engine's own actions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
-pub enum HostCommand {
-    NewSession,
-    Cancel,
-    SelectAgent {
-        name: String,
-    },
+pub enum HostEvent {
     /// The settings changed.
-    Configure {
-        profiles: Vec<AgentProfile>,
-        default_profile: Option<String>,
-        permissions: PermissionSettings,
-    },
-    /// A review decision from the diff editor (CodeLens, title buttons) or the command palette.
-    Review {
-        intent: ReviewIntent,
-    },
+    Configure { profiles: Vec<AgentProfile>, default_profile: Option<String>, permissions: PermissionSettings },
     /// The files open in editors changed: their absolute paths (`file:` documents only). They
     /// are included in the snapshot taken before each turn.
-    OpenDocuments {
-        paths: Vec<String>,
-    },
+    OpenDocuments { paths: Vec<String> },
     /// A file under review changed in an editor or on disk (see [`HostAction::ShowReview`]).
-    FileChanged {
-        path: String,
-    },
+    FileChanged { path: String },
     /// The outcome of an [`HostAction::EditFile`].
-    EditDone {
-        edit: u64,
-        outcome: EditOutcome,
-    },
+    EditDone { edit: u64, outcome: EditOutcome },
     /// The person typed (or pasted) into a mirrored terminal.
-    TerminalInput {
-        terminal: String,
-        data: String,
-    },
+    TerminalInput { terminal: String, data: String },
     /// A mirrored terminal's size, when it opens and whenever it changes.
-    TerminalResize {
-        terminal: String,
-        cols: u16,
-        rows: u16,
-    },
+    TerminalResize { terminal: String, cols: u16, rows: u16 },
     /// The person closed a mirrored terminal (its Pseudoterminal's `close`).
-    TerminalClosed {
-        terminal: String,
-    },
-    /// A terminal intent from outside the chat (the stop confirmation's answer).
-    Terminal {
-        intent: TerminalIntent,
-    },
-    /// "Tether: Show History": the engine answers with [`HostAction::ShowHistory`].
-    ShowHistory,
-    /// The person picked a session in the history: show it and start its agent again, resuming
-    /// the agent's session.
-    OpenSession {
-        id: String,
-    },
-    RenameSession {
-        id: String,
-        title: String,
-    },
-    /// The person confirmed deleting a session of the history (its folder goes, logs and all).
-    DeleteSession {
-        id: String,
-    },
-    /// Export a session (`id` of the history, or the current session when absent).
-    ExportSession {
-        id: Option<String>,
-        format: ExportFormat,
-    },
-    /// Start the current session's agent again after it exited, resuming its session.
-    Restart,
-    /// "Tether: Stop Agent": kill the agent process (one that hangs while starting, or ignores a
-    /// cancel); Restart brings it back.
-    StopAgent,
-    /// The person chose how to sign in (see [`HostAction::AskAuthentication`]). `env` holds
-    /// what they entered for an `envVar` method (empty otherwise): the agent is then started
-    /// again with it in its environment before `authenticate`. A `terminal` method is answered
-    /// once its login terminal closed with exit code 0: the agent is started again to read what
-    /// the login stored.
-    Authenticate {
-        method_id: String,
-        env: BTreeMap<String, String>,
-    },
+    TerminalClosed { terminal: String },
     /// Variables the host keeps in SecretStorage for the agent profile `profile`: added to that
     /// agent's environment whenever it starts. The engine keeps them in memory only: never
     /// logged, never written to the settings or a session's log.
-    AgentSecrets {
-        profile: String,
-        env: BTreeMap<String, String>,
-    },
-    /// "Tether: Toggle Follow Agent".
-    ToggleFollowAgent,
-    /// "Tether: Sign In to the Agent": ask how to sign in again (see `SessionView::canSignIn`).
-    SignIn,
+    AgentSecrets { profile: String, env: BTreeMap<String, String> },
     /// The answer to [`HostAction::ListWorkspaceFiles`]: the workspace's files (absolute paths,
     /// without what `files.exclude` and `search.exclude` hide) and the selection of the editor
     /// the person used last, if it has one.
-    WorkspaceFiles {
-        files: Vec<String>,
-        selection: Option<EditorSelection>,
-    },
-    /// "Tether: Mention Selection": add the editor's selection to the composer.
-    MentionSelection {
-        selection: EditorSelection,
-    },
+    WorkspaceFiles { files: Vec<String>, selection: Option<EditorSelection> },
     /// The person trusted the workspace (VS Code's `onDidGrantWorkspaceTrust`): tetherd and the
     /// session start now, without a reload.
     WorkspaceTrusted,
     /// The answer to [`HostAction::ResolvePaths`]: where the root and each path lead, in the
     /// order asked.
-    PathsResolved {
-        resolve: u64,
-        root: ResolvedPath,
-        paths: Vec<ResolvedPath>,
-    },
+    PathsResolved { resolve: u64, root: ResolvedPath, paths: Vec<ResolvedPath> },
 }
 
 /// Where a path leads through symbolic links (see [`HostAction::ResolvePaths`]).

@@ -24,6 +24,7 @@ pub mod files;
 pub mod framing;
 pub mod host;
 pub mod host_api;
+pub mod intent;
 pub mod jsonrpc;
 pub mod mentions;
 pub mod permissions;

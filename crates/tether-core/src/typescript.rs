@@ -7,7 +7,7 @@
 
 use ts_rs::{Config, TS};
 
-use crate::{host_api, permissions, review, sidecar, thread, webview};
+use crate::{host_api, intent, permissions, review, sidecar, thread, webview};
 
 /// The whole generated file.
 pub fn generate() -> String {
@@ -30,6 +30,8 @@ pub fn generate() -> String {
         host_api::AgentProfile,
         host_api::EngineConfig,
         host_api::HostCommand,
+        host_api::HostEvent,
+        intent::Intent,
         host_api::LogLevel,
         host_api::HostAction,
         host_api::PermissionSettings,
@@ -50,6 +52,7 @@ pub fn generate() -> String {
         webview::ViewSnapshot,
         webview::HostToWebview,
         webview::WebviewToHost,
+        webview::ViewEvent,
         webview::PermissionsView,
         webview::AgentModeView,
         webview::ChangedFileView,

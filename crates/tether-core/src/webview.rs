@@ -10,10 +10,10 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::host_api::ExportFormat;
-use crate::permissions::{Mode, RuleId, RuleScope, RuleSpec, RuleView};
+use crate::intent::Intent;
+use crate::permissions::{Mode, RuleView};
 use crate::review::{ChangeId, ChangePhase, FileChangeKind};
-use crate::thread::{Entry, PermissionKey, PlanEntryView, TerminalView, ThreadPatch, TurnState};
+use crate::thread::{Entry, PlanEntryView, TerminalView, ThreadPatch, TurnState};
 
 /// What the chat header shows about the session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -298,88 +298,27 @@ pub enum HostToWebview {
     AddMention { mention: MentionSuggestion },
 }
 
-/// webview → host: the person's intents.
+/// webview → host: what the chat view itself needs ([`ViewEvent`]), or something the person asked
+/// for ([`Intent`], the same type the command palette's commands use).
+///
+/// On the wire both are objects tagged by `type`, as one flat union: the webview posts
+/// `{"type": "prompt", ...}` and `{"type": "ready"}` alike.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(untagged)]
+pub enum WebviewToHost {
+    View(ViewEvent),
+    Intent(Intent),
+}
+
+/// What the chat view tells the host about itself, which no other surface sends.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
-pub enum WebviewToHost {
+pub enum ViewEvent {
     /// The webview (re)loaded and wants a snapshot.
     Ready,
-    Prompt {
-        text: String,
-        /// Files and selections the text mentions with `@`, images pasted or dropped; absent
-        /// from a webview older than mentions.
-        #[serde(default)]
-        attachments: Vec<PromptAttachment>,
-    },
     /// The person is typing a mention: `query` is what follows the `@`. `fresh` when the `@` was
     /// just typed: the engine asks the host for the workspace's files and selection again.
-    FindMentions {
-        query: String,
-        fresh: bool,
-    },
-    Cancel,
-    AnswerPermission {
-        key: PermissionKey,
-        option_id: String,
-    },
-    NewSession,
-    SelectAgent {
-        name: String,
-    },
-    /// The person chose a mode in the header.
-    SetMode {
-        mode: Mode,
-    },
-    /// The person picked a value for one of the agent's config options (a select's value id, or
-    /// a boolean).
-    SetConfigOption {
-        config_id: String,
-        value: ConfigValue,
-    },
-    /// The person added a rule in the rules panel.
-    AddRule {
-        spec: RuleSpec,
-        scope: RuleScope,
-    },
-    RemoveRule {
-        id: RuleId,
-    },
-    ClearRules {
-        scope: RuleScope,
-    },
-    /// Save a session rule to the workspace settings.
-    KeepRuleForWorkspace {
-        id: RuleId,
-    },
-    OpenAuditLog,
-    Review {
-        intent: ReviewIntent,
-    },
-    Terminal {
-        intent: TerminalIntent,
-    },
-    /// The header's History button.
-    ShowHistory,
-    /// The header's Export menu: the current session.
-    Export {
-        format: ExportFormat,
-    },
-    /// The Restart button shown when the agent has exited (`SessionView::canRestart`).
-    Restart,
-    /// The Stop button shown while the agent may be hung (`SessionView::canStop`): kill its
-    /// process.
-    StopAgent,
-    /// The person picked one of the agent's own modes in the header.
-    SetAgentMode {
-        id: String,
-    },
-    /// The header's "Sign in" (`SessionView::canSignIn`): ask how to sign in again.
-    SignIn,
-    /// The header's "Follow the agent" toggle.
-    SetFollowAgent {
-        on: bool,
-    },
-    /// "Manage Workspace Trust", offered while the workspace is not trusted
-    /// (`SessionStatus::Untrusted`).
-    ManageTrust,
+    FindMentions { query: String, fresh: bool },
 }
+
+crate::intent::surface_or_intent!(WebviewToHost::View(ViewEvent));

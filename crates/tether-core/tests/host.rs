@@ -5,9 +5,10 @@
 #![allow(clippy::unwrap_used)]
 
 use tether_core::host::{FRAME_MS, HostEngine, MAX_AUTOMATIC_SIDECAR_RESTARTS, SIDECAR_RESTART_WINDOW_MS};
-use tether_core::host_api::{AgentProfile, EditorSelection, EngineConfig, HostAction, HostCommand, ResolvedPath};
+use tether_core::host_api::{AgentProfile, EditorSelection, EngineConfig, HostAction, HostEvent, ResolvedPath};
+use tether_core::intent::Intent;
 use tether_core::thread::{ChunkKind, Entry, PermissionOutcome, Thread, ThreadPatch, TurnState};
-use tether_core::webview::{HostToWebview, SessionStatus, ViewSnapshot, WebviewToHost};
+use tether_core::webview::{HostToWebview, SessionStatus, ViewEvent, ViewSnapshot};
 
 fn config() -> EngineConfig {
     EngineConfig {
@@ -48,7 +49,7 @@ fn drain_resolving(engine: &mut HostEngine, now: u64) -> Vec<HostAction> {
         for action in &actions {
             if let HostAction::ResolvePaths { resolve, root, paths } = action {
                 let found = |path: &String| ResolvedPath::Found { path: path.clone() };
-                let command = HostCommand::PathsResolved {
+                let command = HostEvent::PathsResolved {
                     resolve: *resolve,
                     root: found(root),
                     paths: paths.iter().map(found).collect(),
@@ -133,7 +134,7 @@ fn handshake_with_tetherd_then_agent() {
     .assert_eq(&sidecar_lines(&drain(&mut engine)));
 
     // Selecting another agent kills this one and spawns the other.
-    engine.handle_command(HostCommand::SelectAgent { name: "Other".to_owned() }, 3);
+    engine.handle_command(Intent::SelectAgent { name: "Other".to_owned() }, 3);
     expect_test::expect![[r#"
         {"jsonrpc":"2.0","id":3,"method":"agent/kill","params":{"agentId":3}}
         {"jsonrpc":"2.0","id":4,"method":"agent/spawn","params":{"name":"Other","command":"other-agent","args":["--acp"],"env":{},"cwd":"/ws","tetherDir":"/ws/.tether"}}
@@ -183,7 +184,7 @@ fn tetherd_is_started_by_the_engine_and_restarted_after_a_loss() {
     let mut engine = HostEngine::new(config());
     assert_eq!(drain(&mut engine), [HostAction::StartSidecar], "the engine asks for tetherd once, at start");
     // A new session while tetherd is still starting does not start a second one.
-    engine.handle_command(HostCommand::NewSession, now);
+    engine.handle_command(Intent::NewSession, now);
     assert!(!drain(&mut engine).contains(&HostAction::StartSidecar));
 
     let mut engine = ready_engine(&mut now);
@@ -216,7 +217,7 @@ fn tetherd_is_started_by_the_engine_and_restarted_after_a_loss() {
             "Tether lost the connection to tetherd (tetherd exited (signal SIGKILL)). tetherd was lost 4 times within 5 minutes, so Tether does not start it again by itself. Restart to go on with the session."
         ]
     );
-    engine.handle_command(HostCommand::NewSession, now);
+    engine.handle_command(Intent::NewSession, now);
     assert!(drain(&mut engine).contains(&HostAction::StartSidecar), "the person can start it");
 
     // A tetherd that never accepted the hello (it failed to start) is not started again by
@@ -232,7 +233,7 @@ fn tetherd_is_started_by_the_engine_and_restarted_after_a_loss() {
     );
 
     // Once the losses are older than the window, a loss is restarted by itself again.
-    engine.handle_command(HostCommand::NewSession, now);
+    engine.handle_command(Intent::NewSession, now);
     drain(&mut engine);
     engine.handle_sidecar_connected(now);
     let hello = last_request_id(&drain(&mut engine), "hello").unwrap();
@@ -272,7 +273,7 @@ fn tetherd_is_started_by_the_engine_and_restarted_after_a_loss() {
 #[test]
 fn tetherd_refusing_the_token_is_shown() {
     let mut engine = HostEngine::new(config());
-    engine.handle_webview(WebviewToHost::Ready, 0);
+    engine.handle_webview(ViewEvent::Ready, 0);
     engine.handle_sidecar_connected(0);
     drain(&mut engine);
     engine.handle_sidecar_bytes(
@@ -307,8 +308,8 @@ fn stream_to_webview(chunks: usize) -> (Vec<(u64, HostToWebview)>, String) {
     let mut now = 0;
     let mut engine = ready_engine(&mut now);
     drain(&mut engine);
-    engine.handle_webview(WebviewToHost::Ready, now);
-    engine.handle_webview(WebviewToHost::Prompt { text: "stream".to_owned(), attachments: Vec::new() }, now);
+    engine.handle_webview(ViewEvent::Ready, now);
+    engine.handle_webview(Intent::Prompt { text: "stream".to_owned(), attachments: Vec::new() }, now);
     // The prompt leaves once tetherd has snapshotted the workspace.
     engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tree\":\"t0\"}}\n", now);
 
@@ -448,7 +449,7 @@ fn workspace_rules_are_saved_without_losing_unusable_ones() {
     let mut config = config();
     config.permissions = PermissionSettings { rules: vec![fetch.clone(), typo.clone()], ..Default::default() };
     let mut engine = HostEngine::new(config);
-    engine.handle_webview(WebviewToHost::Ready, 0);
+    engine.handle_webview(ViewEvent::Ready, 0);
     let actions = drain(&mut engine);
     let session = last_session(&actions).unwrap();
     assert_eq!(
@@ -474,7 +475,7 @@ fn workspace_rules_are_saved_without_losing_unusable_ones() {
     };
     now += 1;
     let spec = RuleSpec { decision: RuleDecision::Deny, kinds: vec![], pattern: None, path: Some(".env".to_owned()) };
-    engine.handle_webview(WebviewToHost::AddRule { spec, scope: RuleScope::Workspace }, now);
+    engine.handle_webview(Intent::AddRule { spec, scope: RuleScope::Workspace }, now);
     let saved = saved_rules(&drain(&mut engine));
     expect_test::expect![[r#"
         [
@@ -487,7 +488,7 @@ fn workspace_rules_are_saved_without_losing_unusable_ones() {
     let ids_before: Vec<u64> = engine_rules(&mut engine).iter().map(|rule| rule.id).collect();
     let rules: Vec<serde_json::Value> = serde_json::from_str(&saved[0]).unwrap();
     engine.handle_command(
-        HostCommand::Configure {
+        HostEvent::Configure {
             profiles: vec![],
             default_profile: None,
             permissions: PermissionSettings { rules, ..Default::default() },
@@ -500,7 +501,7 @@ fn workspace_rules_are_saved_without_losing_unusable_ones() {
     assert_eq!(ids_before, ids_after);
 
     // Removing the fetch rule saves the rest, the unusable one still as written.
-    engine.handle_webview(WebviewToHost::RemoveRule { id: ids_after[0] }, now);
+    engine.handle_webview(Intent::RemoveRule { id: ids_after[0] }, now);
     expect_test::expect![[r#"
         [
             "[{\"decision\":\"deny\",\"path\":\".env\"},{\"decision\":\"allow\",\"kinds\":[\"exec\"]}]",
@@ -511,7 +512,7 @@ fn workspace_rules_are_saved_without_losing_unusable_ones() {
 
 /// The rules as the webview would show them now (a fresh `ready` gets a snapshot).
 fn engine_rules(engine: &mut HostEngine) -> Vec<tether_core::permissions::RuleView> {
-    engine.handle_webview(WebviewToHost::Ready, 0);
+    engine.handle_webview(ViewEvent::Ready, 0);
     last_session(&drain(engine)).unwrap().permissions.rules
 }
 
@@ -524,7 +525,7 @@ fn decisions_are_audited_through_tetherd() {
     engine.handle_sidecar_connected(now);
     hello_accepted(&mut engine, now);
     // The person picks Plan before the agent exists: recorded once tetherd says which agent it is.
-    engine.handle_webview(WebviewToHost::SetMode { mode: tether_core::permissions::Mode::Plan }, now);
+    engine.handle_webview(Intent::SetMode { mode: tether_core::permissions::Mode::Plan }, now);
     drain(&mut engine);
     engine.handle_sidecar_bytes(
         b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"agentId\":7,\"pid\":10,\"sessionDir\":\"/ws/.tether/sessions/20261122-061300-7\"}}\n",
@@ -532,7 +533,7 @@ fn decisions_are_audited_through_tetherd() {
     );
     engine.handle_sidecar_bytes(&from_agent(7, r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#), now);
     engine.handle_sidecar_bytes(&from_agent(7, r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#), now);
-    engine.handle_webview(WebviewToHost::Prompt { text: "edit".to_owned(), attachments: Vec::new() }, now);
+    engine.handle_webview(Intent::Prompt { text: "edit".to_owned(), attachments: Vec::new() }, now);
     drain(&mut engine);
     now += 1;
     let edit = r#"{"toolCallId":"t1","title":"Edit notes.md","kind":"edit","locations":[{"path":"/ws/notes.md"}]}"#;
@@ -547,7 +548,7 @@ fn decisions_are_audited_through_tetherd() {
     "#]]
     .assert_eq(&audit);
 
-    engine.handle_webview(WebviewToHost::OpenAuditLog, now);
+    engine.handle_webview(Intent::OpenAuditLog, now);
     assert!(
         drain(&mut engine)
             .contains(&HostAction::OpenFile { path: "/ws/.tether/sessions/20261122-061300-7/audit.jsonl".to_owned() })
@@ -567,10 +568,10 @@ fn a_new_session_keeps_the_mode_and_workspace_rules() {
         pattern: None,
         path: None,
     };
-    engine.handle_webview(WebviewToHost::AddRule { spec: allow(&["fetch"]), scope: RuleScope::Workspace }, now);
-    engine.handle_webview(WebviewToHost::AddRule { spec: allow(&["search"]), scope: RuleScope::Session }, now);
-    engine.handle_webview(WebviewToHost::SetMode { mode: Mode::AcceptEdits }, now);
-    engine.handle_webview(WebviewToHost::Prompt { text: "go".to_owned(), attachments: Vec::new() }, now);
+    engine.handle_webview(Intent::AddRule { spec: allow(&["fetch"]), scope: RuleScope::Workspace }, now);
+    engine.handle_webview(Intent::AddRule { spec: allow(&["search"]), scope: RuleScope::Session }, now);
+    engine.handle_webview(Intent::SetMode { mode: Mode::AcceptEdits }, now);
+    engine.handle_webview(Intent::Prompt { text: "go".to_owned(), attachments: Vec::new() }, now);
     engine.handle_sidecar_bytes(
         &from_agent(7, &permission_request(5, r#"{"toolCallId":"t1","title":"Fetch","kind":"fetch"}"#)),
         now,
@@ -581,13 +582,13 @@ fn a_new_session_keeps_the_mode_and_workspace_rules() {
     );
     drain(&mut engine);
 
-    engine.handle_webview(WebviewToHost::NewSession, now);
+    engine.handle_webview(Intent::NewSession, now);
     // The request left waiting is audited as cancelled before the old agent is stopped.
     let lines = sidecar_lines(&drain(&mut engine));
     let cancelled = lines.lines().position(|line| line.contains(r#""event":"cancelled","toolCall":{"id":"t2""#));
     let killed = lines.lines().position(|line| line.contains("agent/kill"));
     assert!(cancelled.is_some() && cancelled < killed, "{lines}");
-    engine.handle_webview(WebviewToHost::Ready, now);
+    engine.handle_webview(ViewEvent::Ready, now);
     let session = last_session(&drain(&mut engine)).unwrap();
     assert_eq!(session.permissions.mode, Mode::AcceptEdits);
     let rules: Vec<(String, RuleScope, u32)> =
@@ -604,9 +605,9 @@ fn terminal_output_reaches_the_mirror_whole_and_at_most_once_per_frame() {
     let mut now = 0;
     let mut engine = ready_engine(&mut now);
     drain(&mut engine);
-    engine.handle_webview(WebviewToHost::Ready, now);
+    engine.handle_webview(ViewEvent::Ready, now);
     // The person's Bypass mode approves the command the agent runs without asking.
-    engine.handle_webview(WebviewToHost::SetMode { mode: tether_core::permissions::Mode::Bypass }, now);
+    engine.handle_webview(Intent::SetMode { mode: tether_core::permissions::Mode::Bypass }, now);
     let create =
         r#"{"jsonrpc":"2.0","id":40,"method":"terminal/create","params":{"sessionId":"s1","command":"cargo test"}}"#;
     engine.handle_sidecar_bytes(&from_agent(7, create), now);
@@ -687,7 +688,7 @@ fn a_flood_of_output_is_skipped_in_the_mirror_and_said_so() {
     let mut now = 0;
     let mut engine = ready_engine(&mut now);
     // The person's Bypass mode approves the command the agent runs without asking.
-    engine.handle_webview(WebviewToHost::SetMode { mode: tether_core::permissions::Mode::Bypass }, now);
+    engine.handle_webview(Intent::SetMode { mode: tether_core::permissions::Mode::Bypass }, now);
     let create = r#"{"jsonrpc":"2.0","id":40,"method":"terminal/create","params":{"sessionId":"s1","command":"yes"}}"#;
     engine.handle_sidecar_bytes(&from_agent(7, create), now);
     let sent = sidecar_lines(&drain(&mut engine));
@@ -748,13 +749,13 @@ fn following_the_agent_opens_each_new_place_its_tool_calls_point_at_inside_the_w
     engine.handle_sidecar_bytes(&tool_call("t1", "/ws/src/main.rs", 10), now);
     assert_eq!(reveals(drain(&mut engine)), Vec::<String>::new());
 
-    engine.handle_webview(WebviewToHost::SetFollowAgent { on: true }, now);
+    engine.handle_webview(Intent::SetFollowAgent { on: true }, now);
     engine.handle_sidecar_bytes(&tool_call("t2", "/ws/src/lib.rs", 3), now);
     // A place outside the workspace is not opened: the agent does not get to show just any file.
     engine.handle_sidecar_bytes(&tool_call("t3", "/etc/passwd", 1), now);
     assert_eq!(reveals(drain(&mut engine)), ["/ws/src/lib.rs:Some(3)"]);
 
-    engine.handle_command(HostCommand::ToggleFollowAgent, now);
+    engine.handle_command(Intent::ToggleFollowAgent, now);
     engine.handle_sidecar_bytes(&tool_call("t4", "/ws/src/lib.rs", 9), now);
     assert_eq!(reveals(drain(&mut engine)), Vec::<String>::new(), "toggled off again");
 }
@@ -782,10 +783,10 @@ fn mention_posts(actions: &[HostAction]) -> Vec<String> {
 fn the_at_list_asks_the_host_once_per_mention_and_ranks_each_keystroke_itself() {
     let mut now = 0;
     let mut engine = ready_engine(&mut now);
-    engine.handle_webview(WebviewToHost::Ready, now);
+    engine.handle_webview(ViewEvent::Ready, now);
     drain(&mut engine);
 
-    engine.handle_webview(WebviewToHost::FindMentions { query: String::new(), fresh: true }, now);
+    engine.handle_webview(ViewEvent::FindMentions { query: String::new(), fresh: true }, now);
     assert_eq!(mention_posts(&drain(&mut engine)), ["host: list the workspace's files"]);
     let selection = EditorSelection {
         path: "/ws/src/lib.rs".to_owned(),
@@ -794,20 +795,20 @@ fn the_at_list_asks_the_host_once_per_mention_and_ranks_each_keystroke_itself() 
         text: "fn a() {}\nfn b() {}".to_owned(),
     };
     let files = ["/ws/README.md", "/ws/src/lib.rs", "/ws/src/main.rs"].map(str::to_owned).to_vec();
-    engine.handle_command(HostCommand::WorkspaceFiles { files, selection: Some(selection.clone()) }, now);
+    engine.handle_command(HostEvent::WorkspaceFiles { files, selection: Some(selection.clone()) }, now);
     assert_eq!(
         mention_posts(&drain(&mut engine)),
         [r#"mentions for "": src/lib.rs#L3-4, README.md, src/lib.rs, src/main.rs"#]
     );
     // The next keystroke is answered at once, from the same list.
-    engine.handle_webview(WebviewToHost::FindMentions { query: "mai".to_owned(), fresh: false }, now);
+    engine.handle_webview(ViewEvent::FindMentions { query: "mai".to_owned(), fresh: false }, now);
     assert_eq!(mention_posts(&drain(&mut engine)), [r#"mentions for "mai": src/main.rs"#]);
 
     // "Tether: Mention Selection" while the chat view is closed: the mention waits for it.
     engine.handle_webview_gone();
-    engine.handle_command(HostCommand::MentionSelection { selection }, now);
+    engine.handle_command(Intent::MentionSelection { selection }, now);
     assert_eq!(mention_posts(&drain(&mut engine)), Vec::<String>::new());
-    engine.handle_webview(WebviewToHost::Ready, now);
+    engine.handle_webview(ViewEvent::Ready, now);
     assert_eq!(mention_posts(&drain(&mut engine)), ["add mention src/lib.rs#L3-4"]);
 }
 
@@ -826,7 +827,7 @@ fn last_status(actions: &[HostAction]) -> Option<SessionStatus> {
 #[test]
 fn an_untrusted_workspace_starts_nothing_until_the_person_trusts_it() {
     let mut engine = HostEngine::new(EngineConfig { workspace_trusted: false, ..config() });
-    engine.handle_webview(WebviewToHost::Ready, 0);
+    engine.handle_webview(ViewEvent::Ready, 0);
     let actions = drain(&mut engine);
     assert!(!actions.contains(&HostAction::StartSidecar), "no tetherd in an untrusted workspace: {actions:?}");
     expect_test::expect![[r#"
@@ -839,11 +840,11 @@ fn an_untrusted_workspace_starts_nothing_until_the_person_trusts_it() {
     .assert_debug_eq(&last_status(&actions));
 
     // Whatever the person asks for meanwhile starts nothing either.
-    engine.handle_webview(WebviewToHost::NewSession, 1);
-    engine.handle_webview(WebviewToHost::SelectAgent { name: "Other".to_owned() }, 2);
-    engine.handle_webview(WebviewToHost::Restart, 3);
-    engine.handle_command(HostCommand::NewSession, 4);
-    engine.handle_command(HostCommand::Restart, 5);
+    engine.handle_webview(Intent::NewSession, 1);
+    engine.handle_webview(Intent::SelectAgent { name: "Other".to_owned() }, 2);
+    engine.handle_webview(Intent::Restart, 3);
+    engine.handle_command(Intent::NewSession, 4);
+    engine.handle_command(Intent::Restart, 5);
     let actions = drain(&mut engine);
     assert!(
         !actions.iter().any(|action| matches!(action, HostAction::StartSidecar | HostAction::SidecarWrite { .. })),
@@ -851,17 +852,17 @@ fn an_untrusted_workspace_starts_nothing_until_the_person_trusts_it() {
     );
 
     // The history is kept by tetherd, so it waits for trust too, and says so.
-    engine.handle_command(HostCommand::ShowHistory, 6);
+    engine.handle_command(Intent::ShowHistory, 6);
     assert!(drain(&mut engine).iter().any(|action| matches!(action,
         HostAction::ShowMessage { text, .. } if text == "Tether shows the history once the workspace is trusted.")));
 
     // The chat's button opens VS Code's trust editor.
-    engine.handle_webview(WebviewToHost::ManageTrust, 6);
+    engine.handle_webview(Intent::ManageTrust, 6);
     assert!(drain(&mut engine).contains(&HostAction::ManageWorkspaceTrust));
 
     // Trusting the workspace starts tetherd without a reload, and then the session, with the
     // profile the person chose last.
-    engine.handle_command(HostCommand::WorkspaceTrusted, 7);
+    engine.handle_command(HostEvent::WorkspaceTrusted, 7);
     assert!(drain(&mut engine).contains(&HostAction::StartSidecar));
     engine.handle_sidecar_connected(8);
     hello_accepted(&mut engine, 8);
@@ -883,14 +884,14 @@ fn sent_to_agent(actions: &[HostAction], agent_id: u64) -> Vec<serde_json::Value
 fn a_prompt_after_the_agent_exited_starts_it_again_and_goes_once_its_session_is_ready() {
     let mut now = 0;
     let mut engine = ready_engine(&mut now);
-    engine.handle_webview(WebviewToHost::Ready, now);
+    engine.handle_webview(ViewEvent::Ready, now);
     engine.handle_sidecar_bytes(
         b"{\"jsonrpc\":\"2.0\",\"method\":\"agent/exited\",\"params\":{\"agentId\":7,\"code\":null,\"signal\":9,\"killed\":false}}\n",
         now,
     );
     drain(&mut engine);
 
-    engine.handle_webview(WebviewToHost::Prompt { text: "Go on".to_owned(), attachments: Vec::new() }, now);
+    engine.handle_webview(Intent::Prompt { text: "Go on".to_owned(), attachments: Vec::new() }, now);
     let actions = drain(&mut engine);
     assert_eq!(shown_messages(&actions), Vec::<&str>::new(), "the prompt is not refused");
     let spawn = last_request_id(&actions, "agent/spawn").expect("the agent is started again");
@@ -937,8 +938,8 @@ fn a_prompt_after_the_agent_exited_starts_it_again_and_goes_once_its_session_is_
 fn a_session_log_tetherd_cannot_write_ends_the_turn_and_says_which_log_and_why() {
     let mut now = 0;
     let mut engine = ready_engine(&mut now);
-    engine.handle_webview(WebviewToHost::Ready, now);
-    engine.handle_webview(WebviewToHost::Prompt { text: "Edit it".to_owned(), attachments: Vec::new() }, now);
+    engine.handle_webview(ViewEvent::Ready, now);
+    engine.handle_webview(Intent::Prompt { text: "Edit it".to_owned(), attachments: Vec::new() }, now);
     engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tree\":\"t0\"}}\n", now);
     engine.handle_sidecar_bytes(
         &from_agent(7, &permission_request(40, r#"{"toolCallId":"edit-1","title":"Edit a.txt","kind":"edit"}"#)),
@@ -991,7 +992,7 @@ fn a_session_log_tetherd_cannot_write_ends_the_turn_and_says_which_log_and_why()
 
 /// What a webview that (re)loads now is sent.
 fn webview_snapshot(engine: &mut HostEngine, now: u64) -> ViewSnapshot {
-    engine.handle_webview(WebviewToHost::Ready, now);
+    engine.handle_webview(ViewEvent::Ready, now);
     drain(engine)
         .into_iter()
         .find_map(|action| match action {

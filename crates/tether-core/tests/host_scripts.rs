@@ -28,7 +28,8 @@ use std::fmt::Write;
 use std::path::Path;
 
 use tether_core::host::HostEngine;
-use tether_core::host_api::{AgentProfile, EngineConfig, HostAction, HostCommand, ResolvedPath};
+use tether_core::host_api::{AgentProfile, EngineConfig, HostAction, HostCommand, HostEvent, ResolvedPath};
+use tether_core::webview::WebviewToHost;
 
 /// The window every script runs in: workspace `/ws`, the Demo agent built in, and one agent of
 /// the person's own, "Other".
@@ -101,8 +102,8 @@ fn run_script(script: &str) -> String {
                 });
                 engine.handle_sidecar_bytes(format!("{line}\n").as_bytes(), now);
             }
-            "webview" => engine.handle_webview(serde_json::from_str(rest).unwrap(), now),
-            "command" => engine.handle_command(serde_json::from_str(rest).unwrap(), now),
+            "webview" => engine.handle_webview(serde_json::from_str::<WebviewToHost>(rest).unwrap(), now),
+            "command" => engine.handle_command(serde_json::from_str::<HostCommand>(rest).unwrap(), now),
             "time" => {
                 now = rest.parse().expect("time <ms>");
                 engine.handle_timeout(now);
@@ -142,7 +143,7 @@ fn write_actions(engine: &mut HostEngine, out: &mut String, now: u64) {
                 let found = |path: String| ResolvedPath::Found { path };
                 let paths: Vec<ResolvedPath> = paths.into_iter().map(found).collect();
                 writeln!(out, "  resolved {resolve}: {}", serde_json::to_string(&paths).unwrap()).unwrap();
-                engine.handle_command(HostCommand::PathsResolved { resolve, root: found(root), paths }, now);
+                engine.handle_command(HostEvent::PathsResolved { resolve, root: found(root), paths }, now);
             }
             action => writeln!(out, "  host {}", serde_json::to_string(&action).unwrap()).unwrap(),
         }

@@ -11,8 +11,9 @@
 use std::fmt::Write as _;
 
 use tether_core::host::HostEngine;
-use tether_core::host_api::{EngineConfig, ExportFormat, HostAction, HostCommand};
-use tether_core::webview::{HostToWebview, SessionView, ViewSnapshot, WebviewToHost};
+use tether_core::host_api::{EngineConfig, ExportFormat, HostAction};
+use tether_core::intent::Intent;
+use tether_core::webview::{HostToWebview, SessionView, ViewEvent, ViewSnapshot};
 
 const DIR: &str = "/ws/.tether/sessions/20261123-100000-1";
 
@@ -53,7 +54,7 @@ impl Tetherd {
             actions: Vec::new(),
             snapshot: None,
         };
-        tetherd.engine.handle_webview(WebviewToHost::Ready, 0);
+        tetherd.engine.handle_webview(ViewEvent::Ready, 0);
         tetherd.engine.handle_sidecar_connected(0);
         tetherd.answer("hello", r#"{"tetherdVersion":"0.1.0","pid":9}"#);
         tetherd
@@ -124,7 +125,7 @@ impl Tetherd {
 
     /// A snapshot of what the chat shows now (the webview reloads and asks for one).
     fn chat(&mut self) -> String {
-        self.engine.handle_webview(WebviewToHost::Ready, self.now);
+        self.engine.handle_webview(ViewEvent::Ready, self.now);
         self.pump();
         let snapshot = self.snapshot.clone().unwrap();
         let mut out = String::new();
@@ -286,9 +287,7 @@ fn at_start_an_agent_still_running_is_taken_over_without_losing_or_repeating_a_c
     "#]]
     .assert_eq(&tetherd.chat());
     // The person can go on: the next prompt goes to the same agent, with a new id.
-    tetherd
-        .engine
-        .handle_webview(WebviewToHost::Prompt { text: "Again".to_owned(), attachments: Vec::new() }, tetherd.now);
+    tetherd.engine.handle_webview(Intent::Prompt { text: "Again".to_owned(), attachments: Vec::new() }, tetherd.now);
     tetherd.answer("snapshot/take", r#"{"tree":"t1"}"#);
     let prompt = tetherd.sent_to_agent(1).last().unwrap().clone();
     assert_eq!((prompt["method"].as_str(), prompt["id"].as_u64()), (Some("session/prompt"), Some(4)));
@@ -313,9 +312,7 @@ fn an_agent_that_dies_mid_turn_can_be_restarted_and_resumes_its_session() {
         r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}"#,
     );
     tetherd.agent_says(1, Some(4), r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#);
-    tetherd
-        .engine
-        .handle_webview(WebviewToHost::Prompt { text: "Hello".to_owned(), attachments: Vec::new() }, tetherd.now);
+    tetherd.engine.handle_webview(Intent::Prompt { text: "Hello".to_owned(), attachments: Vec::new() }, tetherd.now);
     tetherd.answer("snapshot/take", r#"{"tree":"t1"}"#);
     tetherd.agent_says(1, Some(6), &chunk("Hi "));
     tetherd.feed(
@@ -332,7 +329,7 @@ fn an_agent_that_dies_mid_turn_can_be_restarted_and_resumes_its_session() {
     "#]]
     .assert_eq(&tetherd.chat());
 
-    tetherd.engine.handle_webview(WebviewToHost::Restart, tetherd.now);
+    tetherd.engine.handle_webview(Intent::Restart, tetherd.now);
     let spawn = tetherd.request("agent/spawn");
     assert_eq!(spawn["params"]["sessionDir"], DIR, "the restarted agent goes on in the same session folder");
     tetherd.answer("agent/spawn", &format!(r#"{{"agentId":2,"pid":101,"sessionDir":"{DIR}"}}"#));
@@ -355,7 +352,7 @@ fn the_history_lists_renames_deletes_and_exports_sessions() {
     tetherd.answer("session/list", r#"{"sessions":[]}"#);
     tetherd.answer("agent/spawn", r#"{"agentId":1,"pid":100,"sessionDir":"/ws/.tether/sessions/now"}"#);
 
-    tetherd.engine.handle_command(HostCommand::ShowHistory, tetherd.now);
+    tetherd.engine.handle_command(Intent::ShowHistory, tetherd.now);
     tetherd.answer("session/list", &listed(1, None));
     let shown = tetherd.actions.iter().rev().find_map(|action| match action {
         HostAction::ShowHistory { items } => Some(serde_json::to_string(items).unwrap()),
@@ -367,7 +364,7 @@ fn the_history_lists_renames_deletes_and_exports_sessions() {
     // A rename goes to tetherd, and the history is listed again after it.
     tetherd
         .engine
-        .handle_command(HostCommand::RenameSession { id: DIR.to_owned(), title: "Greeting".to_owned() }, tetherd.now);
+        .handle_command(Intent::RenameSession { id: DIR.to_owned(), title: "Greeting".to_owned() }, tetherd.now);
     let rename = tetherd.request("session/rename");
     assert_eq!((rename["params"]["dir"].as_str(), rename["params"]["title"].as_str()), (Some(DIR), Some("Greeting")));
     let lists_before = tetherd.sent.iter().filter(|line| line["method"] == "session/list").count();
@@ -375,27 +372,24 @@ fn the_history_lists_renames_deletes_and_exports_sessions() {
     assert_eq!(tetherd.sent.iter().filter(|line| line["method"] == "session/list").count(), lists_before + 1);
 
     // The session on screen cannot be deleted; another one can.
-    tetherd
-        .engine
-        .handle_command(HostCommand::DeleteSession { id: "/ws/.tether/sessions/now".to_owned() }, tetherd.now);
+    tetherd.engine.handle_command(Intent::DeleteSession { id: "/ws/.tether/sessions/now".to_owned() }, tetherd.now);
     tetherd.pump();
     assert!(!tetherd.sent.iter().any(|line| line["method"] == "session/delete"), "not in the history's last list");
-    tetherd.engine.handle_command(HostCommand::DeleteSession { id: DIR.to_owned() }, tetherd.now);
+    tetherd.engine.handle_command(Intent::DeleteSession { id: DIR.to_owned() }, tetherd.now);
     assert_eq!(tetherd.request("session/delete")["params"]["dir"], DIR);
 
     // The log is exported as the file it is; a session not on screen is read to export it as
     // Markdown.
-    tetherd.engine.handle_command(
-        HostCommand::ExportSession { id: Some(DIR.to_owned()), format: ExportFormat::Jsonl },
-        tetherd.now,
-    );
+    tetherd
+        .engine
+        .handle_command(Intent::ExportSession { id: Some(DIR.to_owned()), format: ExportFormat::Jsonl }, tetherd.now);
     tetherd.pump();
     assert!(tetherd.actions.contains(&HostAction::ExportFile {
         source: format!("{DIR}/events.jsonl"),
         suggested_name: "tether-hello.jsonl".to_owned(),
     }));
     tetherd.engine.handle_command(
-        HostCommand::ExportSession { id: Some(DIR.to_owned()), format: ExportFormat::Markdown },
+        Intent::ExportSession { id: Some(DIR.to_owned()), format: ExportFormat::Markdown },
         tetherd.now,
     );
     read_in_two_pieces(&mut tetherd, &session_log(false));
@@ -421,7 +415,7 @@ fn sessions_only_the_agent_keeps_are_listed_and_opened_with_the_history_it_repla
     );
     tetherd.agent_answers(1, 4, "session/new", r#"{"sessionId":"s-now"}"#);
 
-    tetherd.engine.handle_command(HostCommand::ShowHistory, tetherd.now);
+    tetherd.engine.handle_command(Intent::ShowHistory, tetherd.now);
     tetherd.answer("session/list", &listed(1, None));
     let asked = tetherd.agent_answers(
         1,
@@ -440,7 +434,7 @@ fn sessions_only_the_agent_keeps_are_listed_and_opened_with_the_history_it_repla
     });
     assert_eq!(shown.unwrap(), ["/ws/.tether/sessions/20261123-100000-1 Tether Hello", "agent:a-9 Agent Old work"]);
 
-    tetherd.engine.handle_command(HostCommand::OpenSession { id: "agent:a-9".to_owned() }, tetherd.now);
+    tetherd.engine.handle_command(Intent::OpenSession { id: "agent:a-9".to_owned() }, tetherd.now);
     let spawn = tetherd.request("agent/spawn");
     assert_eq!(spawn["params"].get("sessionDir"), None, "a session new to Tether gets its own folder");
     tetherd.answer("agent/spawn", r#"{"agentId":2,"pid":101,"sessionDir":"/ws/.tether/sessions/a9"}"#);
@@ -484,7 +478,7 @@ fn an_agent_that_hangs_while_starting_shows_its_progress_and_can_be_stopped() {
     assert!(session.can_stop, "Stop is offered while the agent starts");
     assert!(!session.can_restart);
 
-    tetherd.engine.handle_webview(WebviewToHost::StopAgent, tetherd.now);
+    tetherd.engine.handle_webview(Intent::StopAgent, tetherd.now);
     assert_eq!(tetherd.request("agent/kill")["params"]["agentId"], 1);
     let session = tetherd.session();
     assert_eq!(session.status, SessionStatus::Starting { step: "Stopping the agent".to_owned(), elapsed_ms: 0 });
@@ -504,7 +498,7 @@ fn an_agent_that_hangs_while_starting_shows_its_progress_and_can_be_stopped() {
         tetherd.actions
     );
 
-    tetherd.engine.handle_webview(WebviewToHost::Restart, tetherd.now);
+    tetherd.engine.handle_webview(Intent::Restart, tetherd.now);
     let spawn = tetherd.request("agent/spawn");
     assert_eq!(spawn["params"]["sessionDir"], DIR, "the restarted agent goes on in the same session folder");
     tetherd.answer("agent/spawn", &format!(r#"{{"agentId":2,"pid":101,"sessionDir":"{DIR}"}}"#));
@@ -525,14 +519,12 @@ fn an_agent_that_ignores_cancel_can_be_stopped_and_restarted() {
     tetherd.agent_answers(1, 2, "initialize", r#"{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}"#);
     tetherd.agent_answers(1, 4, "session/new", r#"{"sessionId":"s1"}"#);
     assert!(!tetherd.session().can_stop, "a ready agent is not offered to be stopped");
-    tetherd
-        .engine
-        .handle_webview(WebviewToHost::Prompt { text: "Hello".to_owned(), attachments: Vec::new() }, tetherd.now);
+    tetherd.engine.handle_webview(Intent::Prompt { text: "Hello".to_owned(), attachments: Vec::new() }, tetherd.now);
     tetherd.answer("snapshot/take", r#"{"tree":"t1"}"#);
     tetherd.agent_says(1, Some(6), &chunk("Working "));
     assert!(!tetherd.session().can_stop, "a running turn is cancelled first");
 
-    tetherd.engine.handle_webview(WebviewToHost::Cancel, tetherd.now);
+    tetherd.engine.handle_webview(Intent::Cancel, tetherd.now);
     assert_eq!(tetherd.sent_to_agent(1).last().unwrap()["method"], "session/cancel");
     assert!(tetherd.session().can_stop, "Stop agent is offered while the agent has not ended the turn");
     // The agent goes on as if nothing was asked, and asks for a permission.
@@ -545,7 +537,7 @@ fn an_agent_that_ignores_cancel_can_be_stopped_and_restarted() {
         ),
     );
 
-    tetherd.engine.handle_webview(WebviewToHost::StopAgent, tetherd.now);
+    tetherd.engine.handle_webview(Intent::StopAgent, tetherd.now);
     assert_eq!(tetherd.request("agent/kill")["params"]["agentId"], 1);
     // The old agent's last words and its exit belong to a stopped agent: they change nothing.
     tetherd.agent_says(1, Some(9), &chunk("still working"));
@@ -563,16 +555,14 @@ fn an_agent_that_ignores_cancel_can_be_stopped_and_restarted() {
     .assert_eq(&tetherd.chat());
     assert!(!tetherd.session().can_stop);
 
-    tetherd.engine.handle_webview(WebviewToHost::Restart, tetherd.now);
+    tetherd.engine.handle_webview(Intent::Restart, tetherd.now);
     tetherd.answer("agent/spawn", &format!(r#"{{"agentId":2,"pid":101,"sessionDir":"{DIR}"}}"#));
     tetherd.agent_answers(2, 12, "initialize", r#"{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}"#);
     let load = tetherd.sent_to_agent(2).last().unwrap().clone();
     assert_eq!((load["method"].as_str(), load["params"]["sessionId"].as_str()), (Some("session/load"), Some("s1")));
     tetherd.agent_answers(2, 14, "session/load", "{}");
     assert!(tetherd.chat().contains("The agent resumed this session."));
-    tetherd
-        .engine
-        .handle_webview(WebviewToHost::Prompt { text: "Again".to_owned(), attachments: Vec::new() }, tetherd.now);
+    tetherd.engine.handle_webview(Intent::Prompt { text: "Again".to_owned(), attachments: Vec::new() }, tetherd.now);
     tetherd.answer("snapshot/take", r#"{"tree":"t2"}"#);
     assert_eq!(tetherd.sent_to_agent(2).last().unwrap()["method"], "session/prompt", "the next prompt goes out");
 }
@@ -585,16 +575,14 @@ fn an_agent_that_honours_cancel_is_not_offered_to_be_stopped() {
     tetherd.answer("agent/spawn", &format!(r#"{{"agentId":1,"pid":100,"sessionDir":"{DIR}"}}"#));
     tetherd.agent_answers(1, 2, "initialize", r#"{"protocolVersion":1}"#);
     tetherd.agent_answers(1, 4, "session/new", r#"{"sessionId":"s1"}"#);
-    tetherd
-        .engine
-        .handle_webview(WebviewToHost::Prompt { text: "Hello".to_owned(), attachments: Vec::new() }, tetherd.now);
+    tetherd.engine.handle_webview(Intent::Prompt { text: "Hello".to_owned(), attachments: Vec::new() }, tetherd.now);
     tetherd.answer("snapshot/take", r#"{"tree":"t1"}"#);
-    tetherd.engine.handle_webview(WebviewToHost::Cancel, tetherd.now);
+    tetherd.engine.handle_webview(Intent::Cancel, tetherd.now);
     assert!(tetherd.session().can_stop);
     tetherd.agent_answers(1, 7, "session/prompt", r#"{"stopReason":"cancelled"}"#);
     let session = tetherd.session();
     assert!(!session.can_stop && !session.can_restart, "the agent ended the turn itself and goes on");
-    tetherd.engine.handle_command(HostCommand::StopAgent, tetherd.now);
+    tetherd.engine.handle_command(Intent::StopAgent, tetherd.now);
     assert_eq!(tetherd.request("agent/kill")["params"]["agentId"], 1, "the command stops a ready agent too");
     assert!(tetherd.chat().contains(r#""text":"Tether stopped the agent.""#));
 }
@@ -617,9 +605,7 @@ fn a_dismissed_sign_in_can_be_asked_again_and_the_prompt_sent_meanwhile_goes_aft
     let methods = r#"[{"id":"claude-login","name":"Log in with Claude Code"}]"#;
     tetherd.agent_answers(1, 2, "initialize", &format!(r#"{{"protocolVersion":1,"authMethods":{methods}}}"#));
     tetherd.agent_answers(1, 4, "session/new", r#"{"sessionId":"s1"}"#);
-    tetherd
-        .engine
-        .handle_webview(WebviewToHost::Prompt { text: "Fix it".to_owned(), attachments: Vec::new() }, tetherd.now);
+    tetherd.engine.handle_webview(Intent::Prompt { text: "Fix it".to_owned(), attachments: Vec::new() }, tetherd.now);
     tetherd.answer("snapshot/take", r#"{"tree":"t1"}"#);
     let prompt = tetherd.sent_to_agent(1).into_iter().rfind(|message| message["method"] == "session/prompt").unwrap();
     let refusal = format!(
@@ -631,15 +617,15 @@ fn a_dismissed_sign_in_can_be_asked_again_and_the_prompt_sent_meanwhile_goes_aft
     // Dismissed: nothing more happens until the person says so.
     assert!(tetherd.session().can_sign_in, "the header offers Sign in");
 
-    tetherd.engine.handle_webview(WebviewToHost::SignIn, tetherd.now);
+    tetherd.engine.handle_webview(Intent::SignIn, tetherd.now);
     assert_eq!(asked(&mut tetherd), 1, "Sign in asks again");
     tetherd
         .engine
-        .handle_webview(WebviewToHost::Prompt { text: "Fix it now".to_owned(), attachments: Vec::new() }, tetherd.now);
+        .handle_webview(Intent::Prompt { text: "Fix it now".to_owned(), attachments: Vec::new() }, tetherd.now);
     assert_eq!(asked(&mut tetherd), 1, "a prompt asks again too");
 
     tetherd.engine.handle_command(
-        HostCommand::Authenticate { method_id: "claude-login".to_owned(), env: Default::default() },
+        Intent::Authenticate { method_id: "claude-login".to_owned(), env: Default::default() },
         tetherd.now,
     );
     assert!(!tetherd.session().can_sign_in, "not while the agent checks the sign-in");
@@ -679,11 +665,11 @@ fn a_session_whose_agent_is_not_configured_is_shown_but_its_recorded_command_nev
 
     // Opened from the history, it shows its transcript and how to go on; nothing is started
     // for it, not even by Restart.
-    tetherd.engine.handle_command(HostCommand::ShowHistory, tetherd.now);
+    tetherd.engine.handle_command(Intent::ShowHistory, tetherd.now);
     tetherd.answer("session/list", &listed_unconfigured());
-    tetherd.engine.handle_command(HostCommand::OpenSession { id: DIR.to_owned() }, tetherd.now);
+    tetherd.engine.handle_command(Intent::OpenSession { id: DIR.to_owned() }, tetherd.now);
     read_in_two_pieces(&mut tetherd, &session_log(true));
-    tetherd.engine.handle_webview(WebviewToHost::Restart, tetherd.now);
+    tetherd.engine.handle_webview(Intent::Restart, tetherd.now);
     tetherd.pump();
     let spawns = tetherd.sent.iter().filter(|line| line["method"] == "agent/spawn").count();
     assert_eq!(spawns, 1, "only the person's own agent was ever spawned: {:#?}", tetherd.sent);
@@ -701,7 +687,7 @@ fn a_session_whose_agent_is_not_configured_is_shown_but_its_recorded_command_nev
     .assert_eq(&tetherd.chat());
 
     // Choosing an agent goes on in a new session with the person's own profile.
-    tetherd.engine.handle_webview(WebviewToHost::SelectAgent { name: "Demo".to_owned() }, tetherd.now);
+    tetherd.engine.handle_webview(Intent::SelectAgent { name: "Demo".to_owned() }, tetherd.now);
     let spawn = tetherd.request("agent/spawn");
     assert_eq!(
         (spawn["params"]["command"].as_str(), spawn["params"].get("sessionDir")),
@@ -728,9 +714,7 @@ fn a_lost_tetherd_is_started_again_the_turn_shows_as_interrupted_and_a_prompt_se
     assert!(tetherd.actions.contains(&HostAction::StartSidecar), "tetherd is started again");
     assert!(!tetherd.actions.iter().any(|action| matches!(action, HostAction::ShowMessage { .. })));
     assert!(tetherd.session().can_restart, "the prompt box stays usable");
-    tetherd
-        .engine
-        .handle_webview(WebviewToHost::Prompt { text: "Go on".to_owned(), attachments: Vec::new() }, tetherd.now);
+    tetherd.engine.handle_webview(Intent::Prompt { text: "Go on".to_owned(), attachments: Vec::new() }, tetherd.now);
     tetherd.pump();
     assert!(!tetherd.actions.iter().any(|action| matches!(action, HostAction::ShowMessage { .. })));
 

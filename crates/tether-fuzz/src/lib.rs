@@ -15,7 +15,8 @@ use std::sync::Once;
 use serde_json::value::RawValue;
 use tether_core::framing::LineFramer;
 use tether_core::host::HostEngine;
-use tether_core::host_api::{EngineConfig, FileReadReply, HostAction, HostCommand, ResolvedPath};
+use tether_core::host_api::{EngineConfig, FileReadReply, HostAction, HostCommand, HostEvent, ResolvedPath};
+use tether_core::intent::Intent;
 use tether_core::webview::WebviewToHost;
 use tether_core::jsonrpc;
 use tether_core::permissions::{path_glob, text_glob};
@@ -93,7 +94,7 @@ fn carry_out(engine: &mut HostEngine, now: u64) {
                 },
             };
             let paths = paths.into_iter().map(leads_to).collect();
-            engine.handle_command(HostCommand::PathsResolved { resolve, root: leads_to(root), paths }, now);
+            engine.handle_command(HostEvent::PathsResolved { resolve, root: leads_to(root), paths }, now);
         }
     }
 }
@@ -285,7 +286,7 @@ fn ready_engine(now: &mut u64) -> HostEngine {
     *now += 1000;
     engine.handle_timeout(*now);
     // A prompt is running, so the agent's updates land in a live turn.
-    let prompt = tether_core::webview::WebviewToHost::Prompt { text: "fuzz".to_owned(), attachments: Vec::new() };
+    let prompt = Intent::Prompt { text: "fuzz".to_owned(), attachments: Vec::new() };
     engine.handle_webview(prompt, *now);
     while engine.poll_action().is_some() {}
     engine

@@ -24,6 +24,8 @@ use std::panic::PanicHookInfo;
 
 use serde::Serialize;
 use tether_core::host::HostEngine;
+use tether_core::host_api::HostCommand;
+use tether_core::intent::Intent;
 use tether_core::webview::WebviewToHost;
 use tether_diff::Budget;
 use wasm_bindgen::prelude::*;
@@ -99,8 +101,8 @@ impl Engine {
         #[wasm_bindgen(unchecked_param_type = "WebviewToHost")] message: JsValue,
         now_ms: f64,
     ) -> Result<(), JsError> {
-        let message = serde_wasm_bindgen::from_value(message).map_err(invalid("WebviewToHost"))?;
-        if let (WebviewToHost::Prompt { text, .. }, Some(trigger)) = (&message, &self.panic_on_prompt)
+        let message: WebviewToHost = serde_wasm_bindgen::from_value(message).map_err(invalid("WebviewToHost"))?;
+        if let (WebviewToHost::Intent(Intent::Prompt { text, .. }), Some(trigger)) = (&message, &self.panic_on_prompt)
             && text == trigger
         {
             panic!("the test prompt {text:?} asked the engine to panic");
@@ -116,7 +118,7 @@ impl Engine {
         #[wasm_bindgen(unchecked_param_type = "HostCommand")] command: JsValue,
         now_ms: f64,
     ) -> Result<(), JsError> {
-        let command = serde_wasm_bindgen::from_value(command).map_err(invalid("HostCommand"))?;
+        let command: HostCommand = serde_wasm_bindgen::from_value(command).map_err(invalid("HostCommand"))?;
         self.inner.handle_command(command, millis(now_ms));
         Ok(())
     }

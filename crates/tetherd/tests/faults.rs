@@ -29,9 +29,10 @@ use support::{
 use tether_core::framing::DEFAULT_MAX_LINE_BYTES;
 use tether_core::host::HostEngine;
 use tether_core::host_api::{AgentProfile, EngineConfig, HostAction};
+use tether_core::intent::Intent;
 use tether_core::session_log::{EVENTS_FILE, LogEvent, ReadLog, read_log};
 use tether_core::thread::{Entry, PermissionOutcome, Thread, ThreadPatch, TurnState};
-use tether_core::webview::{HostToWebview, SessionStatus, SessionView, WebviewToHost};
+use tether_core::webview::{HostToWebview, SessionStatus, SessionView, ViewEvent, WebviewToHost};
 
 /// The name of the agent profile the tests' engine runs.
 const PROFILE: &str = "Scripted";
@@ -171,7 +172,7 @@ impl Host {
             shown: Vec::new(),
         };
         let now = host.now();
-        host.engine.handle_webview(WebviewToHost::Ready, now);
+        host.engine.handle_webview(ViewEvent::Ready, now);
         host.run_until("the session is ready", Host::is_ready);
         host
     }
@@ -298,13 +299,13 @@ impl Host {
         }
     }
 
-    fn send(&mut self, message: WebviewToHost) {
+    fn send(&mut self, message: impl Into<WebviewToHost>) {
         let now = self.now();
         self.engine.handle_webview(message, now);
     }
 
     fn prompt(&mut self, text: &str) {
-        self.send(WebviewToHost::Prompt { text: text.to_owned(), attachments: Vec::new() });
+        self.send(Intent::Prompt { text: text.to_owned(), attachments: Vec::new() });
     }
 
     /// The text of every agent message in the thread, in order.
@@ -482,7 +483,7 @@ fn the_agent_killed_while_a_card_waits_settles_the_card_and_a_new_prompt_starts_
         )]
     );
     // Answering the card now sends the agent nothing (there is none) and changes nothing.
-    host.send(WebviewToHost::AnswerPermission { key: card.key, option_id: card.options[0].id.clone() });
+    host.send(Intent::AnswerPermission { key: card.key, option_id: card.options[0].id.clone() });
     host.pump();
     assert_eq!(permission_of(&host.thread, "edit-1").expect("the card").outcome, Some(PermissionOutcome::Cancelled));
 
