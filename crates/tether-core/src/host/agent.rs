@@ -1,0 +1,424 @@
+//! The live session's agent process: starting it for a new session, stopping it, its exit,
+//! starting it again (Restart, a prompt after an exit), and what the person sends it.
+
+use std::collections::VecDeque;
+
+use crate::acp::{AcpClient, ClientInfo, IntentError};
+use crate::host_api::{AgentProfile, DEMO_PROFILE, HostAction, LogLevel};
+use crate::session_log::prompt_title;
+use crate::sidecar::{AgentExited, AgentId, AgentLogFailed, AgentRef, SpawnParams, method};
+use crate::thread::TurnState;
+use crate::webview::{PromptAttachment, SessionStatus};
+
+use super::{
+    AfterHello, AgentSlot, HostEngine, PromptAfterRestart, STDERR_TAIL_BYTES, STDERR_TAIL_LINES, SidecarRequest,
+    SidecarState,
+};
+
+impl HostEngine {
+    /// Every profile the person can choose: the built-in Demo first (unless a setting redefines
+    /// it), then the configured profiles in order (the host puts the built-in real agents
+    /// first, then `tether.agents`, an entry of the same name replacing a built-in).
+    pub fn profiles(&self) -> Vec<AgentProfile> {
+        let mut profiles = Vec::new();
+        if let Some(command) = &self.config.demo_agent_command
+            && !self.config.profiles.iter().any(|profile| profile.name == DEMO_PROFILE)
+        {
+            profiles.push(AgentProfile {
+                name: DEMO_PROFILE.to_owned(),
+                command: command.clone(),
+                args: vec!["--scenario".to_owned(), "demo".to_owned()],
+                env: Default::default(),
+                cwd: None,
+            });
+        }
+        profiles.extend(self.config.profiles.iter().cloned());
+        profiles
+    }
+
+    pub(super) fn current_profile(&self) -> Option<AgentProfile> {
+        let profiles = self.profiles();
+        let selected =
+            self.selected_profile.as_ref().and_then(|name| profiles.iter().find(|profile| &profile.name == name));
+        selected.or(profiles.first()).cloned()
+    }
+
+    /// The person's profile named `name`, as the settings have it now.
+    pub(super) fn profile_named(&self, name: &str) -> Option<AgentProfile> {
+        self.profiles().into_iter().find(|profile| profile.name == name)
+    }
+
+    pub(super) fn select_agent(&mut self, name: String, now: u64) {
+        if !self.profiles().iter().any(|profile| profile.name == name) {
+            self.show(LogLevel::Error, format!("There is no agent named {name:?} in tether.agents."));
+            return;
+        }
+        self.selected_profile = Some(name);
+        self.start_session(now);
+    }
+
+    /// Stops the current agent (if any) and starts a new session with the selected profile.
+    pub(super) fn start_session(&mut self, now: u64) {
+        match self.sidecar {
+            SidecarState::Ready => {}
+            // tetherd was lost (or never started): start it; the session follows its hello.
+            SidecarState::Disconnected => {
+                self.after_hello = AfterHello::NewSession;
+                return self.start_sidecar();
+            }
+            // The session starts as soon as tetherd has accepted our hello.
+            SidecarState::Starting | SidecarState::Greeting => {
+                self.after_hello = AfterHello::NewSession;
+                return;
+            }
+        }
+        self.stop_session(now);
+        self.interrupted_by = None;
+        let Some(profile) = self.current_profile() else {
+            self.session.agent = String::new();
+            self.set_status(SessionStatus::Failed {
+                message: "No agent is configured: add one to the tether.agents setting".to_owned(),
+            });
+            return;
+        };
+        self.generation += 1;
+        let generation = self.generation;
+        let client = self.new_client(generation);
+        self.session.agent = profile.name.clone();
+        self.session.agent_info = None;
+        self.agent = Some(AgentSlot {
+            generation,
+            profile,
+            agent_id: None,
+            client,
+            stderr_tail: VecDeque::new(),
+            session_dir: None,
+            unsent_audit: Vec::new(),
+            replayed_through: 0,
+            cancel_sent: false,
+            stopping: false,
+            configured: true,
+            log_failed: false,
+        });
+        self.spawn_agent(now);
+        self.refresh_permissions_view();
+        self.post_snapshot(now);
+    }
+
+    /// A client for session `generation`, starting from the idle policy.
+    pub(super) fn new_client(&self, generation: u64) -> AcpClient {
+        // Keys of different sessions never collide: a click on a stale card cannot answer a new
+        // request. Rule ids, like permission keys, never repeat across sessions.
+        let policy = self.idle_policy.for_new_session(self.idle_policy.mode(), generation << 32);
+        let mut client =
+            AcpClient::new(self.client_info(), self.config.workspace_root.clone(), generation << 32, policy);
+        if self.snapshot_store().is_some() {
+            client.enable_snapshots();
+        }
+        client
+    }
+
+    pub(super) fn client_info(&self) -> ClientInfo {
+        ClientInfo { name: self.config.client_name.clone(), version: self.config.client_version.clone() }
+    }
+
+    /// Stops the current session's agent (if any): requests it left waiting are settled (and
+    /// audited as cancelled) before it goes, and its changes can no longer be decided on.
+    pub(super) fn stop_session(&mut self, now: u64) {
+        if let Some(slot) = &mut self.agent {
+            slot.client.handle_exited("was stopped: another session was started", true, "");
+        }
+        self.drain_client();
+        if let Some(agent_id) = self.end_session() {
+            self.sidecar_request(method::AGENT_KILL, &AgentRef { agent_id }, SidecarRequest::Kill, now);
+        }
+        self.load = None;
+        self.actions.push_back(HostAction::ClearReviews);
+        self.refresh_changes_view();
+        self.set_badge(0);
+    }
+
+    /// Asks tetherd to start the current slot's agent: in the slot's session folder when it has
+    /// one (the log goes on), else in a new one.
+    pub(super) fn spawn_agent(&mut self, now: u64) {
+        let Some(slot) = &self.agent else { return };
+        if !self.config.workspace_trusted || !slot.configured {
+            // Neither reaches here today (tetherd is not started untrusted, and Restart refuses
+            // an unconfigured agent); refusing here as well keeps it so.
+            let text = format!(
+                "not starting {:?}: the workspace is not trusted or the agent is not configured",
+                slot.profile.name
+            );
+            return self.log(LogLevel::Error, text);
+        }
+        let profile = &slot.profile;
+        // The person's keys go over the profile's variables; they are in no log and no setting.
+        let mut env = profile.env.clone();
+        env.extend(self.secrets.of(&profile.name).cloned().unwrap_or_default());
+        let spawn = SpawnParams {
+            name: profile.name.clone(),
+            command: profile.command.clone(),
+            args: profile.args.clone(),
+            env,
+            cwd: profile.cwd.clone().unwrap_or_else(|| self.config.workspace_root.clone()),
+            tether_dir: self.config.tether_dir.clone(),
+            session_dir: slot.session_dir.clone().filter(|_| self.config.tether_dir.is_some()),
+        };
+        let generation = slot.generation;
+        self.log(
+            LogLevel::Info,
+            format!("starting agent {:?}: {} {}", profile.name, profile.command, profile.args.join(" ")),
+        );
+        self.sidecar_request(method::AGENT_SPAWN, &spawn, SidecarRequest::Spawn { generation }, now);
+        self.set_status(SessionStatus::starting("Starting the agent"));
+    }
+
+    /// tetherd answered the kill of a stopped agent (or did not in time): Restart may go ahead.
+    pub(super) fn on_agent_stopped(&mut self, generation: u64, result: Result<(), String>) {
+        if let Err(error) = result {
+            // An agent tetherd no longer knows has exited already; one it could not be heard
+            // about is left to tetherd, which kills its agents when it exits.
+            self.log(LogLevel::Warn, format!("stopping the agent: {error}"));
+        }
+        if let Some(slot) = self.agent.as_mut().filter(|slot| slot.generation == generation) {
+            slot.stopping = false;
+            self.set_status(SessionStatus::Exited { message: "The agent was stopped".to_owned() });
+        }
+    }
+
+    /// Restart (the button, or the command): start the current session's agent again.
+    pub(super) fn restart(&mut self, now: u64) {
+        let dir = self.agent.as_ref().and_then(|slot| slot.session_dir.clone());
+        match self.sidecar {
+            SidecarState::Ready => {}
+            // tetherd is gone and took the agent with it: reopen the session from its log once
+            // a new tetherd is up.
+            SidecarState::Disconnected => {
+                self.after_hello = AfterHello::Reopen { dir };
+                return self.start_sidecar();
+            }
+            SidecarState::Starting | SidecarState::Greeting => return,
+        }
+        match &self.agent {
+            Some(slot) if !slot.configured => {
+                let text =
+                    format!("{:?} is not configured: choose an agent to start a new session.", slot.profile.name);
+                self.show(LogLevel::Info, format!("Tether: {text}"));
+            }
+            Some(slot) if slot.stopping => {
+                self.show(LogLevel::Info, "Tether is still stopping the agent; restart it in a moment.".to_owned())
+            }
+            Some(slot) if slot.client.is_closed() => self.restart_agent(now),
+            Some(_) => self.show(LogLevel::Info, "The agent is running; there is nothing to restart.".to_owned()),
+            None => self.start_session(now),
+        }
+    }
+
+    /// Starts a new agent for the current slot's thread, resuming the agent's session.
+    pub(super) fn restart_agent(&mut self, now: u64) {
+        self.generation += 1;
+        let generation = self.generation;
+        let Some(slot) = &mut self.agent else { return };
+        slot.generation = generation;
+        slot.agent_id = None;
+        slot.replayed_through = 0;
+        slot.cancel_sent = false;
+        slot.log_failed = false;
+        slot.stderr_tail.clear();
+        slot.client.prepare_new_agent(now);
+        self.drain_client();
+        self.spawn_agent(now);
+    }
+
+    pub(super) fn prompt(&mut self, text: &str, attachments: &[PromptAttachment], now: u64) {
+        if text.trim().is_empty() && attachments.is_empty() {
+            return;
+        }
+        if let Some(slot) = &self.agent
+            && slot.configured
+            && slot.client.is_closed()
+            && !slot.stopping
+            && self.load.is_none()
+        {
+            // The agent exited (or was stopped, or tetherd was lost with it): the person going
+            // on is reason enough to start it again, resuming its session; the prompt goes once
+            // that session is ready.
+            self.log(LogLevel::Info, "the agent is not running: starting it again for the prompt".to_owned());
+            let generation = match self.sidecar {
+                SidecarState::Ready => {
+                    self.restart_agent(now);
+                    Some(self.generation)
+                }
+                // Without tetherd the session is reopened from its log once one runs (it is
+                // being started already unless it is `Disconnected`): whichever session that
+                // brings is the one the prompt goes to.
+                SidecarState::Disconnected => {
+                    self.restart(now);
+                    None
+                }
+                SidecarState::Starting | SidecarState::Greeting => None,
+            };
+            self.prompt_after_restart =
+                Some(PromptAfterRestart { generation, text: text.to_owned(), attachments: attachments.to_vec() });
+            return;
+        }
+        let result = match &mut self.agent {
+            Some(slot) => slot.client.prompt(text, attachments, now),
+            None => Err(IntentError::NotReady),
+        };
+        if let Err(error) = result {
+            self.show(LogLevel::Warn, format!("The prompt was not sent: {error}."));
+        }
+    }
+
+    pub(super) fn cancel(&mut self, now: u64) {
+        if let Some(slot) = &mut self.agent {
+            slot.client.cancel(now);
+            // Until the agent ends the turn, it may be one that ignores cancels: Stop agent is
+            // offered at once, as there is no telling how long a well-behaved agent takes.
+            slot.cancel_sent = slot.client.thread().turn() == &TurnState::Running;
+        }
+    }
+
+    /// Stop (the header's button, or the command): kill the agent process, because it hangs
+    /// while starting or does not end a cancelled turn. What it left unfinished is settled now,
+    /// the thread says why it stopped, and Restart brings it back once tetherd says it is gone.
+    pub(super) fn stop_agent(&mut self, now: u64) {
+        let starting = matches!(self.session.status, SessionStatus::Starting { .. });
+        let Some(slot) = self.agent.as_mut().filter(|slot| !slot.client.is_closed()) else {
+            return self.show(LogLevel::Info, "No agent is running; there is nothing to stop.".to_owned());
+        };
+        let notice = if slot.cancel_sent {
+            "The agent did not stop when asked; Tether stopped it."
+        } else if starting {
+            "The agent did not finish starting; Tether stopped it."
+        } else {
+            "Tether stopped the agent."
+        };
+        slot.client.handle_stopped(notice);
+        slot.cancel_sent = false;
+        // Whatever the old agent still says is dropped from here on (its exit included), and a
+        // spawn still on its way is killed when it is answered (its generation is not current).
+        self.generation += 1;
+        slot.generation = self.generation;
+        let running = slot.agent_id.take();
+        slot.stopping = running.is_some() && self.sidecar == SidecarState::Ready;
+        let generation = slot.generation;
+        self.log(LogLevel::Info, format!("stopping the agent on the person's word: {notice}"));
+        self.drain_client();
+        match running {
+            Some(agent_id) if self.sidecar == SidecarState::Ready => {
+                self.sidecar_request(
+                    method::AGENT_KILL,
+                    &AgentRef { agent_id },
+                    SidecarRequest::Stop { generation },
+                    now,
+                );
+                self.set_status(SessionStatus::starting("Stopping the agent"));
+            }
+            _ => self.set_status(SessionStatus::Exited { message: "The agent was stopped".to_owned() }),
+        }
+    }
+
+    /// tetherd could not write the session's log and is ending the agent: the turn ends, what
+    /// waits for the agent is settled, and the person is told which log and why.
+    pub(super) fn on_agent_log_failed(&mut self, failed: AgentLogFailed) {
+        let AgentLogFailed { agent_id, path, error } = failed;
+        let text = format!(
+            "Tether cannot write this session's log {path} ({error}), so it stopped the agent: the session does not go on unrecorded. Make room on the disk (or fix the file), then Restart or send a prompt to go on."
+        );
+        self.log(LogLevel::Error, text.clone());
+        let Some(slot) = self.agent_slot(agent_id) else { return };
+        slot.log_failed = true;
+        slot.client.handle_log_failed(&text);
+        self.drop_prompt_after_restart("the session's log cannot be written");
+        self.show(LogLevel::Error, text);
+        self.set_status(SessionStatus::Exited {
+            message: "The agent was stopped: the session's log cannot be written".to_owned(),
+        });
+    }
+
+    pub(super) fn on_agent_exited(&mut self, exited: AgentExited) {
+        let description = match (exited.code, exited.signal) {
+            (_, Some(signal)) => format!("was ended by signal {signal}"),
+            (Some(code), None) => format!("exited with code {code}"),
+            (None, None) => "exited".to_owned(),
+        };
+        let Some(slot) = self.live_slot(exited.agent_id, exited.seq) else {
+            self.log(LogLevel::Info, format!("a previous agent {description}"));
+            return;
+        };
+        if slot.log_failed {
+            return self.log(LogLevel::Info, format!("the agent tetherd stopped for its log {description}"));
+        }
+        let tail = slot.stderr_tail.iter().cloned().collect::<Vec<_>>().join("\n");
+        slot.client.handle_exited(&description, exited.killed, &tail);
+        let name = slot.profile.name.clone();
+        self.drop_prompt_after_restart(&format!("the agent {description}"));
+        self.log(LogLevel::Info, format!("agent {name:?} {description}"));
+        if !exited.killed {
+            self.show(
+                LogLevel::Error,
+                format!(
+                    "Tether: the agent {name:?} {description}. Restart it, or send a prompt, to go on with the session."
+                ),
+            );
+        }
+        self.set_status(SessionStatus::Exited { message: format!("The agent {description}") });
+    }
+
+    /// The slot of the current session if `agent_id` is its agent and the event numbered `seq`
+    /// in the session's log is not in the thread already (it was replayed from the log after a
+    /// window reload); other events are dropped here.
+    pub(super) fn live_slot(&mut self, agent_id: AgentId, seq: Option<u64>) -> Option<&mut AgentSlot> {
+        self.agent_slot(agent_id).filter(|slot| seq.is_none_or(|seq| seq > slot.replayed_through))
+    }
+
+    /// The slot of the current session if `agent_id` is its agent; messages from an agent that
+    /// was replaced are dropped here.
+    pub(super) fn agent_slot(&mut self, agent_id: AgentId) -> Option<&mut AgentSlot> {
+        self.agent.as_mut().filter(|slot| slot.agent_id == Some(agent_id))
+    }
+
+    /// Ends the current session's slot, keeping its mode and workspace rules for the next one.
+    /// Returns the agent to stop, if it had started.
+    pub(super) fn end_session(&mut self) -> Option<AgentId> {
+        let slot = self.agent.take()?;
+        let policy = slot.client.policy();
+        self.idle_policy = policy.for_new_session(policy.mode(), 1);
+        self.refresh_permissions_view();
+        self.refresh_controls_view();
+        slot.agent_id
+    }
+
+    /// The agent started again for a prompt has its session: the prompt goes now.
+    pub(super) fn send_prompt_after_restart(&mut self) {
+        let Some(slot) = &mut self.agent else { return };
+        let Some(waiting) = self
+            .prompt_after_restart
+            .take_if(|waiting| waiting.generation.is_none_or(|generation| generation == slot.generation))
+        else {
+            return;
+        };
+        if let Err(error) = slot.client.prompt(&waiting.text, &waiting.attachments, self.now) {
+            self.show(LogLevel::Warn, format!("The prompt was not sent: {error}."));
+        }
+    }
+
+    /// The agent started again for a prompt did not get as far as a session (`why`): the person
+    /// is told the prompt did not go, so that it can be sent again.
+    pub(super) fn drop_prompt_after_restart(&mut self, why: &str) {
+        if let Some(waiting) = self.prompt_after_restart.take() {
+            self.show(LogLevel::Warn, format!("The prompt {:?} was not sent: {why}.", prompt_title(&waiting.text)));
+        }
+    }
+}
+
+pub(super) fn keep_tail(tail: &mut VecDeque<String>, line: &str) {
+    tail.push_back(line.to_owned());
+    while tail.len() > STDERR_TAIL_LINES
+        || (tail.len() > 1 && tail.iter().map(String::len).sum::<usize>() > STDERR_TAIL_BYTES)
+    {
+        tail.pop_front();
+    }
+}

@@ -1,0 +1,468 @@
+//! The workspace's sessions: reopening the last one when the window starts, the history
+//! picker, opening, renaming, deleting and exporting a session.
+
+use std::collections::VecDeque;
+
+use crate::acp::{AcpClient, LogReplay};
+use crate::export::{ExportHeader, thread_markdown};
+use crate::host_api::{AgentProfile, ExportFormat, HistoryItem, HistorySource, HostAction, LogLevel};
+use crate::session_log::{EVENTS_FILE, UNTITLED_SESSION, prompt_title, read_log};
+use crate::sidecar::{
+    SessionDirRef, SessionListParams, SessionListResult, SessionReadParams, SessionReadResult, SessionRenameParams,
+    SessionSummary, method,
+};
+use crate::thread::{Entry, NoticeLevel, NoticeView};
+use crate::webview::SessionStatus;
+
+use super::{AgentSlot, HostEngine, SidecarRequest, SidecarState};
+
+impl HostEngine {
+    pub(super) fn list_sessions(&mut self, purpose: ListPurpose, now: u64) {
+        let Some(tether_dir) = self.config.tether_dir.clone() else {
+            return self.show(
+                LogLevel::Info,
+                "Tether keeps a history of sessions only when a workspace folder is open.".to_owned(),
+            );
+        };
+        if !self.config.workspace_trusted {
+            // tetherd keeps the history, and it does not run until the workspace is trusted.
+            return self.show(LogLevel::Info, "Tether shows the history once the workspace is trusted.".to_owned());
+        }
+        if self.sidecar != SidecarState::Ready {
+            return self.show(LogLevel::Warn, "Tether is not connected to tetherd; try again in a moment.".to_owned());
+        }
+        self.sidecar_request(
+            method::SESSION_LIST,
+            &SessionListParams { tether_dir },
+            SidecarRequest::SessionList { purpose },
+            now,
+        );
+    }
+
+    pub(super) fn on_sessions_listed(
+        &mut self,
+        purpose: ListPurpose,
+        result: Result<SessionListResult, String>,
+        now: u64,
+    ) {
+        match (purpose, result) {
+            (ListPurpose::Reopen { dir }, Ok(listed)) => {
+                let wanted = match &dir {
+                    Some(dir) => listed.sessions.iter().find(|summary| &summary.dir == dir),
+                    None => listed.sessions.first(),
+                };
+                // A session nobody has prompted in has nothing to show: a fresh one is as good,
+                // unless its agent runs (then it is the one to go on with).
+                match wanted.filter(|summary| summary.turns > 0 || summary.live_agent.is_some()) {
+                    // Its agent is no longer one of the person's: the person's default agent
+                    // starts instead, and the earlier session waits in the history.
+                    Some(summary)
+                        if summary.live_agent.is_none() && self.profile_named(&summary.meta.agent).is_none() =>
+                    {
+                        let text = format!(
+                            "The earlier session {:?} used {:?}, which is not configured. It is in the history.",
+                            summary.title, summary.meta.agent
+                        );
+                        self.release_held_agent_events(now);
+                        self.start_session(now);
+                        if let Some(slot) = &mut self.agent {
+                            let notice = NoticeView { level: NoticeLevel::Warning, text, detail: None };
+                            slot.client.thread_mut().push(Entry::Notice(notice));
+                        }
+                    }
+                    Some(summary) => self.load_session(summary.clone(), LoadPurpose::Open, now),
+                    None => {
+                        self.release_held_agent_events(now);
+                        self.start_session(now);
+                    }
+                }
+                self.history = listed.sessions;
+            }
+            (ListPurpose::Reopen { .. }, Err(error)) => {
+                self.log(LogLevel::Warn, format!("could not list the workspace's sessions: {error}"));
+                self.release_held_agent_events(now);
+                self.start_session(now);
+            }
+            (ListPurpose::History, Ok(listed)) => {
+                self.history = listed.sessions;
+                self.history_wanted = false;
+                self.push_history();
+            }
+            (ListPurpose::History, Err(error)) => {
+                self.show(LogLevel::Error, format!("Tether could not list the sessions: {error}"));
+            }
+        }
+    }
+
+    /// Starts reading a session's log from tetherd, to show it (`Open`) or to export it.
+    pub(super) fn load_session(&mut self, summary: SessionSummary, purpose: LoadPurpose, now: u64) {
+        let Some(tether_dir) = self.config.tether_dir.clone() else { return };
+        self.next_load += 1;
+        if purpose == LoadPurpose::Open {
+            self.stop_session(now);
+            self.generation += 1;
+            self.session.agent = summary.meta.agent.clone();
+            self.session.agent_info = None;
+            self.set_status(SessionStatus::starting("Reading the session"));
+            self.post_snapshot(now);
+        }
+        let policy = self.idle_policy.for_new_session(self.idle_policy.mode(), self.generation << 32);
+        let replay =
+            LogReplay::new(self.client_info(), self.config.workspace_root.clone(), self.generation << 32, policy);
+        let params = SessionReadParams { tether_dir, dir: summary.dir.clone(), offset: 0 };
+        self.load = Some(LogLoad { id: self.next_load, summary, replay, purpose });
+        self.sidecar_request(method::SESSION_READ, &params, SidecarRequest::SessionRead { load: self.next_load }, now);
+    }
+
+    pub(super) fn on_session_read(&mut self, load_id: u64, result: Result<SessionReadResult, String>, now: u64) {
+        let Some(load) = self.load.as_mut().filter(|load| load.id == load_id) else { return };
+        let piece = match result {
+            Ok(piece) => piece,
+            Err(error) => {
+                let load = self.load.take().expect("the load was found above");
+                let message = format!("Tether could not read the session {:?}: {error}", load.summary.title);
+                self.show(LogLevel::Error, message.clone());
+                if load.purpose == LoadPurpose::Open {
+                    self.release_held_agent_events(now);
+                    self.set_status(SessionStatus::Failed { message });
+                }
+                return;
+            }
+        };
+        load.replay.feed(&read_log(&piece.text));
+        if !piece.eof {
+            let params = SessionReadParams {
+                tether_dir: self.config.tether_dir.clone().unwrap_or_default(),
+                dir: load.summary.dir.clone(),
+                offset: piece.next,
+            };
+            return self.sidecar_request(
+                method::SESSION_READ,
+                &params,
+                SidecarRequest::SessionRead { load: load_id },
+                now,
+            );
+        }
+        let load = self.load.take().expect("the load was found above");
+        match load.purpose {
+            LoadPurpose::Open => self.open_loaded(load, now),
+            LoadPurpose::Export => {
+                let (client, _) = load.replay.finish();
+                let summary = &load.summary;
+                let action =
+                    markdown_export(&summary.title, &summary.meta.agent, Some(summary.meta.created.clone()), &client);
+                self.actions.push_back(action);
+            }
+        }
+    }
+
+    /// The log of the session to open has been folded: show it, and go on with its agent if it
+    /// still runs (a window reload), else start it again and resume the agent's session.
+    pub(super) fn open_loaded(&mut self, load: LogLoad, now: u64) {
+        let interrupted_by = self.interrupted_by.take();
+        let replayed_through = load.replay.last_seq();
+        let (mut client, problems) = load.replay.finish();
+        if self.snapshot_store().is_some() {
+            client.enable_snapshots();
+        }
+        for problem in problems {
+            self.log(LogLevel::Warn, format!("{}: {problem}", load.summary.dir));
+        }
+        let meta = &load.summary.meta;
+        // The profile as the settings have it now (the Demo agent's path changes with every
+        // version of the extension). The log only names it: a profile the person no longer has
+        // leaves the session to be read, never run from what the log recorded.
+        let found = self.profile_named(&meta.agent);
+        let configured = found.is_some();
+        let profile = found.unwrap_or_else(|| AgentProfile {
+            name: meta.agent.clone(),
+            command: String::new(),
+            args: Vec::new(),
+            env: Default::default(),
+            cwd: None,
+        });
+        self.session.agent = profile.name.clone();
+        self.session.agent_info = client.agent_info().map(str::to_owned);
+        let live = load.summary.live_agent;
+        self.agent = Some(AgentSlot {
+            generation: self.generation,
+            profile,
+            agent_id: live,
+            client,
+            stderr_tail: VecDeque::new(),
+            session_dir: Some(load.summary.dir.clone()),
+            unsent_audit: Vec::new(),
+            // Only the agent taken over has events in the log already; a new one starts after it.
+            replayed_through: if live.is_some() { replayed_through } else { 0 },
+            cancel_sent: false,
+            stopping: false,
+            configured,
+            log_failed: false,
+        });
+        self.log(LogLevel::Info, format!("reopened the session in {} ({} events)", load.summary.dir, replayed_through));
+        match live {
+            Some(agent_id) => {
+                self.log(LogLevel::Info, format!("going on with its agent {agent_id}, still running"));
+                let slot = self.agent.as_mut().expect("the slot was just made");
+                slot.client.continue_live(now);
+                let status = if slot.client.is_ready() {
+                    SessionStatus::Ready
+                } else if slot.client.is_closed() {
+                    SessionStatus::Exited { message: "The agent has exited".to_owned() }
+                } else {
+                    SessionStatus::starting("Initializing the agent")
+                };
+                self.set_status(status);
+                self.release_held_agent_events(now);
+            }
+            None if !configured => {
+                self.release_held_agent_events(now);
+                let name = &load.summary.meta.agent;
+                let text = format!(
+                    "This session used {name:?}, which is not configured, so Tether does not start it. Choose an agent in the header to go on in a new session."
+                );
+                let slot = self.agent.as_mut().expect("the slot was just made");
+                // A turn the log left open ends here: no agent will ever answer it.
+                if !slot.client.is_closed() {
+                    slot.client.handle_exited("was no longer running when Tether came back", false, "");
+                }
+                self.drain_client();
+                let slot = self.agent.as_mut().expect("the slot was just made");
+                slot.client.thread_mut().push(Entry::Notice(NoticeView {
+                    level: NoticeLevel::Warning,
+                    text,
+                    detail: None,
+                }));
+                self.set_status(SessionStatus::Failed {
+                    message: format!("{name:?} is not configured: choose an agent"),
+                });
+            }
+            None => {
+                self.release_held_agent_events(now);
+                if let Some(why) = interrupted_by {
+                    // The log ends where tetherd was lost: what it left open (a running turn, a
+                    // question) ends with why, rather than as if Tether had merely been away.
+                    let slot = self.agent.as_mut().expect("the slot was just made");
+                    if !slot.client.is_closed() {
+                        slot.client.handle_exited(&why, false, "");
+                    }
+                }
+                self.restart_agent(now);
+            }
+        }
+        self.refresh_permissions_view();
+        self.refresh_changes_view();
+        self.post_snapshot(now);
+    }
+
+    /// Hands the agent events held while the session to show was being found to their session.
+    pub(super) fn release_held_agent_events(&mut self, now: u64) {
+        for line in self.held_agent_events.take().unwrap_or_default() {
+            self.handle_sidecar_line(&line, now);
+        }
+    }
+
+    pub(super) fn show_history(&mut self, now: u64) {
+        // The agent's own list, when it keeps one, is merged in when it comes (the picker is
+        // refreshed then), so that a slow agent does not hold Tether's list back.
+        if let Some(slot) = &mut self.agent {
+            slot.client.list_agent_sessions(now);
+        }
+        self.history_wanted = true;
+        self.list_sessions(ListPurpose::History, now);
+    }
+
+    /// Shows the history picker: Tether's sessions, then those only the agent knows.
+    pub(super) fn push_history(&mut self) {
+        let current = self.agent.as_ref().and_then(|slot| slot.session_dir.clone());
+        let current_agent_session = self.agent.as_ref().and_then(|slot| slot.client.session_id().map(str::to_owned));
+        let mut items: Vec<HistoryItem> = self
+            .history
+            .iter()
+            .map(|summary| HistoryItem {
+                id: summary.dir.clone(),
+                title: summary.title.clone(),
+                agent: summary.meta.agent.clone(),
+                last_activity: Some(summary.last_activity.clone()),
+                turns: Some(summary.turns),
+                source: HistorySource::Tether,
+                current: current.as_ref() == Some(&summary.dir),
+                live: summary.live_agent.is_some(),
+            })
+            .collect();
+        let agent = self.session.agent.clone();
+        let known = |id: &str| {
+            self.history.iter().any(|summary| summary.agent_session_id.as_deref() == Some(id))
+                || current_agent_session.as_deref() == Some(id)
+        };
+        items.extend(self.agent_history.iter().filter(|session| !known(&session.session_id)).map(|session| {
+            HistoryItem {
+                id: format!("{AGENT_SESSION_PREFIX}{}", session.session_id),
+                title: session.title.clone().unwrap_or_else(|| UNTITLED_SESSION.to_owned()),
+                agent: agent.clone(),
+                last_activity: session.updated_at.clone(),
+                turns: None,
+                source: HistorySource::Agent,
+                current: false,
+                live: false,
+            }
+        }));
+        self.actions.push_back(HostAction::ShowHistory { items });
+    }
+
+    /// The history's session `id`, as last listed.
+    pub(super) fn history_session(&mut self, id: &str) -> Option<SessionSummary> {
+        let found = self.history.iter().find(|summary| summary.dir == id).cloned();
+        if found.is_none() {
+            self.show(
+                LogLevel::Warn,
+                "Tether does not know that session (any more); show the history again.".to_owned(),
+            );
+        }
+        found
+    }
+
+    pub(super) fn is_current_session(&self, id: &str) -> bool {
+        self.agent.as_ref().is_some_and(|slot| slot.session_dir.as_deref() == Some(id))
+    }
+
+    pub(super) fn open_history_session(&mut self, id: &str, now: u64) {
+        if self.is_current_session(id) {
+            return; // It is on screen already.
+        }
+        if let Some(agent_session) = id.strip_prefix(AGENT_SESSION_PREFIX) {
+            // A session only the agent keeps: a new Tether session that loads it, showing what
+            // the agent replays.
+            let agent_session = agent_session.to_owned();
+            self.start_session(now);
+            if let Some(slot) = &mut self.agent {
+                slot.client.resume_agent_session(agent_session);
+            }
+            return;
+        }
+        if let Some(summary) = self.history_session(id) {
+            self.load_session(summary, LoadPurpose::Open, now);
+        }
+    }
+
+    pub(super) fn rename_session(&mut self, id: String, title: String, now: u64) {
+        let (Some(tether_dir), Some(_)) = (self.config.tether_dir.clone(), self.history_session(&id)) else { return };
+        let params = SessionRenameParams { tether_dir, dir: id, title };
+        self.sidecar_request(method::SESSION_RENAME, &params, SidecarRequest::SessionChange, now);
+    }
+
+    pub(super) fn delete_session(&mut self, id: String, now: u64) {
+        let (Some(tether_dir), Some(_)) = (self.config.tether_dir.clone(), self.history_session(&id)) else { return };
+        if self.is_current_session(&id) {
+            return self.show(
+                LogLevel::Info,
+                "That session is the one shown now: start a new session before deleting it.".to_owned(),
+            );
+        }
+        self.sidecar_request(
+            method::SESSION_DELETE,
+            &SessionDirRef { tether_dir, dir: id },
+            SidecarRequest::SessionChange,
+            now,
+        );
+    }
+
+    pub(super) fn export_session(&mut self, id: Option<String>, format: ExportFormat, now: u64) {
+        let current = self.agent.as_ref().and_then(|slot| slot.session_dir.clone());
+        let id = id.or(current.clone());
+        let summary = id.as_ref().and_then(|id| self.history.iter().find(|summary| &summary.dir == id).cloned());
+        let is_current = id == current;
+        match format {
+            ExportFormat::Jsonl => {
+                let Some(dir) = id.filter(|_| is_current || summary.is_some()) else {
+                    return self.show(
+                        LogLevel::Info,
+                        "This session has no log to export (it is kept once the agent has started, in a workspace folder)."
+                            .to_owned(),
+                    );
+                };
+                let title = summary.map_or_else(|| "session".to_owned(), |summary| summary.title);
+                self.actions.push_back(HostAction::ExportFile {
+                    source: format!("{dir}/{EVENTS_FILE}"),
+                    suggested_name: export_file_name(&title, "jsonl"),
+                });
+            }
+            // Another session of the history: its log is read and folded first.
+            ExportFormat::Markdown if !is_current && let Some(summary) = summary => {
+                self.load_session(summary, LoadPurpose::Export, now);
+            }
+            ExportFormat::Markdown => {
+                let Some(slot) = &self.agent else {
+                    return self.show(LogLevel::Info, "There is no session to export.".to_owned());
+                };
+                let title = summary.map(|summary| summary.title).unwrap_or_else(|| {
+                    let first_prompt = slot.client.thread().entries().iter().find_map(|entry| match entry {
+                        Entry::User(message) => Some(prompt_title(&message.text)),
+                        _ => None,
+                    });
+                    first_prompt.unwrap_or_else(|| UNTITLED_SESSION.to_owned())
+                });
+                let action = markdown_export(&title, &slot.profile.name, None, &slot.client);
+                self.actions.push_back(action);
+            }
+        }
+    }
+}
+
+/// How a history item that is one of the agent's own sessions is named: this, then its id.
+const AGENT_SESSION_PREFIX: &str = "agent:";
+
+/// The action that offers a session's thread as a Markdown file.
+fn markdown_export(title: &str, agent: &str, created: Option<String>, client: &AcpClient) -> HostAction {
+    let header = ExportHeader { title: title.to_owned(), agent: agent.to_owned(), created, exported: None };
+    HostAction::SaveExport {
+        suggested_name: export_file_name(title, "md"),
+        content: thread_markdown(&header, client.thread()),
+    }
+}
+
+/// A file name for an exported session: its title, kept to letters, digits and dashes.
+fn export_file_name(title: &str, extension: &str) -> String {
+    let mut name = String::new();
+    for word in title.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
+        if name.len() + word.len() > 48 {
+            break;
+        }
+        if !name.is_empty() {
+            name.push('-');
+        }
+        name.push_str(&word.to_lowercase());
+    }
+    if name.is_empty() {
+        name.push_str("session");
+    }
+    format!("tether-{name}.{extension}")
+}
+
+/// Why the sessions are listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum ListPurpose {
+    /// tetherd has just accepted the hello: reopen the session in `dir`, or the workspace's last
+    /// one when `dir` is absent (or no longer there).
+    Reopen { dir: Option<String> },
+    /// To show the history picker.
+    History,
+}
+
+/// A session's log being read from tetherd, piece by piece, and folded as it comes.
+#[derive(Debug)]
+pub(super) struct LogLoad {
+    id: u64,
+    summary: SessionSummary,
+    replay: LogReplay,
+    purpose: LoadPurpose,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LoadPurpose {
+    /// Show it in the chat and go on with it: with its agent, when that still runs, else with
+    /// a new agent that resumes the agent's session.
+    Open,
+    /// Export it as Markdown.
+    Export,
+}

@@ -1,0 +1,269 @@
+//! What the live session's ACP client asks of the window, carried out: its lines to the agent
+//! and its events (status, snapshots, terminals, audit records, the host's actions).
+
+use crate::acp::{AcpEvent, IntentError, TerminalCall, capitalize};
+use crate::host_api::{HostAction, LogLevel};
+use crate::jsonrpc;
+use crate::jsonrpc::RpcError;
+use crate::sidecar::{
+    SnapshotChangesParams, SnapshotChangesResult, SnapshotTakeParams, SnapshotTakeResult, TerminalCreateParams,
+    TerminalInput, TerminalRef, TerminalResize, method,
+};
+use crate::thread::PermissionKey;
+use crate::webview::{ReviewIntent, SessionStatus, TerminalIntent};
+
+use super::{
+    AgentSlot, HostEngine, SNAPSHOT_TIMEOUT_MS, SidecarRequest, SidecarState, TERMINAL_COLS, TERMINAL_ROWS,
+    TERMINAL_TIMEOUT_MS,
+};
+
+impl HostEngine {
+    pub(super) fn drain_client(&mut self) {
+        // Reacting to an event can make the client say more (a snapshot taken releases the held
+        // prompt), so this goes round until it has nothing left.
+        while self.drain_client_once() {}
+    }
+
+    /// Moves what the client produced; returns whether it raised events (which may have made
+    /// it produce more).
+    pub(super) fn drain_client_once(&mut self) -> bool {
+        let Some(slot) = &mut self.agent else { return false };
+        let mut writes = String::new();
+        if let Some(agent_id) = slot.agent_id {
+            while let Some(line) = slot.client.poll_outgoing() {
+                // The line is JSON the engine encoded itself, so it is embedded as it is: no
+                // re-escaping, no second parse.
+                writes.push_str(&format!(
+                    r#"{{"jsonrpc":"2.0","method":"{}","params":{{"agentId":{agent_id},"message":{line}}}}}"#,
+                    method::AGENT_SEND
+                ));
+                writes.push('\n');
+            }
+        }
+        let mut events = Vec::new();
+        while let Some(event) = slot.client.poll_event() {
+            events.push(event);
+        }
+        let patches = slot.client.thread_mut().take_patches();
+        if !writes.is_empty() {
+            self.actions.push_back(HostAction::SidecarWrite { data: writes });
+        }
+        if self.webview.ready {
+            self.webview.patches.extend(patches);
+        }
+        let raised = !events.is_empty();
+        for event in events {
+            self.on_client_event(event);
+        }
+        raised
+    }
+
+    pub(super) fn on_client_event(&mut self, event: AcpEvent) {
+        match event {
+            AcpEvent::Initialized { agent } => {
+                self.log(
+                    LogLevel::Info,
+                    format!("agent initialized: {}", agent.as_deref().unwrap_or("(no agentInfo)")),
+                );
+                self.session.agent_info = agent;
+                self.set_status(SessionStatus::starting("Creating the session"));
+            }
+            AcpEvent::SessionReady { session_id } => {
+                self.log(LogLevel::Info, format!("session {session_id} ready"));
+                self.set_status(SessionStatus::Ready);
+                self.send_prompt_after_restart();
+            }
+            AcpEvent::Failed { message } => {
+                self.drop_prompt_after_restart(&message);
+                self.log(LogLevel::Error, message.clone());
+                self.set_status(SessionStatus::Failed { message: capitalize(&message) });
+            }
+            AcpEvent::ProtocolProblem { message } => self.log(LogLevel::Warn, message),
+            AcpEvent::AuthRequired { methods } => self.ask_authentication(methods),
+            AcpEvent::PermissionsWaiting { count } => self.set_badge(count),
+            AcpEvent::PolicyChanged => self.refresh_permissions_view(),
+            AcpEvent::ControlsChanged => self.refresh_controls_view(),
+            AcpEvent::Host(action) => self.actions.push_back(*action),
+            AcpEvent::TakeSnapshot => self.take_snapshot(),
+            AcpEvent::ScanChanges { base } => self.scan_changes(base),
+            AcpEvent::ChangesChanged => self.refresh_changes_view(),
+            AcpEvent::Terminal(call) => self.terminal_call(call),
+            AcpEvent::ToolLocation { path, line } => {
+                if self.session.follow_agent {
+                    self.actions.push_back(HostAction::RevealLocation { path, line });
+                }
+            }
+            AcpEvent::AgentSessions(listed) => {
+                match listed {
+                    Ok(sessions) => self.agent_history = sessions,
+                    Err(error) => self.log(LogLevel::Warn, format!("the agent could not list its sessions: {error}")),
+                }
+                // Tether's list is shown already (or is on its way, and takes this with it).
+                if !self.history_wanted {
+                    self.push_history();
+                }
+            }
+            AcpEvent::Audit(record) => {
+                let record = *record;
+                let record = match serde_json::to_string(&record) {
+                    Ok(record) => record,
+                    Err(error) => {
+                        return self.log(LogLevel::Error, format!("could not encode an audit record: {error}"));
+                    }
+                };
+                match self.agent.as_mut() {
+                    Some(AgentSlot { agent_id: Some(agent_id), .. }) => {
+                        let agent_id = *agent_id;
+                        self.send_audit(agent_id, &record);
+                    }
+                    Some(slot) => slot.unsent_audit.push(record),
+                    None => self.log(LogLevel::Info, format!("audit (no session to record it in): {record}")),
+                }
+            }
+        }
+    }
+
+    /// Sends a client's terminal request or message to tetherd, for the agent of its session.
+    pub(super) fn terminal_call(&mut self, call: TerminalCall) {
+        let Some(slot) = &mut self.agent else { return };
+        let generation = slot.generation;
+        let (Some(agent_id), SidecarState::Ready) = (slot.agent_id, self.sidecar) else {
+            if let TerminalCall::Create { call, .. } | TerminalCall::Request { call, .. } = call {
+                let error =
+                    RpcError::internal_error().data(serde_json::Value::String("tetherd is not connected".to_owned()));
+                slot.client.handle_terminal_answer(call, Err(error), self.now);
+            }
+            return;
+        };
+        let deadline = (!call.waits_for_the_command()).then_some(self.now + TERMINAL_TIMEOUT_MS);
+        let line = match call {
+            TerminalCall::Create { call, command, args, shell, env, cwd, output_byte_limit } => {
+                let params = TerminalCreateParams {
+                    agent_id,
+                    command,
+                    args,
+                    shell,
+                    env,
+                    cwd,
+                    output_byte_limit,
+                    cols: TERMINAL_COLS,
+                    rows: TERMINAL_ROWS,
+                };
+                let tag = SidecarRequest::Terminal { generation, call };
+                self.rpc.request(method::TERMINAL_CREATE, &params, tag, deadline).1
+            }
+            TerminalCall::Request { call, method, terminal } => {
+                let tag = SidecarRequest::Terminal { generation, call };
+                self.rpc.request(method, &TerminalRef { terminal_id: terminal }, tag, deadline).1
+            }
+            TerminalCall::Input { terminal, data } => {
+                jsonrpc::encode_notification(method::TERMINAL_INPUT, &TerminalInput { terminal_id: terminal, data })
+            }
+            TerminalCall::Resize { terminal, cols, rows } => jsonrpc::encode_notification(
+                method::TERMINAL_RESIZE,
+                &TerminalResize { terminal_id: terminal, cols, rows },
+            ),
+        };
+        self.sidecar_write(line);
+    }
+
+    /// The store of the workspace's snapshots, when a workspace folder is open.
+    pub(super) fn snapshot_store(&self) -> Option<String> {
+        self.config.tether_dir.as_ref().map(|dir| format!("{dir}/snapshot.git"))
+    }
+
+    pub(super) fn take_snapshot(&mut self) {
+        let (Some(store), Some(slot)) = (self.snapshot_store(), &mut self.agent) else { return };
+        if self.sidecar != SidecarState::Ready {
+            slot.client.handle_snapshot(Err("tetherd is not connected".to_owned()));
+            return;
+        }
+        let generation = slot.generation;
+        let params =
+            SnapshotTakeParams { root: self.config.workspace_root.clone(), store, extra: self.open_documents.clone() };
+        let (_, line) = self.rpc.request(
+            method::SNAPSHOT_TAKE,
+            &params,
+            SidecarRequest::Snapshot { generation },
+            Some(self.now + SNAPSHOT_TIMEOUT_MS),
+        );
+        self.sidecar_write(line);
+    }
+
+    pub(super) fn scan_changes(&mut self, base: String) {
+        let (Some(store), Some(slot)) = (self.snapshot_store(), &mut self.agent) else { return };
+        if self.sidecar != SidecarState::Ready {
+            slot.client.handle_scan(Err("tetherd is not connected".to_owned()));
+            return;
+        }
+        let generation = slot.generation;
+        let params = SnapshotChangesParams {
+            root: self.config.workspace_root.clone(),
+            store,
+            base,
+            extra: self.open_documents.clone(),
+        };
+        let (_, line) = self.rpc.request(
+            method::SNAPSHOT_CHANGES,
+            &params,
+            SidecarRequest::Scan { generation },
+            Some(self.now + SNAPSHOT_TIMEOUT_MS),
+        );
+        self.sidecar_write(line);
+    }
+
+    /// tetherd answered a snapshot or a scan (the raw result), or could not.
+    pub(super) fn on_snapshot_answer(&mut self, tag: SidecarRequest, generation: u64, result: Result<String, String>) {
+        let Some(slot) = self.agent.as_mut().filter(|slot| slot.generation == generation) else { return };
+        match tag {
+            SidecarRequest::Snapshot { .. } => {
+                let tree = result.and_then(|raw| {
+                    serde_json::from_str::<SnapshotTakeResult>(&raw)
+                        .map(|taken| taken.tree)
+                        .map_err(|error| format!("tetherd's answer to snapshot/take is malformed: {error}"))
+                });
+                slot.client.handle_snapshot(tree);
+            }
+            _ => {
+                let changes = result.and_then(|raw| {
+                    serde_json::from_str::<SnapshotChangesResult>(&raw)
+                        .map(|found| found.changes)
+                        .map_err(|error| format!("tetherd's answer to snapshot/changes is malformed: {error}"))
+                });
+                slot.client.handle_scan(changes);
+            }
+        }
+    }
+
+    pub(super) fn answer_permission(&mut self, key: PermissionKey, option_id: &str, _now: u64) {
+        let result = match &mut self.agent {
+            Some(slot) => slot.client.answer_permission(key, option_id),
+            None => Err(IntentError::UnknownPermission),
+        };
+        if let Err(error) = result {
+            self.show(LogLevel::Warn, format!("The answer was not sent: {error}."));
+        }
+    }
+
+    /// A review decision, from the webview or the diff editor.
+    pub(super) fn review(&mut self, intent: ReviewIntent, now: u64) {
+        match &mut self.agent {
+            Some(slot) => {
+                if let Err(error) = slot.client.review(intent, now) {
+                    self.show(LogLevel::Warn, format!("Tether: {error}."));
+                }
+            }
+            None => self.show(LogLevel::Info, "That change belongs to a session that has ended.".to_owned()),
+        }
+    }
+
+    pub(super) fn terminal_intent(&mut self, intent: TerminalIntent) {
+        let result = match &mut self.agent {
+            Some(slot) => slot.client.terminal_intent(intent),
+            None => Err(IntentError::UnknownTerminal),
+        };
+        if let Err(error) = result {
+            self.show(LogLevel::Warn, format!("Tether: {error}."));
+        }
+    }
+}
