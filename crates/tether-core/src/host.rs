@@ -16,7 +16,7 @@
 //! post leaves per [`FRAME_MS`] of the host's clock however fast the agent streams: the engine holds
 //! patches back and asks for a timer (`poll_timeout`) instead of posting early.
 
-use history::{ListPurpose, LogLoad};
+use history::LogLoad;
 
 mod agent;
 mod chat_view;
@@ -26,16 +26,18 @@ mod session_io;
 mod sign_in;
 mod tetherd;
 
+pub use tetherd::{MAX_AUTOMATIC_SIDECAR_RESTARTS, SIDECAR_RESTART_WINDOW_MS};
+use tetherd::{SIDECAR_TIMEOUT_MS, SidecarRequest, TetherdLink};
+
 use std::collections::VecDeque;
 
 use crate::acp::{AcpClient, AgentSession, IntentError, SecretEnv, capitalize};
-use crate::framing::{self, LineFramer};
 use crate::host_api::{AgentProfile, EngineConfig, FileReadReply, HostAction, HostCommand, HostEvent, LogLevel};
 use crate::intent::Intent;
-use crate::jsonrpc::{Outgoing, RpcError};
+use crate::jsonrpc::RpcError;
 use crate::mentions::{self, FindOutcome, MentionIndex};
 use crate::permissions::{PermissionPolicy, RuleScope};
-use crate::sidecar::{AgentId, HelloParams, SIDECAR_PROTOCOL_VERSION, SessionSummary, method};
+use crate::sidecar::{AgentId, SessionSummary};
 use crate::thread::ThreadPatch;
 use crate::webview::{
     HostToWebview, MentionSuggestion, PermissionsView, PromptAttachment, SessionControlsView, SessionStatus,
@@ -58,82 +60,9 @@ const TERMINAL_ROWS: u16 = 30;
 /// includes killing the command, SIGTERM then SIGKILL after its grace period).
 const TERMINAL_TIMEOUT_MS: u64 = 30_000;
 
-/// How long tetherd may take to answer `hello` or `agent/spawn`.
-const SIDECAR_TIMEOUT_MS: u64 = 15_000;
-
 /// How much of an agent's stderr is kept to explain a crash.
 const STDERR_TAIL_LINES: usize = 40;
 const STDERR_TAIL_BYTES: usize = 8 * 1024;
-
-/// Lines from tetherd embed a whole agent line, so they may be a little longer than the agent's.
-const SIDECAR_MAX_LINE_BYTES: usize = framing::DEFAULT_MAX_LINE_BYTES + 1024 * 1024;
-
-/// How many times tetherd is started again by itself after it was lost, within
-/// [`SIDECAR_RESTART_WINDOW_MS`]; a tetherd lost more often than that crashes for a reason a
-/// restart does not cure, and the person is asked instead.
-pub const MAX_AUTOMATIC_SIDECAR_RESTARTS: usize = 3;
-pub const SIDECAR_RESTART_WINDOW_MS: u64 = 5 * 60_000;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum SidecarRequest {
-    Hello,
-    /// Spawning the agent of session `generation`.
-    Spawn {
-        generation: u64,
-    },
-    Kill,
-    /// Stopping the agent of session `generation` so that it can be started again to sign in.
-    KillToSignIn {
-        generation: u64,
-    },
-    /// Stopping the agent of session `generation` because the person asked (it hung).
-    Stop {
-        generation: u64,
-    },
-    /// A snapshot of the workspace before a turn of session `generation`.
-    Snapshot {
-        generation: u64,
-    },
-    /// What changed since that snapshot.
-    Scan {
-        generation: u64,
-    },
-    /// A terminal request of session `generation`'s client, its call number `call`.
-    Terminal {
-        generation: u64,
-        call: u64,
-    },
-    /// The workspace's sessions, for `purpose`.
-    SessionList {
-        purpose: ListPurpose,
-    },
-    /// A piece of the log being read by load `load`.
-    SessionRead {
-        load: u64,
-    },
-    /// A rename or a delete in the history; the history is listed again after it.
-    SessionChange,
-}
-
-/// What to do once tetherd has accepted the hello.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum AfterHello {
-    /// Reopen a session (see [`ListPurpose::Reopen`]): at start, and to restart a session whose
-    /// tetherd was lost.
-    Reopen { dir: Option<String> },
-    /// Start a new session (the person asked for one while tetherd was not connected).
-    NewSession,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SidecarState {
-    Disconnected,
-    /// `StartSidecar` asked of the host; waiting for it to connect or fail.
-    Starting,
-    /// Connected, `hello` sent.
-    Greeting,
-    Ready,
-}
 
 /// The agent process of the current session and its ACP client.
 #[derive(Debug)]
@@ -169,9 +98,7 @@ struct AgentSlot {
 #[derive(Debug)]
 pub struct HostEngine {
     config: EngineConfig,
-    sidecar: SidecarState,
-    framer: LineFramer,
-    rpc: Outgoing<SidecarRequest>,
+    tetherd: TetherdLink,
     agent: Option<AgentSlot>,
     /// Bumped for every new session, so that late messages about an older one are recognised.
     generation: u64,
@@ -190,7 +117,6 @@ pub struct HostEngine {
     /// The time of the input being handled, for deadlines of requests made while reacting to the
     /// client's events.
     now: u64,
-    after_hello: AfterHello,
     /// The agent's events that arrived while the engine was finding out which session to show:
     /// they may belong to a running agent it is about to go on with, so they wait for it.
     held_agent_events: Option<Vec<String>>,
@@ -213,12 +139,6 @@ pub struct HostEngine {
     step_since: u64,
     /// The files and selection the composer's `@` list offers.
     mentions: MentionIndex,
-    /// tetherd said it is stopping on purpose (`tetherd/stopping`), and why: its connection
-    /// closing next is no loss to make up for.
-    sidecar_stopping: Option<String>,
-    /// When tetherd was last started again by itself after a loss, oldest first, within
-    /// [`SIDECAR_RESTART_WINDOW_MS`].
-    automatic_sidecar_restarts: VecDeque<u64>,
     /// Why the session being reopened after a lost tetherd was cut off: its agent's turn ends
     /// with this when the log has been folded.
     interrupted_by: Option<String>,
@@ -255,9 +175,7 @@ impl HostEngine {
         let idle_policy = PermissionPolicy::new(config.permissions.default_mode, 1);
         let mut engine = HostEngine {
             config,
-            sidecar: SidecarState::Disconnected,
-            framer: LineFramer::new(SIDECAR_MAX_LINE_BYTES),
-            rpc: Outgoing::new(),
+            tetherd: TetherdLink::new(),
             agent: None,
             generation: 0,
             selected_profile,
@@ -280,7 +198,6 @@ impl HostEngine {
             unusable_rules: Vec::new(),
             open_documents: Vec::new(),
             now: 0,
-            after_hello: AfterHello::Reopen { dir: None },
             held_agent_events: None,
             load: None,
             next_load: 0,
@@ -291,8 +208,6 @@ impl HostEngine {
             signed_in_with_kept_keys: None,
             step_since: 0,
             mentions: MentionIndex::default(),
-            sidecar_stopping: None,
-            automatic_sidecar_restarts: VecDeque::new(),
             interrupted_by: None,
             prompt_after_restart: None,
             actions: VecDeque::new(),
@@ -304,95 +219,6 @@ impl HostEngine {
         engine.session.follow_agent = engine.config.follow_agent;
         engine.start_sidecar();
         engine
-    }
-
-    /// The socket to tetherd is open: say hello.
-    pub fn handle_sidecar_connected(&mut self, now: u64) {
-        self.now = now;
-        self.framer = LineFramer::new(SIDECAR_MAX_LINE_BYTES);
-        self.sidecar_stopping = None;
-        let hello = HelloParams {
-            token: self.config.token.clone(),
-            protocol_version: SIDECAR_PROTOCOL_VERSION,
-            client: format!("{} {}", self.config.client_name, self.config.client_version),
-        };
-        self.sidecar_request(method::HELLO, &hello, SidecarRequest::Hello, now);
-        self.sidecar = SidecarState::Greeting;
-        self.set_status(SessionStatus::starting("Connecting to tetherd"));
-        self.finish(now);
-    }
-
-    /// Bytes from the tetherd socket, in any chunking.
-    pub fn handle_sidecar_bytes(&mut self, bytes: &[u8], now: u64) {
-        self.now = now;
-        self.framer.push(bytes);
-        while let Some(line) = self.framer.next_line() {
-            match line {
-                Ok(line) => self.handle_sidecar_line(&line, now),
-                Err(error) => self.log(LogLevel::Error, format!("tetherd sent a line Tether cannot read: {error}")),
-            }
-        }
-        self.finish(now);
-    }
-
-    /// The tetherd socket closed.
-    ///
-    /// A tetherd that was running (its hello accepted) and went away without saying it was
-    /// stopping (`tetherd/stopping`: someone stopped it on purpose) is started again at once,
-    /// and the session reopened from its log with a new agent that resumes the agent's session:
-    /// the person chose this session, and a lost tetherd (killed, crashed) is no reason to stop
-    /// it. A tetherd lost more than [`MAX_AUTOMATIC_SIDECAR_RESTARTS`] times within
-    /// [`SIDECAR_RESTART_WINDOW_MS`], or one that never got as far as accepting the hello, is left
-    /// for the person to restart, with what happened.
-    pub fn handle_sidecar_closed(&mut self, reason: &str, now: u64) {
-        self.now = now;
-        let was_ready = self.sidecar == SidecarState::Ready;
-        let stopped_on_purpose = self.sidecar_stopping.take();
-        self.sidecar = SidecarState::Disconnected;
-        self.rpc.drain();
-        let message = format!("lost the connection to tetherd ({reason})");
-        if let Some(slot) = &mut self.agent {
-            slot.client.terminals_lost("the connection to tetherd was lost", now);
-            slot.client.handle_exited(&format!("is out of reach: Tether {message}"), false, "");
-        }
-        // The client's last words (cancelled requests, their audit records) are drained; the
-        // records cannot reach tetherd now and are logged instead. The thread stays on screen:
-        // a restart reopens the session from its log with a new tetherd.
-        self.drain_client();
-        if let Some(slot) = &mut self.agent {
-            slot.agent_id = None;
-            // tetherd took the agent being stopped with it: there is nothing left to wait for.
-            slot.stopping = false;
-        }
-        self.load = None;
-        self.held_agent_events = None;
-        self.drop_prompt_after_restart(&format!("Tether {message}"));
-        self.log(LogLevel::Error, format!("Tether {message}"));
-        let restarts = &mut self.automatic_sidecar_restarts;
-        while restarts.front().is_some_and(|&at| at + SIDECAR_RESTART_WINDOW_MS <= now) {
-            restarts.pop_front();
-        }
-        if was_ready && stopped_on_purpose.is_none() && restarts.len() < MAX_AUTOMATIC_SIDECAR_RESTARTS {
-            restarts.push_back(now);
-            self.log(LogLevel::Warn, "starting tetherd again to go on with the session".to_owned());
-            self.interrupted_by = Some(format!("was interrupted: Tether {message}"));
-            self.restart(now);
-        } else {
-            let text = if let Some(why) = stopped_on_purpose {
-                format!("Tether {message}: tetherd was stopped ({why}). Restart to go on with the session.")
-            } else if was_ready {
-                format!(
-                    "Tether {message}. tetherd was lost {} times within {} minutes, so Tether does not start it again by itself. Restart to go on with the session.",
-                    MAX_AUTOMATIC_SIDECAR_RESTARTS + 1,
-                    SIDECAR_RESTART_WINDOW_MS / 60_000
-                )
-            } else {
-                format!("Tether {message}. Restart to go on with the session.")
-            };
-            self.show(LogLevel::Error, text);
-            self.set_status(SessionStatus::Failed { message: capitalize(&message) });
-        }
-        self.finish(now);
     }
 
     /// A message from the chat view.
@@ -617,7 +443,7 @@ impl HostEngine {
 
     pub fn handle_timeout(&mut self, now: u64) {
         self.now = now;
-        for (_, pending) in self.rpc.expire(now) {
+        for (_, pending) in self.tetherd.expire(now) {
             match pending.tag {
                 SidecarRequest::Snapshot { generation } | SidecarRequest::Scan { generation } => {
                     let message =
@@ -667,7 +493,7 @@ impl HostEngine {
     /// When `handle_timeout` must be called next.
     pub fn poll_timeout(&self) -> Option<u64> {
         let webview_due = self.frame_has_news().then(|| self.webview.last_post.map_or(0, |at| at + FRAME_MS));
-        [self.rpc.next_deadline(), self.agent.as_ref().and_then(|slot| slot.client.poll_timeout()), webview_due]
+        [self.tetherd.next_deadline(), self.agent.as_ref().and_then(|slot| slot.client.poll_timeout()), webview_due]
             .into_iter()
             .flatten()
             .min()

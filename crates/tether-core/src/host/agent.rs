@@ -10,10 +10,8 @@ use crate::sidecar::{AgentExited, AgentId, AgentLogFailed, AgentRef, SpawnParams
 use crate::thread::TurnState;
 use crate::webview::{PromptAttachment, SessionStatus};
 
-use super::{
-    AfterHello, AgentSlot, HostEngine, PromptAfterRestart, STDERR_TAIL_BYTES, STDERR_TAIL_LINES, SidecarRequest,
-    SidecarState,
-};
+use super::tetherd::{AfterHello, SidecarRequest, SidecarState};
+use super::{AgentSlot, HostEngine, PromptAfterRestart, STDERR_TAIL_BYTES, STDERR_TAIL_LINES};
 
 impl HostEngine {
     /// Every profile the person can choose: the built-in Demo first (unless a setting redefines
@@ -59,16 +57,16 @@ impl HostEngine {
 
     /// Stops the current agent (if any) and starts a new session with the selected profile.
     pub(super) fn start_session(&mut self, now: u64) {
-        match self.sidecar {
+        match self.tetherd.state {
             SidecarState::Ready => {}
             // tetherd was lost (or never started): start it; the session follows its hello.
             SidecarState::Disconnected => {
-                self.after_hello = AfterHello::NewSession;
+                self.tetherd.after_hello = AfterHello::NewSession;
                 return self.start_sidecar();
             }
             // The session starts as soon as tetherd has accepted our hello.
             SidecarState::Starting | SidecarState::Greeting => {
-                self.after_hello = AfterHello::NewSession;
+                self.tetherd.after_hello = AfterHello::NewSession;
                 return;
             }
         }
@@ -189,12 +187,12 @@ impl HostEngine {
     /// Restart (the button, or the command): start the current session's agent again.
     pub(super) fn restart(&mut self, now: u64) {
         let dir = self.agent.as_ref().and_then(|slot| slot.session_dir.clone());
-        match self.sidecar {
+        match self.tetherd.state {
             SidecarState::Ready => {}
             // tetherd is gone and took the agent with it: reopen the session from its log once
             // a new tetherd is up.
             SidecarState::Disconnected => {
-                self.after_hello = AfterHello::Reopen { dir };
+                self.tetherd.after_hello = AfterHello::Reopen { dir };
                 return self.start_sidecar();
             }
             SidecarState::Starting | SidecarState::Greeting => return,
@@ -244,7 +242,7 @@ impl HostEngine {
             // on is reason enough to start it again, resuming its session; the prompt goes once
             // that session is ready.
             self.log(LogLevel::Info, "the agent is not running: starting it again for the prompt".to_owned());
-            let generation = match self.sidecar {
+            let generation = match self.tetherd.state {
                 SidecarState::Ready => {
                     self.restart_agent(now);
                     Some(self.generation)
@@ -302,12 +300,12 @@ impl HostEngine {
         self.generation += 1;
         slot.generation = self.generation;
         let running = slot.agent_id.take();
-        slot.stopping = running.is_some() && self.sidecar == SidecarState::Ready;
+        slot.stopping = running.is_some() && self.tetherd.is_ready();
         let generation = slot.generation;
         self.log(LogLevel::Info, format!("stopping the agent on the person's word: {notice}"));
         self.drain_client();
         match running {
-            Some(agent_id) if self.sidecar == SidecarState::Ready => {
+            Some(agent_id) if self.tetherd.is_ready() => {
                 self.sidecar_request(
                     method::AGENT_KILL,
                     &AgentRef { agent_id },

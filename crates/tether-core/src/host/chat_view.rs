@@ -5,7 +5,7 @@ use crate::host_api::HostAction;
 use crate::thread::TurnState;
 use crate::webview::{HostToWebview, SessionStatus, SessionView, ViewSnapshot};
 
-use super::{FRAME_MS, HostEngine, SidecarState};
+use super::{FRAME_MS, HostEngine};
 
 impl HostEngine {
     /// After every input: move what the ACP client produced to the sidecar, the header, the log
@@ -21,7 +21,7 @@ impl HostEngine {
             self.webview.session_changed = true;
         }
         let starting = matches!(self.session.status, SessionStatus::Starting { .. });
-        let can_stop = self.sidecar == SidecarState::Ready
+        let can_stop = self.tetherd.is_ready()
             && self.agent.as_mut().is_some_and(|slot| {
                 if slot.client.thread().turn() != &TurnState::Running {
                     slot.cancel_sent = false;

@@ -14,7 +14,8 @@ use crate::sidecar::{
 use crate::thread::{Entry, NoticeLevel, NoticeView};
 use crate::webview::SessionStatus;
 
-use super::{AgentSlot, HostEngine, SidecarRequest, SidecarState};
+use super::tetherd::SidecarRequest;
+use super::{AgentSlot, HostEngine};
 
 impl HostEngine {
     pub(super) fn list_sessions(&mut self, purpose: ListPurpose, now: u64) {
@@ -28,7 +29,7 @@ impl HostEngine {
             // tetherd keeps the history, and it does not run until the workspace is trusted.
             return self.show(LogLevel::Info, "Tether shows the history once the workspace is trusted.".to_owned());
         }
-        if self.sidecar != SidecarState::Ready {
+        if !self.tetherd.is_ready() {
             return self.show(LogLevel::Warn, "Tether is not connected to tetherd; try again in a moment.".to_owned());
         }
         self.sidecar_request(

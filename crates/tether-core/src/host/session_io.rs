@@ -12,10 +12,8 @@ use crate::sidecar::{
 use crate::thread::PermissionKey;
 use crate::webview::{ReviewIntent, SessionStatus, TerminalIntent};
 
-use super::{
-    AgentSlot, HostEngine, SNAPSHOT_TIMEOUT_MS, SidecarRequest, SidecarState, TERMINAL_COLS, TERMINAL_ROWS,
-    TERMINAL_TIMEOUT_MS,
-};
+use super::tetherd::{SidecarRequest, SidecarState};
+use super::{AgentSlot, HostEngine, SNAPSHOT_TIMEOUT_MS, TERMINAL_COLS, TERMINAL_ROWS, TERMINAL_TIMEOUT_MS};
 
 impl HostEngine {
     pub(super) fn drain_client(&mut self) {
@@ -127,7 +125,7 @@ impl HostEngine {
     pub(super) fn terminal_call(&mut self, call: TerminalCall) {
         let Some(slot) = &mut self.agent else { return };
         let generation = slot.generation;
-        let (Some(agent_id), SidecarState::Ready) = (slot.agent_id, self.sidecar) else {
+        let (Some(agent_id), SidecarState::Ready) = (slot.agent_id, self.tetherd.state) else {
             if let TerminalCall::Create { call, .. } | TerminalCall::Request { call, .. } = call {
                 let error =
                     RpcError::internal_error().data(serde_json::Value::String("tetherd is not connected".to_owned()));
@@ -150,11 +148,11 @@ impl HostEngine {
                     rows: TERMINAL_ROWS,
                 };
                 let tag = SidecarRequest::Terminal { generation, call };
-                self.rpc.request(method::TERMINAL_CREATE, &params, tag, deadline).1
+                self.tetherd.request(method::TERMINAL_CREATE, &params, tag, deadline)
             }
             TerminalCall::Request { call, method, terminal } => {
                 let tag = SidecarRequest::Terminal { generation, call };
-                self.rpc.request(method, &TerminalRef { terminal_id: terminal }, tag, deadline).1
+                self.tetherd.request(method, &TerminalRef { terminal_id: terminal }, tag, deadline)
             }
             TerminalCall::Input { terminal, data } => {
                 jsonrpc::encode_notification(method::TERMINAL_INPUT, &TerminalInput { terminal_id: terminal, data })
@@ -174,14 +172,14 @@ impl HostEngine {
 
     pub(super) fn take_snapshot(&mut self) {
         let (Some(store), Some(slot)) = (self.snapshot_store(), &mut self.agent) else { return };
-        if self.sidecar != SidecarState::Ready {
+        if !self.tetherd.is_ready() {
             slot.client.handle_snapshot(Err("tetherd is not connected".to_owned()));
             return;
         }
         let generation = slot.generation;
         let params =
             SnapshotTakeParams { root: self.config.workspace_root.clone(), store, extra: self.open_documents.clone() };
-        let (_, line) = self.rpc.request(
+        let line = self.tetherd.request(
             method::SNAPSHOT_TAKE,
             &params,
             SidecarRequest::Snapshot { generation },
@@ -192,7 +190,7 @@ impl HostEngine {
 
     pub(super) fn scan_changes(&mut self, base: String) {
         let (Some(store), Some(slot)) = (self.snapshot_store(), &mut self.agent) else { return };
-        if self.sidecar != SidecarState::Ready {
+        if !self.tetherd.is_ready() {
             slot.client.handle_scan(Err("tetherd is not connected".to_owned()));
             return;
         }
@@ -203,7 +201,7 @@ impl HostEngine {
             base,
             extra: self.open_documents.clone(),
         };
-        let (_, line) = self.rpc.request(
+        let line = self.tetherd.request(
             method::SNAPSHOT_CHANGES,
             &params,
             SidecarRequest::Scan { generation },

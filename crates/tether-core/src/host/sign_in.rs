@@ -6,7 +6,8 @@ use crate::host_api::{AuthMethodKind, AuthMethodView, HostAction, LogLevel};
 use crate::sidecar::{AgentRef, method};
 use crate::webview::SessionStatus;
 
-use super::{HostEngine, SidecarRequest, SidecarState};
+use super::HostEngine;
+use super::tetherd::SidecarRequest;
 
 impl HostEngine {
     /// The agent needs the person to sign in. Keys given earlier for its profile are in its
@@ -79,7 +80,7 @@ impl HostEngine {
         self.drain_client();
         self.set_status(SessionStatus::starting("Starting the agent again to sign in"));
         match running {
-            Some(agent_id) if self.sidecar == SidecarState::Ready => self.sidecar_request(
+            Some(agent_id) if self.tetherd.is_ready() => self.sidecar_request(
                 method::AGENT_KILL,
                 &AgentRef { agent_id },
                 SidecarRequest::KillToSignIn { generation },

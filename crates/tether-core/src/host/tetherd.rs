@@ -6,35 +6,283 @@
 //! answer carries the generation of the session that asked, so that one for a session that has
 //! since ended finds nothing.
 
+use std::collections::VecDeque;
+
 use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::acp::capitalize;
-use crate::host_api::{HostAction, LogLevel};
 use crate::jsonrpc;
 use crate::jsonrpc::Message;
+use crate::webview::SessionStatus;
+
+use super::HostEngine;
+use super::agent::keep_tail;
+use super::history::ListPurpose;
+
+use crate::framing::{self, LineFramer};
+use crate::host_api::{HostAction, LogLevel};
+use crate::jsonrpc::{Outgoing, Pending};
 use crate::sidecar::{
     AgentBadLine, AgentExited, AgentId, AgentLogFailed, AgentMessage, AgentRef, AgentStderr, SessionListResult,
     SessionReadResult, SpawnResult, TerminalData, TerminalExited, TetherdStopping, method,
 };
+use crate::sidecar::{HelloParams, SIDECAR_PROTOCOL_VERSION};
 use crate::thread::{Entry, NoticeLevel, NoticeView};
-use crate::webview::SessionStatus;
 
-use super::agent::keep_tail;
-use super::history::ListPurpose;
-use super::{AfterHello, HostEngine, SIDECAR_TIMEOUT_MS, SidecarRequest, SidecarState};
 use crate::jsonrpc::{RequestId, RpcError};
 
+/// How long tetherd may take to answer `hello` or `agent/spawn`.
+pub(super) const SIDECAR_TIMEOUT_MS: u64 = 15_000;
+
+/// Lines from tetherd embed a whole agent line, so they may be a little longer than the agent's.
+pub(super) const SIDECAR_MAX_LINE_BYTES: usize = framing::DEFAULT_MAX_LINE_BYTES + 1024 * 1024;
+
+/// How many times tetherd is started again by itself after it was lost, within
+/// [`SIDECAR_RESTART_WINDOW_MS`]; a tetherd lost more often than that crashes for a reason a
+/// restart does not cure, and the person is asked instead.
+pub const MAX_AUTOMATIC_SIDECAR_RESTARTS: usize = 3;
+pub const SIDECAR_RESTART_WINDOW_MS: u64 = 5 * 60_000;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum SidecarRequest {
+    Hello,
+    /// Spawning the agent of session `generation`.
+    Spawn {
+        generation: u64,
+    },
+    Kill,
+    /// Stopping the agent of session `generation` so that it can be started again to sign in.
+    KillToSignIn {
+        generation: u64,
+    },
+    /// Stopping the agent of session `generation` because the person asked (it hung).
+    Stop {
+        generation: u64,
+    },
+    /// A snapshot of the workspace before a turn of session `generation`.
+    Snapshot {
+        generation: u64,
+    },
+    /// What changed since that snapshot.
+    Scan {
+        generation: u64,
+    },
+    /// A terminal request of session `generation`'s client, its call number `call`.
+    Terminal {
+        generation: u64,
+        call: u64,
+    },
+    /// The workspace's sessions, for `purpose`.
+    SessionList {
+        purpose: ListPurpose,
+    },
+    /// A piece of the log being read by load `load`.
+    SessionRead {
+        load: u64,
+    },
+    /// A rename or a delete in the history; the history is listed again after it.
+    SessionChange,
+}
+
+/// What to do once tetherd has accepted the hello.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum AfterHello {
+    /// Reopen a session (see [`ListPurpose::Reopen`]): at start, and to restart a session whose
+    /// tetherd was lost.
+    Reopen { dir: Option<String> },
+    /// Start a new session (the person asked for one while tetherd was not connected).
+    NewSession,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SidecarState {
+    Disconnected,
+    /// `StartSidecar` asked of the host; waiting for it to connect or fail.
+    Starting,
+    /// Connected, `hello` sent.
+    Greeting,
+    Ready,
+}
+
+/// The connection to tetherd and what is under way on it.
+#[derive(Debug)]
+pub(super) struct TetherdLink {
+    pub(super) state: SidecarState,
+    framer: LineFramer,
+    rpc: Outgoing<SidecarRequest>,
+    /// What to do once tetherd has accepted the hello.
+    pub(super) after_hello: AfterHello,
+    /// tetherd said it is stopping on purpose (`tetherd/stopping`), and why: its connection
+    /// closing next is no loss to make up for.
+    stopping: Option<String>,
+    /// When tetherd was last started again by itself after a loss, oldest first, within
+    /// [`SIDECAR_RESTART_WINDOW_MS`].
+    automatic_restarts: VecDeque<u64>,
+}
+
+impl TetherdLink {
+    pub(super) fn new() -> Self {
+        TetherdLink {
+            state: SidecarState::Disconnected,
+            framer: LineFramer::new(SIDECAR_MAX_LINE_BYTES),
+            rpc: Outgoing::new(),
+            after_hello: AfterHello::Reopen { dir: None },
+            stopping: None,
+            automatic_restarts: VecDeque::new(),
+        }
+    }
+
+    pub(super) fn is_ready(&self) -> bool {
+        self.state == SidecarState::Ready
+    }
+
+    /// A request line to write, answered within `deadline` (or never expiring).
+    pub(super) fn request(
+        &mut self,
+        method: &str,
+        params: &impl Serialize,
+        tag: SidecarRequest,
+        deadline: Option<u64>,
+    ) -> String {
+        self.rpc.request(method, params, tag, deadline).1
+    }
+
+    /// The request an answer is for, if it is one of ours still waiting.
+    pub(super) fn take(&mut self, id: &RequestId) -> Option<Pending<SidecarRequest>> {
+        self.rpc.take(id)
+    }
+
+    /// The requests whose deadline has passed at `now`.
+    pub(super) fn expire(&mut self, now: u64) -> Vec<(RequestId, Pending<SidecarRequest>)> {
+        self.rpc.expire(now)
+    }
+
+    pub(super) fn next_deadline(&self) -> Option<u64> {
+        self.rpc.next_deadline()
+    }
+
+    /// A new connection: nothing of the last one's is waiting any more.
+    fn connected(&mut self) {
+        self.framer = LineFramer::new(SIDECAR_MAX_LINE_BYTES);
+        self.stopping = None;
+    }
+
+    /// The connection closed: whether it was running (its hello accepted), and why tetherd said
+    /// it was stopping, if it did.
+    fn closed(&mut self) -> (bool, Option<String>) {
+        let was_ready = self.is_ready();
+        self.state = SidecarState::Disconnected;
+        self.rpc.drain();
+        (was_ready, self.stopping.take())
+    }
+
+    /// Whether tetherd, lost at `now`, may be started again by itself: at most
+    /// [`MAX_AUTOMATIC_SIDECAR_RESTARTS`] times within [`SIDECAR_RESTART_WINDOW_MS`]. A yes counts.
+    fn may_restart_automatically(&mut self, now: u64) -> bool {
+        let restarts = &mut self.automatic_restarts;
+        while restarts.front().is_some_and(|&at| at + SIDECAR_RESTART_WINDOW_MS <= now) {
+            restarts.pop_front();
+        }
+        if restarts.len() < MAX_AUTOMATIC_SIDECAR_RESTARTS {
+            restarts.push_back(now);
+            true
+        } else {
+            false
+        }
+    }
+}
+
 impl HostEngine {
+    /// The socket to tetherd is open: say hello.
+    pub fn handle_sidecar_connected(&mut self, now: u64) {
+        self.now = now;
+        self.tetherd.connected();
+        let hello = HelloParams {
+            token: self.config.token.clone(),
+            protocol_version: SIDECAR_PROTOCOL_VERSION,
+            client: format!("{} {}", self.config.client_name, self.config.client_version),
+        };
+        self.sidecar_request(method::HELLO, &hello, SidecarRequest::Hello, now);
+        self.tetherd.state = SidecarState::Greeting;
+        self.set_status(SessionStatus::starting("Connecting to tetherd"));
+        self.finish(now);
+    }
+
+    /// Bytes from the tetherd socket, in any chunking.
+    pub fn handle_sidecar_bytes(&mut self, bytes: &[u8], now: u64) {
+        self.now = now;
+        self.tetherd.framer.push(bytes);
+        while let Some(line) = self.tetherd.framer.next_line() {
+            match line {
+                Ok(line) => self.handle_sidecar_line(&line, now),
+                Err(error) => self.log(LogLevel::Error, format!("tetherd sent a line Tether cannot read: {error}")),
+            }
+        }
+        self.finish(now);
+    }
+
+    /// The tetherd socket closed.
+    ///
+    /// A tetherd that was running (its hello accepted) and went away without saying it was
+    /// stopping (`tetherd/stopping`: someone stopped it on purpose) is started again at once,
+    /// and the session reopened from its log with a new agent that resumes the agent's session:
+    /// the person chose this session, and a lost tetherd (killed, crashed) is no reason to stop
+    /// it. A tetherd lost more than [`MAX_AUTOMATIC_SIDECAR_RESTARTS`] times within
+    /// [`SIDECAR_RESTART_WINDOW_MS`], or one that never got as far as accepting the hello, is left
+    /// for the person to restart, with what happened.
+    pub fn handle_sidecar_closed(&mut self, reason: &str, now: u64) {
+        self.now = now;
+        let (was_ready, stopped_on_purpose) = self.tetherd.closed();
+        let message = format!("lost the connection to tetherd ({reason})");
+        if let Some(slot) = &mut self.agent {
+            slot.client.terminals_lost("the connection to tetherd was lost", now);
+            slot.client.handle_exited(&format!("is out of reach: Tether {message}"), false, "");
+        }
+        // The client's last words (cancelled requests, their audit records) are drained; the
+        // records cannot reach tetherd now and are logged instead. The thread stays on screen:
+        // a restart reopens the session from its log with a new tetherd.
+        self.drain_client();
+        if let Some(slot) = &mut self.agent {
+            slot.agent_id = None;
+            // tetherd took the agent being stopped with it: there is nothing left to wait for.
+            slot.stopping = false;
+        }
+        self.load = None;
+        self.held_agent_events = None;
+        self.drop_prompt_after_restart(&format!("Tether {message}"));
+        self.log(LogLevel::Error, format!("Tether {message}"));
+        if was_ready && stopped_on_purpose.is_none() && self.tetherd.may_restart_automatically(now) {
+            self.log(LogLevel::Warn, "starting tetherd again to go on with the session".to_owned());
+            self.interrupted_by = Some(format!("was interrupted: Tether {message}"));
+            self.restart(now);
+        } else {
+            let text = if let Some(why) = stopped_on_purpose {
+                format!("Tether {message}: tetherd was stopped ({why}). Restart to go on with the session.")
+            } else if was_ready {
+                format!(
+                    "Tether {message}. tetherd was lost {} times within {} minutes, so Tether does not start it again by itself. Restart to go on with the session.",
+                    MAX_AUTOMATIC_SIDECAR_RESTARTS + 1,
+                    SIDECAR_RESTART_WINDOW_MS / 60_000
+                )
+            } else {
+                format!("Tether {message}. Restart to go on with the session.")
+            };
+            self.show(LogLevel::Error, text);
+            self.set_status(SessionStatus::Failed { message: capitalize(&message) });
+        }
+        self.finish(now);
+    }
+
     pub(super) fn start_sidecar(&mut self) {
         if !self.config.workspace_trusted {
             // Nothing starts in a workspace the person has not trusted: trusting it starts
             // tetherd (`WorkspaceTrusted`).
-            self.sidecar = SidecarState::Disconnected;
+            self.tetherd.state = SidecarState::Disconnected;
             self.log(LogLevel::Info, "the workspace is not trusted: tetherd and the agent are not started".to_owned());
             return self.set_status(SessionStatus::Untrusted { message: UNTRUSTED_MESSAGE.to_owned() });
         }
-        self.sidecar = SidecarState::Starting;
+        self.tetherd.state = SidecarState::Starting;
         self.set_status(SessionStatus::starting("Starting tetherd"));
         self.actions.push_back(HostAction::StartSidecar);
     }
@@ -47,14 +295,14 @@ impl HostEngine {
         }
         self.config.workspace_trusted = true;
         self.log(LogLevel::Info, "the workspace is trusted now: starting tetherd".to_owned());
-        if self.sidecar == SidecarState::Disconnected {
+        if self.tetherd.state == SidecarState::Disconnected {
             self.start_sidecar();
         }
     }
 
     /// tetherd accepted the hello: reopen a session, or start one.
     pub(super) fn on_hello_accepted(&mut self, now: u64) {
-        match std::mem::replace(&mut self.after_hello, AfterHello::NewSession) {
+        match std::mem::replace(&mut self.tetherd.after_hello, AfterHello::NewSession) {
             AfterHello::Reopen { dir } if self.config.tether_dir.is_some() => {
                 // Agent events that arrive before the engine knows which session it shows wait:
                 // they may be the running agent's it is about to go on with.
@@ -93,13 +341,13 @@ impl HostEngine {
     }
 
     pub(super) fn handle_sidecar_response(&mut self, id: &RequestId, result: Result<&RawValue, RpcError>, now: u64) {
-        let Some(pending) = self.rpc.take(id) else {
+        let Some(pending) = self.tetherd.take(id) else {
             self.log(LogLevel::Warn, format!("tetherd answered a request Tether never sent (id {id})"));
             return;
         };
         match (pending.tag, result) {
             (SidecarRequest::Hello, Ok(_)) => {
-                self.sidecar = SidecarState::Ready;
+                self.tetherd.state = SidecarState::Ready;
                 self.log(LogLevel::Info, "connected to tetherd".to_owned());
                 self.on_hello_accepted(now);
             }
@@ -228,7 +476,7 @@ impl HostEngine {
             method::TETHERD_STOPPING => match serde_json::from_str::<TetherdStopping>(params) {
                 Ok(stopping) => {
                     self.log(LogLevel::Info, format!("tetherd is stopping ({})", stopping.reason));
-                    self.sidecar_stopping = Some(stopping.reason);
+                    self.tetherd.stopping = Some(stopping.reason);
                 }
                 Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed tetherd/stopping: {error}")),
             },
@@ -263,7 +511,7 @@ impl HostEngine {
     }
 
     pub(super) fn send_audit(&mut self, agent_id: AgentId, record: &str) {
-        if self.sidecar != SidecarState::Ready {
+        if !self.tetherd.is_ready() {
             return self.log(LogLevel::Info, format!("audit (tetherd is not connected): {record}"));
         }
         // The record is JSON the engine encoded itself: embedded as it is.
@@ -275,7 +523,7 @@ impl HostEngine {
     }
 
     pub(super) fn sidecar_request(&mut self, method: &str, params: &impl Serialize, tag: SidecarRequest, now: u64) {
-        let (_, line) = self.rpc.request(method, params, tag, Some(now + SIDECAR_TIMEOUT_MS));
+        let line = self.tetherd.request(method, params, tag, Some(now + SIDECAR_TIMEOUT_MS));
         self.sidecar_write(line);
     }
 
