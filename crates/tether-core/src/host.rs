@@ -16,7 +16,7 @@
 //! post leaves per [`FRAME_MS`] of the host's clock however fast the agent streams: the engine holds
 //! patches back and asks for a timer (`poll_timeout`) instead of posting early.
 
-use history::LogLoad;
+use history::History;
 
 mod agent;
 mod chat_view;
@@ -31,13 +31,13 @@ use tetherd::{SIDECAR_TIMEOUT_MS, SidecarRequest, TetherdLink};
 
 use std::collections::VecDeque;
 
-use crate::acp::{AcpClient, AgentSession, IntentError, SecretEnv, capitalize};
+use crate::acp::{AcpClient, IntentError, SecretEnv, capitalize};
 use crate::host_api::{AgentProfile, EngineConfig, FileReadReply, HostAction, HostCommand, HostEvent, LogLevel};
 use crate::intent::Intent;
 use crate::jsonrpc::RpcError;
 use crate::mentions::{self, FindOutcome, MentionIndex};
 use crate::permissions::{PermissionPolicy, RuleScope};
-use crate::sidecar::{AgentId, SessionSummary};
+use crate::sidecar::AgentId;
 use crate::thread::ThreadPatch;
 use crate::webview::{
     HostToWebview, MentionSuggestion, PermissionsView, PromptAttachment, SessionControlsView, SessionStatus,
@@ -117,18 +117,6 @@ pub struct HostEngine {
     /// The time of the input being handled, for deadlines of requests made while reacting to the
     /// client's events.
     now: u64,
-    /// The agent's events that arrived while the engine was finding out which session to show:
-    /// they may belong to a running agent it is about to go on with, so they wait for it.
-    held_agent_events: Option<Vec<String>>,
-    /// The log being read, when a session is being opened or exported.
-    load: Option<LogLoad>,
-    next_load: u64,
-    /// The sessions the history last listed, which the history's commands name.
-    history: Vec<SessionSummary>,
-    /// The sessions the agent last listed (`session/list`), when it offers that.
-    agent_history: Vec<AgentSession>,
-    /// The history picker was asked for and has not been shown yet.
-    history_wanted: bool,
     /// The variables the person gave for agents (SecretStorage, through the host), added to the
     /// environment of their agents. Only in memory.
     secrets: SecretEnv,
@@ -145,6 +133,8 @@ pub struct HostEngine {
     /// A prompt the person sent while the agent was not running: it started the agent again and
     /// goes out once the session of that agent (`generation`) is ready.
     prompt_after_restart: Option<PromptAfterRestart>,
+    /// The workspace's sessions, and the one being read.
+    history: History,
     actions: VecDeque<HostAction>,
 }
 
@@ -198,12 +188,7 @@ impl HostEngine {
             unusable_rules: Vec::new(),
             open_documents: Vec::new(),
             now: 0,
-            held_agent_events: None,
-            load: None,
-            next_load: 0,
-            history: Vec::new(),
-            agent_history: Vec::new(),
-            history_wanted: false,
+            history: History::default(),
             secrets: SecretEnv::default(),
             signed_in_with_kept_keys: None,
             step_since: 0,

@@ -130,7 +130,7 @@ impl HostEngine {
         if let Some(agent_id) = self.end_session() {
             self.sidecar_request(method::AGENT_KILL, &AgentRef { agent_id }, SidecarRequest::Kill, now);
         }
-        self.load = None;
+        self.history.load = None;
         self.actions.push_back(HostAction::ClearReviews);
         self.refresh_changes_view();
         self.set_badge(0);
@@ -236,7 +236,7 @@ impl HostEngine {
             && slot.configured
             && slot.client.is_closed()
             && !slot.stopping
-            && self.load.is_none()
+            && self.history.load.is_none()
         {
             // The agent exited (or was stopped, or tetherd was lost with it): the person going
             // on is reason enough to start it again, resuming its session; the prompt goes once

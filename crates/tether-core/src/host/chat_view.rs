@@ -15,7 +15,7 @@ impl HostEngine {
         self.drain_client();
         let can_restart =
             self.agent.as_ref().is_some_and(|slot| slot.configured && slot.client.is_closed() && !slot.stopping)
-                && self.load.is_none();
+                && self.history.load.is_none();
         if self.session.can_restart != can_restart {
             self.session.can_restart = can_restart;
             self.webview.session_changed = true;

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use crate::acp::{AcpClient, LogReplay};
+use crate::acp::{AcpClient, AgentSession, LogReplay};
 use crate::export::{ExportHeader, thread_markdown};
 use crate::host_api::{AgentProfile, ExportFormat, HistoryItem, HistorySource, HostAction, LogLevel};
 use crate::session_log::{EVENTS_FILE, UNTITLED_SESSION, prompt_title, read_log};
@@ -16,6 +16,32 @@ use crate::webview::SessionStatus;
 
 use super::tetherd::SidecarRequest;
 use super::{AgentSlot, HostEngine};
+
+/// The workspace's sessions as tetherd last listed them, and the log being read.
+#[derive(Debug, Default)]
+pub(super) struct History {
+    /// The sessions the history last listed, which the history's commands name.
+    pub(super) sessions: Vec<SessionSummary>,
+    /// The sessions the agent last listed (`session/list`), when it offers that.
+    pub(super) agent_sessions: Vec<AgentSession>,
+    /// The history picker was asked for and has not been shown yet.
+    pub(super) wanted: bool,
+    /// The log being read, when a session is being opened or exported.
+    pub(super) load: Option<LogLoad>,
+    next_load: u64,
+    /// The agent's events that arrived while the engine was finding out which session to show:
+    /// they may belong to a running agent it is about to go on with, so they wait for it.
+    pub(super) held_agent_events: Option<Vec<String>>,
+}
+
+impl History {
+    /// Starts reading a session's log; returns the load's id, which its pieces are asked by.
+    fn start_load(&mut self, summary: SessionSummary, replay: LogReplay, purpose: LoadPurpose) -> u64 {
+        self.next_load += 1;
+        self.load = Some(LogLoad { id: self.next_load, summary, replay, purpose });
+        self.next_load
+    }
+}
 
 impl HostEngine {
     pub(super) fn list_sessions(&mut self, purpose: ListPurpose, now: u64) {
@@ -77,7 +103,7 @@ impl HostEngine {
                         self.start_session(now);
                     }
                 }
-                self.history = listed.sessions;
+                self.history.sessions = listed.sessions;
             }
             (ListPurpose::Reopen { .. }, Err(error)) => {
                 self.log(LogLevel::Warn, format!("could not list the workspace's sessions: {error}"));
@@ -85,8 +111,8 @@ impl HostEngine {
                 self.start_session(now);
             }
             (ListPurpose::History, Ok(listed)) => {
-                self.history = listed.sessions;
-                self.history_wanted = false;
+                self.history.sessions = listed.sessions;
+                self.history.wanted = false;
                 self.push_history();
             }
             (ListPurpose::History, Err(error)) => {
@@ -98,7 +124,7 @@ impl HostEngine {
     /// Starts reading a session's log from tetherd, to show it (`Open`) or to export it.
     pub(super) fn load_session(&mut self, summary: SessionSummary, purpose: LoadPurpose, now: u64) {
         let Some(tether_dir) = self.config.tether_dir.clone() else { return };
-        self.next_load += 1;
+
         if purpose == LoadPurpose::Open {
             self.stop_session(now);
             self.generation += 1;
@@ -111,16 +137,16 @@ impl HostEngine {
         let replay =
             LogReplay::new(self.client_info(), self.config.workspace_root.clone(), self.generation << 32, policy);
         let params = SessionReadParams { tether_dir, dir: summary.dir.clone(), offset: 0 };
-        self.load = Some(LogLoad { id: self.next_load, summary, replay, purpose });
-        self.sidecar_request(method::SESSION_READ, &params, SidecarRequest::SessionRead { load: self.next_load }, now);
+        let load = self.history.start_load(summary, replay, purpose);
+        self.sidecar_request(method::SESSION_READ, &params, SidecarRequest::SessionRead { load }, now);
     }
 
     pub(super) fn on_session_read(&mut self, load_id: u64, result: Result<SessionReadResult, String>, now: u64) {
-        let Some(load) = self.load.as_mut().filter(|load| load.id == load_id) else { return };
+        let Some(load) = self.history.load.as_mut().filter(|load| load.id == load_id) else { return };
         let piece = match result {
             Ok(piece) => piece,
             Err(error) => {
-                let load = self.load.take().expect("the load was found above");
+                let load = self.history.load.take().expect("the load was found above");
                 let message = format!("Tether could not read the session {:?}: {error}", load.summary.title);
                 self.show(LogLevel::Error, message.clone());
                 if load.purpose == LoadPurpose::Open {
@@ -144,7 +170,7 @@ impl HostEngine {
                 now,
             );
         }
-        let load = self.load.take().expect("the load was found above");
+        let load = self.history.load.take().expect("the load was found above");
         match load.purpose {
             LoadPurpose::Open => self.open_loaded(load, now),
             LoadPurpose::Export => {
@@ -258,7 +284,7 @@ impl HostEngine {
 
     /// Hands the agent events held while the session to show was being found to their session.
     pub(super) fn release_held_agent_events(&mut self, now: u64) {
-        for line in self.held_agent_events.take().unwrap_or_default() {
+        for line in self.history.held_agent_events.take().unwrap_or_default() {
             self.handle_sidecar_line(&line, now);
         }
     }
@@ -269,7 +295,7 @@ impl HostEngine {
         if let Some(slot) = &mut self.agent {
             slot.client.list_agent_sessions(now);
         }
-        self.history_wanted = true;
+        self.history.wanted = true;
         self.list_sessions(ListPurpose::History, now);
     }
 
@@ -279,6 +305,7 @@ impl HostEngine {
         let current_agent_session = self.agent.as_ref().and_then(|slot| slot.client.session_id().map(str::to_owned));
         let mut items: Vec<HistoryItem> = self
             .history
+            .sessions
             .iter()
             .map(|summary| HistoryItem {
                 id: summary.dir.clone(),
@@ -293,10 +320,10 @@ impl HostEngine {
             .collect();
         let agent = self.session.agent.clone();
         let known = |id: &str| {
-            self.history.iter().any(|summary| summary.agent_session_id.as_deref() == Some(id))
+            self.history.sessions.iter().any(|summary| summary.agent_session_id.as_deref() == Some(id))
                 || current_agent_session.as_deref() == Some(id)
         };
-        items.extend(self.agent_history.iter().filter(|session| !known(&session.session_id)).map(|session| {
+        items.extend(self.history.agent_sessions.iter().filter(|session| !known(&session.session_id)).map(|session| {
             HistoryItem {
                 id: format!("{AGENT_SESSION_PREFIX}{}", session.session_id),
                 title: session.title.clone().unwrap_or_else(|| UNTITLED_SESSION.to_owned()),
@@ -313,7 +340,7 @@ impl HostEngine {
 
     /// The history's session `id`, as last listed.
     pub(super) fn history_session(&mut self, id: &str) -> Option<SessionSummary> {
-        let found = self.history.iter().find(|summary| summary.dir == id).cloned();
+        let found = self.history.sessions.iter().find(|summary| summary.dir == id).cloned();
         if found.is_none() {
             self.show(
                 LogLevel::Warn,
@@ -371,7 +398,8 @@ impl HostEngine {
     pub(super) fn export_session(&mut self, id: Option<String>, format: ExportFormat, now: u64) {
         let current = self.agent.as_ref().and_then(|slot| slot.session_dir.clone());
         let id = id.or(current.clone());
-        let summary = id.as_ref().and_then(|id| self.history.iter().find(|summary| &summary.dir == id).cloned());
+        let summary =
+            id.as_ref().and_then(|id| self.history.sessions.iter().find(|summary| &summary.dir == id).cloned());
         let is_current = id == current;
         match format {
             ExportFormat::Jsonl => {

@@ -93,11 +93,11 @@ impl HostEngine {
             }
             AcpEvent::AgentSessions(listed) => {
                 match listed {
-                    Ok(sessions) => self.agent_history = sessions,
+                    Ok(sessions) => self.history.agent_sessions = sessions,
                     Err(error) => self.log(LogLevel::Warn, format!("the agent could not list its sessions: {error}")),
                 }
                 // Tether's list is shown already (or is on its way, and takes this with it).
-                if !self.history_wanted {
+                if !self.history.wanted {
                     self.push_history();
                 }
             }

@@ -248,8 +248,8 @@ impl HostEngine {
             // tetherd took the agent being stopped with it: there is nothing left to wait for.
             slot.stopping = false;
         }
-        self.load = None;
-        self.held_agent_events = None;
+        self.history.load = None;
+        self.history.held_agent_events = None;
         self.drop_prompt_after_restart(&format!("Tether {message}"));
         self.log(LogLevel::Error, format!("Tether {message}"));
         if was_ready && stopped_on_purpose.is_none() && self.tetherd.may_restart_automatically(now) {
@@ -306,7 +306,7 @@ impl HostEngine {
             AfterHello::Reopen { dir } if self.config.tether_dir.is_some() => {
                 // Agent events that arrive before the engine knows which session it shows wait:
                 // they may be the running agent's it is about to go on with.
-                self.held_agent_events = Some(Vec::new());
+                self.history.held_agent_events = Some(Vec::new());
                 self.set_status(SessionStatus::starting("Looking for the last session"));
                 self.list_sessions(ListPurpose::Reopen { dir }, now);
             }
@@ -326,7 +326,7 @@ impl HostEngine {
             Message::Response { id, result } => self.handle_sidecar_response(&id, result, now),
             Message::Notification { method, .. }
                 if (method.starts_with("agent/") || method.starts_with("terminal/"))
-                    && let Some(held) = &mut self.held_agent_events =>
+                    && let Some(held) = &mut self.history.held_agent_events =>
             {
                 held.push(line.to_owned());
             }
