@@ -17,6 +17,7 @@
 //! patches back and asks for a timer (`poll_timeout`) instead of posting early.
 
 use history::History;
+use policy::PolicyKeeper;
 
 mod agent;
 mod chat_view;
@@ -36,7 +37,6 @@ use crate::host_api::{AgentProfile, EngineConfig, FileReadReply, HostAction, Hos
 use crate::intent::Intent;
 use crate::jsonrpc::RpcError;
 use crate::mentions::{self, FindOutcome, MentionIndex};
-use crate::permissions::{PermissionPolicy, RuleScope};
 use crate::sidecar::AgentId;
 use crate::thread::ThreadPatch;
 use crate::webview::{
@@ -107,11 +107,9 @@ pub struct HostEngine {
     session: SessionView,
     webview: WebviewOutbox,
     badge: u32,
-    /// The policy while no agent session exists; a session starts from it and leaves its mode
-    /// and workspace rules to it when it ends.
-    idle_policy: PermissionPolicy,
-    /// Rules in the settings the engine cannot use: shown with why, and saved back unchanged.
-    unusable_rules: Vec<(serde_json::Value, String)>,
+    /// The person's permission policy between sessions, and the rules in the settings it cannot
+    /// use (see `policy.rs`).
+    policy: PolicyKeeper,
     /// The files open in editors, for the snapshot before each turn.
     open_documents: Vec<String>,
     /// The time of the input being handled, for deadlines of requests made while reacting to the
@@ -161,8 +159,8 @@ struct WebviewOutbox {
 
 impl HostEngine {
     pub fn new(config: EngineConfig) -> Self {
+        let policy = PolicyKeeper::new(config.permissions.default_mode);
         let selected_profile = config.default_profile.clone();
-        let idle_policy = PermissionPolicy::new(config.permissions.default_mode, 1);
         let mut engine = HostEngine {
             config,
             tetherd: TetherdLink::new(),
@@ -184,8 +182,7 @@ impl HostEngine {
             },
             webview: WebviewOutbox::default(),
             badge: 0,
-            idle_policy,
-            unusable_rules: Vec::new(),
+            policy,
             open_documents: Vec::new(),
             now: 0,
             history: History::default(),
@@ -251,13 +248,7 @@ impl HostEngine {
             Intent::AnswerPermission { key, option_id } => self.answer_permission(key, &option_id, now),
             Intent::NewSession => self.start_session(now),
             Intent::SelectAgent { name } => self.select_agent(name, now),
-            Intent::SetMode { mode } => match &mut self.agent {
-                Some(slot) => slot.client.set_mode(mode, now),
-                None => {
-                    self.idle_policy.set_mode(mode);
-                    self.refresh_permissions_view();
-                }
-            },
+            Intent::SetMode { mode } => self.set_mode(mode, now),
             Intent::SetConfigOption { config_id, value } => {
                 let result = match &mut self.agent {
                     Some(slot) => slot.client.set_config_option(&config_id, value, now),
@@ -267,54 +258,10 @@ impl HostEngine {
                     self.show(LogLevel::Warn, format!("The option was not changed: {error}."));
                 }
             }
-            Intent::AddRule { spec, scope } => {
-                let result = match &mut self.agent {
-                    Some(slot) => slot.client.add_rule(spec, scope).map(|_| ()),
-                    None => self
-                        .idle_policy
-                        .add_rule(spec, scope, crate::permissions::RuleOrigin::Added)
-                        .map(|_| ())
-                        .map_err(IntentError::from),
-                };
-                match result {
-                    Ok(()) if scope == RuleScope::Workspace => self.save_workspace_rules(),
-                    Ok(()) => {}
-                    Err(error) => self.show(LogLevel::Warn, format!("The rule was not added: {error}.")),
-                }
-            }
-            Intent::RemoveRule { id } => {
-                let scope = self.policy().rules().into_iter().find(|rule| rule.id == id).map(|rule| rule.scope);
-                let result = match &mut self.agent {
-                    Some(slot) => slot.client.remove_rule(id).map(|_| ()),
-                    None => self.idle_policy.remove_rule(id).map(|_| ()).ok_or(IntentError::UnknownRule),
-                };
-                match result {
-                    Ok(()) if scope == Some(RuleScope::Workspace) => self.save_workspace_rules(),
-                    Ok(()) => {}
-                    Err(error) => self.show(LogLevel::Warn, format!("The rule was not removed: {error}.")),
-                }
-            }
-            Intent::ClearRules { scope } => {
-                match &mut self.agent {
-                    Some(slot) => slot.client.clear_rules(scope),
-                    None => {
-                        self.idle_policy.clear(scope);
-                    }
-                }
-                if scope == RuleScope::Workspace {
-                    self.save_workspace_rules();
-                }
-            }
-            Intent::KeepRuleForWorkspace { id } => {
-                let result = match &mut self.agent {
-                    Some(slot) => slot.client.keep_rule_for_workspace(id).map(|_| ()),
-                    None => self.idle_policy.keep_for_workspace(id).map(|_| ()).ok_or(IntentError::UnknownRule),
-                };
-                match result {
-                    Ok(()) => self.save_workspace_rules(),
-                    Err(error) => self.show(LogLevel::Warn, format!("The rule was not saved: {error}.")),
-                }
-            }
+            Intent::AddRule { spec, scope } => self.add_rule(spec, scope),
+            Intent::RemoveRule { id } => self.remove_rule(id),
+            Intent::ClearRules { scope } => self.clear_rules(scope),
+            Intent::KeepRuleForWorkspace { id } => self.keep_rule_for_workspace(id),
             Intent::OpenAuditLog => match self.audit_log() {
                 Some(path) => self.actions.push_back(HostAction::OpenFile { path }),
                 None => self.show(

@@ -106,8 +106,8 @@ impl HostEngine {
     /// A client for session `generation`, starting from the idle policy.
     pub(super) fn new_client(&self, generation: u64) -> AcpClient {
         // Keys of different sessions never collide: a click on a stale card cannot answer a new
-        // request. Rule ids, like permission keys, never repeat across sessions.
-        let policy = self.idle_policy.for_new_session(self.idle_policy.mode(), generation << 32);
+        // request (the policy numbers its rules the same way).
+        let policy = self.policy.for_session(generation);
         let mut client =
             AcpClient::new(self.client_info(), self.config.workspace_root.clone(), generation << 32, policy);
         if self.snapshot_store().is_some() {
@@ -382,8 +382,7 @@ impl HostEngine {
     /// Returns the agent to stop, if it had started.
     pub(super) fn end_session(&mut self) -> Option<AgentId> {
         let slot = self.agent.take()?;
-        let policy = slot.client.policy();
-        self.idle_policy = policy.for_new_session(policy.mode(), 1);
+        self.policy.keep_from(slot.client.policy());
         self.refresh_permissions_view();
         self.refresh_controls_view();
         slot.agent_id

@@ -133,7 +133,7 @@ impl HostEngine {
             self.set_status(SessionStatus::starting("Reading the session"));
             self.post_snapshot(now);
         }
-        let policy = self.idle_policy.for_new_session(self.idle_policy.mode(), self.generation << 32);
+        let policy = self.policy.for_session(self.generation);
         let replay =
             LogReplay::new(self.client_info(), self.config.workspace_root.clone(), self.generation << 32, policy);
         let params = SessionReadParams { tether_dir, dir: summary.dir.clone(), offset: 0 };
