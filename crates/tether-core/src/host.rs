@@ -18,6 +18,7 @@
 
 use history::History;
 use policy::PolicyKeeper;
+use sign_in::SignInState;
 
 mod agent;
 mod chat_view;
@@ -32,7 +33,7 @@ use tetherd::{SIDECAR_TIMEOUT_MS, SidecarRequest, TetherdLink};
 
 use std::collections::VecDeque;
 
-use crate::acp::{AcpClient, IntentError, SecretEnv, capitalize};
+use crate::acp::{AcpClient, IntentError, capitalize};
 use crate::host_api::{AgentProfile, EngineConfig, FileReadReply, HostAction, HostCommand, HostEvent, LogLevel};
 use crate::intent::Intent;
 use crate::jsonrpc::RpcError;
@@ -115,12 +116,8 @@ pub struct HostEngine {
     /// The time of the input being handled, for deadlines of requests made while reacting to the
     /// client's events.
     now: u64,
-    /// The variables the person gave for agents (SecretStorage, through the host), added to the
-    /// environment of their agents. Only in memory.
-    secrets: SecretEnv,
-    /// The session generation whose agent was already asked to sign in with the kept keys: an
-    /// agent that refuses them is not asked again, the person is.
-    signed_in_with_kept_keys: Option<u64>,
+    /// The keys the person gave for agents, and whom they were tried on (see `sign_in.rs`).
+    sign_in: SignInState,
     /// The host's time when the current starting step began, for the header's "… 7 s".
     step_since: u64,
     /// The files and selection the composer's `@` list offers.
@@ -186,8 +183,7 @@ impl HostEngine {
             open_documents: Vec::new(),
             now: 0,
             history: History::default(),
-            secrets: SecretEnv::default(),
-            signed_in_with_kept_keys: None,
+            sign_in: SignInState::default(),
             step_since: 0,
             mentions: MentionIndex::default(),
             interrupted_by: None,
@@ -349,7 +345,7 @@ impl HostEngine {
                     slot.client.terminal_closed(&terminal);
                 }
             }
-            HostEvent::AgentSecrets { profile, env } => self.secrets.add(&profile, env),
+            HostEvent::AgentSecrets { profile, env } => self.sign_in.secrets.add(&profile, env),
             HostEvent::WorkspaceFiles { files, selection } => {
                 if let Some((query, items)) = self.mentions.handle_files(files, selection, &self.config.workspace_root)
                 {

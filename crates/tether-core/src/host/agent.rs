@@ -152,7 +152,7 @@ impl HostEngine {
         let profile = &slot.profile;
         // The person's keys go over the profile's variables; they are in no log and no setting.
         let mut env = profile.env.clone();
-        env.extend(self.secrets.of(&profile.name).cloned().unwrap_or_default());
+        env.extend(self.sign_in.secrets.of(&profile.name).cloned().unwrap_or_default());
         let spawn = SpawnParams {
             name: profile.name.clone(),
             command: profile.command.clone(),

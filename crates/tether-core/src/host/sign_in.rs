@@ -1,13 +1,24 @@
 //! Signing in to an agent: asking the person how, the keys they gave (kept in memory only),
 //! and starting the agent again with them.
 
-use crate::acp::{SignIn, methods_for_profile};
+use crate::acp::{SecretEnv, SignIn, methods_for_profile};
 use crate::host_api::{AuthMethodKind, AuthMethodView, HostAction, LogLevel};
 use crate::sidecar::{AgentRef, method};
 use crate::webview::SessionStatus;
 
 use super::HostEngine;
 use super::tetherd::SidecarRequest;
+
+/// What the window keeps for signing in, across sessions.
+#[derive(Debug, Default)]
+pub(super) struct SignInState {
+    /// The variables the person gave for agents (SecretStorage, through the host), added to the
+    /// environment of their agents. Only in memory.
+    pub(super) secrets: SecretEnv,
+    /// The session generation whose agent was already asked to sign in with the kept keys: an
+    /// agent that refuses them is not asked again, the person is.
+    tried_kept_keys_on: Option<u64>,
+}
 
 impl HostEngine {
     /// The agent needs the person to sign in. Keys given earlier for its profile are in its
@@ -26,8 +37,8 @@ impl HostEngine {
 
     pub(super) fn ask_authentication(&mut self, methods: Vec<AuthMethodView>) {
         let Some(slot) = &mut self.agent else { return };
-        if self.signed_in_with_kept_keys != Some(slot.generation)
-            && let Some(kept) = self.secrets.of(&slot.profile.name)
+        if self.sign_in.tried_kept_keys_on != Some(slot.generation)
+            && let Some(kept) = self.sign_in.secrets.of(&slot.profile.name)
             && let Some(method) = methods.iter().find(|method| match &method.kind {
                 AuthMethodKind::EnvVar { vars } => {
                     vars.iter().any(|var| kept.contains_key(&var.name))
@@ -36,7 +47,7 @@ impl HostEngine {
                 _ => false,
             })
         {
-            self.signed_in_with_kept_keys = Some(slot.generation);
+            self.sign_in.tried_kept_keys_on = Some(slot.generation);
             if let Ok(SignIn::Sent) = slot.client.sign_in(&method.id, false) {
                 let text = format!("signing in to {:?} with the kept keys ({})", slot.profile.name, method.name);
                 self.log(LogLevel::Info, text);
@@ -61,7 +72,7 @@ impl HostEngine {
         };
         let with_env = !env.is_empty();
         if with_env {
-            self.secrets.add(&slot.profile.name, env);
+            self.sign_in.secrets.add(&slot.profile.name, env);
         }
         match slot.client.sign_in(method_id, with_env) {
             Ok(SignIn::Sent) => self.set_status(SessionStatus::starting("Signing in")),
