@@ -16,10 +16,6 @@
 //! post leaves per [`FRAME_MS`] of the host's clock however fast the agent streams: the engine holds
 //! patches back and asks for a timer (`poll_timeout`) instead of posting early.
 
-use history::History;
-use policy::PolicyKeeper;
-use sign_in::SignInState;
-
 mod agent;
 mod chat_view;
 mod history;
@@ -29,7 +25,6 @@ mod sign_in;
 mod tetherd;
 
 pub use tetherd::{MAX_AUTOMATIC_SIDECAR_RESTARTS, SIDECAR_RESTART_WINDOW_MS};
-use tetherd::{SIDECAR_TIMEOUT_MS, SidecarRequest, TetherdLink};
 
 use std::collections::VecDeque;
 
@@ -39,11 +34,13 @@ use crate::intent::Intent;
 use crate::jsonrpc::RpcError;
 use crate::mentions::{self, FindOutcome, MentionIndex};
 use crate::sidecar::AgentId;
-use crate::thread::ThreadPatch;
-use crate::webview::{
-    HostToWebview, MentionSuggestion, PermissionsView, PromptAttachment, SessionControlsView, SessionStatus,
-    SessionView, ViewEvent, WebviewToHost,
-};
+use crate::webview::{HostToWebview, PromptAttachment, SessionStatus, ViewEvent, WebviewToHost};
+
+use chat_view::{ChatView, WebviewOutbox};
+use history::History;
+use policy::PolicyKeeper;
+use sign_in::SignInState;
+use tetherd::{SIDECAR_TIMEOUT_MS, SidecarRequest, TetherdLink};
 
 /// The shortest time between two posts to the webview: one animation frame at 60 Hz.
 pub const FRAME_MS: u64 = 16;
@@ -105,9 +102,8 @@ pub struct HostEngine {
     generation: u64,
     /// The profile the next session uses.
     selected_profile: Option<String>,
-    session: SessionView,
-    webview: WebviewOutbox,
-    badge: u32,
+    /// The chat view: its header, and what it has not been sent yet (see `chat_view.rs`).
+    view: ChatView,
     /// The person's permission policy between sessions, and the rules in the settings it cannot
     /// use (see `policy.rs`).
     policy: PolicyKeeper,
@@ -118,8 +114,6 @@ pub struct HostEngine {
     now: u64,
     /// The keys the person gave for agents, and whom they were tried on (see `sign_in.rs`).
     sign_in: SignInState,
-    /// The host's time when the current starting step began, for the header's "… 7 s".
-    step_since: u64,
     /// The files and selection the composer's `@` list offers.
     mentions: MentionIndex,
     /// Why the session being reopened after a lost tetherd was cut off: its agent's turn ends
@@ -142,18 +136,6 @@ struct PromptAfterRestart {
     attachments: Vec<PromptAttachment>,
 }
 
-/// What the webview has not been sent yet, and when it was last posted to.
-#[derive(Debug, Default)]
-struct WebviewOutbox {
-    /// The webview said `ready` and has not gone away since: posts reach it.
-    ready: bool,
-    /// A mention "Tether: Mention Selection" made while no webview was ready, for the next one.
-    mention_waiting: Option<MentionSuggestion>,
-    last_post: Option<u64>,
-    session_changed: bool,
-    patches: Vec<ThreadPatch>,
-}
-
 impl HostEngine {
     pub fn new(config: EngineConfig) -> Self {
         let policy = PolicyKeeper::new(config.permissions.default_mode);
@@ -164,27 +146,12 @@ impl HostEngine {
             agent: None,
             generation: 0,
             selected_profile,
-            session: SessionView {
-                agent: String::new(),
-                agent_info: None,
-                status: SessionStatus::starting("Starting tetherd"),
-                profiles: Vec::new(),
-                permissions: PermissionsView::default(),
-                changes: Vec::new(),
-                can_restart: false,
-                can_sign_in: false,
-                can_stop: false,
-                follow_agent: false,
-                controls: SessionControlsView::default(),
-            },
-            webview: WebviewOutbox::default(),
-            badge: 0,
+            view: ChatView::new(),
             policy,
             open_documents: Vec::new(),
             now: 0,
             history: History::default(),
             sign_in: SignInState::default(),
-            step_since: 0,
             mentions: MentionIndex::default(),
             interrupted_by: None,
             prompt_after_restart: None,
@@ -192,9 +159,9 @@ impl HostEngine {
         };
         let settings = engine.config.permissions.clone();
         engine.configure_permissions(&settings);
-        engine.session.profiles = engine.profiles().into_iter().map(|profile| profile.name).collect();
-        engine.session.agent = engine.current_profile().map(|profile| profile.name).unwrap_or_default();
-        engine.session.follow_agent = engine.config.follow_agent;
+        engine.view.header.profiles = engine.profiles().into_iter().map(|profile| profile.name).collect();
+        engine.view.header.agent = engine.current_profile().map(|profile| profile.name).unwrap_or_default();
+        engine.view.header.follow_agent = engine.config.follow_agent;
         engine.start_sidecar();
         engine
     }
@@ -204,9 +171,9 @@ impl HostEngine {
         self.now = now;
         match message.into() {
             WebviewToHost::View(ViewEvent::Ready) => {
-                self.webview.ready = true;
+                self.view.outbox.ready = true;
                 self.post_snapshot(now);
-                if let Some(mention) = self.webview.mention_waiting.take() {
+                if let Some(mention) = self.view.outbox.mention_waiting.take() {
                     self.post_now(HostToWebview::AddMention { mention });
                 }
             }
@@ -287,15 +254,15 @@ impl HostEngine {
                 }
             }
             Intent::SetFollowAgent { on } => self.set_follow_agent(on),
-            Intent::ToggleFollowAgent => self.set_follow_agent(!self.session.follow_agent),
+            Intent::ToggleFollowAgent => self.set_follow_agent(!self.view.header.follow_agent),
             Intent::ManageTrust => self.actions.push_back(HostAction::ManageWorkspaceTrust),
             Intent::MentionSelection { selection } => {
                 let mention = mentions::selection_suggestion(&selection, &self.config.workspace_root);
-                if self.webview.ready {
+                if self.view.outbox.ready {
                     self.post_now(HostToWebview::AddMention { mention });
                 } else {
                     // The command shows the chat view too: the mention waits for it.
-                    self.webview.mention_waiting = Some(mention);
+                    self.view.outbox.mention_waiting = Some(mention);
                 }
             }
         }
@@ -309,8 +276,8 @@ impl HostEngine {
             HostEvent::Configure { profiles, default_profile, permissions } => {
                 self.config.profiles = profiles;
                 self.config.default_profile = default_profile;
-                self.session.profiles = self.profiles().into_iter().map(|profile| profile.name).collect();
-                self.webview.session_changed = true;
+                self.view.header.profiles = self.profiles().into_iter().map(|profile| profile.name).collect();
+                self.view.header_changed();
                 self.configure_permissions(&permissions);
                 self.config.permissions = permissions;
             }
@@ -366,7 +333,7 @@ impl HostEngine {
 
     /// The webview went away (its view was closed); posts stop until it says `ready` again.
     pub fn handle_webview_gone(&mut self) {
-        self.webview = WebviewOutbox::default();
+        self.view.outbox = WebviewOutbox::default();
     }
 
     pub fn handle_timeout(&mut self, now: u64) {
@@ -420,7 +387,7 @@ impl HostEngine {
 
     /// When `handle_timeout` must be called next.
     pub fn poll_timeout(&self) -> Option<u64> {
-        let webview_due = self.frame_has_news().then(|| self.webview.last_post.map_or(0, |at| at + FRAME_MS));
+        let webview_due = self.frame_has_news().then(|| self.view.next_frame_at());
         [self.tetherd.next_deadline(), self.agent.as_ref().and_then(|slot| slot.client.poll_timeout()), webview_due]
             .into_iter()
             .flatten()

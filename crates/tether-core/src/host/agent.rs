@@ -73,7 +73,7 @@ impl HostEngine {
         self.stop_session(now);
         self.interrupted_by = None;
         let Some(profile) = self.current_profile() else {
-            self.session.agent = String::new();
+            self.view.header.agent = String::new();
             self.set_status(SessionStatus::Failed {
                 message: "No agent is configured: add one to the tether.agents setting".to_owned(),
             });
@@ -82,8 +82,8 @@ impl HostEngine {
         self.generation += 1;
         let generation = self.generation;
         let client = self.new_client(generation);
-        self.session.agent = profile.name.clone();
-        self.session.agent_info = None;
+        self.view.header.agent = profile.name.clone();
+        self.view.header.agent_info = None;
         self.agent = Some(AgentSlot {
             generation,
             profile,
@@ -282,7 +282,7 @@ impl HostEngine {
     /// while starting or does not end a cancelled turn. What it left unfinished is settled now,
     /// the thread says why it stopped, and Restart brings it back once tetherd says it is gone.
     pub(super) fn stop_agent(&mut self, now: u64) {
-        let starting = matches!(self.session.status, SessionStatus::Starting { .. });
+        let starting = matches!(self.view.header.status, SessionStatus::Starting { .. });
         let Some(slot) = self.agent.as_mut().filter(|slot| !slot.client.is_closed()) else {
             return self.show(LogLevel::Info, "No agent is running; there is nothing to stop.".to_owned());
         };

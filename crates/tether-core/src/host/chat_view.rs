@@ -2,10 +2,77 @@
 //! at most once per frame, snapshots, and the badge.
 
 use crate::host_api::HostAction;
-use crate::thread::TurnState;
-use crate::webview::{HostToWebview, SessionStatus, SessionView, ViewSnapshot};
+use crate::thread::{ThreadPatch, TurnState};
+use crate::webview::{
+    HostToWebview, MentionSuggestion, PermissionsView, SessionControlsView, SessionStatus, SessionView, ViewSnapshot,
+};
 
 use super::{FRAME_MS, HostEngine};
+
+/// The chat view's state in the window: the header it shows and what it has not been sent.
+#[derive(Debug)]
+pub(super) struct ChatView {
+    /// The session header as the webview has it (or will, with the next post).
+    pub(super) header: SessionView,
+    pub(super) outbox: WebviewOutbox,
+    /// The count on the view's badge: permission questions waiting.
+    badge: u32,
+    /// The host's time when the current starting step began, for the header's "… 7 s".
+    step_since: u64,
+}
+
+impl ChatView {
+    pub(super) fn new() -> Self {
+        ChatView {
+            header: SessionView {
+                agent: String::new(),
+                agent_info: None,
+                status: SessionStatus::starting("Starting tetherd"),
+                profiles: Vec::new(),
+                permissions: PermissionsView::default(),
+                changes: Vec::new(),
+                can_restart: false,
+                can_sign_in: false,
+                can_stop: false,
+                follow_agent: false,
+                controls: SessionControlsView::default(),
+            },
+            outbox: WebviewOutbox::default(),
+            badge: 0,
+            step_since: 0,
+        }
+    }
+
+    /// The header changed: the next post carries it.
+    pub(super) fn header_changed(&mut self) {
+        self.outbox.session_changed = true;
+    }
+
+    /// Thread patches for the next post, when a webview is there to take them (a webview that
+    /// comes later gets a snapshot).
+    pub(super) fn queue_patches(&mut self, patches: Vec<ThreadPatch>) {
+        if self.outbox.ready {
+            self.outbox.patches.extend(patches);
+        }
+    }
+
+    /// When the next post may leave: a frame after the last.
+    pub(super) fn next_frame_at(&self) -> u64 {
+        self.outbox.last_post.map_or(0, |at| at + FRAME_MS)
+    }
+}
+
+/// What the webview has not been sent yet, and when it was last posted to.
+#[derive(Debug, Default)]
+pub(super) struct WebviewOutbox {
+    /// The webview said `ready` and has not gone away since: posts reach it.
+    pub(super) ready: bool,
+    /// A mention "Tether: Mention Selection" made while no webview was ready, for the next one.
+    pub(super) mention_waiting: Option<MentionSuggestion>,
+    last_post: Option<u64>,
+    session_changed: bool,
+    patches: Vec<ThreadPatch>,
+}
 
 impl HostEngine {
     /// After every input: move what the ACP client produced to the sidecar, the header, the log
@@ -16,11 +83,11 @@ impl HostEngine {
         let can_restart =
             self.agent.as_ref().is_some_and(|slot| slot.configured && slot.client.is_closed() && !slot.stopping)
                 && self.history.load.is_none();
-        if self.session.can_restart != can_restart {
-            self.session.can_restart = can_restart;
-            self.webview.session_changed = true;
+        if self.view.header.can_restart != can_restart {
+            self.view.header.can_restart = can_restart;
+            self.view.header_changed();
         }
-        let starting = matches!(self.session.status, SessionStatus::Starting { .. });
+        let starting = matches!(self.view.header.status, SessionStatus::Starting { .. });
         let can_stop = self.tetherd.is_ready()
             && self.agent.as_mut().is_some_and(|slot| {
                 if slot.client.thread().turn() != &TurnState::Running {
@@ -28,14 +95,14 @@ impl HostEngine {
                 }
                 !slot.client.is_closed() && (starting || slot.cancel_sent)
             });
-        if self.session.can_stop != can_stop {
-            self.session.can_stop = can_stop;
-            self.webview.session_changed = true;
+        if self.view.header.can_stop != can_stop {
+            self.view.header.can_stop = can_stop;
+            self.view.header_changed();
         }
         let can_sign_in = self.agent.as_ref().is_some_and(|slot| slot.client.awaits_sign_in_choice());
-        if self.session.can_sign_in != can_sign_in {
-            self.session.can_sign_in = can_sign_in;
-            self.webview.session_changed = true;
+        if self.view.header.can_sign_in != can_sign_in {
+            self.view.header.can_sign_in = can_sign_in;
+            self.view.header_changed();
         }
         self.flush_webview(now);
     }
@@ -43,22 +110,22 @@ impl HostEngine {
     /// Copies the session's title, commands, config options and usage into the header.
     pub(super) fn refresh_controls_view(&mut self) {
         let controls = self.agent.as_ref().map(|slot| slot.client.controls().clone()).unwrap_or_default();
-        if self.session.controls != controls {
-            self.session.controls = controls;
-            self.webview.session_changed = true;
+        if self.view.header.controls != controls {
+            self.view.header.controls = controls;
+            self.view.header_changed();
         }
     }
 
     pub(super) fn refresh_changes_view(&mut self) {
         let changes = self.agent.as_ref().map(|slot| slot.client.changes_bar()).unwrap_or_default();
-        if self.session.changes != changes {
-            self.session.changes = changes;
-            self.webview.session_changed = true;
+        if self.view.header.changes != changes {
+            self.view.header.changes = changes;
+            self.view.header_changed();
         }
     }
 
     pub(super) fn webview_has_news(&self) -> bool {
-        self.webview.ready && (self.webview.session_changed || !self.webview.patches.is_empty())
+        self.view.outbox.ready && (self.view.outbox.session_changed || !self.view.outbox.patches.is_empty())
     }
 
     /// Whether the next frame has anything to deliver: patches or a header for the webview, or
@@ -73,45 +140,43 @@ impl HostEngine {
         if !self.frame_has_news() {
             return;
         }
-        if self.webview.last_post.is_some_and(|at| now < at + FRAME_MS) {
+        if self.view.outbox.last_post.is_some_and(|at| now < at + FRAME_MS) {
             return; // poll_timeout asks for a timer at the next frame
         }
-        self.webview.last_post = Some(now);
+        self.view.outbox.last_post = Some(now);
         if let Some(slot) = &mut self.agent
             && slot.client.terminals_dirty()
         {
             let writes = slot.client.flush_terminals(now);
             self.actions.extend(writes);
             let patches = slot.client.thread_mut().take_patches();
-            if self.webview.ready {
-                self.webview.patches.extend(patches);
-            }
+            self.view.queue_patches(patches);
         }
         if !self.webview_has_news() {
             return;
         }
-        let session = std::mem::take(&mut self.webview.session_changed).then(|| self.session_view(now));
-        let thread = std::mem::take(&mut self.webview.patches);
+        let session = std::mem::take(&mut self.view.outbox.session_changed).then(|| self.session_view(now));
+        let thread = std::mem::take(&mut self.view.outbox.patches);
         self.actions.push_back(HostAction::PostWebview { message: Box::new(HostToWebview::Patch { session, thread }) });
     }
 
     /// Posts a message that is not part of the session's state (which goes in patches, at most
     /// one per frame) at once; dropped when no webview is open.
     pub(super) fn post_now(&mut self, message: HostToWebview) {
-        if self.webview.ready {
+        if self.view.outbox.ready {
             self.actions.push_back(HostAction::PostWebview { message: Box::new(message) });
         }
     }
 
     /// Replaces the webview's state with the current one. Patches not yet posted are part of it.
     pub(super) fn post_snapshot(&mut self, now: u64) {
-        if !self.webview.ready {
+        if !self.view.outbox.ready {
             return;
         }
         self.drain_client();
-        self.webview.patches.clear();
-        self.webview.session_changed = false;
-        self.webview.last_post = Some(now);
+        self.view.outbox.patches.clear();
+        self.view.outbox.session_changed = false;
+        self.view.outbox.last_post = Some(now);
         let snapshot = match &self.agent {
             Some(slot) => {
                 let thread = slot.client.thread();
@@ -135,36 +200,36 @@ impl HostEngine {
     }
 
     pub(super) fn set_status(&mut self, status: SessionStatus) {
-        if self.session.status != status {
+        if self.view.header.status != status {
             if matches!(status, SessionStatus::Starting { .. }) {
-                self.step_since = self.now;
+                self.view.step_since = self.now;
             }
-            self.session.status = status;
-            self.webview.session_changed = true;
+            self.view.header.status = status;
+            self.view.header_changed();
         }
     }
 
     /// The header as the webview is sent it at `now`: a starting step says how long it has
     /// taken so far.
     pub(super) fn session_view(&self, now: u64) -> SessionView {
-        let mut session = self.session.clone();
+        let mut session = self.view.header.clone();
         if let SessionStatus::Starting { elapsed_ms, .. } = &mut session.status {
-            *elapsed_ms = now.saturating_sub(self.step_since);
+            *elapsed_ms = now.saturating_sub(self.view.step_since);
         }
         session
     }
 
     pub(super) fn set_badge(&mut self, count: u32) {
-        if self.badge != count {
-            self.badge = count;
+        if self.view.badge != count {
+            self.view.badge = count;
             self.actions.push_back(HostAction::SetBadge { count });
         }
     }
 
     pub(super) fn set_follow_agent(&mut self, on: bool) {
-        if self.session.follow_agent != on {
-            self.session.follow_agent = on;
-            self.webview.session_changed = true;
+        if self.view.header.follow_agent != on {
+            self.view.header.follow_agent = on;
+            self.view.header_changed();
         }
     }
 }

@@ -128,8 +128,8 @@ impl HostEngine {
         if purpose == LoadPurpose::Open {
             self.stop_session(now);
             self.generation += 1;
-            self.session.agent = summary.meta.agent.clone();
-            self.session.agent_info = None;
+            self.view.header.agent = summary.meta.agent.clone();
+            self.view.header.agent_info = None;
             self.set_status(SessionStatus::starting("Reading the session"));
             self.post_snapshot(now);
         }
@@ -208,8 +208,8 @@ impl HostEngine {
             env: Default::default(),
             cwd: None,
         });
-        self.session.agent = profile.name.clone();
-        self.session.agent_info = client.agent_info().map(str::to_owned);
+        self.view.header.agent = profile.name.clone();
+        self.view.header.agent_info = client.agent_info().map(str::to_owned);
         let live = load.summary.live_agent;
         self.agent = Some(AgentSlot {
             generation: self.generation,
@@ -318,7 +318,7 @@ impl HostEngine {
                 live: summary.live_agent.is_some(),
             })
             .collect();
-        let agent = self.session.agent.clone();
+        let agent = self.view.header.agent.clone();
         let known = |id: &str| {
             self.history.sessions.iter().any(|summary| summary.agent_session_id.as_deref() == Some(id))
                 || current_agent_session.as_deref() == Some(id)

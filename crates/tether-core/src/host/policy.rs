@@ -103,9 +103,9 @@ impl HostEngine {
             rule_problems: self.policy.unusable_rules.iter().map(|(_, problem)| problem.clone()).collect(),
             audit_log: self.audit_log(),
         };
-        if self.session.permissions != view {
-            self.session.permissions = view;
-            self.webview.session_changed = true;
+        if self.view.header.permissions != view {
+            self.view.header.permissions = view;
+            self.view.header_changed();
         }
     }
 

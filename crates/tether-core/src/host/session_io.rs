@@ -46,9 +46,7 @@ impl HostEngine {
         if !writes.is_empty() {
             self.actions.push_back(HostAction::SidecarWrite { data: writes });
         }
-        if self.webview.ready {
-            self.webview.patches.extend(patches);
-        }
+        self.view.queue_patches(patches);
         let raised = !events.is_empty();
         for event in events {
             self.on_client_event(event);
@@ -63,7 +61,7 @@ impl HostEngine {
                     LogLevel::Info,
                     format!("agent initialized: {}", agent.as_deref().unwrap_or("(no agentInfo)")),
                 );
-                self.session.agent_info = agent;
+                self.view.header.agent_info = agent;
                 self.set_status(SessionStatus::starting("Creating the session"));
             }
             AcpEvent::SessionReady { session_id } => {
@@ -87,7 +85,7 @@ impl HostEngine {
             AcpEvent::ChangesChanged => self.refresh_changes_view(),
             AcpEvent::Terminal(call) => self.terminal_call(call),
             AcpEvent::ToolLocation { path, line } => {
-                if self.session.follow_agent {
+                if self.view.header.follow_agent {
                     self.actions.push_back(HostAction::RevealLocation { path, line });
                 }
             }

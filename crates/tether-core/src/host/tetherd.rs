@@ -12,25 +12,21 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::acp::capitalize;
+use crate::framing::{self, LineFramer};
+use crate::host_api::{HostAction, LogLevel};
 use crate::jsonrpc;
-use crate::jsonrpc::Message;
+use crate::jsonrpc::{Message, Outgoing, Pending, RequestId, RpcError};
+use crate::sidecar::{
+    AgentBadLine, AgentExited, AgentId, AgentLogFailed, AgentMessage, AgentRef, AgentStderr, HelloParams,
+    SIDECAR_PROTOCOL_VERSION, SessionListResult, SessionReadResult, SpawnResult, TerminalData, TerminalExited,
+    TetherdStopping, method,
+};
+use crate::thread::{Entry, NoticeLevel, NoticeView};
 use crate::webview::SessionStatus;
 
 use super::HostEngine;
 use super::agent::keep_tail;
 use super::history::ListPurpose;
-
-use crate::framing::{self, LineFramer};
-use crate::host_api::{HostAction, LogLevel};
-use crate::jsonrpc::{Outgoing, Pending};
-use crate::sidecar::{
-    AgentBadLine, AgentExited, AgentId, AgentLogFailed, AgentMessage, AgentRef, AgentStderr, SessionListResult,
-    SessionReadResult, SpawnResult, TerminalData, TerminalExited, TetherdStopping, method,
-};
-use crate::sidecar::{HelloParams, SIDECAR_PROTOCOL_VERSION};
-use crate::thread::{Entry, NoticeLevel, NoticeView};
-
-use crate::jsonrpc::{RequestId, RpcError};
 
 /// How long tetherd may take to answer `hello` or `agent/spawn`.
 pub(super) const SIDECAR_TIMEOUT_MS: u64 = 15_000;
@@ -388,7 +384,7 @@ impl HostEngine {
             }
             (SidecarRequest::Spawn { generation }, Err(error)) => {
                 if self.agent.as_ref().is_some_and(|slot| slot.generation == generation) {
-                    let name = self.session.agent.clone();
+                    let name = self.view.header.agent.clone();
                     let message = format!("Could not start the agent {name:?}: {}", error.message);
                     self.drop_prompt_after_restart("the agent could not be started");
                     self.show(LogLevel::Error, format!("Tether: {message}"));
