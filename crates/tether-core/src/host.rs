@@ -1,16 +1,29 @@
-//! The host's whole brain: the tetherd connection, the agent of the current session, the chat
-//! webview and VS Code's commands, as one state machine with no IO.
+//! The engine of one VS Code window: the tetherd connection, the live session, the chat view
+//! and VS Code's commands, as one state machine with no IO.
 //!
-//! The TypeScript host feeds it socket bytes, webview intents, commands and the time, and carries
-//! out the [`HostAction`]s it polls; everything that decides what a message means lives here (see
-//! ARCHITECTURE.md, "extension/": the host holds no protocol logic). One session is live at a time: "New Session" and "Select Agent" stop
-//! the current agent and start another.
+//! The TypeScript host feeds it socket bytes, webview messages, commands and the time, and
+//! carries out the [`HostAction`]s it polls; everything that decides what a message means lives
+//! here (see ARCHITECTURE.md, "extension/": the host holds no protocol logic).
 //!
-//! The person's permission policy outlives sessions in the same window: a new session keeps the
-//! mode and the workspace rules (session rules end with their session). Workspace rules come from
-//! the settings and are written back through the host (`SaveWorkspaceRules`); a rule in the
-//! settings that cannot be used is reported and kept as written, never dropped. Every decision is
-//! sent to tetherd for the session's audit log.
+//! The window is split by owner, each module owning its state:
+//!
+//! | module | owns |
+//! |---|---|
+//! | `tetherd` | [`TetherdLink`]: the connection, its requests and notifications, restarts |
+//! | `session` | [`Session`]: one session's agent process, its ACP client (thread, policy in force, reviews, terminals) |
+//! | `agent` | the live session's lifecycle: start, stop, exit, restart, prompts |
+//! | `session_io` | carrying out what the session's client asks of the window (tetherd, host, view) |
+//! | `history` | [`History`]: the workspace's sessions, reopening, the picker, export |
+//! | `sign_in` | [`SignInState`]: the keys the person gave, asking how to sign in |
+//! | `policy` | [`PolicyKeeper`]: the permission policy between sessions; every change of mode or rule |
+//! | `chat_view` | [`ChatView`]: the header, the outbox posted once per frame, the badge |
+//!
+//! This file keeps the engine's public face: its inputs (`handle_*`), its outputs (`poll_*`),
+//! and the one dispatcher of the person's [`Intent`]s.
+//!
+//! One session is live at a time: "New Session" and "Select Agent" stop the current agent and
+//! start another. The person's permission policy outlives sessions in the same window: a new
+//! session keeps the mode and the workspace rules (session rules end with their session).
 //!
 //! The webview gets a snapshot when it says `ready` and then patches, batched so that at most one
 //! post leaves per [`FRAME_MS`] of the host's clock however fast the agent streams: the engine holds
@@ -20,6 +33,7 @@ mod agent;
 mod chat_view;
 mod history;
 mod policy;
+mod session;
 mod session_io;
 mod sign_in;
 mod tetherd;
@@ -28,76 +42,28 @@ pub use tetherd::{MAX_AUTOMATIC_SIDECAR_RESTARTS, SIDECAR_RESTART_WINDOW_MS};
 
 use std::collections::VecDeque;
 
-use crate::acp::{AcpClient, IntentError, capitalize};
-use crate::host_api::{AgentProfile, EngineConfig, FileReadReply, HostAction, HostCommand, HostEvent, LogLevel};
+use crate::acp::IntentError;
+use crate::host_api::{EngineConfig, FileReadReply, HostAction, HostCommand, HostEvent, LogLevel};
 use crate::intent::Intent;
-use crate::jsonrpc::RpcError;
 use crate::mentions::{self, FindOutcome, MentionIndex};
-use crate::sidecar::AgentId;
-use crate::webview::{HostToWebview, PromptAttachment, SessionStatus, ViewEvent, WebviewToHost};
+use crate::webview::{HostToWebview, PromptAttachment, ViewEvent, WebviewToHost};
 
 use chat_view::{ChatView, WebviewOutbox};
 use history::History;
 use policy::PolicyKeeper;
+use session::Session;
 use sign_in::SignInState;
-use tetherd::{SIDECAR_TIMEOUT_MS, SidecarRequest, TetherdLink};
+use tetherd::TetherdLink;
 
 /// The shortest time between two posts to the webview: one animation frame at 60 Hz.
 pub const FRAME_MS: u64 = 16;
-
-/// How long a snapshot of the workspace may take (tetherd gives git 20 s) before the turn goes
-/// ahead without one.
-const SNAPSHOT_TIMEOUT_MS: u64 = 30_000;
-
-/// The size of a command's PTY until its mirrored terminal reports its own: wide enough that
-/// most output is not wrapped by the PTY before VS Code wraps it itself.
-const TERMINAL_COLS: u16 = 120;
-const TERMINAL_ROWS: u16 = 30;
-
-/// How long tetherd may take to answer a terminal request other than `wait_for_exit` (a release
-/// includes killing the command, SIGTERM then SIGKILL after its grace period).
-const TERMINAL_TIMEOUT_MS: u64 = 30_000;
-
-/// How much of an agent's stderr is kept to explain a crash.
-const STDERR_TAIL_LINES: usize = 40;
-const STDERR_TAIL_BYTES: usize = 8 * 1024;
-
-/// The agent process of the current session and its ACP client.
-#[derive(Debug)]
-struct AgentSlot {
-    generation: u64,
-    profile: AgentProfile,
-    /// Known once tetherd answered `agent/spawn`.
-    agent_id: Option<AgentId>,
-    client: AcpClient,
-    stderr_tail: VecDeque<String>,
-    /// The session folder tetherd created, holding the audit log.
-    session_dir: Option<String>,
-    /// Audit records made before tetherd said which agent this is; sent once it has.
-    unsent_audit: Vec<String>,
-    /// The `seq` of the last event of the session's log the thread was rebuilt from: the agent's
-    /// events up to it are already in the thread.
-    replayed_through: u64,
-    /// The person cancelled the running turn and the agent has not ended it yet: Stop agent is
-    /// offered.
-    cancel_sent: bool,
-    /// The person stopped the agent and tetherd has not said it is gone yet: Restart waits,
-    /// since the session's log is the old agent's until then.
-    stopping: bool,
-    /// `profile` is one the person configured. False for a session whose agent is no longer
-    /// configured: its transcript is shown, but nothing is ever started for it (the command a
-    /// session's log recorded is never run).
-    configured: bool,
-    /// tetherd could not write the session's log and ended the agent (`agent/logFailed`): the
-    /// thread and the header say so already, and the exit that follows adds nothing.
-    log_failed: bool,
-}
 
 #[derive(Debug)]
 pub struct HostEngine {
     config: EngineConfig,
     tetherd: TetherdLink,
-    agent: Option<AgentSlot>,
+    /// The live session: its agent, thread, permissions, reviews and terminals.
+    session: Option<Session>,
     /// Bumped for every new session, so that late messages about an older one are recognised.
     generation: u64,
     /// The profile the next session uses.
@@ -143,7 +109,7 @@ impl HostEngine {
         let mut engine = HostEngine {
             config,
             tetherd: TetherdLink::new(),
-            agent: None,
+            session: None,
             generation: 0,
             selected_profile,
             view: ChatView::new(),
@@ -213,7 +179,7 @@ impl HostEngine {
             Intent::SelectAgent { name } => self.select_agent(name, now),
             Intent::SetMode { mode } => self.set_mode(mode, now),
             Intent::SetConfigOption { config_id, value } => {
-                let result = match &mut self.agent {
+                let result = match &mut self.session {
                     Some(slot) => slot.client.set_config_option(&config_id, value, now),
                     None => Err(IntentError::NotReady),
                 };
@@ -245,7 +211,7 @@ impl HostEngine {
             Intent::SignIn => self.sign_in_again(),
             Intent::Authenticate { method_id, env } => self.authenticate(&method_id, env, now),
             Intent::SetAgentMode { id } => {
-                let result = match &mut self.agent {
+                let result = match &mut self.session {
                     Some(slot) => slot.client.set_agent_mode(&id, now),
                     None => Err(IntentError::NotReady),
                 };
@@ -283,32 +249,32 @@ impl HostEngine {
             }
             HostEvent::OpenDocuments { paths } => self.open_documents = paths,
             HostEvent::FileChanged { path } => {
-                if let Some(slot) = &mut self.agent {
+                if let Some(slot) = &mut self.session {
                     slot.client.handle_file_changed(&path);
                 }
             }
             HostEvent::EditDone { edit, outcome } => {
-                if let Some(slot) = &mut self.agent {
+                if let Some(slot) = &mut self.session {
                     slot.client.handle_edit_done(edit, outcome);
                 }
             }
             HostEvent::PathsResolved { resolve, root, paths } => {
-                if let Some(slot) = &mut self.agent {
+                if let Some(slot) = &mut self.session {
                     slot.client.handle_paths_resolved(resolve, root, paths, now);
                 }
             }
             HostEvent::TerminalInput { terminal, data } => {
-                if let Some(slot) = &mut self.agent {
+                if let Some(slot) = &mut self.session {
                     slot.client.terminal_input(&terminal, data);
                 }
             }
             HostEvent::TerminalResize { terminal, cols, rows } => {
-                if let Some(slot) = &mut self.agent {
+                if let Some(slot) = &mut self.session {
                     slot.client.terminal_resize(&terminal, cols, rows);
                 }
             }
             HostEvent::TerminalClosed { terminal } => {
-                if let Some(slot) = &mut self.agent {
+                if let Some(slot) = &mut self.session {
                     slot.client.terminal_closed(&terminal);
                 }
             }
@@ -325,7 +291,7 @@ impl HostEngine {
 
     /// The host's answer to a `ReadFile` action.
     pub fn handle_file_read(&mut self, reply: FileReadReply, data: &[u8], now: u64) {
-        if let Some(slot) = &mut self.agent {
+        if let Some(slot) = &mut self.session {
             slot.client.handle_file_read(reply, data, now);
         }
         self.finish(now);
@@ -338,44 +304,8 @@ impl HostEngine {
 
     pub fn handle_timeout(&mut self, now: u64) {
         self.now = now;
-        for (_, pending) in self.tetherd.expire(now) {
-            match pending.tag {
-                SidecarRequest::Snapshot { generation } | SidecarRequest::Scan { generation } => {
-                    let message =
-                        format!("tetherd did not answer {} within {} s", pending.method, SNAPSHOT_TIMEOUT_MS / 1000);
-                    self.on_snapshot_answer(pending.tag, generation, Err(message));
-                }
-                SidecarRequest::Terminal { generation, call } => {
-                    let message =
-                        format!("tetherd did not answer {} within {} s", pending.method, TERMINAL_TIMEOUT_MS / 1000);
-                    self.log(LogLevel::Warn, message.clone());
-                    if let Some(slot) = self.agent.as_mut().filter(|slot| slot.generation == generation) {
-                        let error = RpcError::internal_error().data(serde_json::Value::String(message));
-                        slot.client.handle_terminal_answer(call, Err(error), now);
-                    }
-                }
-                SidecarRequest::SessionList { purpose } => {
-                    let message = format!("tetherd did not answer within {} s", SIDECAR_TIMEOUT_MS / 1000);
-                    self.on_sessions_listed(purpose, Err(message), now);
-                }
-                SidecarRequest::SessionRead { load } => {
-                    let message = format!("tetherd did not answer within {} s", SIDECAR_TIMEOUT_MS / 1000);
-                    self.on_session_read(load, Err(message), now);
-                }
-                SidecarRequest::Stop { generation } => {
-                    let message =
-                        format!("tetherd did not answer {} within {} s", pending.method, SIDECAR_TIMEOUT_MS / 1000);
-                    self.on_agent_stopped(generation, Err(message));
-                }
-                _ => {
-                    let message =
-                        format!("tetherd did not answer {} within {} s", pending.method, SIDECAR_TIMEOUT_MS / 1000);
-                    self.log(LogLevel::Error, message.clone());
-                    self.set_status(SessionStatus::Failed { message: capitalize(&message) });
-                }
-            }
-        }
-        if let Some(slot) = &mut self.agent {
+        self.expire_tetherd_requests(now);
+        if let Some(slot) = &mut self.session {
             slot.client.handle_timeout(now);
         }
         self.finish(now);
@@ -388,7 +318,7 @@ impl HostEngine {
     /// When `handle_timeout` must be called next.
     pub fn poll_timeout(&self) -> Option<u64> {
         let webview_due = self.frame_has_news().then(|| self.view.next_frame_at());
-        [self.tetherd.next_deadline(), self.agent.as_ref().and_then(|slot| slot.client.poll_timeout()), webview_due]
+        [self.tetherd.next_deadline(), self.session.as_ref().and_then(|slot| slot.client.poll_timeout()), webview_due]
             .into_iter()
             .flatten()
             .min()

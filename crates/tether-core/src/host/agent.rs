@@ -1,8 +1,6 @@
 //! The live session's agent process: starting it for a new session, stopping it, its exit,
 //! starting it again (Restart, a prompt after an exit), and what the person sends it.
 
-use std::collections::VecDeque;
-
 use crate::acp::{AcpClient, ClientInfo, IntentError};
 use crate::host_api::{AgentProfile, DEMO_PROFILE, HostAction, LogLevel};
 use crate::session_log::prompt_title;
@@ -10,8 +8,9 @@ use crate::sidecar::{AgentExited, AgentId, AgentLogFailed, AgentRef, SpawnParams
 use crate::thread::TurnState;
 use crate::webview::{PromptAttachment, SessionStatus};
 
+use super::session::Session;
 use super::tetherd::{AfterHello, SidecarRequest, SidecarState};
-use super::{AgentSlot, HostEngine, PromptAfterRestart, STDERR_TAIL_BYTES, STDERR_TAIL_LINES};
+use super::{HostEngine, PromptAfterRestart};
 
 impl HostEngine {
     /// Every profile the person can choose: the built-in Demo first (unless a setting redefines
@@ -84,20 +83,7 @@ impl HostEngine {
         let client = self.new_client(generation);
         self.view.header.agent = profile.name.clone();
         self.view.header.agent_info = None;
-        self.agent = Some(AgentSlot {
-            generation,
-            profile,
-            agent_id: None,
-            client,
-            stderr_tail: VecDeque::new(),
-            session_dir: None,
-            unsent_audit: Vec::new(),
-            replayed_through: 0,
-            cancel_sent: false,
-            stopping: false,
-            configured: true,
-            log_failed: false,
-        });
+        self.session = Some(Session::new(generation, profile, client, true));
         self.spawn_agent(now);
         self.refresh_permissions_view();
         self.post_snapshot(now);
@@ -123,7 +109,7 @@ impl HostEngine {
     /// Stops the current session's agent (if any): requests it left waiting are settled (and
     /// audited as cancelled) before it goes, and its changes can no longer be decided on.
     pub(super) fn stop_session(&mut self, now: u64) {
-        if let Some(slot) = &mut self.agent {
+        if let Some(slot) = &mut self.session {
             slot.client.handle_exited("was stopped: another session was started", true, "");
         }
         self.drain_client();
@@ -139,7 +125,7 @@ impl HostEngine {
     /// Asks tetherd to start the current slot's agent: in the slot's session folder when it has
     /// one (the log goes on), else in a new one.
     pub(super) fn spawn_agent(&mut self, now: u64) {
-        let Some(slot) = &self.agent else { return };
+        let Some(slot) = &self.session else { return };
         if !self.config.workspace_trusted || !slot.configured {
             // Neither reaches here today (tetherd is not started untrusted, and Restart refuses
             // an unconfigured agent); refusing here as well keeps it so.
@@ -178,7 +164,7 @@ impl HostEngine {
             // about is left to tetherd, which kills its agents when it exits.
             self.log(LogLevel::Warn, format!("stopping the agent: {error}"));
         }
-        if let Some(slot) = self.agent.as_mut().filter(|slot| slot.generation == generation) {
+        if let Some(slot) = self.session.as_mut().filter(|slot| slot.generation == generation) {
             slot.stopping = false;
             self.set_status(SessionStatus::Exited { message: "The agent was stopped".to_owned() });
         }
@@ -186,7 +172,7 @@ impl HostEngine {
 
     /// Restart (the button, or the command): start the current session's agent again.
     pub(super) fn restart(&mut self, now: u64) {
-        let dir = self.agent.as_ref().and_then(|slot| slot.session_dir.clone());
+        let dir = self.session.as_ref().and_then(|slot| slot.session_dir.clone());
         match self.tetherd.state {
             SidecarState::Ready => {}
             // tetherd is gone and took the agent with it: reopen the session from its log once
@@ -197,7 +183,7 @@ impl HostEngine {
             }
             SidecarState::Starting | SidecarState::Greeting => return,
         }
-        match &self.agent {
+        match &self.session {
             Some(slot) if !slot.configured => {
                 let text =
                     format!("{:?} is not configured: choose an agent to start a new session.", slot.profile.name);
@@ -216,14 +202,8 @@ impl HostEngine {
     pub(super) fn restart_agent(&mut self, now: u64) {
         self.generation += 1;
         let generation = self.generation;
-        let Some(slot) = &mut self.agent else { return };
-        slot.generation = generation;
-        slot.agent_id = None;
-        slot.replayed_through = 0;
-        slot.cancel_sent = false;
-        slot.log_failed = false;
-        slot.stderr_tail.clear();
-        slot.client.prepare_new_agent(now);
+        let Some(slot) = &mut self.session else { return };
+        slot.prepare_new_agent(generation, now);
         self.drain_client();
         self.spawn_agent(now);
     }
@@ -232,7 +212,7 @@ impl HostEngine {
         if text.trim().is_empty() && attachments.is_empty() {
             return;
         }
-        if let Some(slot) = &self.agent
+        if let Some(slot) = &self.session
             && slot.configured
             && slot.client.is_closed()
             && !slot.stopping
@@ -260,7 +240,7 @@ impl HostEngine {
                 Some(PromptAfterRestart { generation, text: text.to_owned(), attachments: attachments.to_vec() });
             return;
         }
-        let result = match &mut self.agent {
+        let result = match &mut self.session {
             Some(slot) => slot.client.prompt(text, attachments, now),
             None => Err(IntentError::NotReady),
         };
@@ -270,7 +250,7 @@ impl HostEngine {
     }
 
     pub(super) fn cancel(&mut self, now: u64) {
-        if let Some(slot) = &mut self.agent {
+        if let Some(slot) = &mut self.session {
             slot.client.cancel(now);
             // Until the agent ends the turn, it may be one that ignores cancels: Stop agent is
             // offered at once, as there is no telling how long a well-behaved agent takes.
@@ -283,7 +263,7 @@ impl HostEngine {
     /// the thread says why it stopped, and Restart brings it back once tetherd says it is gone.
     pub(super) fn stop_agent(&mut self, now: u64) {
         let starting = matches!(self.view.header.status, SessionStatus::Starting { .. });
-        let Some(slot) = self.agent.as_mut().filter(|slot| !slot.client.is_closed()) else {
+        let Some(slot) = self.session.as_mut().filter(|slot| !slot.client.is_closed()) else {
             return self.show(LogLevel::Info, "No agent is running; there is nothing to stop.".to_owned());
         };
         let notice = if slot.cancel_sent {
@@ -368,20 +348,20 @@ impl HostEngine {
     /// The slot of the current session if `agent_id` is its agent and the event numbered `seq`
     /// in the session's log is not in the thread already (it was replayed from the log after a
     /// window reload); other events are dropped here.
-    pub(super) fn live_slot(&mut self, agent_id: AgentId, seq: Option<u64>) -> Option<&mut AgentSlot> {
-        self.agent_slot(agent_id).filter(|slot| seq.is_none_or(|seq| seq > slot.replayed_through))
+    pub(super) fn live_slot(&mut self, agent_id: AgentId, seq: Option<u64>) -> Option<&mut Session> {
+        self.agent_slot(agent_id).filter(|slot| slot.is_new_event(seq))
     }
 
     /// The slot of the current session if `agent_id` is its agent; messages from an agent that
     /// was replaced are dropped here.
-    pub(super) fn agent_slot(&mut self, agent_id: AgentId) -> Option<&mut AgentSlot> {
-        self.agent.as_mut().filter(|slot| slot.agent_id == Some(agent_id))
+    pub(super) fn agent_slot(&mut self, agent_id: AgentId) -> Option<&mut Session> {
+        self.session.as_mut().filter(|slot| slot.is_served_by(agent_id))
     }
 
     /// Ends the current session's slot, keeping its mode and workspace rules for the next one.
     /// Returns the agent to stop, if it had started.
     pub(super) fn end_session(&mut self) -> Option<AgentId> {
-        let slot = self.agent.take()?;
+        let slot = self.session.take()?;
         self.policy.keep_from(slot.client.policy());
         self.refresh_permissions_view();
         self.refresh_controls_view();
@@ -390,7 +370,7 @@ impl HostEngine {
 
     /// The agent started again for a prompt has its session: the prompt goes now.
     pub(super) fn send_prompt_after_restart(&mut self) {
-        let Some(slot) = &mut self.agent else { return };
+        let Some(slot) = &mut self.session else { return };
         let Some(waiting) = self
             .prompt_after_restart
             .take_if(|waiting| waiting.generation.is_none_or(|generation| generation == slot.generation))
@@ -408,14 +388,5 @@ impl HostEngine {
         if let Some(waiting) = self.prompt_after_restart.take() {
             self.show(LogLevel::Warn, format!("The prompt {:?} was not sent: {why}.", prompt_title(&waiting.text)));
         }
-    }
-}
-
-pub(super) fn keep_tail(tail: &mut VecDeque<String>, line: &str) {
-    tail.push_back(line.to_owned());
-    while tail.len() > STDERR_TAIL_LINES
-        || (tail.len() > 1 && tail.iter().map(String::len).sum::<usize>() > STDERR_TAIL_BYTES)
-    {
-        tail.pop_front();
     }
 }

@@ -81,7 +81,7 @@ impl HostEngine {
         self.now = now;
         self.drain_client();
         let can_restart =
-            self.agent.as_ref().is_some_and(|slot| slot.configured && slot.client.is_closed() && !slot.stopping)
+            self.session.as_ref().is_some_and(|slot| slot.configured && slot.client.is_closed() && !slot.stopping)
                 && self.history.load.is_none();
         if self.view.header.can_restart != can_restart {
             self.view.header.can_restart = can_restart;
@@ -89,7 +89,7 @@ impl HostEngine {
         }
         let starting = matches!(self.view.header.status, SessionStatus::Starting { .. });
         let can_stop = self.tetherd.is_ready()
-            && self.agent.as_mut().is_some_and(|slot| {
+            && self.session.as_mut().is_some_and(|slot| {
                 if slot.client.thread().turn() != &TurnState::Running {
                     slot.cancel_sent = false;
                 }
@@ -99,7 +99,7 @@ impl HostEngine {
             self.view.header.can_stop = can_stop;
             self.view.header_changed();
         }
-        let can_sign_in = self.agent.as_ref().is_some_and(|slot| slot.client.awaits_sign_in_choice());
+        let can_sign_in = self.session.as_ref().is_some_and(|slot| slot.client.awaits_sign_in_choice());
         if self.view.header.can_sign_in != can_sign_in {
             self.view.header.can_sign_in = can_sign_in;
             self.view.header_changed();
@@ -109,7 +109,7 @@ impl HostEngine {
 
     /// Copies the session's title, commands, config options and usage into the header.
     pub(super) fn refresh_controls_view(&mut self) {
-        let controls = self.agent.as_ref().map(|slot| slot.client.controls().clone()).unwrap_or_default();
+        let controls = self.session.as_ref().map(|slot| slot.client.controls().clone()).unwrap_or_default();
         if self.view.header.controls != controls {
             self.view.header.controls = controls;
             self.view.header_changed();
@@ -117,7 +117,7 @@ impl HostEngine {
     }
 
     pub(super) fn refresh_changes_view(&mut self) {
-        let changes = self.agent.as_ref().map(|slot| slot.client.changes_bar()).unwrap_or_default();
+        let changes = self.session.as_ref().map(|slot| slot.client.changes_bar()).unwrap_or_default();
         if self.view.header.changes != changes {
             self.view.header.changes = changes;
             self.view.header_changed();
@@ -131,7 +131,7 @@ impl HostEngine {
     /// Whether the next frame has anything to deliver: patches or a header for the webview, or
     /// terminal output for the mirrored terminals and the cards.
     pub(super) fn frame_has_news(&self) -> bool {
-        self.webview_has_news() || self.agent.as_ref().is_some_and(|slot| slot.client.terminals_dirty())
+        self.webview_has_news() || self.session.as_ref().is_some_and(|slot| slot.client.terminals_dirty())
     }
 
     /// At most once per [`FRAME_MS`]: terminal output to its mirrored terminals and cards, and one
@@ -144,7 +144,7 @@ impl HostEngine {
             return; // poll_timeout asks for a timer at the next frame
         }
         self.view.outbox.last_post = Some(now);
-        if let Some(slot) = &mut self.agent
+        if let Some(slot) = &mut self.session
             && slot.client.terminals_dirty()
         {
             let writes = slot.client.flush_terminals(now);
@@ -177,7 +177,7 @@ impl HostEngine {
         self.view.outbox.patches.clear();
         self.view.outbox.session_changed = false;
         self.view.outbox.last_post = Some(now);
-        let snapshot = match &self.agent {
+        let snapshot = match &self.session {
             Some(slot) => {
                 let thread = slot.client.thread();
                 ViewSnapshot {

@@ -1,8 +1,6 @@
 //! The workspace's sessions: reopening the last one when the window starts, the history
 //! picker, opening, renaming, deleting and exporting a session.
 
-use std::collections::VecDeque;
-
 use crate::acp::{AcpClient, AgentSession, LogReplay};
 use crate::export::{ExportHeader, thread_markdown};
 use crate::host_api::{AgentProfile, ExportFormat, HistoryItem, HistorySource, HostAction, LogLevel};
@@ -14,8 +12,9 @@ use crate::sidecar::{
 use crate::thread::{Entry, NoticeLevel, NoticeView};
 use crate::webview::SessionStatus;
 
+use super::HostEngine;
+use super::session::Session;
 use super::tetherd::SidecarRequest;
-use super::{AgentSlot, HostEngine};
 
 /// The workspace's sessions as tetherd last listed them, and the log being read.
 #[derive(Debug, Default)]
@@ -92,7 +91,7 @@ impl HostEngine {
                         );
                         self.release_held_agent_events(now);
                         self.start_session(now);
-                        if let Some(slot) = &mut self.agent {
+                        if let Some(slot) = &mut self.session {
                             let notice = NoticeView { level: NoticeLevel::Warning, text, detail: None };
                             slot.client.thread_mut().push(Entry::Notice(notice));
                         }
@@ -211,26 +210,17 @@ impl HostEngine {
         self.view.header.agent = profile.name.clone();
         self.view.header.agent_info = client.agent_info().map(str::to_owned);
         let live = load.summary.live_agent;
-        self.agent = Some(AgentSlot {
-            generation: self.generation,
-            profile,
-            agent_id: live,
-            client,
-            stderr_tail: VecDeque::new(),
-            session_dir: Some(load.summary.dir.clone()),
-            unsent_audit: Vec::new(),
-            // Only the agent taken over has events in the log already; a new one starts after it.
-            replayed_through: if live.is_some() { replayed_through } else { 0 },
-            cancel_sent: false,
-            stopping: false,
-            configured,
-            log_failed: false,
-        });
+        let mut session = Session::new(self.generation, profile, client, configured);
+        session.agent_id = live;
+        session.session_dir = Some(load.summary.dir.clone());
+        // Only the agent taken over has events in the log already; a new one starts after it.
+        session.replayed_through = if live.is_some() { replayed_through } else { 0 };
+        self.session = Some(session);
         self.log(LogLevel::Info, format!("reopened the session in {} ({} events)", load.summary.dir, replayed_through));
         match live {
             Some(agent_id) => {
                 self.log(LogLevel::Info, format!("going on with its agent {agent_id}, still running"));
-                let slot = self.agent.as_mut().expect("the slot was just made");
+                let slot = self.session.as_mut().expect("the slot was just made");
                 slot.client.continue_live(now);
                 let status = if slot.client.is_ready() {
                     SessionStatus::Ready
@@ -248,13 +238,13 @@ impl HostEngine {
                 let text = format!(
                     "This session used {name:?}, which is not configured, so Tether does not start it. Choose an agent in the header to go on in a new session."
                 );
-                let slot = self.agent.as_mut().expect("the slot was just made");
+                let slot = self.session.as_mut().expect("the slot was just made");
                 // A turn the log left open ends here: no agent will ever answer it.
                 if !slot.client.is_closed() {
                     slot.client.handle_exited("was no longer running when Tether came back", false, "");
                 }
                 self.drain_client();
-                let slot = self.agent.as_mut().expect("the slot was just made");
+                let slot = self.session.as_mut().expect("the slot was just made");
                 slot.client.thread_mut().push(Entry::Notice(NoticeView {
                     level: NoticeLevel::Warning,
                     text,
@@ -269,7 +259,7 @@ impl HostEngine {
                 if let Some(why) = interrupted_by {
                     // The log ends where tetherd was lost: what it left open (a running turn, a
                     // question) ends with why, rather than as if Tether had merely been away.
-                    let slot = self.agent.as_mut().expect("the slot was just made");
+                    let slot = self.session.as_mut().expect("the slot was just made");
                     if !slot.client.is_closed() {
                         slot.client.handle_exited(&why, false, "");
                     }
@@ -292,7 +282,7 @@ impl HostEngine {
     pub(super) fn show_history(&mut self, now: u64) {
         // The agent's own list, when it keeps one, is merged in when it comes (the picker is
         // refreshed then), so that a slow agent does not hold Tether's list back.
-        if let Some(slot) = &mut self.agent {
+        if let Some(slot) = &mut self.session {
             slot.client.list_agent_sessions(now);
         }
         self.history.wanted = true;
@@ -301,8 +291,8 @@ impl HostEngine {
 
     /// Shows the history picker: Tether's sessions, then those only the agent knows.
     pub(super) fn push_history(&mut self) {
-        let current = self.agent.as_ref().and_then(|slot| slot.session_dir.clone());
-        let current_agent_session = self.agent.as_ref().and_then(|slot| slot.client.session_id().map(str::to_owned));
+        let current = self.session.as_ref().and_then(|slot| slot.session_dir.clone());
+        let current_agent_session = self.session.as_ref().and_then(|slot| slot.client.session_id().map(str::to_owned));
         let mut items: Vec<HistoryItem> = self
             .history
             .sessions
@@ -351,7 +341,7 @@ impl HostEngine {
     }
 
     pub(super) fn is_current_session(&self, id: &str) -> bool {
-        self.agent.as_ref().is_some_and(|slot| slot.session_dir.as_deref() == Some(id))
+        self.session.as_ref().is_some_and(|slot| slot.session_dir.as_deref() == Some(id))
     }
 
     pub(super) fn open_history_session(&mut self, id: &str, now: u64) {
@@ -363,7 +353,7 @@ impl HostEngine {
             // the agent replays.
             let agent_session = agent_session.to_owned();
             self.start_session(now);
-            if let Some(slot) = &mut self.agent {
+            if let Some(slot) = &mut self.session {
                 slot.client.resume_agent_session(agent_session);
             }
             return;
@@ -396,7 +386,7 @@ impl HostEngine {
     }
 
     pub(super) fn export_session(&mut self, id: Option<String>, format: ExportFormat, now: u64) {
-        let current = self.agent.as_ref().and_then(|slot| slot.session_dir.clone());
+        let current = self.session.as_ref().and_then(|slot| slot.session_dir.clone());
         let id = id.or(current.clone());
         let summary =
             id.as_ref().and_then(|id| self.history.sessions.iter().find(|summary| &summary.dir == id).cloned());
@@ -421,7 +411,7 @@ impl HostEngine {
                 self.load_session(summary, LoadPurpose::Export, now);
             }
             ExportFormat::Markdown => {
-                let Some(slot) = &self.agent else {
+                let Some(slot) = &self.session else {
                     return self.show(LogLevel::Info, "There is no session to export.".to_owned());
                 };
                 let title = summary.map(|summary| summary.title).unwrap_or_else(|| {

@@ -1,6 +1,10 @@
 //! The one owner of the person's permission policy in the window: the mode and the rules, while
 //! a session runs (in its client) and between sessions, and the workspace rules written back
 //! to the settings.
+//!
+//! Workspace rules come from the settings and are written back through the host
+//! (`SaveWorkspaceRules`); a rule in the settings that cannot be used is reported and kept as
+//! written, never dropped. Every decision is sent to tetherd for the session's audit log.
 
 use crate::acp::IntentError;
 use crate::host_api::{HostAction, LogLevel, PermissionSettings};
@@ -44,11 +48,11 @@ impl PolicyKeeper {
 impl HostEngine {
     /// The policy in force: the session's, or the idle one between sessions.
     pub(super) fn policy(&self) -> &PermissionPolicy {
-        self.agent.as_ref().map_or(&self.policy.idle, |slot| slot.client.policy())
+        self.session.as_ref().map_or(&self.policy.idle, |slot| slot.client.policy())
     }
 
     pub(super) fn audit_log(&self) -> Option<String> {
-        self.agent.as_ref()?.session_dir.as_ref().map(|dir| format!("{dir}/audit.jsonl"))
+        self.session.as_ref()?.audit_log()
     }
 
     /// Reads `tether.permissions`: usable rules go to the policy, the others are reported.
@@ -68,7 +72,7 @@ impl HostEngine {
             self.show(LogLevel::Warn, format!("Tether skipped rules it cannot use: {}", problems.join("; ")));
         }
         self.policy.unusable_rules = unusable;
-        if let Some(slot) = &mut self.agent {
+        if let Some(slot) = &mut self.session {
             slot.client.set_workspace_rules(specs.clone());
         }
         self.policy.idle.set_workspace_rules(specs);
@@ -92,11 +96,11 @@ impl HostEngine {
 
     pub(super) fn refresh_permissions_view(&mut self) {
         let (agent_modes, agent_mode_id) =
-            self.agent.as_ref().map(|slot| slot.client.agent_mode_choices()).unwrap_or_default();
+            self.session.as_ref().map(|slot| slot.client.agent_mode_choices()).unwrap_or_default();
         let policy = self.policy();
         let view = PermissionsView {
             mode: policy.mode(),
-            agent_mode: self.agent.as_ref().and_then(|slot| slot.client.agent_mode()),
+            agent_mode: self.session.as_ref().and_then(|slot| slot.client.agent_mode()),
             agent_modes: agent_modes.into_iter().map(|(id, name)| AgentModeView { id, name }).collect(),
             agent_mode_id,
             rules: policy.rules(),
@@ -110,7 +114,7 @@ impl HostEngine {
     }
 
     pub(super) fn set_mode(&mut self, mode: Mode, now: u64) {
-        match &mut self.agent {
+        match &mut self.session {
             Some(slot) => slot.client.set_mode(mode, now),
             None => {
                 self.policy.idle.set_mode(mode);
@@ -120,7 +124,7 @@ impl HostEngine {
     }
 
     pub(super) fn add_rule(&mut self, spec: RuleSpec, scope: RuleScope) {
-        let result = match &mut self.agent {
+        let result = match &mut self.session {
             Some(slot) => slot.client.add_rule(spec, scope).map(|_| ()),
             None => self.policy.idle.add_rule(spec, scope, RuleOrigin::Added).map(|_| ()).map_err(IntentError::from),
         };
@@ -133,7 +137,7 @@ impl HostEngine {
 
     pub(super) fn remove_rule(&mut self, id: RuleId) {
         let scope = self.policy().rules().into_iter().find(|rule| rule.id == id).map(|rule| rule.scope);
-        let result = match &mut self.agent {
+        let result = match &mut self.session {
             Some(slot) => slot.client.remove_rule(id).map(|_| ()),
             None => self.policy.idle.remove_rule(id).map(|_| ()).ok_or(IntentError::UnknownRule),
         };
@@ -145,7 +149,7 @@ impl HostEngine {
     }
 
     pub(super) fn clear_rules(&mut self, scope: RuleScope) {
-        match &mut self.agent {
+        match &mut self.session {
             Some(slot) => slot.client.clear_rules(scope),
             None => {
                 self.policy.idle.clear(scope);
@@ -157,7 +161,7 @@ impl HostEngine {
     }
 
     pub(super) fn keep_rule_for_workspace(&mut self, id: RuleId) {
-        let result = match &mut self.agent {
+        let result = match &mut self.session {
             Some(slot) => slot.client.keep_rule_for_workspace(id).map(|_| ()),
             None => self.policy.idle.keep_for_workspace(id).map(|_| ()).ok_or(IntentError::UnknownRule),
         };

@@ -12,8 +12,22 @@ use crate::sidecar::{
 use crate::thread::PermissionKey;
 use crate::webview::{ReviewIntent, SessionStatus, TerminalIntent};
 
+use super::HostEngine;
+use super::session::Session;
 use super::tetherd::{SidecarRequest, SidecarState};
-use super::{AgentSlot, HostEngine, SNAPSHOT_TIMEOUT_MS, TERMINAL_COLS, TERMINAL_ROWS, TERMINAL_TIMEOUT_MS};
+
+/// How long a snapshot of the workspace may take (tetherd gives git 20 s) before the turn goes
+/// ahead without one.
+pub(super) const SNAPSHOT_TIMEOUT_MS: u64 = 30_000;
+
+/// The size of a command's PTY until its mirrored terminal reports its own: wide enough that
+/// most output is not wrapped by the PTY before VS Code wraps it itself.
+pub(super) const TERMINAL_COLS: u16 = 120;
+pub(super) const TERMINAL_ROWS: u16 = 30;
+
+/// How long tetherd may take to answer a terminal request other than `wait_for_exit` (a release
+/// includes killing the command, SIGTERM then SIGKILL after its grace period).
+pub(super) const TERMINAL_TIMEOUT_MS: u64 = 30_000;
 
 impl HostEngine {
     pub(super) fn drain_client(&mut self) {
@@ -25,19 +39,8 @@ impl HostEngine {
     /// Moves what the client produced; returns whether it raised events (which may have made
     /// it produce more).
     pub(super) fn drain_client_once(&mut self) -> bool {
-        let Some(slot) = &mut self.agent else { return false };
-        let mut writes = String::new();
-        if let Some(agent_id) = slot.agent_id {
-            while let Some(line) = slot.client.poll_outgoing() {
-                // The line is JSON the engine encoded itself, so it is embedded as it is: no
-                // re-escaping, no second parse.
-                writes.push_str(&format!(
-                    r#"{{"jsonrpc":"2.0","method":"{}","params":{{"agentId":{agent_id},"message":{line}}}}}"#,
-                    method::AGENT_SEND
-                ));
-                writes.push('\n');
-            }
-        }
+        let Some(slot) = &mut self.session else { return false };
+        let writes = slot.take_agent_writes();
         let mut events = Vec::new();
         while let Some(event) = slot.client.poll_event() {
             events.push(event);
@@ -107,8 +110,8 @@ impl HostEngine {
                         return self.log(LogLevel::Error, format!("could not encode an audit record: {error}"));
                     }
                 };
-                match self.agent.as_mut() {
-                    Some(AgentSlot { agent_id: Some(agent_id), .. }) => {
+                match self.session.as_mut() {
+                    Some(Session { agent_id: Some(agent_id), .. }) => {
                         let agent_id = *agent_id;
                         self.send_audit(agent_id, &record);
                     }
@@ -121,7 +124,7 @@ impl HostEngine {
 
     /// Sends a client's terminal request or message to tetherd, for the agent of its session.
     pub(super) fn terminal_call(&mut self, call: TerminalCall) {
-        let Some(slot) = &mut self.agent else { return };
+        let Some(slot) = &mut self.session else { return };
         let generation = slot.generation;
         let (Some(agent_id), SidecarState::Ready) = (slot.agent_id, self.tetherd.state) else {
             if let TerminalCall::Create { call, .. } | TerminalCall::Request { call, .. } = call {
@@ -169,7 +172,7 @@ impl HostEngine {
     }
 
     pub(super) fn take_snapshot(&mut self) {
-        let (Some(store), Some(slot)) = (self.snapshot_store(), &mut self.agent) else { return };
+        let (Some(store), Some(slot)) = (self.snapshot_store(), &mut self.session) else { return };
         if !self.tetherd.is_ready() {
             slot.client.handle_snapshot(Err("tetherd is not connected".to_owned()));
             return;
@@ -187,7 +190,7 @@ impl HostEngine {
     }
 
     pub(super) fn scan_changes(&mut self, base: String) {
-        let (Some(store), Some(slot)) = (self.snapshot_store(), &mut self.agent) else { return };
+        let (Some(store), Some(slot)) = (self.snapshot_store(), &mut self.session) else { return };
         if !self.tetherd.is_ready() {
             slot.client.handle_scan(Err("tetherd is not connected".to_owned()));
             return;
@@ -210,7 +213,7 @@ impl HostEngine {
 
     /// tetherd answered a snapshot or a scan (the raw result), or could not.
     pub(super) fn on_snapshot_answer(&mut self, tag: SidecarRequest, generation: u64, result: Result<String, String>) {
-        let Some(slot) = self.agent.as_mut().filter(|slot| slot.generation == generation) else { return };
+        let Some(slot) = self.session.as_mut().filter(|slot| slot.generation == generation) else { return };
         match tag {
             SidecarRequest::Snapshot { .. } => {
                 let tree = result.and_then(|raw| {
@@ -232,7 +235,7 @@ impl HostEngine {
     }
 
     pub(super) fn answer_permission(&mut self, key: PermissionKey, option_id: &str, _now: u64) {
-        let result = match &mut self.agent {
+        let result = match &mut self.session {
             Some(slot) => slot.client.answer_permission(key, option_id),
             None => Err(IntentError::UnknownPermission),
         };
@@ -243,7 +246,7 @@ impl HostEngine {
 
     /// A review decision, from the webview or the diff editor.
     pub(super) fn review(&mut self, intent: ReviewIntent, now: u64) {
-        match &mut self.agent {
+        match &mut self.session {
             Some(slot) => {
                 if let Err(error) = slot.client.review(intent, now) {
                     self.show(LogLevel::Warn, format!("Tether: {error}."));
@@ -254,7 +257,7 @@ impl HostEngine {
     }
 
     pub(super) fn terminal_intent(&mut self, intent: TerminalIntent) {
-        let result = match &mut self.agent {
+        let result = match &mut self.session {
             Some(slot) => slot.client.terminal_intent(intent),
             None => Err(IntentError::UnknownTerminal),
         };

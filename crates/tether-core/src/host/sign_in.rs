@@ -26,7 +26,7 @@ impl HostEngine {
     /// the person is asked only when it refuses or there are none.
     /// "Sign in" after the person dismissed the choice: the same choice again.
     pub(super) fn sign_in_again(&mut self) {
-        match &self.agent {
+        match &self.session {
             Some(slot) if slot.client.awaits_sign_in_choice() => {
                 let methods = slot.client.auth_methods().to_vec();
                 self.ask_authentication(methods);
@@ -36,7 +36,7 @@ impl HostEngine {
     }
 
     pub(super) fn ask_authentication(&mut self, methods: Vec<AuthMethodView>) {
-        let Some(slot) = &mut self.agent else { return };
+        let Some(slot) = &mut self.session else { return };
         if self.sign_in.tried_kept_keys_on != Some(slot.generation)
             && let Some(kept) = self.sign_in.secrets.of(&slot.profile.name)
             && let Some(method) = methods.iter().find(|method| match &method.kind {
@@ -54,7 +54,7 @@ impl HostEngine {
                 return self.set_status(SessionStatus::starting("Signing in"));
             }
         }
-        let Some(slot) = &self.agent else { return };
+        let Some(slot) = &self.session else { return };
         let action = HostAction::AskAuthentication {
             agent: slot.profile.name.clone(),
             methods: methods_for_profile(&methods, &slot.profile),
@@ -67,7 +67,7 @@ impl HostEngine {
     /// profile (in memory) and the agent started again with it, or `authenticate` sent to the
     /// running agent.
     pub(super) fn authenticate(&mut self, method_id: &str, env: std::collections::BTreeMap<String, String>, now: u64) {
-        let Some(slot) = &mut self.agent else {
+        let Some(slot) = &mut self.session else {
             return self.show(LogLevel::Info, "There is no agent session to sign in to.".to_owned());
         };
         let with_env = !env.is_empty();
@@ -84,7 +84,7 @@ impl HostEngine {
     /// Stops the current agent and, once tetherd says it is gone (its session log is free
     /// again), starts it anew in the same session (see `KillToSignIn`).
     pub(super) fn restart_to_sign_in(&mut self, now: u64) {
-        let Some(slot) = &mut self.agent else { return };
+        let Some(slot) = &mut self.session else { return };
         slot.client.handle_exited("was stopped to sign in", true, "");
         let generation = slot.generation;
         let running = slot.agent_id.take();

@@ -13,6 +13,7 @@ use serde_json::value::RawValue;
 
 use crate::acp::capitalize;
 use crate::framing::{self, LineFramer};
+use crate::host::session_io::{SNAPSHOT_TIMEOUT_MS, TERMINAL_TIMEOUT_MS};
 use crate::host_api::{HostAction, LogLevel};
 use crate::jsonrpc;
 use crate::jsonrpc::{Message, Outgoing, Pending, RequestId, RpcError};
@@ -25,7 +26,6 @@ use crate::thread::{Entry, NoticeLevel, NoticeView};
 use crate::webview::SessionStatus;
 
 use super::HostEngine;
-use super::agent::keep_tail;
 use super::history::ListPurpose;
 
 /// How long tetherd may take to answer `hello` or `agent/spawn`.
@@ -190,6 +190,48 @@ impl TetherdLink {
 }
 
 impl HostEngine {
+    /// Every request tetherd has not answered by its deadline gets its failure, as if tetherd
+    /// had answered with it.
+    pub(super) fn expire_tetherd_requests(&mut self, now: u64) {
+        for (_, pending) in self.tetherd.expire(now) {
+            match pending.tag {
+                SidecarRequest::Snapshot { generation } | SidecarRequest::Scan { generation } => {
+                    let message =
+                        format!("tetherd did not answer {} within {} s", pending.method, SNAPSHOT_TIMEOUT_MS / 1000);
+                    self.on_snapshot_answer(pending.tag, generation, Err(message));
+                }
+                SidecarRequest::Terminal { generation, call } => {
+                    let message =
+                        format!("tetherd did not answer {} within {} s", pending.method, TERMINAL_TIMEOUT_MS / 1000);
+                    self.log(LogLevel::Warn, message.clone());
+                    if let Some(slot) = self.session.as_mut().filter(|slot| slot.generation == generation) {
+                        let error = RpcError::internal_error().data(serde_json::Value::String(message));
+                        slot.client.handle_terminal_answer(call, Err(error), now);
+                    }
+                }
+                SidecarRequest::SessionList { purpose } => {
+                    let message = format!("tetherd did not answer within {} s", SIDECAR_TIMEOUT_MS / 1000);
+                    self.on_sessions_listed(purpose, Err(message), now);
+                }
+                SidecarRequest::SessionRead { load } => {
+                    let message = format!("tetherd did not answer within {} s", SIDECAR_TIMEOUT_MS / 1000);
+                    self.on_session_read(load, Err(message), now);
+                }
+                SidecarRequest::Stop { generation } => {
+                    let message =
+                        format!("tetherd did not answer {} within {} s", pending.method, SIDECAR_TIMEOUT_MS / 1000);
+                    self.on_agent_stopped(generation, Err(message));
+                }
+                _ => {
+                    let message =
+                        format!("tetherd did not answer {} within {} s", pending.method, SIDECAR_TIMEOUT_MS / 1000);
+                    self.log(LogLevel::Error, message.clone());
+                    self.set_status(SessionStatus::Failed { message: capitalize(&message) });
+                }
+            }
+        }
+    }
+
     /// The socket to tetherd is open: say hello.
     pub fn handle_sidecar_connected(&mut self, now: u64) {
         self.now = now;
@@ -231,7 +273,7 @@ impl HostEngine {
         self.now = now;
         let (was_ready, stopped_on_purpose) = self.tetherd.closed();
         let message = format!("lost the connection to tetherd ({reason})");
-        if let Some(slot) = &mut self.agent {
+        if let Some(slot) = &mut self.session {
             slot.client.terminals_lost("the connection to tetherd was lost", now);
             slot.client.handle_exited(&format!("is out of reach: Tether {message}"), false, "");
         }
@@ -239,7 +281,7 @@ impl HostEngine {
         // records cannot reach tetherd now and are logged instead. The thread stays on screen:
         // a restart reopens the session from its log with a new tetherd.
         self.drain_client();
-        if let Some(slot) = &mut self.agent {
+        if let Some(slot) = &mut self.session {
             slot.agent_id = None;
             // tetherd took the agent being stopped with it: there is nothing left to wait for.
             slot.stopping = false;
@@ -355,7 +397,7 @@ impl HostEngine {
             }
             (SidecarRequest::Spawn { generation }, Ok(result)) => {
                 let spawned = serde_json::from_str::<SpawnResult>(result.get());
-                match (spawned, &mut self.agent) {
+                match (spawned, &mut self.session) {
                     (Ok(spawned), Some(slot)) if slot.generation == generation => {
                         slot.agent_id = Some(spawned.agent_id);
                         // A continued folder keeps the name the history gave it (tetherd answers
@@ -383,12 +425,12 @@ impl HostEngine {
                 }
             }
             (SidecarRequest::Spawn { generation }, Err(error)) => {
-                if self.agent.as_ref().is_some_and(|slot| slot.generation == generation) {
+                if self.session.as_ref().is_some_and(|slot| slot.generation == generation) {
                     let name = self.view.header.agent.clone();
                     let message = format!("Could not start the agent {name:?}: {}", error.message);
                     self.drop_prompt_after_restart("the agent could not be started");
                     self.show(LogLevel::Error, format!("Tether: {message}"));
-                    if let Some(slot) = &mut self.agent {
+                    if let Some(slot) = &mut self.session {
                         slot.client.thread_mut().push(Entry::Notice(NoticeView {
                             level: NoticeLevel::Error,
                             text: message.clone(),
@@ -403,7 +445,7 @@ impl HostEngine {
                 self.on_snapshot_answer(tag, generation, result);
             }
             (SidecarRequest::Terminal { generation, call }, result) => {
-                if let Some(slot) = self.agent.as_mut().filter(|slot| slot.generation == generation) {
+                if let Some(slot) = self.session.as_mut().filter(|slot| slot.generation == generation) {
                     slot.client.handle_terminal_answer(call, result, now);
                 }
             }
@@ -424,7 +466,7 @@ impl HostEngine {
                     // An agent tetherd no longer knows has exited already: it can be replaced.
                     self.log(LogLevel::Info, format!("stopping the agent to sign in: {}", error.message));
                 }
-                if self.agent.as_ref().is_some_and(|slot| slot.generation == generation) {
+                if self.session.as_ref().is_some_and(|slot| slot.generation == generation) {
                     self.restart_agent(now);
                 }
             }
@@ -461,7 +503,7 @@ impl HostEngine {
                 Ok(stderr) => {
                     let mut name = None;
                     if let Some(slot) = self.live_slot(stderr.agent_id, stderr.seq) {
-                        keep_tail(&mut slot.stderr_tail, &stderr.line);
+                        slot.keep_stderr(&stderr.line);
                         name = Some(slot.profile.name.clone());
                     }
                     let name = name.unwrap_or_else(|| format!("agent {}", stderr.agent_id));
@@ -488,7 +530,7 @@ impl HostEngine {
             // output of an earlier session's terminal finds nothing and is dropped.
             method::TERMINAL_DATA => match serde_json::from_str::<TerminalData>(params) {
                 Ok(data) => {
-                    if let Some(slot) = &mut self.agent {
+                    if let Some(slot) = &mut self.session {
                         slot.client.handle_terminal_data(data.terminal_id, &data.data, now);
                     }
                 }
@@ -496,7 +538,7 @@ impl HostEngine {
             },
             method::TERMINAL_EXITED => match serde_json::from_str::<TerminalExited>(params) {
                 Ok(exited) => {
-                    if let Some(slot) = &mut self.agent {
+                    if let Some(slot) = &mut self.session {
                         slot.client.handle_terminal_exited(exited, now);
                     }
                 }

@@ -1,0 +1,127 @@
+//! One session's own state and the rules about it that need nothing of the window: which of
+//! tetherd's events are its own, what it keeps of the agent's stderr, and what it asks tetherd
+//! to write to the agent.
+
+use std::collections::VecDeque;
+
+use crate::acp::AcpClient;
+use crate::host_api::AgentProfile;
+use crate::sidecar::{AgentId, method};
+
+/// How much of an agent's stderr is kept to explain a crash.
+pub(super) const STDERR_TAIL_LINES: usize = 40;
+pub(super) const STDERR_TAIL_BYTES: usize = 8 * 1024;
+
+/// One session of the window: the agent process that serves it and its ACP client, which holds
+/// the thread, the permission policy in force, the changes under review and the terminals.
+///
+/// The window has at most one live session today; a second would be a second value of this
+/// type, each with its own generation, agent and client.
+#[derive(Debug)]
+pub(super) struct Session {
+    pub(super) generation: u64,
+    pub(super) profile: AgentProfile,
+    /// Known once tetherd answered `agent/spawn`.
+    pub(super) agent_id: Option<AgentId>,
+    pub(super) client: AcpClient,
+    pub(super) stderr_tail: VecDeque<String>,
+    /// The session folder tetherd created, holding the audit log.
+    pub(super) session_dir: Option<String>,
+    /// Audit records made before tetherd said which agent this is; sent once it has.
+    pub(super) unsent_audit: Vec<String>,
+    /// The `seq` of the last event of the session's log the thread was rebuilt from: the agent's
+    /// events up to it are already in the thread.
+    pub(super) replayed_through: u64,
+    /// The person cancelled the running turn and the agent has not ended it yet: Stop agent is
+    /// offered.
+    pub(super) cancel_sent: bool,
+    /// The person stopped the agent and tetherd has not said it is gone yet: Restart waits,
+    /// since the session's log is the old agent's until then.
+    pub(super) stopping: bool,
+    /// `profile` is one the person configured. False for a session whose agent is no longer
+    /// configured: its transcript is shown, but nothing is ever started for it (the command a
+    /// session's log recorded is never run).
+    pub(super) configured: bool,
+    /// tetherd could not write the session's log and ended the agent (`agent/logFailed`): the
+    /// thread and the header say so already, and the exit that follows adds nothing.
+    pub(super) log_failed: bool,
+}
+
+impl Session {
+    /// A session of generation `generation` for `profile`'s agent (`configured`: one the person
+    /// has; see [`Session::configured`]), not started yet.
+    pub(super) fn new(generation: u64, profile: AgentProfile, client: AcpClient, configured: bool) -> Self {
+        Session {
+            generation,
+            profile,
+            agent_id: None,
+            client,
+            stderr_tail: VecDeque::new(),
+            session_dir: None,
+            unsent_audit: Vec::new(),
+            replayed_through: 0,
+            cancel_sent: false,
+            stopping: false,
+            configured,
+            log_failed: false,
+        }
+    }
+
+    /// Whether `agent_id` is this session's agent: messages from an agent that was replaced are
+    /// not.
+    pub(super) fn is_served_by(&self, agent_id: AgentId) -> bool {
+        self.agent_id == Some(agent_id)
+    }
+
+    /// Whether the event numbered `seq` in the session's log is new to the thread: one the
+    /// thread was rebuilt from after a window reload is there already.
+    pub(super) fn is_new_event(&self, seq: Option<u64>) -> bool {
+        seq.is_none_or(|seq| seq > self.replayed_through)
+    }
+
+    /// Keeps a line of the agent's stderr, within [`STDERR_TAIL_LINES`] and
+    /// [`STDERR_TAIL_BYTES`], to explain a crash.
+    pub(super) fn keep_stderr(&mut self, line: &str) {
+        let tail = &mut self.stderr_tail;
+        tail.push_back(line.to_owned());
+        while tail.len() > STDERR_TAIL_LINES
+            || (tail.len() > 1 && tail.iter().map(String::len).sum::<usize>() > STDERR_TAIL_BYTES)
+        {
+            tail.pop_front();
+        }
+    }
+
+    /// The session goes on with a new agent process, numbered `generation`: nothing of the old
+    /// one's is kept but the thread and the session folder.
+    pub(super) fn prepare_new_agent(&mut self, generation: u64, now: u64) {
+        self.generation = generation;
+        self.agent_id = None;
+        self.replayed_through = 0;
+        self.cancel_sent = false;
+        self.log_failed = false;
+        self.stderr_tail.clear();
+        self.client.prepare_new_agent(now);
+    }
+
+    /// The client's lines for the agent, as `agent/send` notifications to tetherd (empty until
+    /// tetherd has said which agent this is: they wait in the client until then).
+    pub(super) fn take_agent_writes(&mut self) -> String {
+        let mut writes = String::new();
+        let Some(agent_id) = self.agent_id else { return writes };
+        while let Some(line) = self.client.poll_outgoing() {
+            // The line is JSON the engine encoded itself, so it is embedded as it is: no
+            // re-escaping, no second parse.
+            writes.push_str(&format!(
+                r#"{{"jsonrpc":"2.0","method":"{}","params":{{"agentId":{agent_id},"message":{line}}}}}"#,
+                method::AGENT_SEND
+            ));
+            writes.push('\n');
+        }
+        writes
+    }
+
+    /// The session's audit log, once tetherd has made its folder.
+    pub(super) fn audit_log(&self) -> Option<String> {
+        self.session_dir.as_ref().map(|dir| format!("{dir}/audit.jsonl"))
+    }
+}
