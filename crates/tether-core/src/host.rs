@@ -9,14 +9,14 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | `tetherd` | [`TetherdLink`]: the connection, its requests and notifications, restarts |
-//! | `session` | [`Session`]: one session's agent process, its ACP client (thread, policy in force, reviews, terminals) |
+//! | `tetherd` | `TetherdLink`: the connection, its requests and notifications, restarts |
+//! | `session` | `Session`: one session's agent process, its ACP client (thread, policy in force, reviews, terminals) |
 //! | `agent` | the live session's lifecycle: start, stop, exit, restart, prompts |
 //! | `session_io` | carrying out what the session's client asks of the window (tetherd, host, view) |
-//! | `history` | [`History`]: the workspace's sessions, reopening, the picker, export |
-//! | `sign_in` | [`SignInState`]: the keys the person gave, asking how to sign in |
-//! | `policy` | [`PolicyKeeper`]: the permission policy between sessions; every change of mode or rule |
-//! | `chat_view` | [`ChatView`]: the header, the outbox posted once per frame, the badge |
+//! | `history` | `History`: the workspace's sessions, reopening, the picker, export |
+//! | `sign_in` | `SignInState`: the keys the person gave, asking how to sign in |
+//! | `policy` | `PolicyKeeper`: the permission policy between sessions; every change of mode or rule |
+//! | `chat_view` | `ChatView`: the header, the outbox posted once per frame, the badge |
 //!
 //! This file keeps the engine's public face: its inputs (`handle_*`), its outputs (`poll_*`),
 //! and the one dispatcher of the person's [`Intent`]s.
