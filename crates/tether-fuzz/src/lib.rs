@@ -215,16 +215,79 @@ pub fn replay(data: &[u8]) {
     let (_client, _problems) = replay.finish();
 }
 
-/// The rule globs: the input is a pattern and a text, split at the first NUL byte.
+/// The rule globs: the input is a pattern and a text, split at the first NUL byte. The engine's
+/// linear matcher must agree with [`reference_glob`], a plain backtracking reading of the syntax
+/// (kept to short inputs, where backtracking is quick), on free text and on paths.
 pub fn glob(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let (pattern, subject) = text.split_once('\0').unwrap_or((&text, ""));
-    let _on_text = text_glob(pattern, subject);
-    let _on_path = path_glob(pattern, subject);
+    let on_text = text_glob(pattern, subject);
+    let on_path = path_glob(pattern, subject);
+    if pattern.chars().count() <= 64 && subject.chars().count() <= 256 {
+        assert_eq!(on_text, reference_glob(pattern, subject, false), "text glob {pattern:?} on {subject:?}");
+        let target = if pattern.contains('/') || pattern == "**" {
+            subject
+        } else {
+            subject.rsplit('/').next().unwrap_or(subject)
+        };
+        assert_eq!(on_path, reference_glob(pattern, target, true), "path glob {pattern:?} on {subject:?}");
+    }
     // A pattern with no special characters matches exactly itself.
     if !pattern.contains(['*', '?', '\\']) {
         assert!(text_glob(pattern, pattern), "{pattern:?} does not match itself");
     }
+}
+
+/// The rule glob syntax read directly, by backtracking (with each (pattern, text) position
+/// answered once, so that many stars stay quick): `\x` is `x` (a `\` at the end is itself), `?`
+/// one character, `*` any run; on a path (`segments`) `?` and `*` stay within a segment, `**` is
+/// any run across segments and `**/` any number of whole folders, none included.
+fn reference_glob(pattern: &str, text: &str, segments: bool) -> bool {
+    struct Reading {
+        pattern: Vec<char>,
+        text: Vec<char>,
+        segments: bool,
+        known: std::collections::HashMap<(usize, usize), bool>,
+    }
+    impl Reading {
+        /// Whether the pattern from `p` matches the text from `t`.
+        fn matches(&mut self, p: usize, t: usize) -> bool {
+            if let Some(&known) = self.known.get(&(p, t)) {
+                return known;
+            }
+            let answer = self.read(p, t);
+            self.known.insert((p, t), answer);
+            answer
+        }
+
+        fn read(&mut self, p: usize, t: usize) -> bool {
+            let segments = self.segments;
+            let in_segment = |c: char| !segments || c != '/';
+            let next = self.text.get(t).copied();
+            match self.pattern[p..] {
+                [] => next.is_none(),
+                ['\\', escaped, ..] => next == Some(escaped) && self.matches(p + 2, t + 1),
+                ['*', '*', '/', ..] if segments => {
+                    self.matches(p + 3, t)
+                        || (t + 1..=self.text.len()).any(|at| self.text[at - 1] == '/' && self.matches(p + 3, at))
+                }
+                ['*', '*', ..] if segments => (t..=self.text.len()).any(|at| self.matches(p + 2, at)),
+                ['*', ..] => {
+                    let end = (t..self.text.len()).find(|&at| !in_segment(self.text[at])).unwrap_or(self.text.len());
+                    (t..=end).any(|at| self.matches(p + 1, at))
+                }
+                ['?', ..] => next.is_some_and(in_segment) && self.matches(p + 1, t + 1),
+                [literal, ..] => next == Some(literal) && self.matches(p + 1, t + 1),
+            }
+        }
+    }
+    let mut reading = Reading {
+        pattern: pattern.chars().collect(),
+        text: text.chars().collect(),
+        segments,
+        known: std::collections::HashMap::new(),
+    };
+    reading.matches(0, 0)
 }
 
 /// Diffing two texts (split at the first NUL byte) and applying any subset of the hunks (chosen
