@@ -10,6 +10,10 @@ use tether_core::intent::Intent;
 use tether_core::thread::{ChunkKind, Entry, PermissionOutcome, Thread, ThreadPatch, TurnState};
 use tether_core::webview::{HostToWebview, SessionStatus, ViewEvent, ViewSnapshot};
 
+/// The window-level scenarios of `test_data/host/*.script`, run in the window of [`config`].
+#[path = "host/scripts.rs"]
+mod scripts;
+
 fn config() -> EngineConfig {
     EngineConfig {
         token: "secret-token".to_owned(),

@@ -180,13 +180,12 @@ impl HostEngine {
         let generation = slot.generation;
         let params =
             SnapshotTakeParams { root: self.config.workspace_root.clone(), store, extra: self.open_documents.clone() };
-        let line = self.tetherd.request(
+        self.sidecar_request_within(
             method::SNAPSHOT_TAKE,
             &params,
             SidecarRequest::Snapshot { generation },
-            Some(self.now + SNAPSHOT_TIMEOUT_MS),
+            SNAPSHOT_TIMEOUT_MS,
         );
-        self.sidecar_write(line);
     }
 
     pub(super) fn scan_changes(&mut self, base: String) {
@@ -202,13 +201,12 @@ impl HostEngine {
             base,
             extra: self.open_documents.clone(),
         };
-        let line = self.tetherd.request(
+        self.sidecar_request_within(
             method::SNAPSHOT_CHANGES,
             &params,
             SidecarRequest::Scan { generation },
-            Some(self.now + SNAPSHOT_TIMEOUT_MS),
+            SNAPSHOT_TIMEOUT_MS,
         );
-        self.sidecar_write(line);
     }
 
     /// tetherd answered a snapshot or a scan (the raw result), or could not.

@@ -560,8 +560,22 @@ impl HostEngine {
         self.sidecar_write(line);
     }
 
+    /// Sends a request to tetherd that must be answered within [`SIDECAR_TIMEOUT_MS`] of `now`.
     pub(super) fn sidecar_request(&mut self, method: &str, params: &impl Serialize, tag: SidecarRequest, now: u64) {
         let line = self.tetherd.request(method, params, tag, Some(now + SIDECAR_TIMEOUT_MS));
+        self.sidecar_write(line);
+    }
+
+    /// Sends a request to tetherd that must be answered within `timeout_ms` of the input being
+    /// handled.
+    pub(super) fn sidecar_request_within(
+        &mut self,
+        method: &str,
+        params: &impl Serialize,
+        tag: SidecarRequest,
+        timeout_ms: u64,
+    ) {
+        let line = self.tetherd.request(method, params, tag, Some(self.now + timeout_ms));
         self.sidecar_write(line);
     }
 

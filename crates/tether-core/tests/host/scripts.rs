@@ -1,4 +1,5 @@
-//! Data-driven tests of the host engine (one VS Code window), like `acp.rs` is for the ACP client.
+//! Data-driven tests of the host engine (one VS Code window), like `tests/acp.rs` is for the ACP
+//! client.
 //!
 //! Each `test_data/host/*.script` is a window-level scenario: lines starting with `>` are inputs
 //! (what tetherd or an agent sent, what the chat view or VS Code did, the time), the rest are
@@ -21,39 +22,16 @@
 //! The host's part of resolving paths (`resolvePaths`) is played at once, as a host with no
 //! symbolic links would (each path leads to itself), and written as `resolved` lines.
 
-// Test helpers unwrap freely: a panic here is a failed test with its message.
-#![allow(clippy::unwrap_used)]
-
 use std::fmt::Write;
 use std::path::Path;
 
 use tether_core::host::HostEngine;
-use tether_core::host_api::{AgentProfile, EngineConfig, HostAction, HostCommand, HostEvent, ResolvedPath};
+use tether_core::host_api::{HostAction, HostCommand, HostEvent, ResolvedPath};
 use tether_core::webview::WebviewToHost;
 
-/// The window every script runs in: workspace `/ws`, the Demo agent built in, and one agent of
-/// the person's own, "Other".
-fn config() -> EngineConfig {
-    EngineConfig {
-        token: "secret-token".to_owned(),
-        client_name: "Tether".to_owned(),
-        client_version: "0.1.0".to_owned(),
-        workspace_root: "/ws".to_owned(),
-        demo_agent_command: Some("/ext/bin/tether-test-agent".to_owned()),
-        profiles: vec![AgentProfile {
-            name: "Other".to_owned(),
-            command: "other-agent".to_owned(),
-            args: vec!["--acp".to_owned()],
-            env: Default::default(),
-            cwd: None,
-        }],
-        default_profile: None,
-        tether_dir: Some("/ws/.tether".to_owned()),
-        permissions: Default::default(),
-        follow_agent: false,
-        workspace_trusted: true,
-    }
-}
+// Every script runs in this window: workspace `/ws`, the Demo agent built in, and one agent of
+// the person's own, "Other".
+use super::config;
 
 fn run_script(script: &str) -> String {
     let mut engine = HostEngine::new(config());
