@@ -161,16 +161,6 @@ function isExecutable(file: string): boolean {
 }
 
 /**
- * The profiles the engine is configured with: the built-ins, then the settings' profiles; a
- * settings profile with a built-in's name replaces it in place.
- */
-export function mergeProfiles(builtins: readonly AgentProfile[], settings: readonly AgentProfile[]): AgentProfile[] {
-  const byName = new Map(settings.map((profile) => [profile.name, profile]));
-  const merged = builtins.map((builtin) => byName.get(builtin.name) ?? builtin);
-  return [...merged, ...settings.filter((profile) => !builtins.some((builtin) => builtin.name === profile.name))];
-}
-
-/**
  * Offers to install a built-in agent that was chosen and is not found (unless a `tether.agents`
  * profile of that name replaces it). "present": nothing to install; "installed": it is now (the
  * engine needs the new command); "missing": the person declined, or the install failed (told).
@@ -178,11 +168,14 @@ export function mergeProfiles(builtins: readonly AgentProfile[], settings: reado
 export async function ensureAgentInstalled(
   name: string,
   search: AgentSearch,
-  settingsProfiles: readonly AgentProfile[],
+  engineProfiles: readonly AgentProfile[],
   log: vscode.LogOutputChannel,
 ): Promise<"present" | "installed" | "missing"> {
   const found = findBuiltinAgents(search).find((candidate) => candidate.agent.name === name);
-  if (found === undefined || found.found || settingsProfiles.some((profile) => profile.name === name)) {
+  // The engine runs the profile it has under that name: a `tether.agents` profile that replaced
+  // the built-in one needs nothing installed.
+  const replaced = engineProfiles.some((profile) => profile.name === name && profile.command !== found?.profile.command);
+  if (found === undefined || found.found || replaced) {
     return "present";
   }
   if (!vscode.workspace.isTrusted) {

@@ -23,6 +23,7 @@ import { WorkspaceMentions } from "./mentions";
 import { resolvePath } from "./pathResolution";
 import type * as TetherWasm from "../dist/wasm/tether_wasm";
 import type {
+  AgentProfile,
   FileReadReply,
   HostAction,
   HostCommand,
@@ -187,6 +188,14 @@ export class EngineHost implements vscode.Disposable {
 
   command(command: HostCommand): void {
     this.feed(`the ${command.type} command`, (engine, now) => engine.handleCommand(command, now));
+  }
+
+  /**
+   * The agents the person can choose now, as the engine merged them (the Demo, the built-ins and
+   * `tether.agents`); none while no engine runs.
+   */
+  profiles(): AgentProfile[] {
+    return this.callEngine("the question for its agents", (engine) => engine.profiles()) ?? [];
   }
 
   /** The answer to a `readFile` action, with the bytes read (empty unless there is data). */

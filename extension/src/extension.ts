@@ -9,7 +9,7 @@ import * as path from "node:path";
 
 import * as vscode from "vscode";
 
-import { type AgentSearch, agentsDir, ensureAgentInstalled, findBuiltinAgents, mergeProfiles } from "./agents";
+import { type AgentSearch, agentsDir, ensureAgentInstalled, findBuiltinAgents } from "./agents";
 import { CHAT_VIEW_ID, ChatViewProvider, FailedChatViewProvider } from "./chatView";
 import { selectionOf } from "./mentions";
 import { reportOpenDocuments, reportReviewedFileChanges } from "./documentEvents";
@@ -29,9 +29,6 @@ import {
 } from "./settings";
 import { Sidecar, type SidecarOptions, readSidecarRecord } from "./sidecar";
 import { MirroredTerminals } from "./terminals";
-
-/** The built-in profile running the bundled scripted agent (`DEMO_PROFILE` in tether-core). */
-const DEMO_PROFILE = "Demo";
 
 /** The tetherd this window started last; the engine asks for a new one when it is lost. */
 let sidecar: Sidecar | undefined;
@@ -76,8 +73,7 @@ export function activate(context: vscode.ExtensionContext): void {
     nodePath: process.execPath,
   });
   const builtinProfiles = () => findBuiltinAgents(agentSearch()).map((found) => found.profile);
-  const profileNames = () =>
-    mergeProfiles(builtinProfiles(), readAgentSettings().profiles).map((profile) => profile.name);
+  const profileNames = () => engineHost.profiles().map((profile) => profile.name);
   // Set once the chat view provider exists; the engine is only ever restarted after that.
   let chatView: ChatViewProvider | undefined;
   const restarts: EngineRestarts = {
@@ -137,7 +133,7 @@ export function activate(context: vscode.ExtensionContext): void {
       select();
       return;
     }
-    const installed = await ensureAgentInstalled(name, agentSearch(), readAgentSettings().profiles, log);
+    const installed = await ensureAgentInstalled(name, agentSearch(), engineHost.profiles(), log);
     // After an install the engine needs the agent's new command. Without one, the webview's
     // picker still shows the agent that was not installed: the new snapshot of the session that
     // `configure` makes puts it back on the agent that runs.
@@ -166,7 +162,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("tether.newSession", () => engineHost.command({ type: "newSession" })),
     vscode.commands.registerCommand("tether.cancel", () => engineHost.command({ type: "cancel" })),
     vscode.commands.registerCommand("tether.selectAgent", (name?: unknown) =>
-      selectAgent(name, builtinProfiles(), (chosen) => chooseAgent(chosen, () => send({ type: "selectAgent", name: chosen }))),
+      selectAgent(name, engineHost.profiles(), (chosen) => chooseAgent(chosen, () => send({ type: "selectAgent", name: chosen }))),
     ),
     vscode.commands.registerCommand("tether.showHistory", () => send({ type: "showHistory" })),
     vscode.commands.registerCommand("tether.mentionSelection", () => mentionSelection(send)),
@@ -209,7 +205,7 @@ export function activate(context: vscode.ExtensionContext): void {
     const settings = readAgentSettings();
     const name = settings.defaultProfile;
     if (name === null) return;
-    if ((await ensureAgentInstalled(name, agentSearch(), settings.profiles, log)) === "installed") {
+    if ((await ensureAgentInstalled(name, agentSearch(), engineHost.profiles(), log)) === "installed") {
       reconfigure();
       send({ type: "selectAgent", name });
     }
@@ -256,7 +252,8 @@ function createEngine(
       workspaceRoot: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir(),
       tetherDir: workspaceTetherDir(),
       demoAgentCommand,
-      profiles: mergeProfiles(builtinProfiles(), settings.profiles),
+      agents: settings.agents,
+      builtinProfiles: builtinProfiles(),
       defaultProfile: settings.defaultProfile,
       permissions: settings.permissions,
       followAgent: vscode.workspace.getConfiguration("tether").get<boolean>("followAgent") === true,
@@ -312,14 +309,13 @@ function startOrReconnectSidecar(
  */
 async function selectAgent(
   name: unknown,
-  builtinProfiles: AgentProfile[],
+  profiles: AgentProfile[],
   choose: (name: string) => Promise<void>,
 ): Promise<void> {
   let chosen = typeof name === "string" && name !== "" ? name : undefined;
   if (chosen === undefined) {
-    const profiles = mergeProfiles(builtinProfiles, readAgentSettings().profiles);
-    const names = [DEMO_PROFILE, ...profiles.map((profile) => profile.name)];
-    chosen = await vscode.window.showQuickPick([...new Set(names)], {
+    const names = profiles.map((profile) => profile.name);
+    chosen = await vscode.window.showQuickPick(names, {
       title: "Tether: Select Agent",
       placeHolder: "The agent to run in the chat",
     });

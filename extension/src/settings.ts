@@ -1,26 +1,25 @@
 // Reads Tether's settings, shapes them into the engine's wire types, and tells the engine when
 // they change.
 //
-// Settings are hand-written JSON, so an entry of `tether.agents` can be anything. The engine
-// rejects a whole configuration that does not match its types, which would leave the person with
-// no agents at all because of one typo; so entries that cannot be an agent profile are dropped
-// here, each with a warning naming it, and the rest go through. Nothing here decides what a
-// profile or a rule means: that is the engine's job. Permission rules in particular go through
-// exactly as written: the engine checks each one, shows the person what is wrong with the ones it
-// cannot use, and writes them back untouched when it saves the workspace's rules.
+// Nothing here decides what a profile or a rule means: that is the engine's job. `tether.agents`
+// goes through exactly as the person wrote it (the engine reads each entry, drops those that are
+// not agent profiles with a warning naming each, and merges the rest with the built-in agents),
+// and so do the permission rules (the engine checks each one, shows the person what is wrong with
+// the ones it cannot use, and writes them back untouched when it saves the workspace's rules).
+// Only settings whose shape the wire fixes (the default mode, the rules being a list) are checked
+// here, so that the engine's configuration can be built at all.
 
 import * as path from "node:path";
 
 import * as vscode from "vscode";
 
-import { mergeProfiles } from "./agents";
 import type { AgentProfile, HostCommand, Mode, PermissionSettings } from "./generated/protocol";
 import { MODES as GENERATED_MODES } from "./generated/protocol";
 
 /** The settings the engine is configured with, plus what was wrong with them. */
 export interface AgentSettings {
-  /** The `tether.agents` profiles (the built-in agents are added by `configureCommand`). */
-  profiles: AgentProfile[];
+  /** The `tether.agents` setting as written (the engine reads it), `null` when not set. */
+  agents: unknown;
   defaultProfile: string | null;
   permissions: PermissionSettings;
   /** One sentence per setting (or `tether.agents` entry) that was ignored. */
@@ -47,24 +46,11 @@ const DEFAULT_GRACE_SECONDS = 30;
 
 export function readAgentSettings(): AgentSettings {
   const configuration = vscode.workspace.getConfiguration("tether");
-  const rawAgents: unknown = configuration.get("agents");
+  const agents: unknown = configuration.get("agents") ?? null;
   const problems: string[] = [];
-  const profiles: AgentProfile[] = [];
-  if (rawAgents !== undefined && !Array.isArray(rawAgents)) {
-    problems.push("tether.agents must be an array of {name, command, args?, env?, cwd?}; it was ignored.");
-  } else {
-    (rawAgents ?? []).forEach((entry: unknown, index: number) => {
-      const profile = toProfile(entry);
-      if (typeof profile === "string") {
-        problems.push(`tether.agents[${index}] was ignored: ${profile}`);
-      } else {
-        profiles.push(profile);
-      }
-    });
-  }
   const rawDefault: unknown = configuration.get("defaultAgent");
   const defaultProfile = typeof rawDefault === "string" && rawDefault.trim() !== "" ? rawDefault.trim() : null;
-  return { profiles, defaultProfile, permissions: readPermissions(configuration, problems), problems };
+  return { agents, defaultProfile, permissions: readPermissions(configuration, problems), problems };
 }
 
 /** `tether.permissions.*`; a setting of the wrong shape is reported and its default used. */
@@ -103,7 +89,8 @@ function readPermissions(configuration: vscode.WorkspaceConfiguration, problems:
 export function configureCommand(settings: AgentSettings, builtins: readonly AgentProfile[] = []): HostCommand {
   return {
     type: "configure",
-    profiles: mergeProfiles(builtins, settings.profiles),
+    agents: settings.agents,
+    builtinProfiles: [...builtins],
     defaultProfile: settings.defaultProfile,
     permissions: settings.permissions,
   };
@@ -162,40 +149,5 @@ export function readSidecarSettings(): SidecarSettings {
       typeof rawGrace === "number" && Number.isFinite(rawGrace) && rawGrace >= 0
         ? Math.round(rawGrace)
         : DEFAULT_GRACE_SECONDS,
-  };
-}
-
-/** The profile an entry describes, or a sentence saying why it is not one. */
-function toProfile(entry: unknown): AgentProfile | string {
-  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
-    return "it is not an object.";
-  }
-  const record = entry as Record<string, unknown>;
-  const { name, command, args, env, cwd } = record;
-  if (typeof name !== "string" || name.trim() === "") {
-    return "it has no \"name\".";
-  }
-  if (typeof command !== "string" || command.trim() === "") {
-    return `"${name}" has no "command".`;
-  }
-  if (args !== undefined && !(Array.isArray(args) && args.every((arg) => typeof arg === "string"))) {
-    return `"${name}": "args" must be an array of strings.`;
-  }
-  if (
-    env !== undefined &&
-    !(typeof env === "object" && env !== null && !Array.isArray(env) &&
-      Object.values(env).every((value) => typeof value === "string"))
-  ) {
-    return `"${name}": "env" must map names to strings.`;
-  }
-  if (cwd !== undefined && cwd !== null && typeof cwd !== "string") {
-    return `"${name}": "cwd" must be a string.`;
-  }
-  return {
-    name,
-    command,
-    args: (args as string[] | undefined) ?? [],
-    env: (env as Record<string, string> | undefined) ?? {},
-    cwd: typeof cwd === "string" && cwd !== "" ? cwd : null,
   };
 }

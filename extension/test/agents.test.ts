@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { beforeEach, test, type TestContext } from "node:test";
 
-import { type AgentSearch, BUILTIN_AGENTS, ensureAgentInstalled, findBuiltinAgents, mergeProfiles } from "../src/agents";
+import { type AgentSearch, ensureAgentInstalled, findBuiltinAgents } from "../src/agents";
 import type { AgentProfile } from "../src/generated/protocol";
 import { recordingLog, tempFolder } from "./fakes";
 import { choiceAnswers, offeredChoices, shownMessages, shownProgress, workspace } from "./vscodeStub";
@@ -88,23 +88,6 @@ test("an agent not in the storage is found on PATH, executable files only", (t) 
       ["Claude Code", "claude-code-acp", [], false],
       ["Codex", "codex-acp", [], false],
       ["Gemini CLI", path.join(bin, "gemini"), ["--acp"], true],
-    ],
-  );
-});
-
-test("a tether.agents profile named like a built-in replaces it in place; others follow the built-ins", () => {
-  const builtins = BUILTIN_AGENTS.map(
-    (agent): AgentProfile => ({ name: agent.name, command: agent.pathCommand, args: [], env: {}, cwd: null }),
-  );
-  const mine: AgentProfile = { name: "Codex", command: "/home/me/codex-acp", args: ["-c", "x"], env: {}, cwd: null };
-  const custom: AgentProfile = { name: "Mine", command: "my-agent", args: [], env: {}, cwd: null };
-  assert.deepEqual(
-    mergeProfiles(builtins, [custom, mine]).map((profile) => [profile.name, profile.command]),
-    [
-      ["Claude Code", "claude-code-acp"],
-      ["Codex", "/home/me/codex-acp"],
-      ["Gemini CLI", "gemini"],
-      ["Mine", "my-agent"],
     ],
   );
 });

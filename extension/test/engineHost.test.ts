@@ -19,7 +19,7 @@ import {
   type ReviewActions,
   type TerminalActions,
 } from "../src/engineHost";
-import type { EngineConfig, HistoryItem, HostAction, ReviewDocument, ReviewHunk } from "../src/generated/protocol";
+import type { AgentProfile, EngineConfig, HistoryItem, HostAction, ReviewDocument, ReviewHunk } from "../src/generated/protocol";
 import type { HistoryActions } from "../src/history";
 import type { OpenTerminalRequest } from "../src/terminals";
 import { eventually, fakeView, recordingLog, tempFolder } from "./fakes";
@@ -105,6 +105,7 @@ class ScriptedEngine {
   handleWebviewGone() { this.input("handleWebviewGone", []); }
   pollAction(): HostAction | undefined { return this.actions.shift(); }
   pollTimeout(): number | undefined { return this.deadline; }
+  profiles(): AgentProfile[] { return []; }
   free() {}
 }
 
@@ -115,7 +116,8 @@ const config: EngineConfig = {
   workspaceRoot: "/workspace",
   tetherDir: "/workspace/.tether",
   demoAgentCommand: null,
-  profiles: [],
+  agents: null,
+  builtinProfiles: [],
   defaultProfile: null,
   permissions: { defaultMode: "ask", rules: [] },
   followAgent: false,

@@ -96,6 +96,8 @@ test("SDK example agent: a real ACP agent's turn, with its permission request", 
     "tether.agents": [
       // process.execPath: the Node running this test, so the agent needs no node on PATH.
       { name: "SDK example", command: process.execPath, args: [sdkExampleAgent] },
+      // Not a profile: the engine drops it, says why, and the agent above still runs.
+      { name: "Broken" },
     ],
     "tether.defaultAgent": "SDK example",
   };
@@ -106,6 +108,9 @@ test("SDK example agent: a real ACP agent's turn, with its permission request", 
       .locator('.session-status[data-status="ready"]')
       .waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
     assert.equal((await chat.locator(".session-agent").innerText()).trim(), "SDK example");
+    await vscode.page
+      .locator(".notification-toast", { hasText: 'Tether: tether.agents[1] was ignored: "Broken" has no "command".' })
+      .waitFor();
 
     await vscode.sendPrompt("Improve the configuration");
     await chat

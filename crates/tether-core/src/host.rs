@@ -43,7 +43,7 @@ pub use tetherd::{MAX_AUTOMATIC_SIDECAR_RESTARTS, SIDECAR_RESTART_WINDOW_MS};
 use std::collections::VecDeque;
 
 use crate::acp::IntentError;
-use crate::host_api::{EngineConfig, FileReadReply, HostAction, HostCommand, HostEvent, LogLevel};
+use crate::host_api::{AgentProfile, EngineConfig, FileReadReply, HostAction, HostCommand, HostEvent, LogLevel};
 use crate::intent::Intent;
 use crate::mentions::{self, FindOutcome, MentionIndex};
 use crate::webview::{HostToWebview, PromptAttachment, ViewEvent, WebviewToHost};
@@ -68,6 +68,8 @@ pub struct HostEngine {
     generation: u64,
     /// The profile the next session uses.
     selected_profile: Option<String>,
+    /// The built-in agents and the `tether.agents` profiles, merged (see `profiles.rs`).
+    configured_profiles: Vec<AgentProfile>,
     /// The chat view: its header, and what it has not been sent yet (see `chat_view.rs`).
     view: ChatView,
     /// The person's permission policy between sessions, and the rules in the settings it cannot
@@ -112,6 +114,7 @@ impl HostEngine {
             session: None,
             generation: 0,
             selected_profile,
+            configured_profiles: Vec::new(),
             view: ChatView::new(),
             policy,
             open_documents: Vec::new(),
@@ -123,6 +126,7 @@ impl HostEngine {
             prompt_after_restart: None,
             actions: VecDeque::new(),
         };
+        engine.read_agent_settings();
         let settings = engine.config.permissions.clone();
         engine.configure_permissions(&settings);
         engine.view.header.profiles = engine.profiles().into_iter().map(|profile| profile.name).collect();
@@ -239,8 +243,10 @@ impl HostEngine {
     fn host_event(&mut self, event: HostEvent) {
         let now = self.now;
         match event {
-            HostEvent::Configure { profiles, default_profile, permissions } => {
-                self.config.profiles = profiles;
+            HostEvent::Configure { agents, builtin_profiles, default_profile, permissions } => {
+                self.config.agents = agents;
+                self.config.builtin_profiles = builtin_profiles;
+                self.read_agent_settings();
                 self.config.default_profile = default_profile;
                 self.view.header.profiles = self.profiles().into_iter().map(|profile| profile.name).collect();
                 self.view.header_changed();

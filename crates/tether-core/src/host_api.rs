@@ -49,9 +49,15 @@ pub struct EngineConfig {
     pub tether_dir: Option<String>,
     /// Path of the scripted test agent binary shipped with the extension, for the "Demo" profile.
     pub demo_agent_command: Option<String>,
-    /// The `tether.agents` setting, as the person wrote it.
+    /// The `tether.agents` setting, as the person wrote it (anything: the engine reads it, see
+    /// `profiles.rs`); `null` when it is not set.
     #[serde(default)]
-    pub profiles: Vec<AgentProfile>,
+    #[ts(type = "unknown")]
+    pub agents: serde_json::Value,
+    /// The agents built into the extension, where the host found them installed; a
+    /// `tether.agents` profile of the same name replaces one.
+    #[serde(default)]
+    pub builtin_profiles: Vec<AgentProfile>,
     /// The `tether.defaultAgent` setting; the first profile when absent or unknown.
     #[serde(default)]
     pub default_profile: Option<String>,
@@ -99,8 +105,14 @@ crate::intent::surface_or_intent!(HostCommand::Event(HostEvent));
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum HostEvent {
-    /// The settings changed.
-    Configure { profiles: Vec<AgentProfile>, default_profile: Option<String>, permissions: PermissionSettings },
+    /// The settings changed (see [`EngineConfig`] for each).
+    Configure {
+        #[ts(type = "unknown")]
+        agents: serde_json::Value,
+        builtin_profiles: Vec<AgentProfile>,
+        default_profile: Option<String>,
+        permissions: PermissionSettings,
+    },
     /// The files open in editors changed: their absolute paths (`file:` documents only). They
     /// are included in the snapshot taken before each turn.
     OpenDocuments { paths: Vec<String> },

@@ -28,6 +28,7 @@ pub mod intent;
 pub mod jsonrpc;
 pub mod mentions;
 pub mod permissions;
+pub mod profiles;
 pub mod review;
 pub mod session_log;
 pub mod sidecar;

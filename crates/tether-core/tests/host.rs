@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use tether_core::host::{FRAME_MS, HostEngine, MAX_AUTOMATIC_SIDECAR_RESTARTS, SIDECAR_RESTART_WINDOW_MS};
-use tether_core::host_api::{AgentProfile, EditorSelection, EngineConfig, HostAction, HostEvent, ResolvedPath};
+use tether_core::host_api::{EditorSelection, EngineConfig, HostAction, HostEvent, ResolvedPath};
 use tether_core::intent::Intent;
 use tether_core::thread::{ChunkKind, Entry, PermissionOutcome, Thread, ThreadPatch, TurnState};
 use tether_core::webview::{HostToWebview, SessionStatus, ViewEvent, ViewSnapshot};
@@ -21,13 +21,9 @@ fn config() -> EngineConfig {
         client_version: "0.1.0".to_owned(),
         workspace_root: "/ws".to_owned(),
         demo_agent_command: Some("/ext/bin/tether-test-agent".to_owned()),
-        profiles: vec![AgentProfile {
-            name: "Other".to_owned(),
-            command: "other-agent".to_owned(),
-            args: vec!["--acp".to_owned()],
-            env: Default::default(),
-            cwd: None,
-        }],
+        // The person's own agent, as they would write it in `tether.agents`.
+        agents: serde_json::json!([{"name": "Other", "command": "other-agent", "args": ["--acp"]}]),
+        builtin_profiles: Vec::new(),
         default_profile: None,
         tether_dir: Some("/ws/.tether".to_owned()),
         permissions: Default::default(),
@@ -493,7 +489,8 @@ fn workspace_rules_are_saved_without_losing_unusable_ones() {
     let rules: Vec<serde_json::Value> = serde_json::from_str(&saved[0]).unwrap();
     engine.handle_command(
         HostEvent::Configure {
-            profiles: vec![],
+            agents: serde_json::Value::Null,
+            builtin_profiles: vec![],
             default_profile: None,
             permissions: PermissionSettings { rules, ..Default::default() },
         },

@@ -32,7 +32,7 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_IMPORTS: &'static str = r#"
-import type { EngineConfig, FileReadReply, HostAction, HostCommand, WebviewToHost } from "../../src/generated/protocol";
+import type { AgentProfile, EngineConfig, FileReadReply, HostAction, HostCommand, WebviewToHost } from "../../src/generated/protocol";
 "#;
 
 /// The protocol brain of one VS Code window. Time is passed in by the host as milliseconds on a
@@ -156,6 +156,13 @@ impl Engine {
             Some(action) => to_js(&action),
             None => Ok(JsValue::UNDEFINED),
         }
+    }
+
+    /// The agents the person can choose now, in the order the pickers show them: the Demo, the
+    /// built-in agents and the `tether.agents` profiles, merged.
+    #[wasm_bindgen(unchecked_return_type = "AgentProfile[]")]
+    pub fn profiles(&self) -> Result<JsValue, JsError> {
+        to_js(&self.inner.profiles())
     }
 
     /// When the host must call `handleTimeout` next (same clock as `now_ms`), if ever.

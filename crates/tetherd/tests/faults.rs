@@ -138,7 +138,8 @@ impl Workspace {
             workspace_root: path(self.path().to_owned()),
             tether_dir: Some(path(self.path().join(".tether"))),
             demo_agent_command: None,
-            profiles: vec![AgentProfile {
+            agents: serde_json::Value::Null,
+            builtin_profiles: vec![AgentProfile {
                 name: PROFILE.to_owned(),
                 command: path(tether_test_agent()),
                 args,

@@ -30,9 +30,15 @@ tetherDir: string | null,
  */
 demoAgentCommand: string | null, 
 /**
- * The `tether.agents` setting, as the person wrote it.
+ * The `tether.agents` setting, as the person wrote it (anything: the engine reads it, see
+ * `profiles.rs`); `null` when it is not set.
  */
-profiles: Array<AgentProfile>, 
+agents: unknown, 
+/**
+ * The agents built into the extension, where the host found them installed; a
+ * `tether.agents` profile of the same name replaces one.
+ */
+builtinProfiles: Array<AgentProfile>, 
 /**
  * The `tether.defaultAgent` setting; the first profile when absent or unknown.
  */
@@ -50,7 +56,7 @@ workspaceTrusted: boolean, };
 
 export type HostCommand = HostEvent | Intent;
 
-export type HostEvent = { "type": "configure", profiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "workspaceTrusted" } | { "type": "pathsResolved", resolve: number, root: ResolvedPath, paths: Array<ResolvedPath>, };
+export type HostEvent = { "type": "configure", agents: unknown, builtinProfiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "workspaceTrusted" } | { "type": "pathsResolved", resolve: number, root: ResolvedPath, paths: Array<ResolvedPath>, };
 
 export type Intent = { "type": "prompt", text: string, 
 /**

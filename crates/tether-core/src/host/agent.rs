@@ -3,6 +3,7 @@
 
 use crate::acp::{AcpClient, ClientInfo, IntentError};
 use crate::host_api::{AgentProfile, DEMO_PROFILE, HostAction, LogLevel};
+use crate::profiles;
 use crate::session_log::prompt_title;
 use crate::sidecar::{AgentExited, AgentId, AgentLogFailed, AgentRef, SpawnParams, method};
 use crate::thread::TurnState;
@@ -19,7 +20,7 @@ impl HostEngine {
     pub fn profiles(&self) -> Vec<AgentProfile> {
         let mut profiles = Vec::new();
         if let Some(command) = &self.config.demo_agent_command
-            && !self.config.profiles.iter().any(|profile| profile.name == DEMO_PROFILE)
+            && !self.configured_profiles.iter().any(|profile| profile.name == DEMO_PROFILE)
         {
             profiles.push(AgentProfile {
                 name: DEMO_PROFILE.to_owned(),
@@ -29,8 +30,22 @@ impl HostEngine {
                 cwd: None,
             });
         }
-        profiles.extend(self.config.profiles.iter().cloned());
+        profiles.extend(self.configured_profiles.iter().cloned());
         profiles
+    }
+
+    /// Reads `tether.agents` and merges it with the built-in agents; what cannot be used is
+    /// logged and shown, entry by entry.
+    pub(super) fn read_agent_settings(&mut self) {
+        let (from_settings, problems) = profiles::agents_from_setting(&self.config.agents);
+        self.configured_profiles = profiles::merge_profiles(&self.config.builtin_profiles, &from_settings);
+        if problems.is_empty() {
+            return;
+        }
+        for problem in &problems {
+            self.log(LogLevel::Warn, problem.clone());
+        }
+        self.show(LogLevel::Warn, format!("Tether: {}", problems.join(" ")));
     }
 
     pub(super) fn current_profile(&self) -> Option<AgentProfile> {
