@@ -20,12 +20,13 @@ use std::collections::BTreeMap;
 
 use agent_client_protocol_schema::v1 as acp;
 
-use super::{AcpClient, AcpEvent, IntentError, Phase, RequestKind, describe_error};
 use crate::host_api::{AgentProfile, AuthMethodKind, AuthMethodView, AuthVariable};
 use crate::jsonrpc::{ErrorCode, RpcError};
 use crate::permissions::AuditEvent;
 use crate::thread::{NoticeLevel, TurnState};
 use crate::webview::PromptAttachment;
+
+use super::{AcpClient, AcpEvent, IntentError, Phase, RequestKind, describe_error};
 
 /// What the agent's refusal held up, to be done again once the person has signed in.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,14 +20,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::links::{Target, Waiting};
-use super::*;
 use crate::files::{FileReads, MAX_READ_RESPONSE_BYTES, ReadDone, ReadId, ReadMode, ReadProgress};
 use crate::host_api::{EditOutcome, FileReadOutcome, FileReadReply, HostAction};
 use crate::permissions::{RequestPath, resolve_path};
 use crate::review::{ChangeId, ChangeOrigin, ChangePhase, FileChange, HunkState, content_hash, text_edits};
 use crate::sidecar::{SnapshotChange, SnapshotText};
 use crate::webview::{ChangedFileView, ReviewIntent};
+
+use super::cards::{Gate, own_card};
+use super::links::{Target, Waiting};
+use super::*;
 
 /// The JSON-RPC error code for a write the person (or their rules) refused, in the range JSON-RPC
 /// leaves to implementations. The message says why, for the agent's model to read.
@@ -411,9 +413,9 @@ impl AcpClient {
         let title = format!("Read {shown} (outside the workspace)");
         let call = ToolCallView {
             locations: vec![Location { path: path.clone(), line: (start > 0).then(|| (start + 1) as u32) }],
-            ..super::own_card(key, format!("tether-read-{key}"), title, "read", names)
+            ..own_card(key, format!("tether-read-{key}"), title, "read", names)
         };
-        self.hold_behind_card(id, key, call, super::Gate::Read(ReadGate { path, start, limit }));
+        self.hold_behind_card(id, key, call, Gate::Read(ReadGate { path, start, limit }));
     }
 
     fn read_lines(

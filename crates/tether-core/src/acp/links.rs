@@ -23,10 +23,11 @@
 
 use std::collections::BTreeMap;
 
-use super::{AcpClient, PermissionKey};
 use crate::host_api::{HostAction, ResolvedPath};
 use crate::jsonrpc::RequestId;
 use crate::permissions::{RequestPath, resolve_path};
+
+use super::{AcpClient, PermissionKey};
 
 /// How many resolved paths are remembered for showing tool calls; past that the memory starts
 /// afresh (each decision resolves its own paths anyway).

@@ -13,11 +13,13 @@
 //! were mentioned. Reading blocks back relies on that order: the text block that follows a
 //! selection's link is that selection's text, not something the person wrote.
 
-use super::*;
 use crate::export::fenced;
 use crate::mentions::display_path;
 use crate::thread::AttachmentView;
 use crate::webview::{PromptAttachment, PromptCapabilitiesView};
+
+use super::updates::content_text;
+use super::*;
 
 /// A mentioned file larger than this is sent as a link the agent can read itself: embedding it
 /// would fill the agent's context with one file.
@@ -144,7 +146,7 @@ pub(super) fn user_message(blocks: &[acp::ContentBlock], root: &str) -> UserMess
                 if !message.text.is_empty() {
                     message.text.push_str("\n\n");
                 }
-                message.text.push_str(&super::content_text(block));
+                message.text.push_str(&content_text(block));
             }
         }
     }

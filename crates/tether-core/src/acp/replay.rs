@@ -24,11 +24,12 @@ use std::collections::VecDeque;
 
 use agent_client_protocol_schema::v1 as acp;
 
-use super::{AcpClient, ClientInfo, Phase, RequestKind};
 use crate::jsonrpc::{self, Message};
 use crate::permissions::{DecidedBy, Mode, PermissionPolicy};
 use crate::session_log::{LogEvent, ReadLog};
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, PermissionOutcome, TurnState};
+
+use super::{AcpClient, ClientInfo, Phase, RequestKind};
 
 /// How many of the agent's last stderr lines explain an exit read back from the log.
 const STDERR_TAIL_LINES: usize = 40;

@@ -18,15 +18,15 @@ use std::collections::BTreeMap;
 
 use agent_client_protocol_schema::{MaybeUndefined, v1 as acp};
 
-use super::{
-    AcpClient, AcpEvent, AgentModes, CONTROL_TIMEOUT_MS, IntentError, Phase, RequestKind, content_text, wire_name,
-};
 use crate::jsonrpc::RequestId;
 use crate::thread::{Entry, EntryIndex, NoticeLevel, NoticeView};
 use crate::webview::{
     ConfigChoiceView, ConfigOptionKind, ConfigOptionView, ConfigValue, CostView, SessionControlsView, SlashCommandView,
     UsageView,
 };
+
+use super::updates::content_text;
+use super::{AcpClient, AcpEvent, AgentModes, CONTROL_TIMEOUT_MS, IntentError, Phase, RequestKind, wire_name};
 
 /// What the client keeps about the session's controls.
 #[derive(Debug, Default)]

@@ -32,9 +32,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use agent_client_protocol_schema::v1 as acp;
 use serde_json::value::RawValue;
 
-use super::fs::WRITE_REFUSED;
-use super::links::Waiting;
-use super::{AcpClient, AcpEvent, IntentError};
 use crate::host_api::HostAction;
 use crate::jsonrpc::{self, RequestId, RpcError};
 use crate::permissions::{DecidedBy, Mode, RequestFacts, Verdict, command_of_words};
@@ -45,6 +42,11 @@ use crate::thread::{
     ToolStatus,
 };
 use crate::webview::TerminalIntent;
+
+use super::cards::{Gate, own_card};
+use super::fs::WRITE_REFUSED;
+use super::links::Waiting;
+use super::{AcpClient, AcpEvent, IntentError};
 
 /// How much of a command's output is kept to replay into a reopened VS Code terminal.
 const REPLAY_MAX_BYTES: usize = 256 * 1024;
@@ -362,9 +364,9 @@ impl AcpClient {
             content: vec![ToolContent::Text { text }],
             raw_input: Some(serde_json::json!({ "command": gate.command_line, "cwd": gate.cwd })),
             command: Some(gate.approval_key.clone()),
-            ..super::own_card(key, format!("{RUN_CARD_PREFIX}{key}"), title, "execute", names)
+            ..own_card(key, format!("{RUN_CARD_PREFIX}{key}"), title, "execute", names)
         };
-        self.hold_behind_card(id, key, call, super::Gate::Run(gate));
+        self.hold_behind_card(id, key, call, Gate::Run(gate));
     }
 
     /// The person (or a rule added since) answered the card of a command the agent did not ask

@@ -1,0 +1,210 @@
+//! Starting a session with the agent: `initialize`, then `session/new`, or `session/load` /
+//! `session/resume` of an earlier one, and the agent's own list of sessions.
+
+use agent_client_protocol_schema::v1 as acp;
+use serde_json::value::RawValue;
+
+use crate::jsonrpc::RpcError;
+use crate::permissions::AuditEvent;
+use crate::thread::NoticeLevel;
+use crate::webview::PromptCapabilitiesView;
+
+use super::modes::agent_modes;
+use super::{AcpClient, AcpEvent, HANDSHAKE_TIMEOUT_MS, PROTOCOL_VERSION, Phase, RequestKind, describe_error};
+
+impl AcpClient {
+    /// Asks for the agent's session `agent_session_id` to be resumed, once the agent is
+    /// initialized, instead of a new one: with `session/load` when the agent offers it, else
+    /// `session/resume`, else (or when that fails) a new session, with a notice saying that the
+    /// conversation shown is Tether's record and the agent starts afresh. Call before `start`.
+    pub fn resume_session(&mut self, agent_session_id: String) {
+        self.resume = Some(agent_session_id);
+    }
+
+    /// Like [`AcpClient::resume_session`], for a session Tether has no record of (one from the
+    /// agent's own list): the history the agent replays while loading it is shown.
+    pub fn resume_agent_session(&mut self, agent_session_id: String) {
+        self.resume = Some(agent_session_id);
+        self.show_resumed_history = true;
+    }
+
+    /// Asks the agent for its sessions of this workspace when it offers `session/list`; the
+    /// answer comes as [`AcpEvent::AgentSessions`]. Returns whether it was asked.
+    pub fn list_agent_sessions(&mut self, now: u64) -> bool {
+        if !self.can_list_sessions || matches!(self.phase, Phase::New | Phase::Initializing | Phase::Closed) {
+            return false;
+        }
+        let params = acp::ListSessionsRequest::new().cwd(std::path::PathBuf::from(&self.cwd));
+        self.send_request("session/list", &params, RequestKind::ListSessions, Some(now + HANDSHAKE_TIMEOUT_MS));
+        true
+    }
+
+    /// Sends `initialize`; `session/new` follows when it succeeds.
+    pub fn start(&mut self, now: u64) {
+        if self.phase != Phase::New {
+            return;
+        }
+        // `_meta.terminal_output` (Claude's adapter) and `terminal_output_delta` (Codex's) ask an
+        // agent that runs commands itself to stream their output on its tool calls.
+        // `_meta["terminal-auth"]` asks Claude's adapter for a login run in a terminal (see `auth`).
+        let mut meta = serde_json::Map::new();
+        meta.insert("terminal-auth".to_owned(), serde_json::Value::Bool(true));
+        meta.insert("terminal_output".to_owned(), serde_json::Value::Bool(true));
+        meta.insert("terminal_output_delta".to_owned(), serde_json::Value::Bool(true));
+        // Notices and compaction are shown in the thread, boolean options as checkboxes.
+        let session = acp::ClientSessionCapabilities::new()
+            .notices(acp::NoticeCapabilities::new())
+            .compaction(acp::CompactionCapabilities::new())
+            .config_options(
+                acp::SessionConfigOptionsCapabilities::new().boolean(acp::BooleanConfigOptionCapabilities::new()),
+            );
+        let capabilities = acp::ClientCapabilities::new()
+            .fs(acp::FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
+            .terminal(true)
+            // The host runs a terminal login in a VS Code terminal with the agent's own command.
+            .auth(acp::AuthCapabilities::new().terminal(true))
+            .session(session)
+            .meta(meta);
+        let params = acp::InitializeRequest::new(agent_client_protocol_schema::ProtocolVersion::V1)
+            .client_capabilities(capabilities)
+            .client_info(acp::Implementation::new(self.info.name.clone(), self.info.version.clone()));
+        self.send_request("initialize", &params, RequestKind::Initialize, Some(now + HANDSHAKE_TIMEOUT_MS));
+        self.phase = Phase::Initializing;
+    }
+
+    pub(super) fn on_initialized(&mut self, result: &RawValue, now: u64) {
+        let response = match serde_json::from_str::<acp::InitializeResponse>(result.get()) {
+            Ok(response) => response,
+            Err(error) => return self.fail(format!("the agent's answer to initialize is malformed: {error}")),
+        };
+        if response.protocol_version != agent_client_protocol_schema::ProtocolVersion::V1 {
+            return self.fail(format!(
+                "the agent speaks ACP version {}; Tether speaks version {PROTOCOL_VERSION}",
+                response.protocol_version
+            ));
+        }
+        self.agent_info = response.agent_info.map(|info| {
+            let name = info.title.unwrap_or(info.name);
+            format!("{name} {}", info.version)
+        });
+        self.events.push_back(AcpEvent::Initialized { agent: self.agent_info.clone() });
+        let capabilities = serde_json::from_str::<serde_json::Value>(result.get()).unwrap_or_default();
+        let session_capabilities = &capabilities["agentCapabilities"]["sessionCapabilities"];
+        self.can_resume = !session_capabilities["resume"].is_null();
+        self.can_load = response.agent_capabilities.load_session;
+        self.can_list_sessions = !session_capabilities["list"].is_null();
+        let prompt = &response.agent_capabilities.prompt_capabilities;
+        self.controls.view.prompt =
+            PromptCapabilitiesView { image: prompt.image, embedded_context: prompt.embedded_context };
+        self.events.push_back(AcpEvent::ControlsChanged);
+        self.on_auth_methods(&capabilities);
+        if self.sign_in_on_initialize() {
+            // The session is opened once the agent has accepted the sign-in.
+            return;
+        }
+        self.open_session(now);
+    }
+
+    /// Resumes the agent's session when asked to, else creates one.
+    pub(super) fn open_session(&mut self, now: u64) {
+        match self.resume.clone() {
+            Some(target) if self.can_load => {
+                let params = acp::LoadSessionRequest::new(target, self.cwd.clone()).mcp_servers(Vec::new());
+                self.send_request(
+                    "session/load",
+                    &params,
+                    RequestKind::ResumeSession,
+                    Some(now + HANDSHAKE_TIMEOUT_MS),
+                );
+                self.phase = Phase::ResumingSession;
+            }
+            Some(target) if self.can_resume => {
+                let params = acp::ResumeSessionRequest::new(target, self.cwd.clone());
+                self.send_request(
+                    "session/resume",
+                    &params,
+                    RequestKind::ResumeSession,
+                    Some(now + HANDSHAKE_TIMEOUT_MS),
+                );
+                self.phase = Phase::ResumingSession;
+            }
+            Some(_) => {
+                self.resume = None;
+                let text = "This agent cannot resume an earlier session: it starts a new one. The conversation above \
+                            is Tether's record; the agent does not remember it.";
+                self.notice(NoticeLevel::Info, text.to_owned());
+                // The wire does not say why a new session was started; the log must.
+                self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text: text.to_owned() });
+                self.new_session(now);
+            }
+            None => self.new_session(now),
+        }
+    }
+
+    pub(super) fn new_session(&mut self, now: u64) {
+        let params = acp::NewSessionRequest::new(self.cwd.clone()).mcp_servers(Vec::new());
+        self.send_request("session/new", &params, RequestKind::NewSession, Some(now + HANDSHAKE_TIMEOUT_MS));
+        self.phase = Phase::CreatingSession;
+    }
+
+    /// The agent answered `session/load` or `session/resume`.
+    pub(super) fn on_session_resumed(&mut self, result: Result<&RawValue, RpcError>, now: u64) {
+        let Some(target) = self.resume.take() else { return };
+        self.show_resumed_history = false;
+        match result {
+            Ok(result) => {
+                // Both answers carry the session's modes and config options like `session/new`.
+                let response: serde_json::Value = serde_json::from_str(result.get()).unwrap_or_default();
+                let modes = serde_json::from_value::<acp::SessionModeState>(response["modes"].clone()).ok();
+                let options =
+                    serde_json::from_value::<Vec<acp::SessionConfigOption>>(response["configOptions"].clone()).ok();
+                self.session_id = Some(acp::SessionId::new(target.clone()));
+                self.phase = Phase::Ready;
+                self.agent_modes = agent_modes(modes, options.as_deref());
+                self.on_config_options(options.as_deref().unwrap_or_default());
+                self.on_legacy_models(&response["models"]);
+                self.notice(NoticeLevel::Info, "The agent resumed this session.".to_owned());
+                self.events.push_back(AcpEvent::SessionReady { session_id: target });
+                if self.agent_modes.is_some() {
+                    self.events.push_back(AcpEvent::PolicyChanged);
+                    self.send_mode_to_agent();
+                }
+                self.after_session_ready(now);
+            }
+            Err(error) => {
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!(
+                        "The agent could not resume the earlier session ({}): it starts a new one. The conversation \
+                         above is Tether's record; the agent does not remember it.",
+                        describe_error(&error)
+                    ),
+                );
+                self.new_session(now);
+            }
+        }
+    }
+
+    pub(super) fn on_session_created(&mut self, result: &RawValue, now: u64) {
+        match serde_json::from_str::<acp::NewSessionResponse>(result.get()) {
+            Ok(response) => {
+                let session_id = response.session_id.0.to_string();
+                self.session_id = Some(response.session_id);
+                self.phase = Phase::Ready;
+                self.agent_modes = agent_modes(response.modes, response.config_options.as_deref());
+                self.on_config_options(response.config_options.as_deref().unwrap_or_default());
+                let raw: serde_json::Value = serde_json::from_str(result.get()).unwrap_or_default();
+                self.on_legacy_models(&raw["models"]);
+                self.events.push_back(AcpEvent::SessionReady { session_id });
+                if self.agent_modes.is_some() {
+                    self.events.push_back(AcpEvent::PolicyChanged);
+                    // A mode chosen before the session existed (or the default from settings)
+                    // reaches the agent now.
+                    self.send_mode_to_agent();
+                }
+                self.after_session_ready(now);
+            }
+            Err(error) => self.fail(format!("the agent's answer to session/new is malformed: {error}")),
+        }
+    }
+}

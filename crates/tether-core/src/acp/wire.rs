@@ -1,0 +1,306 @@
+//! The client's side of the JSON-RPC connection to the agent: each line from the agent dispatched
+//! (answers, requests, notifications), the requests the client makes and their answers, and the
+//! bound on the agent's requests left waiting.
+
+use agent_client_protocol_schema::v1 as acp;
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::jsonrpc;
+use crate::jsonrpc::{Message, RequestId, RpcError};
+use crate::sidecar::method;
+use crate::thread::TurnState;
+
+use super::{AcpClient, AcpEvent, AgentSession, MAX_AGENT_REQUESTS_WAITING, Phase, RequestKind, auth, describe_error};
+
+impl AcpClient {
+    /// One complete line from the agent's stdout that tetherd found to be JSON.
+    pub fn handle_message(&mut self, line: &str, now: u64) {
+        self.now = now;
+        let message = match jsonrpc::parse_message(line) {
+            Ok(message) => message,
+            Err(error) => {
+                let rpc_error = error.to_rpc_error();
+                self.push_outgoing(jsonrpc::encode_error(&error.response_id(), &rpc_error));
+                self.problem(format!("the agent sent an invalid message: {error}"), Some(line));
+                return;
+            }
+        };
+        match message {
+            Message::Response { id, result } => self.handle_response(id, result, now),
+            Message::Request { id, method, params } => self.handle_request(id, &method, params),
+            Message::Notification { method, params } => self.handle_notification(&method, params),
+        }
+    }
+
+    pub(super) fn handle_response(&mut self, id: RequestId, result: Result<&RawValue, RpcError>, now: u64) {
+        let Some(pending) = self.rpc.take(&id) else {
+            if !self.timed_out.remove(&id) {
+                self.problem(format!("the agent answered a request Tether never sent (id {id})"), None);
+            }
+            return;
+        };
+        match (pending.tag, result) {
+            (RequestKind::Initialize, Ok(result)) => self.on_initialized(result, now),
+            (RequestKind::ResumeSession, result) => self.on_session_resumed(result, now),
+            (RequestKind::ListSessions, result) => {
+                let sessions = result.map_err(|error| describe_error(&error)).and_then(|raw| {
+                    serde_json::from_str::<acp::ListSessionsResponse>(raw.get())
+                        .map_err(|error| format!("the agent's answer to session/list is malformed: {error}"))
+                });
+                let sessions = sessions.map(|response| {
+                    response
+                        .sessions
+                        .into_iter()
+                        .map(|info| AgentSession {
+                            session_id: info.session_id.0.to_string(),
+                            title: info.title,
+                            updated_at: info.updated_at,
+                        })
+                        .collect()
+                });
+                self.events.push_back(AcpEvent::AgentSessions(sessions));
+            }
+            (RequestKind::Unknown, _) => {}
+            (RequestKind::SetConfigOption, result) => {
+                self.on_config_option_set(&id, result.map_err(|error| describe_error(&error)));
+            }
+            (RequestKind::NewSession, Ok(result)) => self.on_session_created(result, now),
+            (RequestKind::Authenticate, result) => self.on_authenticated(result.map(|_| ()), now),
+            (RequestKind::NewSession, Err(error)) if auth::is_auth_required(&error) => {
+                self.on_auth_required(&error, false);
+            }
+            (RequestKind::Prompt, Ok(result)) => {
+                self.prompt_in_flight = None;
+                match serde_json::from_str::<acp::PromptResponse>(result.get()) {
+                    Ok(response) => {
+                        self.thread.set_turn(TurnState::ended(response.stop_reason));
+                    }
+                    Err(error) => {
+                        self.thread.set_turn(TurnState::Failed {
+                            message: format!("the agent's answer to the prompt is malformed: {error}"),
+                        });
+                    }
+                }
+                self.clear_stale_permissions();
+                self.end_turn_files();
+            }
+            (RequestKind::SetAgentMode, result) => {
+                self.mode_switches_in_flight = self.mode_switches_in_flight.saturating_sub(1);
+                if let Err(error) = result {
+                    self.problem(
+                        format!(
+                            "the agent refused to switch its own mode ({}); Tether still applies {} mode itself",
+                            describe_error(&error),
+                            self.policy.mode()
+                        ),
+                        None,
+                    );
+                }
+            }
+            (RequestKind::Initialize | RequestKind::NewSession, Err(error)) => {
+                self.fail(format!("{} failed: {}", pending.method, describe_error(&error)));
+            }
+            (RequestKind::Prompt, Err(error)) => {
+                self.prompt_in_flight = None;
+                if auth::is_auth_required(&error) {
+                    self.on_auth_required(&error, true);
+                } else {
+                    self.thread.set_turn(TurnState::Failed { message: describe_error(&error) });
+                }
+                self.clear_stale_permissions();
+                self.end_turn_files();
+            }
+        }
+    }
+
+    pub(super) fn handle_request(&mut self, id: RequestId, method: &str, params: Option<&RawValue>) {
+        // A log being folded holds what was answered then; nothing is refused now.
+        if !self.replaying && self.agent_requests_waiting.len() >= MAX_AGENT_REQUESTS_WAITING {
+            self.refuse_over_limit(&id, method);
+            return;
+        }
+        self.agent_requests_waiting.insert(id.clone());
+        match method {
+            "session/request_permission" => match jsonrpc::parse_params::<acp::RequestPermissionRequest>(params) {
+                Ok(request) => self.on_permission_request(id, request),
+                Err(error) => {
+                    self.problem(format!("the agent sent an invalid permission request: {}", error.message), None);
+                    self.push_outgoing(jsonrpc::encode_error(&id, &error));
+                }
+            },
+            "fs/read_text_file" => match jsonrpc::parse_params::<acp::ReadTextFileRequest>(params) {
+                Ok(request) => self.on_read_request(id, request),
+                Err(error) => self.push_outgoing(jsonrpc::encode_error(&id, &error)),
+            },
+            "fs/write_text_file" => match jsonrpc::parse_params::<acp::WriteTextFileRequest>(params) {
+                Ok(request) => self.on_write_request(id, request),
+                Err(error) => self.push_outgoing(jsonrpc::encode_error(&id, &error)),
+            },
+            "terminal/create" => match jsonrpc::parse_params::<acp::CreateTerminalRequest>(params) {
+                Ok(request) => self.on_create_terminal(id, request),
+                Err(error) => self.push_outgoing(jsonrpc::encode_error(&id, &error)),
+            },
+            "terminal/output" => match jsonrpc::parse_params::<acp::TerminalOutputRequest>(params) {
+                Ok(request) => {
+                    self.on_terminal_request(id, method::TERMINAL_OUTPUT, &request.session_id, &request.terminal_id)
+                }
+                Err(error) => self.push_outgoing(jsonrpc::encode_error(&id, &error)),
+            },
+            "terminal/wait_for_exit" => match jsonrpc::parse_params::<acp::WaitForTerminalExitRequest>(params) {
+                Ok(request) => self.on_terminal_request(
+                    id,
+                    method::TERMINAL_WAIT_FOR_EXIT,
+                    &request.session_id,
+                    &request.terminal_id,
+                ),
+                Err(error) => self.push_outgoing(jsonrpc::encode_error(&id, &error)),
+            },
+            "terminal/kill" => match jsonrpc::parse_params::<acp::KillTerminalRequest>(params) {
+                Ok(request) => {
+                    self.on_terminal_request(id, method::TERMINAL_KILL, &request.session_id, &request.terminal_id)
+                }
+                Err(error) => self.push_outgoing(jsonrpc::encode_error(&id, &error)),
+            },
+            "terminal/release" => match jsonrpc::parse_params::<acp::ReleaseTerminalRequest>(params) {
+                Ok(request) => {
+                    self.on_terminal_request(id, method::TERMINAL_RELEASE, &request.session_id, &request.terminal_id)
+                }
+                Err(error) => self.push_outgoing(jsonrpc::encode_error(&id, &error)),
+            },
+            _ => {
+                let error = RpcError::method_not_found()
+                    .data(serde_json::Value::String(format!("Tether does not offer {method}")));
+                self.push_outgoing(jsonrpc::encode_error(&id, &error));
+                self.events.push_back(AcpEvent::ProtocolProblem {
+                    message: format!("the agent called {method}, which Tether does not offer"),
+                });
+            }
+        }
+    }
+
+    /// Answers a request of the agent's that finds [`MAX_AGENT_REQUESTS_WAITING`] already
+    /// waiting: an error now, rather than one more thing to hold.
+    pub(super) fn refuse_over_limit(&mut self, id: &RequestId, method: &str) {
+        let error = RpcError::internal_error().data(serde_json::Value::String(format!(
+            "Tether already has {MAX_AGENT_REQUESTS_WAITING} requests of this agent waiting for an answer; \
+             this {method} is refused, send it again once some are answered"
+        )));
+        self.push_outgoing(jsonrpc::encode_error(id, &error));
+        if !self.refusing_requests {
+            self.refusing_requests = true;
+            self.problem(
+                format!(
+                    "the agent sent more than {MAX_AGENT_REQUESTS_WAITING} requests that wait for an answer; \
+                     the ones beyond are refused with an error until those are answered"
+                ),
+                None,
+            );
+        }
+    }
+
+    /// Queues a line for the agent. An answer to one of the agent's requests stops it waiting.
+    pub(super) fn push_outgoing(&mut self, line: String) {
+        if !self.agent_requests_waiting.is_empty()
+            && let Some(id) = jsonrpc::response_id(&line)
+        {
+            self.answered_agent_request(&id);
+        }
+        self.outgoing.push_back(line);
+    }
+
+    pub(super) fn answered_agent_request(&mut self, id: &RequestId) {
+        self.agent_requests_waiting.remove(id);
+        if self.agent_requests_waiting.is_empty() {
+            self.refusing_requests = false;
+        }
+    }
+
+    pub(super) fn handle_notification(&mut self, method: &str, params: Option<&RawValue>) {
+        match method {
+            "session/update" => match jsonrpc::parse_params::<acp::SessionNotification>(params) {
+                Ok(notification) => {
+                    if self.phase == Phase::ResumingSession
+                        && self.resume.as_deref() == Some(&*notification.session_id.0)
+                    {
+                        // The agent replays the session's history: the thread has it already,
+                        // unless the session is one Tether has no record of. The session's state
+                        // (commands, options, title, usage) is taken either way.
+                        if self.show_resumed_history {
+                            self.on_session_update(notification.update);
+                            return;
+                        }
+                        match notification.update {
+                            update @ (acp::SessionUpdate::AvailableCommandsUpdate(_)
+                            | acp::SessionUpdate::SessionInfoUpdate(_)
+                            | acp::SessionUpdate::UsageUpdate(_)) => {
+                                self.on_session_state_update(update);
+                            }
+                            acp::SessionUpdate::ConfigOptionUpdate(update) => {
+                                self.on_config_options(&update.config_options);
+                            }
+                            _ => {}
+                        }
+                        return;
+                    }
+                    if self.session_id.as_ref() != Some(&notification.session_id) {
+                        self.events.push_back(AcpEvent::ProtocolProblem {
+                            message: format!("an update for unknown session {} was ignored", notification.session_id.0),
+                        });
+                        return;
+                    }
+                    self.on_session_update(notification.update);
+                }
+                Err(error) => {
+                    self.problem(format!("the agent sent an invalid session/update: {}", error.message), None)
+                }
+            },
+            "$/cancel_request" => {
+                #[derive(serde::Deserialize)]
+                #[serde(rename_all = "camelCase")]
+                struct CancelRequest {
+                    request_id: RequestId,
+                }
+                if let Ok(cancel) = jsonrpc::parse_params::<CancelRequest>(params) {
+                    let key = self
+                        .permissions
+                        .iter()
+                        .find(|(_, pending)| pending.request_id == cancel.request_id)
+                        .map(|(key, _)| *key);
+                    if let Some(key) = key {
+                        self.withdraw_permission(key);
+                    }
+                }
+            }
+            // Other notifications (extensions, newer protocol features) are legal to ignore.
+            _ => {}
+        }
+    }
+
+    pub(super) fn send_request(
+        &mut self,
+        method: &str,
+        params: &impl Serialize,
+        kind: RequestKind,
+        deadline: Option<u64>,
+    ) -> RequestId {
+        if self.replaying {
+            // The requests the engine made are read back from the log, ids and all; one it would
+            // make now was either made then (and is in the log) or never.
+            return RequestId::Null;
+        }
+        let (id, line) = self.rpc.request(method, params, kind, deadline);
+        self.push_outgoing(line);
+        id
+    }
+
+    /// Answers a request whose parameters Tether cannot act on: invalid params, saying why.
+    pub(super) fn refuse(&mut self, id: &RequestId, problem: String) {
+        let error = RpcError::invalid_params().data(serde_json::Value::String(problem));
+        self.push_outgoing(jsonrpc::encode_error(id, &error));
+    }
+
+    pub(super) fn send_notification(&mut self, method: &str, params: &impl Serialize) {
+        self.push_outgoing(jsonrpc::encode_notification(method, params));
+    }
+}
