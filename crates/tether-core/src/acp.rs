@@ -61,12 +61,12 @@ pub use replay::LogReplay;
 pub use terminal::TerminalCall;
 pub use updates::tool_call_view;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use agent_client_protocol_schema::v1 as acp;
 use serde::Serialize;
 
-use crate::jsonrpc::{self, Outgoing, RequestId, RpcError};
+use crate::jsonrpc::{self, RequestId, RpcError};
 use crate::permissions::{AuditEvent, AuditRecord, DecidedBy, PermissionPolicy, RequestFacts, RuleError, Verdict};
 use crate::sidecar::BadLineKind;
 use crate::thread::{
@@ -75,7 +75,6 @@ use crate::thread::{
 };
 use crate::webview::PromptAttachment;
 
-use cards::PendingPermission;
 use modes::AgentModes;
 
 /// The step budget for the diff of a tool call's card: tool calls are updated often, so a huge
@@ -243,55 +242,30 @@ pub struct AcpClient {
     info: ClientInfo,
     cwd: String,
     phase: Phase,
-    rpc: Outgoing<RequestKind>,
-    session_id: Option<acp::SessionId>,
-    agent_info: Option<String>,
     thread: Thread,
     prompt_in_flight: Option<RequestId>,
-    permissions: BTreeMap<PermissionKey, PendingPermission>,
-    next_permission_key: PermissionKey,
     policy: PermissionPolicy,
-    agent_modes: Option<AgentModes>,
-    /// Mode switches sent to the agent and not yet answered. While any is in flight, a mode the
-    /// agent reports is not followed: it may be the answer to an older switch.
-    mode_switches_in_flight: u32,
     files: fs::Files,
     links: links::Links,
     terminals: terminal::Terminals,
-    /// The commands of execute tool calls whose permission request was answered with an allow
-    /// option in this turn and that no `terminal/create` has run yet (see
-    /// [`AcpClient::take_approved_command`]).
-    approved_commands: VecDeque<String>,
     /// The time of the input being handled.
     now: u64,
     /// Folding a session's log: the policy decides nothing (the log says what was decided).
     replaying: bool,
-    /// The agent's session to resume instead of creating one (the thread already shows it).
-    resume: Option<String>,
     /// While replaying: the agent's requests for files and terminals the log has not answered
     /// (yet), by id, as the agent sent them.
     unanswered: BTreeMap<RequestId, String>,
-    /// The session being resumed is not in Tether's record (it comes from the agent's own list),
-    /// so the history the agent replays while loading it is shown.
-    show_resumed_history: bool,
-    /// The agent offers `session/list` (`sessionCapabilities.list` in its `initialize` answer).
-    can_list_sessions: bool,
-    /// The agent offers `session/load` and `session/resume`.
-    can_load: bool,
-    can_resume: bool,
     controls: session_state::SessionControls,
+    /// The connection: requests in flight, lines for the agent, the agent's requests waiting.
+    wire: wire::Wire,
+    /// The agent's session and what the agent offers for sessions.
+    session: handshake::AgentSessionState,
+    /// Permission requests waiting for the person, and commands approved for a terminal.
+    cards: cards::PermissionCards,
+    /// The agent's own modes and the switches in flight.
+    modes: modes::ModeState,
     auth: auth::Authentication,
-    outgoing: VecDeque<String>,
     events: VecDeque<AcpEvent>,
-    /// The agent's requests not answered yet, by id; answers leave through
-    /// [`AcpClient::push_outgoing`], which takes them out.
-    agent_requests_waiting: BTreeSet<RequestId>,
-    /// Requests beyond [`MAX_AGENT_REQUESTS_WAITING`] are being refused, and the thread has said
-    /// so; it says so again for a later flood once every waiting request has been answered.
-    refusing_requests: bool,
-    /// The engine's mode and config switches that timed out: an answer that still comes is
-    /// late, not an answer to a request never sent. One per switch the person made.
-    timed_out: BTreeSet<RequestId>,
 }
 
 impl AcpClient {
@@ -309,35 +283,22 @@ impl AcpClient {
             info,
             cwd: cwd.into(),
             phase: Phase::New,
-            rpc: Outgoing::new(),
-            session_id: None,
-            agent_info: None,
             thread: Thread::default(),
             prompt_in_flight: None,
-            permissions: BTreeMap::new(),
-            next_permission_key: first_permission_key,
             policy,
-            agent_modes: None,
-            mode_switches_in_flight: 0,
             files: fs::Files::new(first_permission_key),
             links: links::Links::new(first_permission_key),
             terminals: terminal::Terminals::default(),
-            approved_commands: VecDeque::new(),
             now: 0,
             replaying: false,
-            resume: None,
             unanswered: BTreeMap::new(),
-            show_resumed_history: false,
-            can_list_sessions: false,
-            can_load: false,
-            can_resume: false,
             controls: session_state::SessionControls::default(),
+            wire: wire::Wire::default(),
+            session: handshake::AgentSessionState::default(),
+            cards: cards::PermissionCards::new(first_permission_key),
+            modes: modes::ModeState::default(),
             auth: auth::Authentication::default(),
-            outgoing: VecDeque::new(),
             events: VecDeque::new(),
-            agent_requests_waiting: BTreeSet::new(),
-            refusing_requests: false,
-            timed_out: BTreeSet::new(),
         }
     }
 
@@ -350,7 +311,7 @@ impl AcpClient {
     }
 
     pub fn agent_info(&self) -> Option<&str> {
-        self.agent_info.as_deref()
+        self.session.agent_info.as_deref()
     }
 
     pub fn is_ready(&self) -> bool {
@@ -363,7 +324,7 @@ impl AcpClient {
     }
 
     pub fn session_id(&self) -> Option<&str> {
-        self.session_id.as_ref().map(|id| &*id.0)
+        self.session.id.as_ref().map(|id| &*id.0)
     }
 
     /// Makes the client ready for a new agent process that goes on with this thread: Restart
@@ -378,11 +339,11 @@ impl AcpClient {
         }
         self.terminals_lost("its agent is gone", now);
         self.unanswered.clear();
-        self.agent_modes = None;
-        self.mode_switches_in_flight = 0;
+        self.modes.agent = None;
+        self.modes.switches_in_flight = 0;
         self.controls.forget_agent();
         self.events.push_back(AcpEvent::ControlsChanged);
-        self.resume = self.session_id.as_ref().map(|id| id.0.to_string());
+        self.session.resume = self.session.id.as_ref().map(|id| id.0.to_string());
         self.phase = Phase::New;
     }
 
@@ -395,7 +356,7 @@ impl AcpClient {
             // the sign-in it asks for again.
             return self.hold_prompt_for_sign_in(text, attachments);
         }
-        let Some(session_id) = self.session_id.clone().filter(|_| self.phase == Phase::Ready) else {
+        let Some(session_id) = self.session.id.clone().filter(|_| self.phase == Phase::Ready) else {
             return Err(IntentError::NotReady);
         };
         if self.prompt_in_flight.is_some() {
@@ -505,7 +466,7 @@ impl AcpClient {
             });
             return;
         }
-        let (Some(session_id), Some(_)) = (self.session_id.clone(), &self.prompt_in_flight) else {
+        let (Some(session_id), Some(_)) = (self.session.id.clone(), &self.prompt_in_flight) else {
             return;
         };
         self.send_notification("session/cancel", &acp::CancelNotification::new(session_id));
@@ -590,7 +551,7 @@ impl AcpClient {
     fn close(&mut self, description: &str, turn_end: TurnState, notice: Option<NoticeView>, report_handshake: bool) {
         let was_running = self.prompt_in_flight.take().is_some() || self.files.held_prompt.take().is_some();
         self.settle_waiting_writes(&format!("The agent {description}"));
-        for (_, pending) in std::mem::take(&mut self.permissions) {
+        for (_, pending) in std::mem::take(&mut self.cards.waiting) {
             // Nobody is left to answer: the request is shown as cancelled.
             if let Some(tool_call) = self.facts_of(pending.tool_call) {
                 self.audit(AuditEvent::Cancelled { tool_call, why: format!("the agent {description}") });
@@ -603,7 +564,7 @@ impl AcpClient {
             });
         }
         self.emit_permission_count();
-        for (_, pending) in self.rpc.drain() {
+        for (_, pending) in self.wire.rpc.drain() {
             if report_handshake && matches!(pending.tag, RequestKind::Initialize | RequestKind::NewSession) {
                 self.events.push_back(AcpEvent::Failed { message: format!("the agent {description}") });
             }
@@ -615,8 +576,8 @@ impl AcpClient {
             self.thread.push(Entry::Notice(notice));
         }
         // Nobody is left to answer them to.
-        self.agent_requests_waiting.clear();
-        self.refusing_requests = false;
+        self.wire.requests_waiting.clear();
+        self.wire.refusing = false;
         self.phase = Phase::Closed;
     }
 
@@ -625,11 +586,11 @@ impl AcpClient {
     /// the session goes on.
     pub fn handle_timeout(&mut self, now: u64) {
         self.now = now;
-        for (id, pending) in self.rpc.expire(now) {
+        for (id, pending) in self.wire.rpc.expire(now) {
             match pending.tag {
                 RequestKind::SetAgentMode => {
-                    self.timed_out.insert(id);
-                    self.mode_switches_in_flight = self.mode_switches_in_flight.saturating_sub(1);
+                    self.wire.timed_out.insert(id);
+                    self.modes.switches_in_flight = self.modes.switches_in_flight.saturating_sub(1);
                     let message = format!(
                         "the agent did not answer {} within {} s; Tether still applies {} mode itself",
                         pending.method,
@@ -642,7 +603,7 @@ impl AcpClient {
                     let message =
                         format!("the agent did not answer {} within {} s", pending.method, CONTROL_TIMEOUT_MS / 1000);
                     self.on_config_option_set(&id, Err(message));
-                    self.timed_out.insert(id);
+                    self.wire.timed_out.insert(id);
                 }
                 _ => {
                     let message =
@@ -654,12 +615,12 @@ impl AcpClient {
     }
 
     pub fn poll_timeout(&self) -> Option<u64> {
-        self.rpc.next_deadline()
+        self.wire.rpc.next_deadline()
     }
 
     /// The next line to write to the agent's stdin (without its newline).
     pub fn poll_outgoing(&mut self) -> Option<String> {
-        self.outgoing.pop_front()
+        self.wire.outgoing.pop_front()
     }
 
     pub fn poll_event(&mut self) -> Option<AcpEvent> {

@@ -215,7 +215,7 @@ impl AcpClient {
     }
 
     fn authenticating(&self) -> bool {
-        self.rpc.iter().any(|(_, pending)| pending.tag == RequestKind::Authenticate)
+        self.wire.rpc.iter().any(|(_, pending)| pending.tag == RequestKind::Authenticate)
     }
 
     /// The person chose `method_id` (giving the agent's environment new variables when
@@ -319,7 +319,7 @@ impl AcpClient {
         match result {
             Ok(()) => {
                 self.notice(NoticeLevel::Info, "Signed in.".to_owned());
-                if self.session_id.is_some() && self.resume.is_none() {
+                if self.session.id.is_some() && self.session.resume.is_none() {
                     // The session exists on this agent: only the prompt waited.
                     self.phase = Phase::Ready;
                     if let Some(session_id) = self.session_id() {

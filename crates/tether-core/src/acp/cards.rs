@@ -3,6 +3,8 @@
 //! and the mode when they can be, else held for the person; their answers, and the audit record
 //! of every decision.
 
+use std::collections::{BTreeMap, VecDeque};
+
 use agent_client_protocol_schema::v1 as acp;
 
 use crate::jsonrpc;
@@ -15,13 +17,32 @@ use crate::thread::{
     Entry, EntryIndex, PermissionKey, PermissionOptionView, PermissionOutcome, PermissionView, ToolCallView, ToolStatus,
 };
 
-use super::links;
-use super::{AcpClient, AcpEvent, IntentError, MAX_APPROVED_COMMANDS, fs, terminal, wire_name};
+use super::{AcpClient, AcpEvent, IntentError, MAX_APPROVED_COMMANDS, fs, links, terminal, wire_name};
+
+/// The permission requests waiting for the person, by key, and the commands their answers
+/// approved.
+#[derive(Debug)]
+pub(super) struct PermissionCards {
+    pub(super) waiting: BTreeMap<PermissionKey, PendingPermission>,
+    pub(super) next_key: PermissionKey,
+    /// The commands of execute tool calls whose permission request was answered with an allow
+    /// option in this turn and that no `terminal/create` has run yet (see
+    /// [`AcpClient::take_approved_command`]).
+    pub(super) approved_commands: VecDeque<String>,
+}
+
+impl PermissionCards {
+    /// Keys start at `first_key`, so a host that replaces its client never reuses a key a stale
+    /// webview might still send.
+    pub(super) fn new(first_key: PermissionKey) -> Self {
+        PermissionCards { waiting: BTreeMap::new(), next_key: first_key, approved_commands: VecDeque::new() }
+    }
+}
 
 impl AcpClient {
     /// The person chose `option_id` on the permission request `key`.
     pub fn answer_permission(&mut self, key: PermissionKey, option_id: &str) -> Result<(), IntentError> {
-        let pending = self.permissions.get(&key).ok_or(IntentError::UnknownPermission)?;
+        let pending = self.cards.waiting.get(&key).ok_or(IntentError::UnknownPermission)?;
         let pending = pending.clone();
         let offered = self
             .thread
@@ -64,18 +85,18 @@ impl AcpClient {
     }
 
     pub fn permissions_waiting(&self) -> u32 {
-        self.permissions.len() as u32
+        self.cards.waiting.len() as u32
     }
 
     pub(super) fn on_permission_request(&mut self, id: RequestId, request: acp::RequestPermissionRequest) {
-        if self.session_id.as_ref() != Some(&request.session_id) {
+        if self.session.id.as_ref() != Some(&request.session_id) {
             let error = RpcError::invalid_params()
                 .data(serde_json::Value::String(format!("unknown session {}", request.session_id.0)));
             self.push_outgoing(jsonrpc::encode_error(&id, &error));
             return;
         }
-        let key = self.next_permission_key;
-        self.next_permission_key += 1;
+        let key = self.cards.next_key;
+        self.cards.next_key += 1;
         let options: Vec<PermissionOptionView> = request
             .options
             .iter()
@@ -99,7 +120,7 @@ impl AcpClient {
         });
         let pending =
             PendingPermission { request_id: id, tool_call: index, status_before, gate: None, resolving: true };
-        self.permissions.insert(key, pending);
+        self.cards.waiting.insert(key, pending);
         if self.replaying {
             // The log says how it was answered.
             return;
@@ -111,7 +132,8 @@ impl AcpClient {
 
     /// The paths of the tool call a waiting permission request is about, as the agent named them.
     pub(super) fn paths_to_decide(&self, key: PermissionKey) -> Vec<String> {
-        let Some(call) = self.permissions.get(&key).and_then(|pending| self.thread.tool_call(pending.tool_call)) else {
+        let Some(call) = self.cards.waiting.get(&key).and_then(|pending| self.thread.tool_call(pending.tool_call))
+        else {
             return Vec::new();
         };
         crate::permissions::paths_of_tool_call(call).into_iter().map(str::to_owned).collect()
@@ -120,7 +142,7 @@ impl AcpClient {
     /// The paths of a permission request were resolved: the card shows where links lead, and the
     /// rules and the mode decide it now, unless the person already did.
     pub(super) fn decide_resolved(&mut self, key: PermissionKey) {
-        let Some(pending) = self.permissions.get_mut(&key) else { return };
+        let Some(pending) = self.cards.waiting.get_mut(&key) else { return };
         pending.resolving = false;
         let index = pending.tool_call;
         let links: Vec<String> = match self.thread.tool_call(index) {
@@ -154,7 +176,7 @@ impl AcpClient {
     /// Puts a waiting request to the policy and answers it when a rule or the mode decides.
     /// Returns whether it was answered.
     pub(super) fn decide_by_policy(&mut self, key: PermissionKey) -> bool {
-        let Some(pending) = self.permissions.get(&key) else { return false };
+        let Some(pending) = self.cards.waiting.get(&key) else { return false };
         if pending.resolving {
             return false;
         }
@@ -193,7 +215,7 @@ impl AcpClient {
 
     /// Puts every waiting request to the policy again, after it changed.
     pub(super) fn reevaluate_waiting(&mut self) {
-        let keys: Vec<PermissionKey> = self.permissions.keys().copied().collect();
+        let keys: Vec<PermissionKey> = self.cards.waiting.keys().copied().collect();
         for key in keys {
             self.decide_by_policy(key);
         }
@@ -201,9 +223,9 @@ impl AcpClient {
 
     /// Answers every waiting request `cancelled`, as ACP requires when a turn is cancelled.
     pub(super) fn cancel_waiting(&mut self, why: &str) {
-        let keys: Vec<PermissionKey> = self.permissions.keys().copied().collect();
+        let keys: Vec<PermissionKey> = self.cards.waiting.keys().copied().collect();
         for key in keys {
-            if let Some(tool_call) = self.permissions.get(&key).and_then(|pending| self.facts_of(pending.tool_call)) {
+            if let Some(tool_call) = self.cards.waiting.get(&key).and_then(|pending| self.facts_of(pending.tool_call)) {
                 self.audit(AuditEvent::Cancelled { tool_call, why: why.to_owned() });
             }
             self.resolve_permission(key, PermissionOutcome::Cancelled, None);
@@ -229,7 +251,7 @@ impl AcpClient {
         outcome: PermissionOutcome,
         reason: Option<String>,
     ) {
-        let Some(pending) = self.permissions.remove(&key) else { return };
+        let Some(pending) = self.cards.waiting.remove(&key) else { return };
         let allowed = self.outcome_allows(pending.tool_call, &outcome);
         if let Some(gate) = pending.gate.clone() {
             // Tether's own question: the request goes ahead or fails; the agent never saw a
@@ -263,7 +285,7 @@ impl AcpClient {
     /// The agent withdrew its request (`$/cancel_request`): it is answered "request cancelled"
     /// and the card says so.
     pub(super) fn withdraw_permission(&mut self, key: PermissionKey) {
-        let Some(pending) = self.permissions.remove(&key) else { return };
+        let Some(pending) = self.cards.waiting.remove(&key) else { return };
         if let Some(tool_call) = self.facts_of(pending.tool_call) {
             self.audit(AuditEvent::Withdrawn { tool_call });
         }
@@ -286,7 +308,7 @@ impl AcpClient {
             // Tether's own cards name paths already resolved.
             resolving: false,
         };
-        self.permissions.insert(key, pending);
+        self.cards.waiting.insert(key, pending);
         if !self.decide_by_policy(key) {
             if let Some(tool_call) = self.facts_of(index) {
                 self.audit(AuditEvent::Asked { tool_call, options });
@@ -318,20 +340,20 @@ impl AcpClient {
             return;
         }
         let Some(command) = call.command.clone() else { return };
-        if self.approved_commands.len() >= MAX_APPROVED_COMMANDS {
+        if self.cards.approved_commands.len() >= MAX_APPROVED_COMMANDS {
             // An agent that asks for far more commands than it runs loses the oldest approvals;
             // running one of those asks again, which is the safe side.
-            self.approved_commands.pop_front();
+            self.cards.approved_commands.pop_front();
         }
-        self.approved_commands.push_back(command);
+        self.cards.approved_commands.push_back(command);
     }
 
     /// Uses up one approval of `command` (see [`AcpClient::remember_approved_command`]); false
     /// when there is none.
     pub(super) fn take_approved_command(&mut self, command: &str) -> bool {
-        match self.approved_commands.iter().position(|approved| approved == command) {
+        match self.cards.approved_commands.iter().position(|approved| approved == command) {
             Some(position) => {
-                self.approved_commands.remove(position);
+                self.cards.approved_commands.remove(position);
                 true
             }
             None => false,
@@ -354,7 +376,7 @@ impl AcpClient {
         self.cancel_waiting("the turn ended before an answer");
         // An approval is for this turn's command: a later turn that runs it without asking is
         // asked about it.
-        self.approved_commands.clear();
+        self.cards.approved_commands.clear();
     }
 
     /// The view's badge: permission requests and writes waiting for the person.

@@ -407,8 +407,8 @@ impl AcpClient {
     fn ask_to_read_outside(&mut self, id: RequestId, target: Target, start: u64, limit: Option<u64>) {
         let shown = target.shown(&self.cwd);
         let path = target.leads_to;
-        let key = self.next_permission_key;
-        self.next_permission_key += 1;
+        let key = self.cards.next_key;
+        self.cards.next_key += 1;
         let names = ["Allow", "Always allow reading this file", "Deny"];
         let title = format!("Read {shown} (outside the workspace)");
         let call = ToolCallView {
@@ -1075,7 +1075,7 @@ impl AcpClient {
     /// be this one and the path absolute, as ACP requires.
     fn checked_path(&mut self, id: &RequestId, session: &acp::SessionId, path: &std::path::Path) -> Option<String> {
         let path = path.to_string_lossy().into_owned();
-        let problem = if self.session_id.as_ref() != Some(session) {
+        let problem = if self.session.id.as_ref() != Some(session) {
             format!("unknown session {}", session.0)
         } else if !path.starts_with('/') {
             format!("{path} is not an absolute path")

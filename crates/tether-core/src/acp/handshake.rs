@@ -12,26 +12,44 @@ use crate::webview::PromptCapabilitiesView;
 use super::modes::agent_modes;
 use super::{AcpClient, AcpEvent, HANDSHAKE_TIMEOUT_MS, PROTOCOL_VERSION, Phase, RequestKind, describe_error};
 
+/// The agent's session, once there is one, and what the agent offers for sessions.
+#[derive(Debug, Default)]
+pub(super) struct AgentSessionState {
+    pub(super) id: Option<acp::SessionId>,
+    /// The agent's name and version, from its `initialize` answer.
+    pub(super) agent_info: Option<String>,
+    /// The agent's session to resume instead of creating one (the thread already shows it).
+    pub(super) resume: Option<String>,
+    /// The session being resumed is not in Tether's record (it comes from the agent's own list),
+    /// so the history the agent replays while loading it is shown.
+    pub(super) show_resumed_history: bool,
+    /// The agent offers `session/list` (`sessionCapabilities.list` in its `initialize` answer).
+    pub(super) can_list: bool,
+    /// The agent offers `session/load` and `session/resume`.
+    pub(super) can_load: bool,
+    pub(super) can_resume: bool,
+}
+
 impl AcpClient {
     /// Asks for the agent's session `agent_session_id` to be resumed, once the agent is
     /// initialized, instead of a new one: with `session/load` when the agent offers it, else
     /// `session/resume`, else (or when that fails) a new session, with a notice saying that the
     /// conversation shown is Tether's record and the agent starts afresh. Call before `start`.
     pub fn resume_session(&mut self, agent_session_id: String) {
-        self.resume = Some(agent_session_id);
+        self.session.resume = Some(agent_session_id);
     }
 
     /// Like [`AcpClient::resume_session`], for a session Tether has no record of (one from the
     /// agent's own list): the history the agent replays while loading it is shown.
     pub fn resume_agent_session(&mut self, agent_session_id: String) {
-        self.resume = Some(agent_session_id);
-        self.show_resumed_history = true;
+        self.session.resume = Some(agent_session_id);
+        self.session.show_resumed_history = true;
     }
 
     /// Asks the agent for its sessions of this workspace when it offers `session/list`; the
     /// answer comes as [`AcpEvent::AgentSessions`]. Returns whether it was asked.
     pub fn list_agent_sessions(&mut self, now: u64) -> bool {
-        if !self.can_list_sessions || matches!(self.phase, Phase::New | Phase::Initializing | Phase::Closed) {
+        if !self.session.can_list || matches!(self.phase, Phase::New | Phase::Initializing | Phase::Closed) {
             return false;
         }
         let params = acp::ListSessionsRequest::new().cwd(std::path::PathBuf::from(&self.cwd));
@@ -83,16 +101,16 @@ impl AcpClient {
                 response.protocol_version
             ));
         }
-        self.agent_info = response.agent_info.map(|info| {
+        self.session.agent_info = response.agent_info.map(|info| {
             let name = info.title.unwrap_or(info.name);
             format!("{name} {}", info.version)
         });
-        self.events.push_back(AcpEvent::Initialized { agent: self.agent_info.clone() });
+        self.events.push_back(AcpEvent::Initialized { agent: self.session.agent_info.clone() });
         let capabilities = serde_json::from_str::<serde_json::Value>(result.get()).unwrap_or_default();
         let session_capabilities = &capabilities["agentCapabilities"]["sessionCapabilities"];
-        self.can_resume = !session_capabilities["resume"].is_null();
-        self.can_load = response.agent_capabilities.load_session;
-        self.can_list_sessions = !session_capabilities["list"].is_null();
+        self.session.can_resume = !session_capabilities["resume"].is_null();
+        self.session.can_load = response.agent_capabilities.load_session;
+        self.session.can_list = !session_capabilities["list"].is_null();
         let prompt = &response.agent_capabilities.prompt_capabilities;
         self.controls.view.prompt =
             PromptCapabilitiesView { image: prompt.image, embedded_context: prompt.embedded_context };
@@ -107,8 +125,8 @@ impl AcpClient {
 
     /// Resumes the agent's session when asked to, else creates one.
     pub(super) fn open_session(&mut self, now: u64) {
-        match self.resume.clone() {
-            Some(target) if self.can_load => {
+        match self.session.resume.clone() {
+            Some(target) if self.session.can_load => {
                 let params = acp::LoadSessionRequest::new(target, self.cwd.clone()).mcp_servers(Vec::new());
                 self.send_request(
                     "session/load",
@@ -118,7 +136,7 @@ impl AcpClient {
                 );
                 self.phase = Phase::ResumingSession;
             }
-            Some(target) if self.can_resume => {
+            Some(target) if self.session.can_resume => {
                 let params = acp::ResumeSessionRequest::new(target, self.cwd.clone());
                 self.send_request(
                     "session/resume",
@@ -129,7 +147,7 @@ impl AcpClient {
                 self.phase = Phase::ResumingSession;
             }
             Some(_) => {
-                self.resume = None;
+                self.session.resume = None;
                 let text = "This agent cannot resume an earlier session: it starts a new one. The conversation above \
                             is Tether's record; the agent does not remember it.";
                 self.notice(NoticeLevel::Info, text.to_owned());
@@ -149,8 +167,8 @@ impl AcpClient {
 
     /// The agent answered `session/load` or `session/resume`.
     pub(super) fn on_session_resumed(&mut self, result: Result<&RawValue, RpcError>, now: u64) {
-        let Some(target) = self.resume.take() else { return };
-        self.show_resumed_history = false;
+        let Some(target) = self.session.resume.take() else { return };
+        self.session.show_resumed_history = false;
         match result {
             Ok(result) => {
                 // Both answers carry the session's modes and config options like `session/new`.
@@ -158,14 +176,14 @@ impl AcpClient {
                 let modes = serde_json::from_value::<acp::SessionModeState>(response["modes"].clone()).ok();
                 let options =
                     serde_json::from_value::<Vec<acp::SessionConfigOption>>(response["configOptions"].clone()).ok();
-                self.session_id = Some(acp::SessionId::new(target.clone()));
+                self.session.id = Some(acp::SessionId::new(target.clone()));
                 self.phase = Phase::Ready;
-                self.agent_modes = agent_modes(modes, options.as_deref());
+                self.modes.agent = agent_modes(modes, options.as_deref());
                 self.on_config_options(options.as_deref().unwrap_or_default());
                 self.on_legacy_models(&response["models"]);
                 self.notice(NoticeLevel::Info, "The agent resumed this session.".to_owned());
                 self.events.push_back(AcpEvent::SessionReady { session_id: target });
-                if self.agent_modes.is_some() {
+                if self.modes.agent.is_some() {
                     self.events.push_back(AcpEvent::PolicyChanged);
                     self.send_mode_to_agent();
                 }
@@ -189,14 +207,14 @@ impl AcpClient {
         match serde_json::from_str::<acp::NewSessionResponse>(result.get()) {
             Ok(response) => {
                 let session_id = response.session_id.0.to_string();
-                self.session_id = Some(response.session_id);
+                self.session.id = Some(response.session_id);
                 self.phase = Phase::Ready;
-                self.agent_modes = agent_modes(response.modes, response.config_options.as_deref());
+                self.modes.agent = agent_modes(response.modes, response.config_options.as_deref());
                 self.on_config_options(response.config_options.as_deref().unwrap_or_default());
                 let raw: serde_json::Value = serde_json::from_str(result.get()).unwrap_or_default();
                 self.on_legacy_models(&raw["models"]);
                 self.events.push_back(AcpEvent::SessionReady { session_id });
-                if self.agent_modes.is_some() {
+                if self.modes.agent.is_some() {
                     self.events.push_back(AcpEvent::PolicyChanged);
                     // A mode chosen before the session existed (or the default from settings)
                     // reaches the agent now.

@@ -11,6 +11,15 @@ use crate::thread::{Entry, NoticeLevel, NoticeView};
 
 use super::{AcpClient, AcpEvent, CONTROL_TIMEOUT_MS, IntentError, Phase, RequestKind};
 
+/// The agent's own modes, when it has any, and the switches of them in flight.
+#[derive(Debug, Default)]
+pub(super) struct ModeState {
+    pub(super) agent: Option<AgentModes>,
+    /// Mode switches sent to the agent and not yet answered. While any is in flight, a mode the
+    /// agent reports is not followed: it may be the answer to an older switch.
+    pub(super) switches_in_flight: u32,
+}
+
 impl AcpClient {
     pub fn policy(&self) -> &PermissionPolicy {
         &self.policy
@@ -18,12 +27,12 @@ impl AcpClient {
 
     /// The name of the agent's own current mode, when it has modes.
     pub fn agent_mode(&self) -> Option<String> {
-        self.agent_modes.as_ref().map(AgentModes::current_name)
+        self.modes.agent.as_ref().map(AgentModes::current_name)
     }
 
     /// The agent's own modes (id, name), and the id of the current one, when it has modes.
     pub fn agent_mode_choices(&self) -> (Vec<(String, String)>, Option<String>) {
-        match &self.agent_modes {
+        match &self.modes.agent {
             Some(modes) => (modes.available().to_vec(), Some(modes.current().to_owned())),
             None => (Vec::new(), None),
         }
@@ -34,7 +43,7 @@ impl AcpClient {
     /// "Don't Ask") is sent to the agent as it is and leaves Tether's mode alone.
     pub fn set_agent_mode(&mut self, id: &str, now: u64) -> Result<(), IntentError> {
         self.now = now;
-        let Some(modes) = &self.agent_modes else { return Err(IntentError::NotReady) };
+        let Some(modes) = &self.modes.agent else { return Err(IntentError::NotReady) };
         if !modes.available().iter().any(|(known, _)| known == id) {
             return Err(IntentError::UnknownOption(id.to_owned()));
         }
@@ -120,14 +129,14 @@ impl AcpClient {
             // What was sent is in the log (`session/set_mode`), read back with its effects.
             return;
         }
-        let Some(modes) = &self.agent_modes else { return };
+        let Some(modes) = &self.modes.agent else { return };
         let Some(target) = modes.matching(self.policy.mode()).map(str::to_owned) else { return };
         self.switch_agent_mode(target);
     }
 
     /// Asks the agent to switch to its mode `target` (unless it is in it), the way it offers.
     pub(super) fn switch_agent_mode(&mut self, target: String) {
-        let (Some(session_id), Some(modes)) = (self.session_id.clone(), &self.agent_modes) else { return };
+        let (Some(session_id), Some(modes)) = (self.session.id.clone(), &self.modes.agent) else { return };
         if modes.current() == target {
             return;
         }
@@ -149,8 +158,8 @@ impl AcpClient {
                 self.show_mode_option(&config_id, &target);
             }
         }
-        self.mode_switches_in_flight += 1;
-        if let Some(modes) = &mut self.agent_modes {
+        self.modes.switches_in_flight += 1;
+        if let Some(modes) = &mut self.modes.agent {
             modes.set_current(target);
         }
         self.events.push_back(AcpEvent::PolicyChanged);
@@ -160,7 +169,7 @@ impl AcpClient {
     /// unless a switch Tether asked for is still unanswered (the report may be about an older
     /// switch). Following never sends the mode back.
     pub(super) fn on_agent_mode(&mut self, id: String, from_config_option: bool) {
-        let Some(modes) = &mut self.agent_modes else {
+        let Some(modes) = &mut self.modes.agent else {
             self.problem(format!("the agent reported mode {id:?} but never said it has modes"), None);
             return;
         };
@@ -173,7 +182,7 @@ impl AcpClient {
         let from = self.policy.mode();
         if let Some(mode) = meaning
             && mode != from
-            && self.mode_switches_in_flight == 0
+            && self.modes.switches_in_flight == 0
         {
             self.policy.set_mode(mode);
             self.audit(AuditEvent::ModeChanged { from, to: mode, by: ChangedBy::Agent });

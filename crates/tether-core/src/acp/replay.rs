@@ -89,7 +89,7 @@ impl LogReplay {
                 LogEvent::Host(record) => client.replay_decision(record),
             }
             // Nothing a replaying engine says goes anywhere.
-            client.outgoing.clear();
+            client.wire.outgoing.clear();
             client.events.clear();
         }
     }
@@ -235,7 +235,7 @@ impl AcpClient {
                     "session/load" | "session/resume" => {
                         let params: serde_json::Value =
                             params.and_then(|params| serde_json::from_str(params.get()).ok()).unwrap_or_default();
-                        self.resume = params["sessionId"].as_str().map(str::to_owned);
+                        self.session.resume = params["sessionId"].as_str().map(str::to_owned);
                         self.phase = Phase::ResumingSession;
                         RequestKind::ResumeSession
                     }
@@ -252,15 +252,15 @@ impl AcpClient {
                         let params: serde_json::Value =
                             params.and_then(|params| serde_json::from_str(params.get()).ok()).unwrap_or_default();
                         if method == "session/set_config_option" && self.replay_config_request(&id, &params) {
-                            self.rpc.record_sent(id, &method, RequestKind::SetConfigOption);
+                            self.wire.rpc.record_sent(id, &method, RequestKind::SetConfigOption);
                             return Ok(());
                         }
                         // The engine takes the mode it asks for as current right away.
                         let target = params["modeId"].as_str().or_else(|| params["value"].as_str());
-                        if let (Some(modes), Some(target)) = (&mut self.agent_modes, target) {
+                        if let (Some(modes), Some(target)) = (&mut self.modes.agent, target) {
                             modes.set_current(target.to_owned());
                         }
-                        self.mode_switches_in_flight += 1;
+                        self.modes.switches_in_flight += 1;
                         RequestKind::SetAgentMode
                     }
                     "session/set_model" => {
@@ -275,7 +275,7 @@ impl AcpClient {
                     // Requests of other versions: their answers are recognised and ignored.
                     _ => RequestKind::Unknown,
                 };
-                self.rpc.record_sent(id, &method, kind);
+                self.wire.rpc.record_sent(id, &method, kind);
             }
             Message::Response { id, result } => {
                 self.answered_agent_request(&id);
@@ -283,7 +283,7 @@ impl AcpClient {
                     self.replay_terminal_answer(&request, result);
                 }
                 // The person's answer to a permission request (or the engine's, by a rule).
-                let key = self.permissions.iter().find(|(_, pending)| pending.request_id == id).map(|(key, _)| *key);
+                let key = self.cards.waiting.iter().find(|(_, pending)| pending.request_id == id).map(|(key, _)| *key);
                 if let Some(key) = key {
                     let outcome = match result
                         .ok()
@@ -296,7 +296,7 @@ impl AcpClient {
                         // Cancelled, or an error answer (a withdrawal).
                         _ => PermissionOutcome::Cancelled,
                     };
-                    if let Some(pending) = self.permissions.remove(&key) {
+                    if let Some(pending) = self.cards.waiting.remove(&key) {
                         self.show_outcome(&pending, outcome);
                     }
                 }

@@ -75,7 +75,7 @@ impl AcpClient {
     /// The person picked `value` for the agent's config option `config_id`.
     pub fn set_config_option(&mut self, config_id: &str, value: ConfigValue, now: u64) -> Result<(), IntentError> {
         self.now = now;
-        let Some(session_id) = self.session_id.clone().filter(|_| self.phase == Phase::Ready) else {
+        let Some(session_id) = self.session.id.clone().filter(|_| self.phase == Phase::Ready) else {
             return Err(IntentError::NotReady);
         };
         let option = self
@@ -102,9 +102,9 @@ impl AcpClient {
         // The agent's mode option is switched through Tether's mode when the value means one of
         // its modes: the policy and the agent then agree, as with the header's mode picker.
         if let (Some(AgentModes::ConfigOption { config_id: mode_option, .. }), ConfigValue::Choice(choice)) =
-            (&self.agent_modes, &value)
+            (&self.modes.agent, &value)
             && mode_option == config_id
-            && let Some(mode) = self.agent_modes.as_ref().and_then(|modes| modes.meaning(choice))
+            && let Some(mode) = self.modes.agent.as_ref().and_then(|modes| modes.meaning(choice))
             && mode != self.policy.mode()
         {
             self.switch_mode(mode);
@@ -142,7 +142,7 @@ impl AcpClient {
             return;
         };
         let before = std::mem::replace(&mut option.kind, kind);
-        if let (ConfigOptionKind::Select { current, .. }, Some(modes)) = (&option.kind, &mut self.agent_modes)
+        if let (ConfigOptionKind::Select { current, .. }, Some(modes)) = (&option.kind, &mut self.modes.agent)
             && matches!(modes, AgentModes::ConfigOption { config_id: mode_option, .. } if mode_option == config_id)
         {
             modes.set_current(current.clone());
@@ -156,7 +156,7 @@ impl AcpClient {
     /// Returns false for the agent's mode option, which the mode's own replay follows.
     pub(super) fn replay_config_request(&mut self, id: &RequestId, params: &serde_json::Value) -> bool {
         let Some(config_id) = params["configId"].as_str() else { return false };
-        if matches!(&self.agent_modes, Some(AgentModes::ConfigOption { config_id: mode_option, .. }) if mode_option == config_id)
+        if matches!(&self.modes.agent, Some(AgentModes::ConfigOption { config_id: mode_option, .. }) if mode_option == config_id)
         {
             return false;
         }

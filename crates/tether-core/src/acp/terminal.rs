@@ -254,7 +254,7 @@ impl TerminalEntry {
 
 impl AcpClient {
     pub(super) fn on_create_terminal(&mut self, id: RequestId, request: acp::CreateTerminalRequest) {
-        if self.session_id.as_ref() != Some(&request.session_id) {
+        if self.session.id.as_ref() != Some(&request.session_id) {
             return self.refuse(&id, format!("unknown session {}", request.session_id.0));
         }
         let cwd = match &request.cwd {
@@ -347,8 +347,8 @@ impl AcpClient {
     /// Shows a card asking the person whether to run a command the agent did not ask about;
     /// `terminal/create` waits for the answer ([`AcpClient::on_run_allowed`]).
     fn ask_to_run(&mut self, id: RequestId, gate: RunGate) {
-        let key = self.next_permission_key;
-        self.next_permission_key += 1;
+        let key = self.cards.next_key;
+        self.cards.next_key += 1;
         let mut text = if gate.outside {
             "The agent asked Tether to run this command outside the workspace.".to_owned()
         } else {
@@ -408,7 +408,7 @@ impl AcpClient {
         session: &acp::SessionId,
         terminal: &acp::TerminalId,
     ) {
-        if self.session_id.as_ref() != Some(session) {
+        if self.session.id.as_ref() != Some(session) {
             return self.refuse(&id, format!("unknown session {}", session.0));
         }
         let sidecar = match self.terminals.get(&terminal.0) {

@@ -91,7 +91,7 @@ impl AcpClient {
             }
             acp::SessionUpdate::ConfigOptionUpdate(update) => {
                 self.on_config_options(&update.config_options);
-                let config_id = match &self.agent_modes {
+                let config_id = match &self.modes.agent {
                     Some(AgentModes::ConfigOption { config_id, .. }) => Some(config_id.clone()),
                     _ => None,
                 };
@@ -103,8 +103,8 @@ impl AcpClient {
                     };
                     is_ours.then(|| select.current_value.0.to_string())
                 });
-                if config_id.is_none() && !matches!(self.agent_modes, Some(AgentModes::SessionModes { .. })) {
-                    self.agent_modes = agent_modes(None, Some(&update.config_options));
+                if config_id.is_none() && !matches!(self.modes.agent, Some(AgentModes::SessionModes { .. })) {
+                    self.modes.agent = agent_modes(None, Some(&update.config_options));
                 }
                 if let Some(current) = current {
                     self.on_agent_mode(current, true);
@@ -161,7 +161,8 @@ impl AcpClient {
         if let Some(status) = fields.status.map(tool_status) {
             // While the person is being asked, the card keeps saying so; the status the agent
             // reports meanwhile is the one shown once the question is answered.
-            match existing.and_then(|index| self.permissions.values_mut().find(|pending| pending.tool_call == index)) {
+            match existing.and_then(|index| self.cards.waiting.values_mut().find(|pending| pending.tool_call == index))
+            {
                 Some(pending) => pending.status_before = status,
                 None => call.status = status,
             }

@@ -2,16 +2,36 @@
 //! (answers, requests, notifications), the requests the client makes and their answers, and the
 //! bound on the agent's requests left waiting.
 
+use std::collections::{BTreeSet, VecDeque};
+
 use agent_client_protocol_schema::v1 as acp;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::jsonrpc;
-use crate::jsonrpc::{Message, RequestId, RpcError};
+use crate::jsonrpc::{Message, Outgoing, RequestId, RpcError};
 use crate::sidecar::method;
 use crate::thread::TurnState;
 
 use super::{AcpClient, AcpEvent, AgentSession, MAX_AGENT_REQUESTS_WAITING, Phase, RequestKind, auth, describe_error};
+
+/// The client's end of the connection to the agent.
+#[derive(Debug, Default)]
+pub(super) struct Wire {
+    /// The client's requests in flight, by id.
+    pub(super) rpc: Outgoing<RequestKind>,
+    /// Lines for the agent, in order.
+    pub(super) outgoing: VecDeque<String>,
+    /// The agent's requests not answered yet, by id; answers leave through
+    /// [`AcpClient::push_outgoing`], which takes them out.
+    pub(super) requests_waiting: BTreeSet<RequestId>,
+    /// Requests beyond [`MAX_AGENT_REQUESTS_WAITING`] are being refused, and the thread has said
+    /// so; it says so again for a later flood once every waiting request has been answered.
+    pub(super) refusing: bool,
+    /// The engine's mode and config switches that timed out: an answer that still comes is
+    /// late, not an answer to a request never sent. One per switch the person made.
+    pub(super) timed_out: BTreeSet<RequestId>,
+}
 
 impl AcpClient {
     /// One complete line from the agent's stdout that tetherd found to be JSON.
@@ -34,8 +54,8 @@ impl AcpClient {
     }
 
     pub(super) fn handle_response(&mut self, id: RequestId, result: Result<&RawValue, RpcError>, now: u64) {
-        let Some(pending) = self.rpc.take(&id) else {
-            if !self.timed_out.remove(&id) {
+        let Some(pending) = self.wire.rpc.take(&id) else {
+            if !self.wire.timed_out.remove(&id) {
                 self.problem(format!("the agent answered a request Tether never sent (id {id})"), None);
             }
             return;
@@ -86,7 +106,7 @@ impl AcpClient {
                 self.end_turn_files();
             }
             (RequestKind::SetAgentMode, result) => {
-                self.mode_switches_in_flight = self.mode_switches_in_flight.saturating_sub(1);
+                self.modes.switches_in_flight = self.modes.switches_in_flight.saturating_sub(1);
                 if let Err(error) = result {
                     self.problem(
                         format!(
@@ -116,11 +136,11 @@ impl AcpClient {
 
     pub(super) fn handle_request(&mut self, id: RequestId, method: &str, params: Option<&RawValue>) {
         // A log being folded holds what was answered then; nothing is refused now.
-        if !self.replaying && self.agent_requests_waiting.len() >= MAX_AGENT_REQUESTS_WAITING {
+        if !self.replaying && self.wire.requests_waiting.len() >= MAX_AGENT_REQUESTS_WAITING {
             self.refuse_over_limit(&id, method);
             return;
         }
-        self.agent_requests_waiting.insert(id.clone());
+        self.wire.requests_waiting.insert(id.clone());
         match method {
             "session/request_permission" => match jsonrpc::parse_params::<acp::RequestPermissionRequest>(params) {
                 Ok(request) => self.on_permission_request(id, request),
@@ -187,8 +207,8 @@ impl AcpClient {
              this {method} is refused, send it again once some are answered"
         )));
         self.push_outgoing(jsonrpc::encode_error(id, &error));
-        if !self.refusing_requests {
-            self.refusing_requests = true;
+        if !self.wire.refusing {
+            self.wire.refusing = true;
             self.problem(
                 format!(
                     "the agent sent more than {MAX_AGENT_REQUESTS_WAITING} requests that wait for an answer; \
@@ -201,18 +221,18 @@ impl AcpClient {
 
     /// Queues a line for the agent. An answer to one of the agent's requests stops it waiting.
     pub(super) fn push_outgoing(&mut self, line: String) {
-        if !self.agent_requests_waiting.is_empty()
+        if !self.wire.requests_waiting.is_empty()
             && let Some(id) = jsonrpc::response_id(&line)
         {
             self.answered_agent_request(&id);
         }
-        self.outgoing.push_back(line);
+        self.wire.outgoing.push_back(line);
     }
 
     pub(super) fn answered_agent_request(&mut self, id: &RequestId) {
-        self.agent_requests_waiting.remove(id);
-        if self.agent_requests_waiting.is_empty() {
-            self.refusing_requests = false;
+        self.wire.requests_waiting.remove(id);
+        if self.wire.requests_waiting.is_empty() {
+            self.wire.refusing = false;
         }
     }
 
@@ -221,12 +241,12 @@ impl AcpClient {
             "session/update" => match jsonrpc::parse_params::<acp::SessionNotification>(params) {
                 Ok(notification) => {
                     if self.phase == Phase::ResumingSession
-                        && self.resume.as_deref() == Some(&*notification.session_id.0)
+                        && self.session.resume.as_deref() == Some(&*notification.session_id.0)
                     {
                         // The agent replays the session's history: the thread has it already,
                         // unless the session is one Tether has no record of. The session's state
                         // (commands, options, title, usage) is taken either way.
-                        if self.show_resumed_history {
+                        if self.session.show_resumed_history {
                             self.on_session_update(notification.update);
                             return;
                         }
@@ -243,7 +263,7 @@ impl AcpClient {
                         }
                         return;
                     }
-                    if self.session_id.as_ref() != Some(&notification.session_id) {
+                    if self.session.id.as_ref() != Some(&notification.session_id) {
                         self.events.push_back(AcpEvent::ProtocolProblem {
                             message: format!("an update for unknown session {} was ignored", notification.session_id.0),
                         });
@@ -263,7 +283,8 @@ impl AcpClient {
                 }
                 if let Ok(cancel) = jsonrpc::parse_params::<CancelRequest>(params) {
                     let key = self
-                        .permissions
+                        .cards
+                        .waiting
                         .iter()
                         .find(|(_, pending)| pending.request_id == cancel.request_id)
                         .map(|(key, _)| *key);
@@ -289,7 +310,7 @@ impl AcpClient {
             // make now was either made then (and is in the log) or never.
             return RequestId::Null;
         }
-        let (id, line) = self.rpc.request(method, params, kind, deadline);
+        let (id, line) = self.wire.rpc.request(method, params, kind, deadline);
         self.push_outgoing(line);
         id
     }
