@@ -1,0 +1,529 @@
+//! Writes under review: the agent's `fs/write_text_file` turned into a change with hunks, the
+//! person's decisions on them, and the edit that writes what was kept (or reverts what was not)
+//! only if the file still holds the text the change was computed against.
+
+use super::*;
+
+impl AcpClient {
+    /// The outcome of a [`HostAction::EditFile`].
+    pub fn handle_edit_done(&mut self, edit: u64, outcome: EditOutcome) {
+        let Some(purpose) = self.files.edits.remove(&edit) else { return };
+        match purpose {
+            EditFor::Finish { change } => self.on_finished(change, outcome),
+            EditFor::Unreviewed { change } => self.on_unreviewed_written(change, outcome),
+            EditFor::Revert { change, previous, previous_whole } => {
+                self.on_reverted(change, outcome, previous, previous_whole)
+            }
+        }
+    }
+
+    /// The person's decision on a change.
+    pub fn review(&mut self, intent: ReviewIntent, _now: u64) -> Result<(), IntentError> {
+        match intent {
+            ReviewIntent::Hunk { change, hunk, keep } => self.decide(change, Some(hunk as usize), keep),
+            ReviewIntent::All { change, keep } => self.decide(change, None, keep),
+            ReviewIntent::Open { change } => {
+                let tracked = self.files.changes.get(&change).ok_or(IntentError::UnknownChange)?;
+                let title = format!("{} (Tether review)", tracked.change.label);
+                self.host(HostAction::OpenReviews { changes: vec![change], title });
+                Ok(())
+            }
+            ReviewIntent::OpenAll => {
+                let changes: Vec<ChangeId> = self
+                    .changes_bar()
+                    .iter()
+                    .map(|row| row.change)
+                    .filter(|id| {
+                        self.files
+                            .changes
+                            .get(id)
+                            .is_some_and(|tracked| tracked.change.old.is_some() || tracked.change.new.is_some())
+                    })
+                    .collect();
+                if changes.is_empty() {
+                    return Err(IntentError::UnknownChange);
+                }
+                self.host(HostAction::OpenReviews { changes, title: "Tether: files changed".to_owned() });
+                Ok(())
+            }
+            ReviewIntent::Retry { change } => {
+                let tracked = self.files.changes.get(&change).ok_or(IntentError::UnknownChange)?;
+                if !matches!(tracked.change.phase, ChangePhase::Conflict { .. } | ChangePhase::Failed { .. }) {
+                    return Err(IntentError::NothingToDecide);
+                }
+                let path = tracked.change.path.clone();
+                self.read_whole(path, ReadTag::Retry { change });
+                Ok(())
+            }
+        }
+    }
+
+    /// The rows of the changes bar: the current turn's changes, and earlier ones still waiting.
+    pub fn changes_bar(&self) -> Vec<ChangedFileView> {
+        self.files
+            .changes
+            .values()
+            .filter(|tracked| tracked.turn == self.files.turn || tracked.change.has_pending())
+            .map(|tracked| {
+                let change = &tracked.change;
+                let view_stats = change.diff.stats();
+                let pending = if change.diff.hunks.is_empty() {
+                    u32::from(change.whole == HunkState::Pending)
+                } else {
+                    change.decisions.iter().filter(|state| **state == HunkState::Pending).count() as u32
+                };
+                let pending = if matches!(change.phase, ChangePhase::Unreviewable { .. }) { 0 } else { pending };
+                ChangedFileView {
+                    change: change.id,
+                    label: change.label.clone(),
+                    kind: change.kind(),
+                    phase: change.phase.clone(),
+                    added: view_stats.added as u32,
+                    removed: view_stats.removed as u32,
+                    pending,
+                }
+            })
+            .collect()
+    }
+
+    /// Writes waiting for the person's review, for the view's badge.
+    pub fn reviews_waiting(&self) -> u32 {
+        self.files
+            .changes
+            .values()
+            .filter(|tracked| tracked.request.is_some() && tracked.change.phase == ChangePhase::Proposed)
+            .count() as u32
+    }
+
+    /// The turn was cancelled or the agent went away: writes still waiting are answered (the
+    /// agent will not wait for them) but stay reviewable, so the person can still keep them.
+    pub(in crate::acp) fn settle_waiting_writes(&mut self, why: &str) {
+        let waiting: Vec<ChangeId> = self
+            .files
+            .changes
+            .values()
+            .filter(|tracked| tracked.request.is_some())
+            .map(|tracked| tracked.change.id)
+            .collect();
+        for change in waiting {
+            let Some(tracked) = self.files.changes.get_mut(&change) else { continue };
+            let Some(request) = tracked.request.take() else { continue };
+            let message = format!("{why}: the change to {} was not written", tracked.change.label);
+            tracked.change.outcome = Some(capitalize(&message));
+            self.push_outgoing(jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message)));
+            self.refresh_change(change);
+        }
+        self.emit_permission_count();
+    }
+
+    pub(in crate::acp) fn on_write_request(&mut self, id: RequestId, request: acp::WriteTextFileRequest) {
+        let Some(path) = self.checked_path(&id, &request.session_id, &request.path) else { return };
+        self.resolve_then(vec![path.clone()], Waiting::Write { request: id, path, content: request.content });
+    }
+
+    /// A write's path was resolved: the file where it leads is read, for the review (and the
+    /// policy decides on where it leads, see [`AcpClient::propose_write`]).
+    pub(in crate::acp) fn write_resolved(&mut self, request: RequestId, path: &str, content: String) {
+        let target = self.target(path);
+        let label = target.shown(&self.cwd);
+        let tag =
+            ReadTag::WriteOriginal { request, path: target.leads_to.clone(), label, place: target.place, content };
+        self.read_whole(target.leads_to, tag);
+    }
+
+    /// A write with its original read: put to the policy (on where the path leads: `place`),
+    /// then written or proposed for review.
+    pub(in crate::acp) fn propose_write(
+        &mut self,
+        request: RequestId,
+        path: String,
+        label: String,
+        place: RequestPath,
+        original: Option<String>,
+        content: String,
+    ) {
+        let facts = RequestFacts {
+            kind: "edit".to_owned(),
+            title: format!("Write {label}"),
+            command: None,
+            paths: vec![place],
+        };
+        let verdict = self.policy.decide(&facts);
+        if let Verdict::Reject { by, reason } = &verdict {
+            self.audit(AuditEvent::WriteDecided {
+                path: path.clone(),
+                allowed: false,
+                by: by.clone(),
+                reason: Some(reason.clone()),
+            });
+            let message = format!("{reason}: {label} was not written");
+            self.push_outgoing(jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message.clone())));
+            self.thread.push(Entry::Notice(NoticeView {
+                level: NoticeLevel::Info,
+                text: capitalize(&message),
+                detail: None,
+            }));
+            return;
+        }
+        let id = self.files.next_change;
+        let change = FileChange::new(id, path, label, ChangeOrigin::Write, original, Some(content), false);
+        if change.is_empty() {
+            // Nothing would change: the agent is told it is done, and nobody is asked.
+            self.push_outgoing(jsonrpc::encode_result(&request, &acp::WriteTextFileResponse::new()));
+            return;
+        }
+        self.files.next_change += 1;
+        let allowed_by = match verdict {
+            Verdict::Allow { by } => {
+                if let DecidedBy::Rule { id, .. } = &by {
+                    self.policy.record_fired(*id);
+                    self.events.push_back(AcpEvent::PolicyChanged);
+                }
+                self.audit(AuditEvent::WriteDecided {
+                    path: change.path.clone(),
+                    allowed: true,
+                    by: by.clone(),
+                    reason: None,
+                });
+                Some(by)
+            }
+            _ => None,
+        };
+        let unreviewed = allowed_by.is_some();
+        let entry = self.thread.push(Entry::FileChange(change.view()));
+        let document = change.document();
+        self.files
+            .changes
+            .insert(id, Tracked { change, entry, request: Some(request), turn: self.files.turn, allowed_by });
+        if unreviewed {
+            self.host(HostAction::ShowReview { document, open: false });
+            self.write(id, true);
+        } else {
+            self.host(HostAction::ShowReview { document, open: true });
+            self.emit_permission_count();
+        }
+        self.refresh_change(id);
+    }
+
+    /// Writes a proposed write: all of it when `unreviewed`, else the hunks the person kept. The
+    /// file must still hold the original.
+    pub(in crate::acp) fn write(&mut self, change: ChangeId, unreviewed: bool) {
+        let Some(tracked) = self.files.changes.get_mut(&change) else { return };
+        let result = if unreviewed { Ok(tracked.change.new.clone()) } else { tracked.change.decided_content() };
+        let result = match result {
+            Ok(result) => result,
+            Err(error) => return self.set_phase(change, ChangePhase::Failed { message: error.to_string() }),
+        };
+        let expected = tracked.change.old.clone();
+        let purpose = if unreviewed { EditFor::Unreviewed { change } } else { EditFor::Finish { change } };
+        self.send_edit(change, expected, result, purpose);
+    }
+
+    fn send_edit(&mut self, change: ChangeId, expected: Option<String>, result: Option<String>, purpose: EditFor) {
+        let Some(tracked) = self.files.changes.get_mut(&change) else { return };
+        let edits = match (&expected, &result) {
+            (Some(from), Some(to)) => text_edits(from, to),
+            _ => Vec::new(),
+        };
+        let edit = self.files.next_edit;
+        self.files.next_edit += 1;
+        self.files.edits.insert(edit, purpose);
+        tracked.change.phase = ChangePhase::Writing;
+        let path = tracked.change.path.clone();
+        self.host(HostAction::EditFile { edit, path, expected, result, edits });
+        self.refresh_change(change);
+    }
+
+    pub(in crate::acp) fn decide(
+        &mut self,
+        change: ChangeId,
+        hunk: Option<usize>,
+        keep: bool,
+    ) -> Result<(), IntentError> {
+        let tracked = self.files.changes.get_mut(&change).ok_or(IntentError::UnknownChange)?;
+        // A conflicted write can still be rejected as a whole; anything else waits for the
+        // person to look at it again.
+        if let ChangePhase::Conflict { .. } = tracked.change.phase
+            && !keep
+            && hunk.is_none()
+            && !tracked.change.applied
+        {
+            tracked.change.decisions.fill(HunkState::Rejected);
+            tracked.change.whole = HunkState::Rejected;
+            tracked.change.phase = ChangePhase::Proposed;
+            self.finish_if_decided(change);
+            return Ok(());
+        }
+        if !tracked.change.is_decidable() {
+            return Err(IntentError::NothingToDecide);
+        }
+        if tracked.change.applied {
+            let before = tracked.change.on_disk().map_err(|_| IntentError::NothingToDecide)?;
+            let decisions = tracked.change.decisions.clone();
+            let whole = tracked.change.whole;
+            if !tracked.change.decide(hunk, keep) {
+                return Err(IntentError::NothingToDecide);
+            }
+            let after = match tracked.change.on_disk() {
+                Ok(after) => after,
+                Err(_) => {
+                    tracked.change.decisions = decisions;
+                    tracked.change.whole = whole;
+                    return Err(IntentError::NothingToDecide);
+                }
+            };
+            if before == after {
+                if !tracked.change.has_pending() {
+                    tracked.change.phase = ChangePhase::Settled;
+                    self.audit_review(change);
+                }
+                self.refresh_change(change);
+            } else {
+                let purpose = EditFor::Revert { change, previous: decisions, previous_whole: whole };
+                self.send_edit(change, before, after, purpose);
+            }
+            return Ok(());
+        }
+        if !tracked.change.decide(hunk, keep) {
+            return Err(IntentError::NothingToDecide);
+        }
+        self.finish_if_decided(change);
+        Ok(())
+    }
+
+    /// Once no hunk of a proposed write is pending, the kept ones are written (or, if none is,
+    /// the agent is told at once).
+    pub(in crate::acp) fn finish_if_decided(&mut self, change: ChangeId) {
+        let Some(tracked) = self.files.changes.get(&change) else { return };
+        if tracked.change.has_pending() {
+            return self.refresh_change(change);
+        }
+        let (kept, _) = tracked.change.tally();
+        let nothing_kept =
+            if tracked.change.diff.hunks.is_empty() { tracked.change.whole != HunkState::Kept } else { kept == 0 };
+        if nothing_kept {
+            let message = format!("The person rejected the change to {}: nothing was written", tracked.change.label);
+            self.settle_write(change, Err(message));
+        } else {
+            self.write(change, false);
+        }
+    }
+
+    pub(in crate::acp) fn on_finished(&mut self, change: ChangeId, outcome: EditOutcome) {
+        match outcome {
+            EditOutcome::Applied { .. } => {
+                let Some(tracked) = self.files.changes.get_mut(&change) else { return };
+                tracked.change.applied = true;
+                let (kept, rejected) = tracked.change.tally();
+                let result = if rejected == 0 {
+                    Ok(())
+                } else {
+                    let not_written = tracked.change.patch(|state| state == HunkState::Rejected);
+                    Err(format!(
+                        "The person kept {kept} of {} hunks of the change to {}; the file now holds only those. \
+                         These hunks were rejected and are not in the file:\n{not_written}",
+                        kept + rejected,
+                        tracked.change.label
+                    ))
+                };
+                self.settle_write(change, result);
+            }
+            EditOutcome::Conflict => self.conflict(change),
+            EditOutcome::Failed { message } => {
+                self.answer_write(change, Err(format!("Writing the file failed: {message}")));
+                self.set_phase(change, ChangePhase::Failed { message });
+                self.emit_permission_count();
+            }
+        }
+    }
+
+    pub(in crate::acp) fn on_unreviewed_written(&mut self, change: ChangeId, outcome: EditOutcome) {
+        match outcome {
+            EditOutcome::Applied { .. } => {
+                let Some(tracked) = self.files.changes.get_mut(&change) else { return };
+                tracked.change.applied = true;
+                tracked.change.phase = ChangePhase::Applied;
+                if let Some(by) = &tracked.allowed_by {
+                    tracked.change.outcome = Some(format!("Written without review: allowed by your {by}"));
+                }
+                // The right side of its diff editor is the file now.
+                let document = tracked.change.document();
+                self.host(HostAction::ShowReview { document, open: false });
+                self.answer_write(change, Ok(()));
+                self.refresh_change(change);
+            }
+            EditOutcome::Conflict => {
+                self.answer_write(change, Err("The file changed while it was being written; read it again".to_owned()));
+                let message = "The file changed while Tether was writing it; nothing was written".to_owned();
+                self.set_phase(change, ChangePhase::Failed { message });
+            }
+            EditOutcome::Failed { message } => {
+                self.answer_write(change, Err(format!("Writing the file failed: {message}")));
+                self.set_phase(change, ChangePhase::Failed { message });
+            }
+        }
+    }
+
+    pub(in crate::acp) fn on_reverted(
+        &mut self,
+        change: ChangeId,
+        outcome: EditOutcome,
+        previous: Vec<HunkState>,
+        previous_whole: HunkState,
+    ) {
+        let Some(tracked) = self.files.changes.get_mut(&change) else { return };
+        match outcome {
+            EditOutcome::Applied { .. } => {
+                tracked.change.phase =
+                    if tracked.change.has_pending() { ChangePhase::Applied } else { ChangePhase::Settled };
+                if tracked.change.phase == ChangePhase::Settled {
+                    self.audit_review(change);
+                }
+                self.refresh_change(change);
+            }
+            // The decision was not carried out: the hunks are on disk still.
+            EditOutcome::Conflict => {
+                tracked.change.decisions = previous;
+                tracked.change.whole = previous_whole;
+                self.conflict(change);
+            }
+            EditOutcome::Failed { message } => {
+                tracked.change.decisions = previous;
+                tracked.change.whole = previous_whole;
+                self.set_phase(change, ChangePhase::Failed { message });
+            }
+        }
+    }
+
+    pub(in crate::acp) fn conflict(&mut self, change: ChangeId) {
+        let Some(tracked) = self.files.changes.get(&change) else { return };
+        let message = format!(
+            "{} changed since this change was shown, so nothing was written. Review it again to see it against the file as it is now.",
+            tracked.change.label
+        );
+        self.set_phase(change, ChangePhase::Conflict { message });
+    }
+
+    /// Ends a reviewed write: the agent is answered, the audit log told.
+    pub(in crate::acp) fn settle_write(&mut self, change: ChangeId, result: Result<(), String>) {
+        if let Some(tracked) = self.files.changes.get_mut(&change) {
+            tracked.change.phase = ChangePhase::Settled;
+            if tracked.change.applied {
+                // The right side of its diff editor is the file now.
+                let document = tracked.change.document();
+                self.host(HostAction::ShowReview { document, open: false });
+            }
+        }
+        self.audit_review(change);
+        self.answer_write(change, result);
+        self.refresh_change(change);
+        self.emit_permission_count();
+    }
+
+    pub(in crate::acp) fn answer_write(&mut self, change: ChangeId, result: Result<(), String>) {
+        let Some(tracked) = self.files.changes.get_mut(&change) else { return };
+        let Some(request) = tracked.request.take() else { return };
+        let (line, told) = match result {
+            Ok(()) => (jsonrpc::encode_result(&request, &acp::WriteTextFileResponse::new()), "Written".to_owned()),
+            Err(message) => (jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message.clone())), message),
+        };
+        if tracked.change.outcome.is_none() {
+            tracked.change.outcome = Some(first_line(&told));
+        }
+        self.push_outgoing(line);
+    }
+
+    pub(in crate::acp) fn audit_review(&mut self, change: ChangeId) {
+        let Some(tracked) = self.files.changes.get(&change) else { return };
+        let (kept, rejected) = tracked.change.tally();
+        let patch = tracked.change.patch(|state| state != HunkState::Rejected);
+        let event = AuditEvent::Reviewed {
+            path: tracked.change.path.clone(),
+            origin: tracked.change.origin,
+            kept: kept as u32,
+            rejected: rejected as u32,
+            patch,
+        };
+        self.audit(event);
+    }
+
+    pub(in crate::acp) fn check_unchanged(&mut self, change: ChangeId, now: Option<&str>) {
+        let Some(tracked) = self.files.changes.get(&change) else { return };
+        if tracked.change.phase != ChangePhase::Proposed {
+            return;
+        }
+        let expected = tracked.change.on_disk().ok().flatten();
+        if expected.as_deref().map(content_hash) != now.map(content_hash) {
+            self.conflict(change);
+        }
+    }
+
+    /// After a conflict: the change shown again against the file as it is now, every hunk
+    /// pending again.
+    pub(in crate::acp) fn rediff(&mut self, change: ChangeId, now: Option<String>) {
+        let Some(tracked) = self.files.changes.get_mut(&change) else { return };
+        let old = &tracked.change;
+        let fresh = if old.applied {
+            // On disk: the old text stays the reference; the file as it is now is the new side.
+            FileChange::new(old.id, old.path.clone(), old.label.clone(), old.origin, old.old.clone(), now, true)
+        } else {
+            FileChange::new(old.id, old.path.clone(), old.label.clone(), old.origin, now, old.new.clone(), false)
+        };
+        tracked.change = fresh;
+        let document = tracked.change.document();
+        let empty = tracked.change.is_empty();
+        let applied = tracked.change.applied;
+        self.host(HostAction::ShowReview { document, open: true });
+        if empty {
+            if applied {
+                self.set_phase(change, ChangePhase::Settled);
+            } else {
+                // The file already holds what the agent wanted.
+                self.settle_write(change, Ok(()));
+            }
+            return;
+        }
+        self.refresh_change(change);
+    }
+
+    pub(in crate::acp) fn add_change(&mut self, change: FileChange) {
+        let id = change.id;
+        let entry = self.thread.push(Entry::FileChange(change.view()));
+        let reviewable = !matches!(change.phase, ChangePhase::Unreviewable { .. });
+        let document = change.document();
+        self.files
+            .changes
+            .insert(id, Tracked { change, entry, request: None, turn: self.files.turn, allowed_by: None });
+        if reviewable {
+            self.host(HostAction::ShowReview { document, open: false });
+        }
+        self.events.push_back(AcpEvent::ChangesChanged);
+    }
+
+    pub(in crate::acp) fn replace_change(&mut self, id: ChangeId, change: FileChange) {
+        let Some(tracked) = self.files.changes.get_mut(&id) else { return };
+        tracked.change = change;
+        let document = tracked.change.document();
+        self.host(HostAction::ShowReview { document, open: false });
+        self.refresh_change(id);
+    }
+
+    pub(in crate::acp) fn set_phase(&mut self, change: ChangeId, phase: ChangePhase) {
+        if let Some(tracked) = self.files.changes.get_mut(&change) {
+            tracked.change.phase = phase;
+        }
+        self.refresh_change(change);
+    }
+
+    /// Redraws a change's card, its CodeLens and the changes bar.
+    pub(in crate::acp) fn refresh_change(&mut self, change: ChangeId) {
+        let Some(tracked) = self.files.changes.get(&change) else { return };
+        let view = tracked.change.view();
+        let entry = tracked.entry;
+        let hunks = tracked.change.review_hunks();
+        let settled = !tracked.change.is_decidable();
+        self.thread.replace(entry, Entry::FileChange(view));
+        self.host(HostAction::UpdateReview { change, hunks, settled });
+        self.events.push_back(AcpEvent::ChangesChanged);
+    }
+}
