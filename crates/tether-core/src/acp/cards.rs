@@ -7,8 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use agent_client_protocol_schema::v1 as acp;
 
-use crate::jsonrpc;
-use crate::jsonrpc::{RequestId, RpcError};
+use crate::jsonrpc::{self, RequestId, RpcError};
 use crate::permissions::{
     AuditEvent, AuditRecord, AuditedToolCall, DecidedBy, RequestFacts, RuleDecision, RuleOrigin, RuleScope, RuleSpec,
     Verdict,

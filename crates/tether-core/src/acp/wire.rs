@@ -8,8 +8,7 @@ use agent_client_protocol_schema::v1 as acp;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::jsonrpc;
-use crate::jsonrpc::{Message, Outgoing, RequestId, RpcError};
+use crate::jsonrpc::{self, Message, Outgoing, RequestId, RpcError};
 use crate::sidecar::method;
 use crate::thread::TurnState;
 

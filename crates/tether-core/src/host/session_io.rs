@@ -3,8 +3,7 @@
 
 use crate::acp::{AcpEvent, IntentError, TerminalCall, capitalize};
 use crate::host_api::{HostAction, LogLevel};
-use crate::jsonrpc;
-use crate::jsonrpc::RpcError;
+use crate::jsonrpc::{self, RpcError};
 use crate::sidecar::{
     SnapshotChangesParams, SnapshotChangesResult, SnapshotTakeParams, SnapshotTakeResult, TerminalCreateParams,
     TerminalInput, TerminalRef, TerminalResize, method,

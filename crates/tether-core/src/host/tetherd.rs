@@ -15,8 +15,7 @@ use crate::acp::capitalize;
 use crate::framing::{self, LineFramer};
 use crate::host::session_io::{SNAPSHOT_TIMEOUT_MS, TERMINAL_TIMEOUT_MS};
 use crate::host_api::{HostAction, LogLevel};
-use crate::jsonrpc;
-use crate::jsonrpc::{Message, Outgoing, Pending, RequestId, RpcError};
+use crate::jsonrpc::{self, Message, Outgoing, Pending, RequestId, RpcError};
 use crate::sidecar::{
     AgentBadLine, AgentExited, AgentId, AgentLogFailed, AgentMessage, AgentRef, AgentStderr, HelloParams,
     SIDECAR_PROTOCOL_VERSION, SessionListResult, SessionReadResult, SpawnResult, TerminalData, TerminalExited,
