@@ -105,10 +105,6 @@ pub(super) struct Files {
     edits: BTreeMap<u64, EditFor>,
     next_edit: u64,
     snapshots: Snapshots,
-    /// The prompt waiting for the snapshot and its mentioned files before it is sent.
-    pub(super) held_prompt: Option<super::prompt_content::HeldPrompt>,
-    /// The serial of the last prompt made, which its mention reads carry.
-    pub(super) prompt_serial: u64,
     /// The current turn's number and the index of its first entry.
     turn: u32,
     turn_start: EntryIndex,
@@ -123,8 +119,6 @@ impl Files {
             edits: BTreeMap::new(),
             next_edit: first_id,
             snapshots: Snapshots::default(),
-            held_prompt: None,
-            prompt_serial: 0,
             turn: 0,
             turn_start: 0,
         }

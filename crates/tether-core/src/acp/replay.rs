@@ -245,7 +245,7 @@ impl AcpClient {
                         let message = super::prompt_content::user_message(&request.prompt, &self.cwd);
                         self.thread.push(Entry::User(message));
                         self.thread.set_turn(TurnState::Running);
-                        self.prompt_in_flight = Some(id.clone());
+                        self.turn.in_flight = Some(id.clone());
                         RequestKind::Prompt
                     }
                     "session/set_mode" | "session/set_config_option" => {

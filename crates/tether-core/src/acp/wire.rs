@@ -90,7 +90,7 @@ impl AcpClient {
                 self.on_auth_required(&error, false);
             }
             (RequestKind::Prompt, Ok(result)) => {
-                self.prompt_in_flight = None;
+                self.turn.in_flight = None;
                 match serde_json::from_str::<acp::PromptResponse>(result.get()) {
                     Ok(response) => {
                         self.thread.set_turn(TurnState::ended(response.stop_reason));
@@ -121,7 +121,7 @@ impl AcpClient {
                 self.fail(format!("{} failed: {}", pending.method, describe_error(&error)));
             }
             (RequestKind::Prompt, Err(error)) => {
-                self.prompt_in_flight = None;
+                self.turn.in_flight = None;
                 if auth::is_auth_required(&error) {
                     self.on_auth_required(&error, true);
                 } else {

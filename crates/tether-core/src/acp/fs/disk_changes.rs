@@ -25,7 +25,7 @@ impl AcpClient {
                 });
             }
         }
-        if let Some(held) = &mut self.files.held_prompt {
+        if let Some(held) = &mut self.turn.held {
             held.snapshot_pending = false;
         }
         self.send_held_prompt_if_ready();
