@@ -7,11 +7,10 @@
 // Every wait is for something to appear; none measures time.
 
 import assert from "node:assert/strict";
-import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 
-import { ACTIVATION_TIMEOUT_MS, repoRoot, waitForFile, withVSCode } from "./harness.mjs";
+import { ACTIVATION_TIMEOUT_MS, findTetherLog, repoRoot, waitForFile, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
 
@@ -61,14 +60,3 @@ test("a bad tether.agents entry is reported and dropped; a profile named like a 
     await vscode.screenshot("profiles.png");
   });
 });
-
-/** The Tether output channel's log file under the user data folder of this launch. */
-function findTetherLog(userDataDir) {
-  const logs = path.join(userDataDir, "logs");
-  const found = fs
-    .readdirSync(logs, { recursive: true })
-    .map(String)
-    .find((entry) => path.basename(entry).endsWith("Tether.log"));
-  assert.ok(found, `no Tether log under ${logs}`);
-  return path.join(logs, found);
-}
