@@ -591,6 +591,18 @@ export async function waitForFile(file, ready) {
   }
 }
 
+// Tether's output channel as VS Code writes it (`<logs>/<session>/window1/exthost/.../N-Tether.log`).
+// It exists from the extension's activation on.
+export function findTetherLog(userDataDir) {
+  const logs = path.join(userDataDir, "logs");
+  const found = fs
+    .readdirSync(logs, { recursive: true })
+    .map(String)
+    .find((entry) => path.basename(entry).endsWith("Tether.log"));
+  if (found === undefined) throw new Error(`no Tether log under ${logs}`);
+  return path.join(logs, found);
+}
+
 // A pattern for `hasText` that matches an element whose whole text is `text`, not one that only
 // contains it.
 export function exactText(text) {

@@ -16,7 +16,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 
-import { repoRoot, waitForFile, withVSCode } from "./harness.mjs";
+import { findTetherLog, repoRoot, waitForFile, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
 
@@ -93,15 +93,3 @@ test("a panic in the engine is logged and shown, and the same session goes on", 
     },
   );
 });
-
-// Tether's output channel as VS Code writes it (`<logs>/<session>/window1/exthost/.../N-Tether.log`).
-// It exists from the extension's activation on.
-function findTetherLog(userDataDir) {
-  const logs = path.join(userDataDir, "logs");
-  const found = fs
-    .readdirSync(logs, { recursive: true })
-    .map(String)
-    .find((entry) => path.basename(entry).endsWith("Tether.log"));
-  assert.ok(found, `no Tether log under ${logs}`);
-  return path.join(logs, found);
-}

@@ -40,11 +40,11 @@ fn profile_from_entry(entry: &Value) -> Result<AgentProfile, String> {
         return Err("it is not an object.".to_owned());
     };
     let name = match fields.get("name") {
-        Some(Value::String(name)) if !name.trim().is_empty() => name.clone(),
+        Some(Value::String(name)) if !is_blank(name) => name.clone(),
         _ => return Err("it has no \"name\".".to_owned()),
     };
     let command = match fields.get("command") {
-        Some(Value::String(command)) if !command.trim().is_empty() => command.clone(),
+        Some(Value::String(command)) if !is_blank(command) => command.clone(),
         _ => return Err(format!("\"{name}\" has no \"command\".")),
     };
     let args = match fields.get("args") {
@@ -73,10 +73,18 @@ fn profile_from_entry(entry: &Value) -> Result<AgentProfile, String> {
     Ok(AgentProfile { name, command, args, env, cwd })
 }
 
+/// Whether `text` holds nothing but white space as JavaScript's `trim` sees it (the extension
+/// checked names and commands with it, and a name the settings editor shows as blank is missing):
+/// Unicode's White_Space without U+0085 (NEXT LINE), plus U+FEFF (the byte order mark).
+fn is_blank(text: &str) -> bool {
+    text.chars().all(|c| c == '\u{feff}' || (c.is_whitespace() && c != '\u{85}'))
+}
+
 /// The profiles the person can choose from: the built-ins in order, then the setting's; a
-/// setting's profile with a built-in's name replaces that built-in in place.
+/// setting's profile with a built-in's name replaces that built-in in place (the last one of that
+/// name, when several have it, as a later entry of a settings file overrides an earlier one).
 pub fn merge_profiles(builtins: &[AgentProfile], settings: &[AgentProfile]) -> Vec<AgentProfile> {
-    let from_settings = |name: &str| settings.iter().find(|profile| profile.name == name);
+    let from_settings = |name: &str| settings.iter().rev().find(|profile| profile.name == name);
     let mut merged: Vec<AgentProfile> =
         builtins.iter().map(|builtin| from_settings(&builtin.name).unwrap_or(builtin).clone()).collect();
     merged.extend(
@@ -185,5 +193,103 @@ mod tests {
         );
         assert_eq!(merge_profiles(&[], &settings), settings);
         assert_eq!(merge_profiles(&builtins, &[]), builtins);
+    }
+
+    #[test]
+    fn null_and_wrongly_typed_fields_are_reported_as_the_extension_did() {
+        check(
+            json!([
+                ["Gemini", "gemini"],
+                {"name": 7, "command": "gemini"},
+                {"name": "Codex", "command": ["codex-acp"]},
+                {"name": "A", "command": "a", "args": null},
+                {"name": "E", "command": "e", "env": null},
+                {"name": "C", "command": "c", "cwd": ["/tmp"]},
+            ]),
+            expect![[r#"
+                problem tether.agents[0] was ignored: it is not an object.
+                problem tether.agents[1] was ignored: it has no "name".
+                problem tether.agents[2] was ignored: "Codex" has no "command".
+                problem tether.agents[3] was ignored: "A": "args" must be an array of strings.
+                problem tether.agents[4] was ignored: "E": "env" must map names to strings.
+                problem tether.agents[5] was ignored: "C": "cwd" must be a string.
+            "#]],
+        );
+    }
+
+    /// Blank is what JavaScript's `trim` leaves empty: a byte order mark is blank, a NEXT LINE
+    /// (U+0085) is not; names and commands keep their spaces.
+    #[test]
+    fn blank_means_what_javascripts_trim_leaves_empty_and_names_keep_their_spaces() {
+        check(
+            json!([
+                {"name": "\u{feff} \t\u{3000}", "command": "a"},
+                {"name": "B", "command": "\u{feff}"},
+                {"name": "\u{85}", "command": "c"},
+                {"name": " Padded ", "command": " my-agent "},
+            ]),
+            expect![[r#"
+                profile "\u{85}" "c" [] {} None
+                profile " Padded " " my-agent " [] {} None
+                problem tether.agents[0] was ignored: it has no "name".
+                problem tether.agents[1] was ignored: "B" has no "command".
+            "#]],
+        );
+    }
+
+    /// Shows the merged profiles, one `name: command` a line.
+    fn check_merged(builtins: &[AgentProfile], raw: Value, expected: Expect) {
+        let (settings, _) = agents_from_setting(&raw);
+        let merged = merge_profiles(builtins, &settings);
+        let shown: String = merged.iter().map(|profile| format!("{}: {}\n", profile.name, profile.command)).collect();
+        expected.assert_eq(&shown);
+    }
+
+    fn builtins() -> Vec<AgentProfile> {
+        ["Claude Code", "Codex", "Gemini CLI"]
+            .map(|name| AgentProfile {
+                name: name.to_owned(),
+                command: format!("{}-builtin", name.to_lowercase().replace(' ', "-")),
+                args: Vec::new(),
+                env: BTreeMap::new(),
+                cwd: None,
+            })
+            .to_vec()
+    }
+
+    /// The last of several profiles named like a built-in replaces it (a later entry overrides an
+    /// earlier one, as in the extension's merge by a map of names); duplicates of other names all
+    /// follow the built-ins, in order.
+    #[test]
+    fn duplicate_names_the_last_replaces_a_built_in_and_other_duplicates_all_follow() {
+        check_merged(
+            &builtins(),
+            json!([
+                {"name": "Codex", "command": "first-codex"},
+                {"name": "Twin", "command": "first-twin"},
+                {"name": "Codex", "command": "second-codex"},
+                {"name": "Twin", "command": "second-twin"},
+            ]),
+            expect![[r#"
+                Claude Code: claude-code-builtin
+                Codex: second-codex
+                Gemini CLI: gemini-cli-builtin
+                Twin: first-twin
+                Twin: second-twin
+            "#]],
+        );
+    }
+
+    #[test]
+    fn an_entry_named_like_a_built_in_that_is_no_profile_leaves_the_built_in() {
+        check_merged(
+            &builtins(),
+            json!([{"name": "Codex", "args": ["-c"]}]),
+            expect![[r#"
+                Claude Code: claude-code-builtin
+                Codex: codex-builtin
+                Gemini CLI: gemini-cli-builtin
+            "#]],
+        );
     }
 }
