@@ -95,23 +95,32 @@ pub async fn serve(stream: Stream, context: Arc<Context>) {
         }
         Ok(Some(line)) => handshake(line, &context.token),
     };
-    let accepted = answer.is_ok();
-    let line = answer.unwrap_or_else(|refused| refused);
-    if let Err(error) = write_line(stream, &line).await {
-        tracing::debug!(connection = id, %error, "could not answer hello");
-        return;
-    }
-    if !accepted {
-        tracing::warn!(connection = id, "refused a connection that did not present a valid hello");
-        // The connection is being dropped either way; shutting the write side down first only
-        // makes sure the error reaches the peer before the close.
-        let mut writer = stream;
-        let _shutdown = writer.shutdown().await;
-        return;
-    }
+    let accepted = match answer {
+        Ok(accepted) => accepted,
+        Err(refused) => {
+            if let Err(error) = write_line(stream, &refused).await {
+                tracing::debug!(connection = id, %error, "could not refuse a hello");
+                return;
+            }
+            tracing::warn!(connection = id, "refused a connection that did not present a valid hello");
+            // The connection is being dropped either way; shutting the write side down first only
+            // makes sure the error reaches the peer before the close.
+            let mut writer = stream;
+            let _shutdown = writer.shutdown().await;
+            return;
+        }
+    };
     tracing::info!(connection = id, "host connected");
 
+    // The answer to hello is the first line of the connection's queue, and the connection is
+    // attached before anything is written: an event published once the host can know it is
+    // connected is in its queue behind the answer. (Written first and attached after, an event
+    // published in between went to the other hosts only.)
     let (outbox, mut inbox) = fanout::queue(id);
+    if outbox.send(accepted.into()).await.is_err() {
+        // The inbox is held just above, so the queue cannot be closed yet.
+        return;
+    }
     context.fanout.attach(outbox.clone());
     let mut in_flight = None;
     let mut phase = context.fanout.watch_phase();
