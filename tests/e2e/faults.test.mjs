@@ -1,5 +1,5 @@
 // End to end: faults a session survives with nothing lost, in code-server with the real extension.
-// The scripted test agent runs a scenario written into the launch folder, records every line it
+// The scripted test agent runs its built-in "faults" scenario, records every line it
 // writes (`--record-stdout`), writes its pid to a file and stores its sessions (`--state-dir`), so
 // that a restarted agent can resume one with `session/load`.
 //
@@ -26,56 +26,23 @@ const TEST_TIMEOUT_MS = 10 * 60_000;
 // The test agent shipped in the extension (the binary the Demo profile runs).
 const testAgent = path.join(repoRoot, "extension", "bin", "tether-test-agent");
 
+// What the built-in "faults" scenario answers to a prompt that is neither "count" nor "edit".
 const ANSWER = "Answered by the agent started again.";
 
-// "count" streams, then works on for as long as it is let (a `session/cancel` cuts the pause
-// short); "edit" asks before it edits and waits; anything else is answered at once.
-const SCENARIO = `
-description = "For the fault tests: streams then waits, asks then waits, or answers at once."
-
-[[prompt]]
-match = "count"
-steps = [
-  { say = "One, two, three. ", chunks = 3, interval_ms = 20 },
-  { tool_call = { id = "look-1", title = "Look around", kind = "read" } },
-  { say = "Four, five, six: still counting.", chunks = 4, interval_ms = 20 },
-  { sleep_ms = 600000 },
-  { say = "Never said." },
-]
-
-[[prompt]]
-match = "edit"
-steps = [
-  { say = "I will edit notes.md. " },
-  { tool_call = { id = "edit-1", title = "Edit notes.md", kind = "edit", status = "pending" } },
-  { ask_permission = { tool_call_id = "edit-1", report = true,
-      allowed = [ { tool_update = { id = "edit-1", status = "completed" } } ],
-      rejected = [ { tool_update = { id = "edit-1", status = "failed" } } ],
-      cancelled = [ { tool_update = { id = "edit-1", status = "failed" } } ] } },
-  { say = "Edited." },
-]
-
-[[prompt]]
-steps = [{ say = "${ANSWER}", chunks = 2, interval_ms = 10 }]
-`;
-
 const files = (root) => ({
-  scenario: path.join(root, "scenario.toml"),
   record: path.join(root, "record.jsonl"),
   pid: path.join(root, "agent.pid"),
   state: path.join(root, "agent-sessions"),
 });
 
 const settings = (root) => {
-  const { scenario, record, pid, state } = files(root);
-  // The launch folder exists when the settings are made; the agent reads its scenario at start.
-  fs.writeFileSync(scenario, SCENARIO);
+  const { record, pid, state } = files(root);
   return {
     "tether.agents": [
       {
         name: "Recorded",
         command: testAgent,
-        args: ["--scenario", scenario, "--record-stdout", record, "--pid-file", pid, "--state-dir", state],
+        args: ["--scenario", "faults", "--record-stdout", record, "--pid-file", pid, "--state-dir", state],
       },
     ],
     "tether.defaultAgent": "Recorded",

@@ -61,6 +61,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("permissions", include_str!("../scenarios/permissions.toml")),
     ("files", include_str!("../scenarios/files.toml")),
     ("terminals", include_str!("../scenarios/terminals.toml")),
+    ("faults", include_str!("../scenarios/faults.toml")),
     ("sessions", include_str!("../scenarios/sessions.toml")),
     ("hang-initialize", include_str!("../scenarios/hang-initialize.toml")),
     ("ignore-cancel", include_str!("../scenarios/ignore-cancel.toml")),

@@ -358,26 +358,13 @@ fn is_alive(pid: u32) -> bool {
     support::proc_stat(pid).is_some_and(|(state, ..)| state != 'Z' && state != 'X')
 }
 
-const COUNTING: &str = r#"
-description = "Counts, then works on for as long as it is let; answers anything else at once."
-
-[[prompt]]
-match = "count"
-steps = [
-  { say = "One, two, three. ", chunks = 3, interval_ms = 10 },
-  { tool_call = { id = "look-1", title = "Look around", kind = "read" } },
-  { say = "Four, five, six: still counting.", chunks = 4, interval_ms = 10 },
-  { sleep_ms = 600000 },
-  { say = "Never said." },
-]
-
-[[prompt]]
-steps = [{ say = "Answered by the agent started again.", chunks = 2, interval_ms = 10 }]
-"#;
+/// The test agent's built-in scenario for faults: "count" streams, then works on for as long as
+/// it is let; "edit" asks before it edits and waits; anything else is answered at once.
+const FAULTS: &str = include_str!("../../tether-test-agent/scenarios/faults.toml");
 
 #[test]
 fn tetherd_killed_mid_turn_is_started_again_and_the_session_goes_on_with_nothing_lost() {
-    let workspace = Workspace::new(COUNTING);
+    let workspace = Workspace::new(FAULTS);
     let mut host = Host::start(workspace.config(true), None);
     host.prompt("Please count");
     host.run_until("the turn streams", |host| host.agent_text().ends_with("still counting."));
@@ -429,25 +416,6 @@ fn tetherd_killed_mid_turn_is_started_again_and_the_session_goes_on_with_nothing
     assert!(fold(&log).contains("still counting."));
 }
 
-const ASKING: &str = r#"
-description = "Asks before it edits, and waits for the answer; answers anything else at once."
-
-[[prompt]]
-match = "edit"
-steps = [
-  { say = "I will edit notes.txt. ", chunks = 2, interval_ms = 10 },
-  { tool_call = { id = "edit-1", title = "Edit notes.txt", kind = "edit", status = "pending" } },
-  { ask_permission = { tool_call_id = "edit-1", report = true,
-      allowed = [ { tool_update = { id = "edit-1", status = "completed" } } ],
-      rejected = [ { tool_update = { id = "edit-1", status = "failed" } } ],
-      cancelled = [ { tool_update = { id = "edit-1", status = "failed" } } ] } },
-  { say = "Edited." },
-]
-
-[[prompt]]
-steps = [{ say = "Answered by the agent started again.", chunks = 2, interval_ms = 10 }]
-"#;
-
 /// The permission of the tool call `id` in the thread, if it has one.
 fn permission_of(thread: &Thread, id: &str) -> Option<tether_core::thread::PermissionView> {
     thread.entries().iter().find_map(|entry| match entry {
@@ -458,9 +426,9 @@ fn permission_of(thread: &Thread, id: &str) -> Option<tether_core::thread::Permi
 
 #[test]
 fn the_agent_killed_while_a_card_waits_settles_the_card_and_a_new_prompt_starts_it_again() {
-    let workspace = Workspace::new(ASKING);
+    let workspace = Workspace::new(FAULTS);
     let mut host = Host::start(workspace.config(true), None);
-    host.prompt("Please edit notes.txt");
+    host.prompt("Please edit notes.md");
     host.run_until("the card", |host| permission_of(&host.thread, "edit-1").is_some());
     let card = permission_of(&host.thread, "edit-1").expect("the card");
     assert_eq!(card.outcome, None, "the card waits for the person");
