@@ -16,12 +16,9 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
 
-import { orderedSteps, repoRoot, waitForFile, withVSCode } from "./harness.mjs";
+import { orderedSteps, testAgent, waitForFile, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 5 * 60_000;
-
-// The test agent shipped in the extension (the binary the Demo profile runs).
-const testAgent = path.join(repoRoot, "extension", "bin", "tether-test-agent");
 
 const RESUMED = "The agent resumed this session.";
 const IGNORED_CANCEL = "The agent did not stop when asked; Tether stopped it.";

@@ -19,12 +19,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 
-import { STEP_TIMEOUT_MS, newestSessionLog, orderedSteps, repoRoot, withVSCode } from "./harness.mjs";
+import {
+  newestSessionLog,
+  orderedSteps,
+  STEP_TIMEOUT_MS,
+  testAgent,
+  withVSCode,
+} from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
-
-// The test agent shipped in the extension (the binary the Demo profile runs).
-const testAgent = path.join(repoRoot, "extension", "bin", "tether-test-agent");
 
 // What the built-in "faults" scenario answers to a prompt that is neither "count" nor "edit".
 const ANSWER = "Answered by the agent started again.";

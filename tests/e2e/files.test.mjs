@@ -12,12 +12,9 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
 
-import { orderedSteps, repoRoot, waitForFile, withVSCode } from "./harness.mjs";
+import { orderedSteps, testAgent, waitForFile, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 15 * 60_000;
-
-// The test agent shipped in the extension (the binary the Demo profile runs).
-const testAgent = path.join(repoRoot, "extension", "bin", "tether-test-agent");
 
 const settings = {
   "tether.sidecarGraceSeconds": 5,

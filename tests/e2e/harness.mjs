@@ -21,6 +21,8 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+// The test agent shipped in the extension (the binary the Demo profile runs).
+export const testAgent = path.join(repoRoot, "extension", "bin", "tether-test-agent");
 export const artifactsDir = path.join(repoRoot, "tests", "artifacts");
 export const vsixPath = process.env.TETHER_VSIX ?? path.join(repoRoot, "target", "tether.vsix");
 

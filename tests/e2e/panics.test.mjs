@@ -16,12 +16,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 
-import { findTetherLog, repoRoot, waitForFile, withVSCode } from "./harness.mjs";
+import { findTetherLog, testAgent, waitForFile, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
-
-// The test agent shipped in the extension (the binary the Demo profile runs).
-const testAgent = path.join(repoRoot, "extension", "bin", "tether-test-agent");
 
 const PANIC_PROMPT = "Please make the engine panic";
 const ANSWER = "Answered: the agent is listening.";

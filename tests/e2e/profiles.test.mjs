@@ -10,12 +10,15 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
 
-import { ACTIVATION_TIMEOUT_MS, findTetherLog, repoRoot, waitForFile, withVSCode } from "./harness.mjs";
+import {
+  ACTIVATION_TIMEOUT_MS,
+  findTetherLog,
+  testAgent,
+  waitForFile,
+  withVSCode,
+} from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
-
-// The test agent shipped in the extension (the binary the Demo profile runs).
-const testAgent = path.join(repoRoot, "extension", "bin", "tether-test-agent");
 
 const PROBLEM = 'tether.agents[0] was ignored: "Broken" has no "command".';
 

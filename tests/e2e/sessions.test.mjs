@@ -24,12 +24,15 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
 
-import { exactText, orderedSteps, repoRoot, waitForFile, withVSCode } from "./harness.mjs";
+import {
+  exactText,
+  orderedSteps,
+  testAgent,
+  waitForFile,
+  withVSCode,
+} from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
-
-// The test agent shipped in the extension (the binary the Demo profile runs).
-const testAgent = path.join(repoRoot, "extension", "bin", "tether-test-agent");
 
 const ANSWER = "Answered: the agent is listening.";
 const RESUMED = "The agent resumed this session.";

@@ -15,12 +15,9 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
 
-import { orderedSteps, repoRoot, withVSCode } from "./harness.mjs";
+import { orderedSteps, testAgent, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
-
-// The test agent shipped in the extension (the binary the Demo profile runs).
-const testAgent = path.join(repoRoot, "extension", "bin", "tether-test-agent");
 
 // The scenario runs its commands without asking first, as an agent whose own settings approved
 // them would; the person's Bypass mode approves them here, so this test is about terminals (the
