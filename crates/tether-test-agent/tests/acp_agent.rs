@@ -386,7 +386,7 @@ fn an_unknown_built_in_name_lists_the_built_in_scenarios() {
     let agent = AgentProcess::scenario("no-such-scenario");
     let (status, stderr) = agent.finish();
     assert_eq!(status.code(), Some(2));
-    expect!["tether-test-agent: no built-in scenario named `no-such-scenario` (built-in: demo, stream-many, slow-stream, permission-twice, die-mid-turn, malformed, fs-and-terminal, permissions, files, terminals, sessions, hang-initialize, ignore-cancel); pass a path ending in .toml to load a file"].assert_eq(stderr.trim_end());
+    expect!["tether-test-agent: no built-in scenario named `no-such-scenario` (built-in: demo, stream-many, slow-stream, permission-twice, die-mid-turn, malformed, fs-and-terminal, permissions, files, terminals, faults, sessions, hang-initialize, ignore-cancel); pass a path ending in .toml to load a file"].assert_eq(stderr.trim_end());
 }
 
 #[test]
