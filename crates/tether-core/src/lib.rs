@@ -19,6 +19,7 @@
 //! fails when the committed file is stale.
 
 pub mod acp;
+pub mod claude_cli;
 pub mod export;
 pub mod files;
 pub mod framing;

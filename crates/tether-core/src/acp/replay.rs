@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 
 use agent_client_protocol_schema::v1 as acp;
 
+use crate::claude_cli::{ClaudeCli, ProcessMode, ReplayLine};
 use crate::jsonrpc::{self, Message};
 use crate::permissions::{DecidedBy, Mode, PermissionPolicy};
 use crate::session_log::{LogEvent, ReadLog};
@@ -39,6 +40,12 @@ const STDERR_TAIL_LINES: usize = 40;
 #[derive(Debug)]
 pub struct LogReplay {
     client: AcpClient,
+    /// The log is a Claude CLI session's (its lines are the CLI's wire, not ACP): they are
+    /// translated as they were live. Known from the first line Tether wrote.
+    claude: Option<ClaudeCli>,
+    cwd: String,
+    /// A line Tether wrote has been read (the first one tells which wire the log holds).
+    seen_sent: bool,
     stderr: VecDeque<String>,
     problems: Vec<String>,
     last_seq: u64,
@@ -51,9 +58,18 @@ impl LogReplay {
         first_permission_key: PermissionKey,
         policy: PermissionPolicy,
     ) -> Self {
-        let mut client = AcpClient::new(info, cwd, first_permission_key, policy);
+        let cwd = cwd.into();
+        let mut client = AcpClient::new(info, cwd.clone(), first_permission_key, policy);
         client.replaying = true;
-        LogReplay { client, stderr: VecDeque::new(), problems: Vec::new(), last_seq: 0 }
+        LogReplay {
+            client,
+            claude: None,
+            cwd,
+            seen_sent: false,
+            stderr: VecDeque::new(),
+            problems: Vec::new(),
+            last_seq: 0,
+        }
     }
 
     /// Folds the next piece of the log (whole lines, in order).
@@ -62,6 +78,47 @@ impl LogReplay {
         self.problems.extend(log.problems.iter().map(|problem| format!("line {}: {}", problem.line, problem.message)));
         for entry in &log.entries {
             self.last_seq = self.last_seq.max(entry.seq);
+            if let LogEvent::ToAgent(line) = &entry.event
+                && !std::mem::replace(&mut self.seen_sent, true)
+                && is_claude_cli_line(line)
+            {
+                let mut claude = ClaudeCli::new(ProcessMode::Oneshot);
+                let handshake = claude.replay_start(&self.cwd);
+                replay_lines(client, handshake, &mut self.problems, entry.seq);
+                self.claude = Some(claude);
+            }
+            if let Some(claude) = &mut self.claude {
+                let lines = match &entry.event {
+                    LogEvent::ToAgent(line) => claude.replay_sent_cli(line),
+                    LogEvent::FromAgent(line) => {
+                        claude.handle_cli_line(line, 0);
+                        Vec::new()
+                    }
+                    LogEvent::Exited { code, signal, .. } => {
+                        let tail: Vec<&str> = self.stderr.iter().map(String::as_str).collect();
+                        claude.handle_process_exited(None, &exit_description(*code, *signal), &tail.join("\n"));
+                        self.stderr.clear();
+                        Vec::new()
+                    }
+                    LogEvent::Stderr(line) => {
+                        self.stderr.push_back(line.clone());
+                        if self.stderr.len() > STDERR_TAIL_LINES {
+                            self.stderr.pop_front();
+                        }
+                        Vec::new()
+                    }
+                    LogEvent::Host(record) => {
+                        client.replay_decision(record);
+                        Vec::new()
+                    }
+                };
+                let received = std::iter::from_fn(|| claude.poll_client_line()).map(ReplayLine::Received);
+                let lines: Vec<ReplayLine> = lines.into_iter().chain(received).collect();
+                replay_lines(client, lines, &mut self.problems, entry.seq);
+                client.wire.outgoing.clear();
+                client.events.clear();
+                continue;
+            }
             match &entry.event {
                 LogEvent::ToAgent(line) => {
                     if let Err(problem) = client.replay_sent(line) {
@@ -76,11 +133,7 @@ impl LogReplay {
                     }
                 }
                 LogEvent::Exited { code, signal, killed } => {
-                    let description = match (code, signal) {
-                        (_, Some(signal)) => format!("was ended by signal {signal}"),
-                        (Some(code), None) => format!("exited with code {code}"),
-                        (None, None) => "exited".to_owned(),
-                    };
+                    let description = exit_description(*code, *signal);
                     let tail: Vec<&str> = self.stderr.iter().map(String::as_str).collect();
                     client.handle_exited(&description, *killed, &tail.join("\n"));
                     client.unanswered.clear();
@@ -102,13 +155,51 @@ impl LogReplay {
 
     /// The client whose thread is the fold of the log, and the problems met on the way.
     pub fn finish(self) -> (AcpClient, Vec<String>) {
+        let (client, _, problems) = self.finish_with_claude();
+        (client, problems)
+    }
+
+    /// As [`LogReplay::finish`], with the Claude CLI translator the log was folded through when
+    /// it is a Claude CLI session's: the session goes on with it (it knows the CLI's session).
+    pub fn finish_with_claude(self) -> (AcpClient, Option<ClaudeCli>, Vec<String>) {
         let mut client = self.client;
         // The cards of the commands rebuilt from the log go into the thread now; their mirrors
         // stay closed, so nothing is written anywhere.
         client.flush_terminals(0);
         client.thread.take_patches();
         client.replaying = false;
-        (client, self.problems)
+        (client, self.claude, self.problems)
+    }
+}
+
+/// How an exit reads in the thread.
+fn exit_description(code: Option<i32>, signal: Option<i32>) -> String {
+    match (code, signal) {
+        (_, Some(signal)) => format!("was ended by signal {signal}"),
+        (Some(code), None) => format!("exited with code {code}"),
+        (None, None) => "exited".to_owned(),
+    }
+}
+
+/// Whether a line Tether wrote is the Claude CLI's wire (stream-json has a `type`; ACP is
+/// JSON-RPC).
+fn is_claude_cli_line(line: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(line).is_ok_and(|value| {
+        value.get("type").is_some_and(serde_json::Value::is_string) && value.get("jsonrpc").is_none()
+    })
+}
+
+/// Feeds the ACP lines a Claude CLI translation gave into the replaying client.
+fn replay_lines(client: &mut AcpClient, lines: Vec<ReplayLine>, problems: &mut Vec<String>, seq: u64) {
+    for line in lines {
+        match line {
+            ReplayLine::Sent(line) => {
+                if let Err(problem) = client.replay_sent(&line) {
+                    problems.push(format!("event {seq}: {problem}"));
+                }
+            }
+            ReplayLine::Received(line) => client.replay_received(&line),
+        }
     }
 }
 
