@@ -15,6 +15,7 @@
 //! | host → tetherd | `agent/spawn` | request | [`SpawnParams`] → [`SpawnResult`] |
 //! | host → tetherd | `agent/kill` | request | [`AgentRef`] → `{}` |
 //! | host → tetherd | `agent/send` | notification | [`AgentSend`] |
+//! | host → tetherd | `agent/closeInput` | notification | [`AgentRef`] |
 //! | host → tetherd | `session/audit` | notification | [`AuditAppend`] |
 //! | host → tetherd | `snapshot/take` | request | [`SnapshotTakeParams`] → [`SnapshotTakeResult`] |
 //! | host → tetherd | `snapshot/changes` | request | [`SnapshotChangesParams`] → [`SnapshotChangesResult`] |
@@ -57,6 +58,8 @@ pub mod method {
     pub const AGENT_SPAWN: &str = "agent/spawn";
     pub const AGENT_KILL: &str = "agent/kill";
     pub const AGENT_SEND: &str = "agent/send";
+    /// Close an agent's stdin after what was sent before it (a notification, `AgentRef`).
+    pub const AGENT_CLOSE_INPUT: &str = "agent/closeInput";
     pub const SESSION_AUDIT: &str = "session/audit";
     pub const SNAPSHOT_TAKE: &str = "snapshot/take";
     pub const SNAPSHOT_CHANGES: &str = "snapshot/changes";

@@ -363,8 +363,20 @@ impl AgentRegistry {
             tracing::warn!(agent = %handle.name, agent_id, "message dropped: the session's event log has stopped");
             return Ok(());
         }
-        if handle.stdin.sender.send((message.to_owned(), room)).is_err() {
+        if handle.stdin.sender.send(StdinItem::Line(message.to_owned(), room)).is_err() {
             tracing::warn!(agent = %handle.name, agent_id, "message dropped: the agent's stdin is closed");
+        }
+        Ok(())
+    }
+
+    /// Closes the agent's stdin once the messages queued before have been written: an agent
+    /// that reads until the end of its input (the Claude CLI) then finishes and exits. Messages
+    /// sent after are dropped.
+    pub fn close_input(&self, agent_id: AgentId) -> Result<(), UnknownAgent> {
+        let agents = self.lock();
+        let handle = agents.live.get(&agent_id).ok_or(UnknownAgent(agent_id))?;
+        if handle.stdin.sender.send(StdinItem::Close).is_err() {
+            tracing::debug!(agent = %handle.name, agent_id, "the agent's stdin was closed already");
         }
         Ok(())
     }
@@ -763,17 +775,25 @@ fn char_boundary_before(bytes: &[u8], limit: usize) -> usize {
     (limit.saturating_sub(3)..=limit).rev().find(|&cut| cut > 0 && !is_continuation(cut)).unwrap_or(limit)
 }
 
+/// What goes down an agent's stdin queue.
+#[derive(Debug)]
+enum StdinItem {
+    /// A message, with its share of the budget, given back once it has been written.
+    Line(String, OwnedSemaphorePermit),
+    /// The end of the agent's input.
+    Close,
+}
+
 /// One agent's stdin queue: messages in order, bounded in bytes (see the module documentation).
 #[derive(Debug, Clone)]
 struct StdinQueue {
-    /// Each message travels with its share of the budget, given back once it has been written.
-    sender: mpsc::UnboundedSender<(String, OwnedSemaphorePermit)>,
+    sender: mpsc::UnboundedSender<StdinItem>,
     budget: Arc<Semaphore>,
     /// Raised when a message found no room; the agent's supervisor then ends it.
     stalled: Arc<Notify>,
 }
 
-type StdinReceiver = mpsc::UnboundedReceiver<(String, OwnedSemaphorePermit)>;
+type StdinReceiver = mpsc::UnboundedReceiver<StdinItem>;
 
 impl StdinQueue {
     fn new() -> (Self, StdinReceiver) {
@@ -798,7 +818,13 @@ impl StdinQueue {
 
 /// Writes queued messages to the agent's stdin, each followed by a newline, in order.
 async fn write_stdin(agent_id: AgentId, name: String, mut stdin: ChildStdin, mut messages: StdinReceiver) {
-    while let Some((message, room)) = messages.recv().await {
+    while let Some(item) = messages.recv().await {
+        let StdinItem::Line(message, room) = item else {
+            // Returning drops stdin (the agent reads the end of its input) and the receiver (a
+            // later send is refused as "stdin closed").
+            tracing::debug!(agent = %name, agent_id, "closing the agent's stdin, as asked");
+            return;
+        };
         // Two writes rather than appending the newline, which could reallocate a large message.
         let written = match stdin.write_all(message.as_bytes()).await {
             Ok(()) => stdin.write_all(b"\n").await,

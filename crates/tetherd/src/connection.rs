@@ -334,6 +334,19 @@ fn handle_message(line: &str, outbox: &Outbox, context: &Arc<Context>) -> Option
         Message::Notification { method, params } => {
             match &*method {
                 method::AGENT_SEND => send_to_agent(params, context),
+                method::AGENT_CLOSE_INPUT => match parse_params::<AgentRef>(params) {
+                    Err(error) => {
+                        tracing::warn!(error = %error.message, "ignoring agent/closeInput with invalid params")
+                    }
+                    Ok(AgentRef { agent_id }) => {
+                        if let Err(unknown) = context.registry.close_input(agent_id) {
+                            tracing::debug!(
+                                agent_id = unknown.0,
+                                "agent/closeInput: no such agent (it may have exited)"
+                            );
+                        }
+                    }
+                },
                 method::SESSION_AUDIT => append_audit(params, context),
                 method::TERMINAL_INPUT => match parse_params::<TerminalInput>(params) {
                     Err(error) => tracing::warn!(error = %error.message, "ignoring terminal/input with invalid params"),

@@ -53,6 +53,28 @@ fn messages_sent_to_cat_come_back_byte_for_byte() {
 }
 
 #[test]
+fn closing_an_agents_input_after_its_messages_lets_it_finish_and_exit() {
+    // The Claude CLI reads its input to the end, finishes and exits: closing the input is how
+    // a oneshot turn ends. The close waits for the messages sent before it.
+    let tetherd = Tetherd::start(&[]);
+    let mut host = tetherd.host();
+    let (agent_id, _) =
+        host.spawn(sh(r#"while read -r line; do printf '%s\n' "$line"; done; printf '{"eof":true}\n'"#));
+    host.send_to_agent(agent_id, r#"{"first":1}"#);
+    host.send_to_agent(agent_id, r#"{"second":2}"#);
+    host.notify("agent/closeInput", json!({ "agentId": agent_id }));
+    // Sent after the close: dropped, never written.
+    host.send_to_agent(agent_id, r#"{"too":"late"}"#);
+    let events = host.agent_events_until_exit(agent_id);
+    expect![[r#"
+        agent/message {"message":{"first":1}}
+        agent/message {"message":{"second":2}}
+        agent/message {"message":{"eof":true}}
+        agent/exited {"killed":false,"code":0,"signal":null}"#]]
+    .assert_eq(&summary(&events));
+}
+
+#[test]
 fn lines_that_are_not_messages_are_reported_and_the_next_good_line_still_arrives() {
     let tetherd = Tetherd::start(&["--max-line-bytes", "64"]);
     let mut host = tetherd.host();
