@@ -14,7 +14,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 
 import { describeError } from "./errors";
-import type { AgentProfile } from "./generated/protocol";
+import type { AgentProfile, AgentProtocol } from "./generated/protocol";
 
 /** An agent Tether knows how to find and install. */
 export interface BuiltinAgent {
@@ -31,6 +31,8 @@ export interface BuiltinAgent {
   args: string[];
   /** Added to the agent's environment; an empty value removes the variable. */
   env: Record<string, string>;
+  /** What it speaks on its stdio. */
+  protocol: AgentProtocol;
 }
 
 const EXE = process.platform === "win32" ? ".exe" : "";
@@ -44,6 +46,18 @@ export const BUILTIN_AGENTS: readonly BuiltinAgent[] = [
     args: [],
     // The Claude CLI refuses to run as root when IS_SANDBOX is set (as it is in some containers).
     env: { IS_SANDBOX: "" },
+    protocol: "acp",
+  },
+  {
+    // The `claude` CLI itself, driven over its stream-json and control protocol: no adapter.
+    name: "Claude Code (direct)",
+    packageName: "@anthropic-ai/claude-code",
+    // A native binary in recent versions, a JavaScript file in older ones: `bin` finds either.
+    installed: { bin: "claude" },
+    pathCommand: "claude",
+    args: [],
+    env: { IS_SANDBOX: "" },
+    protocol: "claude-cli",
   },
   {
     name: "Codex",
@@ -56,6 +70,7 @@ export const BUILTIN_AGENTS: readonly BuiltinAgent[] = [
     pathCommand: "codex-acp",
     args: [],
     env: {},
+    protocol: "acp",
   },
   {
     name: "Gemini CLI",
@@ -64,6 +79,7 @@ export const BUILTIN_AGENTS: readonly BuiltinAgent[] = [
     pathCommand: "gemini",
     args: ["--acp"],
     env: {},
+    protocol: "acp",
   },
 ];
 
@@ -102,6 +118,7 @@ function findAgent(agent: BuiltinAgent, search: AgentSearch): FoundAgent {
     args: [...args, ...agent.args],
     env: { ...agent.env, ...env },
     cwd: null,
+    protocol: agent.protocol,
   });
   const nodeModules = path.join(search.agentsDir, "node_modules");
   if ("binary" in agent.installed) {
@@ -111,12 +128,35 @@ function findAgent(agent: BuiltinAgent, search: AgentSearch): FoundAgent {
     }
   } else {
     const script = packageBin(path.join(nodeModules, agent.packageName), agent.installed.bin);
-    if (script !== undefined) {
+    if (script !== undefined && isJavaScript(script)) {
       return { agent, profile: profile(search.nodePath, [script], { ELECTRON_RUN_AS_NODE: "1" }), found: true };
+    }
+    if (script !== undefined && isExecutable(script)) {
+      return { agent, profile: profile(script, [], {}), found: true };
     }
   }
   const onPath = findOnPath(agent.pathCommand, search.searchPath);
   return { agent, profile: profile(onPath ?? agent.pathCommand, [], {}), found: onPath !== undefined };
+}
+
+/** Whether a package's `bin` file is JavaScript (run under Node) rather than a native binary. */
+function isJavaScript(file: string): boolean {
+  if (/\.(c|m)?js$/.test(file)) {
+    return true;
+  }
+  try {
+    const start = Buffer.alloc(64);
+    const fd = fs.openSync(file, "r");
+    try {
+      fs.readSync(fd, start, 0, start.length, 0);
+    } finally {
+      fs.closeSync(fd);
+    }
+    return start.toString("latin1").startsWith("#!") && start.toString("latin1").includes("node");
+  } catch {
+    // Unreadable: not something to run under Node.
+    return false;
+  }
 }
 
 /** The file of the `bin` entry `name` of the package in `packageDir`, when it is there. */

@@ -258,6 +258,7 @@ function createEngine(
       permissions: settings.permissions,
       followAgent: vscode.workspace.getConfiguration("tether").get<boolean>("followAgent") === true,
       workspaceTrusted: vscode.workspace.isTrusted,
+      claudeCli: settings.claudeCli,
     };
     const engine = new wasm.Engine(config, onPanic);
     if (panicPrompt !== undefined && panicPrompt !== "") {

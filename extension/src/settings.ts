@@ -13,7 +13,7 @@ import * as path from "node:path";
 
 import * as vscode from "vscode";
 
-import type { AgentProfile, HostCommand, Mode, PermissionSettings } from "./generated/protocol";
+import type { AgentProfile, ClaudeCliSettings, HostCommand, Mode, PermissionSettings } from "./generated/protocol";
 import { MODES as GENERATED_MODES } from "./generated/protocol";
 
 /** The settings the engine is configured with, plus what was wrong with them. */
@@ -22,6 +22,8 @@ export interface AgentSettings {
   agents: unknown;
   defaultProfile: string | null;
   permissions: PermissionSettings;
+  /** `tether.claudeCode.*`: how the Claude CLI is run. */
+  claudeCli: ClaudeCliSettings;
   /** One sentence per setting (or `tether.agents` entry) that was ignored. */
   problems: string[];
 }
@@ -30,7 +32,7 @@ export interface AgentSettings {
 const MODES: readonly Mode[] = GENERATED_MODES.map((choice) => choice.mode);
 
 /** The settings whose change the engine hears about through `configure`. */
-const ENGINE_SETTINGS = ["tether.agents", "tether.defaultAgent", "tether.permissions"];
+const ENGINE_SETTINGS = ["tether.agents", "tether.defaultAgent", "tether.permissions", "tether.claudeCode"];
 
 /** The settings tetherd is started with; a change waits for the next start. */
 const SIDECAR_SETTINGS = ["tether.tetherdPath", "tether.sidecarGraceSeconds"];
@@ -50,7 +52,26 @@ export function readAgentSettings(): AgentSettings {
   const problems: string[] = [];
   const rawDefault: unknown = configuration.get("defaultAgent");
   const defaultProfile = typeof rawDefault === "string" && rawDefault.trim() !== "" ? rawDefault.trim() : null;
-  return { agents, defaultProfile, permissions: readPermissions(configuration, problems), problems };
+  const permissions = readPermissions(configuration, problems);
+  return { agents, defaultProfile, permissions, claudeCli: readClaudeCli(configuration, problems), problems };
+}
+
+const DEFAULT_IDLE_MINUTES = 30;
+
+/** `tether.claudeCode.*`; a setting of the wrong shape is reported and its default used. */
+function readClaudeCli(configuration: vscode.WorkspaceConfiguration, problems: string[]): ClaudeCliSettings {
+  const rawMode: unknown = configuration.get("claudeCode.processMode");
+  if (rawMode !== undefined && rawMode !== null && rawMode !== "oneshot" && rawMode !== "persistent") {
+    problems.push('tether.claudeCode.processMode must be "oneshot" or "persistent"; "oneshot" is used.');
+  }
+  const rawIdle: unknown = configuration.get("claudeCode.idleTimeoutMinutes");
+  let idleTimeoutMinutes = DEFAULT_IDLE_MINUTES;
+  if (typeof rawIdle === "number" && Number.isInteger(rawIdle) && rawIdle >= 1) {
+    idleTimeoutMinutes = rawIdle;
+  } else if (rawIdle !== undefined && rawIdle !== null) {
+    problems.push(`tether.claudeCode.idleTimeoutMinutes must be a whole number of minutes, 1 or more; ${DEFAULT_IDLE_MINUTES} is used.`);
+  }
+  return { persistent: rawMode === "persistent", idleTimeoutMinutes };
 }
 
 /** `tether.permissions.*`; a setting of the wrong shape is reported and its default used. */
@@ -93,6 +114,7 @@ export function configureCommand(settings: AgentSettings, builtins: readonly Age
     builtinProfiles: [...builtins],
     defaultProfile: settings.defaultProfile,
     permissions: settings.permissions,
+    claudeCli: settings.claudeCli,
   };
 }
 

@@ -45,9 +45,14 @@ test("with nothing installed every built-in is offered, by its PATH name, marked
     found.map(({ profile, found }) => [profile.name, profile.command, profile.args, profile.env, found]),
     [
       ["Claude Code", "claude-code-acp", [], { IS_SANDBOX: "" }, false],
+      ["Claude Code (direct)", "claude", [], { IS_SANDBOX: "" }, false],
       ["Codex", "codex-acp", [], {}, false],
       ["Gemini CLI", "gemini", ["--acp"], {}, false],
     ],
+  );
+  assert.deepEqual(
+    found.map(({ profile }) => profile.protocol),
+    ["acp", "claude-cli", "acp", "acp"],
   );
 });
 
@@ -61,6 +66,13 @@ test("an install in the extension's storage is used: JavaScript under the host's
     `@zed-industries/codex-acp-${process.platform}-${process.arch}/bin/codex-acp`,
   );
   writeFile(codex, "#!/bin/sh\n", 0o755);
+  // Recent Claude CLIs are a native binary behind their `bin` entry (not a Node script).
+  const claudeCli = path.join(where.agentsDir, "node_modules", "@anthropic-ai/claude-code", "bin/claude.exe");
+  writeFile(
+    path.join(where.agentsDir, "node_modules", "@anthropic-ai/claude-code", "package.json"),
+    JSON.stringify({ name: "@anthropic-ai/claude-code", bin: { claude: "bin/claude.exe" } }),
+  );
+  writeFile(claudeCli, "\x7fELF native", 0o755);
   const profiles = findBuiltinAgents(where).map(({ profile, found }) => ({ ...profile, found }));
   assert.deepEqual(profiles, [
     {
@@ -69,11 +81,37 @@ test("an install in the extension's storage is used: JavaScript under the host's
       args: [claude],
       env: { IS_SANDBOX: "", ELECTRON_RUN_AS_NODE: "1" },
       cwd: null,
+      protocol: "acp",
       found: true,
     },
-    { name: "Codex", command: codex, args: [], env: {}, cwd: null, found: true },
-    { name: "Gemini CLI", command: NODE, args: [gemini, "--acp"], env: { ELECTRON_RUN_AS_NODE: "1" }, cwd: null, found: true },
+    {
+      name: "Claude Code (direct)",
+      command: claudeCli,
+      args: [],
+      env: { IS_SANDBOX: "" },
+      cwd: null,
+      protocol: "claude-cli",
+      found: true,
+    },
+    { name: "Codex", command: codex, args: [], env: {}, cwd: null, protocol: "acp", found: true },
+    {
+      name: "Gemini CLI",
+      command: NODE,
+      args: [gemini, "--acp"],
+      env: { ELECTRON_RUN_AS_NODE: "1" },
+      cwd: null,
+      protocol: "acp",
+      found: true,
+    },
   ]);
+});
+
+test("an older Claude CLI whose bin is a Node script runs under the host's Node", (t) => {
+  const where = search(t, "");
+  const script = installPackage(where.agentsDir, "@anthropic-ai/claude-code", "claude", "cli.js");
+  const direct = findBuiltinAgents(where).find(({ profile }) => profile.name === "Claude Code (direct)");
+  assert.deepEqual(direct?.profile.command, NODE);
+  assert.deepEqual(direct?.profile.args, [script]);
 });
 
 test("an agent not in the storage is found on PATH, executable files only", (t) => {
@@ -86,6 +124,7 @@ test("an agent not in the storage is found on PATH, executable files only", (t) 
     found.map(({ profile, found }) => [profile.name, profile.command, profile.args, found]),
     [
       ["Claude Code", "claude-code-acp", [], false],
+      ["Claude Code (direct)", "claude", [], false],
       ["Codex", "codex-acp", [], false],
       ["Gemini CLI", path.join(bin, "gemini"), ["--acp"], true],
     ],
@@ -173,7 +212,14 @@ test("a failed npm install is shown with its exit status, and npm's output is in
 test("no install is offered for an agent that is not built in, or that tether.agents redefines", async (t) => {
   const where = search(t, "");
   const log = recordingLog().log;
-  const mine: AgentProfile = { name: "Claude Code", command: "/opt/claude-acp", args: [], env: {}, cwd: null };
+  const mine: AgentProfile = {
+    name: "Claude Code",
+    command: "/opt/claude-acp",
+    args: [],
+    env: {},
+    cwd: null,
+    protocol: "acp",
+  };
   assert.equal(await ensureAgentInstalled("Claude Code", where, [mine], log), "present");
   assert.equal(await ensureAgentInstalled("Demo", where, [], log), "present");
   assert.equal(offeredChoices.length, 0);

@@ -122,6 +122,7 @@ const config: EngineConfig = {
   permissions: { defaultMode: "ask", rules: [] },
   followAgent: false,
   workspaceTrusted: true,
+  claudeCli: { persistent: false, idleTimeoutMinutes: 30 },
 };
 
 /** Records the review actions the host carried out, as calls. */

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 
-import type { HostCommand } from "../src/generated/protocol";
+import type { AgentProfile, HostCommand } from "../src/generated/protocol";
 import { configureCommand, readAgentSettings, watchSettings, workspaceTetherDir } from "../src/settings";
 import { recordingLog } from "./fakes";
 import { Uri, changeSettings, settings, shownMessages, userSettings, workspace } from "./vscodeStub";
@@ -32,14 +32,38 @@ test("the agents and the permission settings go to the engine as written, bad on
   settings.set("tether.defaultAgent", "Gemini");
   const read = readAgentSettings();
   assert.deepEqual(read.problems, []);
-  const builtin = { name: "Claude Code", command: "/opt/claude-code-acp", args: [], env: {}, cwd: null };
+  const builtin: AgentProfile = {
+    name: "Claude Code",
+    command: "/opt/claude-code-acp",
+    args: [],
+    env: {},
+    cwd: null,
+    protocol: "acp",
+  };
   assert.deepEqual(configureCommand(read, [builtin]), {
     type: "configure",
     agents,
     builtinProfiles: [builtin],
     defaultProfile: "Gemini",
     permissions: { defaultMode: "acceptEdits", rules },
+    claudeCli: { persistent: false, idleTimeoutMinutes: 30 },
   });
+});
+
+test("tether.claudeCode settings: persistent with its idle time, or oneshot with a sentence for a wrong shape", () => {
+  settings.set("tether.claudeCode.processMode", "persistent");
+  settings.set("tether.claudeCode.idleTimeoutMinutes", 5);
+  let read = readAgentSettings();
+  assert.deepEqual(read.claudeCli, { persistent: true, idleTimeoutMinutes: 5 });
+  assert.deepEqual(read.problems, []);
+  settings.set("tether.claudeCode.processMode", "forever");
+  settings.set("tether.claudeCode.idleTimeoutMinutes", 0);
+  read = readAgentSettings();
+  assert.deepEqual(read.claudeCli, { persistent: false, idleTimeoutMinutes: 30 });
+  assert.deepEqual(read.problems, [
+    'tether.claudeCode.processMode must be "oneshot" or "persistent"; "oneshot" is used.',
+    "tether.claudeCode.idleTimeoutMinutes must be a whole number of minutes, 1 or more; 30 is used.",
+  ]);
 });
 
 test("permission settings of the wrong shape fall back to their defaults, with a sentence each", () => {
@@ -93,17 +117,26 @@ test("a change the engine cares about sends configure with every setting; tether
     changeSettings({ "tether.permissions.defaultMode": "bypass" });
     changeSettings({ "tether.agents": [{ name: "Codex" }] });
     changeSettings({ "tether.sidecarGraceSeconds": 5 });
+    changeSettings({ "tether.claudeCode.processMode": "persistent" });
   } finally {
     watching.dispose();
   }
   changeSettings({ "tether.defaultAgent": "Codex" });
 
   const permissions = { defaultMode: "bypass", rules: [{ decision: "deny", kinds: ["delete"] }] };
-  const unset = { agents: null, builtinProfiles: [], defaultProfile: null };
+  const oneshot = { persistent: false, idleTimeoutMinutes: 30 };
+  const unset = { agents: null, builtinProfiles: [], defaultProfile: null, claudeCli: oneshot };
   assert.deepEqual(sent, [
     { type: "configure", ...unset, permissions: { defaultMode: "ask", rules: permissions.rules } },
     { type: "configure", ...unset, permissions },
     { type: "configure", ...unset, agents: [{ name: "Codex" }], permissions },
+    {
+      type: "configure",
+      ...unset,
+      agents: [{ name: "Codex" }],
+      permissions,
+      claudeCli: { persistent: true, idleTimeoutMinutes: 30 },
+    },
   ]);
   // What is wrong with a profile is the engine's to say (tether-core's profiles.rs).
   assert.deepEqual(shownMessages, []);

@@ -981,10 +981,21 @@ impl ClaudeCli {
         }
     }
 
+    /// How CLIs are run from now on (the setting may have changed since the log was written).
+    pub fn set_process_mode(&mut self, mode: ProcessMode) {
+        self.mode = mode;
+    }
+
     /// The CLI whose lines were replayed is still running (a window reload): going on with it.
-    pub fn continue_live(&mut self) {
+    /// Returns its number, for its exit; `None` when the log says no CLI runs (the translator
+    /// then stays as it was: call [`ClaudeCli::finish_replay`]).
+    pub fn continue_live(&mut self) -> Option<u64> {
+        let process = *self.live_processes.back()?;
         self.replaying = false;
-        self.process = Process::Running { input_open: true };
+        if self.process == Process::Idle {
+            self.process = Process::Running { input_open: true };
+        }
+        Some(process)
     }
 
     /// Replaying is over and no CLI runs any more: the next prompt starts one, resuming.

@@ -31,6 +31,7 @@
 
 mod agent;
 mod chat_view;
+mod claude_processes;
 mod history;
 mod policy;
 mod session;
@@ -243,7 +244,8 @@ impl HostEngine {
     fn host_event(&mut self, event: HostEvent) {
         let now = self.now;
         match event {
-            HostEvent::Configure { agents, builtin_profiles, default_profile, permissions } => {
+            HostEvent::Configure { agents, builtin_profiles, default_profile, permissions, claude_cli } => {
+                self.config.claude_cli = claude_cli;
                 self.config.agents = agents;
                 self.config.builtin_profiles = builtin_profiles;
                 self.read_agent_settings();
@@ -313,6 +315,9 @@ impl HostEngine {
         self.expire_tetherd_requests(now);
         if let Some(slot) = &mut self.session {
             slot.client.handle_timeout(now);
+            if let Some(claude) = &mut slot.claude {
+                claude.handle_timeout(now);
+            }
         }
         self.finish(now);
     }
@@ -324,10 +329,16 @@ impl HostEngine {
     /// When `handle_timeout` must be called next.
     pub fn poll_timeout(&self) -> Option<u64> {
         let webview_due = self.frame_has_news().then(|| self.view.next_frame_at());
-        [self.tetherd.next_deadline(), self.session.as_ref().and_then(|slot| slot.client.poll_timeout()), webview_due]
-            .into_iter()
-            .flatten()
-            .min()
+        let session = self.session.as_ref();
+        [
+            self.tetherd.next_deadline(),
+            session.and_then(|slot| slot.client.poll_timeout()),
+            session.and_then(|slot| slot.claude.as_ref()?.poll_timeout()),
+            webview_due,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     fn log(&mut self, level: LogLevel, text: String) {

@@ -15,7 +15,7 @@ use crate::permissions::Mode;
 use crate::review::{ChangeId, ReviewDocument, ReviewHunk, TextEdit};
 use crate::webview::HostToWebview;
 
-/// An agent the person can run: a command speaking ACP on its stdio.
+/// An agent the person can run: a command speaking ACP on its stdio, or the Claude CLI itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentProfile {
@@ -28,6 +28,54 @@ pub struct AgentProfile {
     /// Working directory of the agent process; the workspace folder when absent.
     #[serde(default)]
     pub cwd: Option<String>,
+    /// What the command speaks on its stdio.
+    #[serde(default)]
+    pub protocol: AgentProtocol,
+}
+
+/// What an agent's command speaks on its stdio.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentProtocol {
+    /// The Agent Client Protocol.
+    #[default]
+    Acp,
+    /// The `claude` CLI's stream-json and control protocol (see `claude_cli`): Tether adds the
+    /// arguments, and runs one CLI per turn or keeps one alive (`tether.claudeCode.processMode`).
+    ClaudeCli,
+}
+
+/// The `tether.claudeCode.*` settings: how the Claude CLI is driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaudeCliSettings {
+    /// Keep one CLI across turns instead of one per turn (`tether.claudeCode.processMode`).
+    #[serde(default)]
+    pub persistent: bool,
+    /// How long a kept CLI may sit idle before it is ended (`tether.claudeCode.idleTimeoutMinutes`).
+    #[serde(default = "default_idle_minutes")]
+    pub idle_timeout_minutes: u32,
+}
+
+fn default_idle_minutes() -> u32 {
+    30
+}
+
+impl Default for ClaudeCliSettings {
+    fn default() -> Self {
+        ClaudeCliSettings { persistent: false, idle_timeout_minutes: default_idle_minutes() }
+    }
+}
+
+impl ClaudeCliSettings {
+    pub fn process_mode(&self) -> crate::claude_cli::ProcessMode {
+        if self.persistent {
+            let idle_timeout_ms = u64::from(self.idle_timeout_minutes.max(1)) * 60_000;
+            crate::claude_cli::ProcessMode::Persistent { idle_timeout_ms }
+        } else {
+            crate::claude_cli::ProcessMode::Oneshot
+        }
+    }
 }
 
 /// The name of the built-in profile that runs the scripted test agent's demo scenario.
@@ -71,6 +119,8 @@ pub struct EngineConfig {
     /// the person did not choose. Absent means untrusted.
     #[serde(default)]
     pub workspace_trusted: bool,
+    #[serde(default)]
+    pub claude_cli: ClaudeCliSettings,
 }
 
 /// The `tether.permissions.*` settings.
@@ -112,6 +162,9 @@ pub enum HostEvent {
         builtin_profiles: Vec<AgentProfile>,
         default_profile: Option<String>,
         permissions: PermissionSettings,
+        /// New sessions run the Claude CLI this way; a running one goes on as it started.
+        #[serde(default)]
+        claude_cli: ClaudeCliSettings,
     },
     /// The files open in editors changed: their absolute paths (`file:` documents only). They
     /// are included in the snapshot taken before each turn.

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::host_api::AgentProfile;
+use crate::host_api::{AgentProfile, AgentProtocol};
 
 /// The profiles of a `tether.agents` value, and a sentence for each entry that was dropped (or
 /// for the whole setting, when it is not a list). An absent setting (`null`) has no profiles.
@@ -70,7 +70,13 @@ fn profile_from_entry(entry: &Value) -> Result<AgentProfile, String> {
         Some(Value::String(cwd)) => Some(cwd.clone()).filter(|cwd| !cwd.is_empty()),
         Some(_) => return Err(format!("\"{name}\": \"cwd\" must be a string.")),
     };
-    Ok(AgentProfile { name, command, args, env, cwd })
+    let protocol = match fields.get("protocol") {
+        None | Some(Value::Null) => AgentProtocol::Acp,
+        Some(Value::String(protocol)) if protocol == "acp" => AgentProtocol::Acp,
+        Some(Value::String(protocol)) if protocol == "claude-cli" => AgentProtocol::ClaudeCli,
+        Some(_) => return Err(format!("\"{name}\": \"protocol\" must be \"acp\" or \"claude-cli\".")),
+    };
+    Ok(AgentProfile { name, command, args, env, cwd, protocol })
 }
 
 /// Whether `text` holds nothing but white space as JavaScript's `trim` sees it (the extension
@@ -106,8 +112,8 @@ mod tests {
         let (profiles, problems) = agents_from_setting(&raw);
         let mut shown = String::new();
         for profile in profiles {
-            let AgentProfile { name, command, args, env, cwd } = profile;
-            shown.push_str(&format!("profile {name:?} {command:?} {args:?} {env:?} {cwd:?}\n"));
+            let AgentProfile { name, command, args, env, cwd, protocol } = profile;
+            shown.push_str(&format!("profile {name:?} {command:?} {args:?} {env:?} {cwd:?} {protocol:?}\n"));
         }
         for problem in problems {
             shown.push_str(&format!("problem {problem}\n"));
@@ -134,12 +140,15 @@ mod tests {
                 {"name": "G", "command": "g", "cwd": ""},
                 {"name": "H", "command": "h", "cwd": null, "unknown": true},
                 null,
+                {"name": "My Claude", "command": "/opt/claude/bin/claude", "protocol": "claude-cli"},
+                {"name": "K", "command": "k", "protocol": "stream-json"},
             ]),
             expect![[r#"
-                profile "Gemini" "gemini" ["--acp"] {} None
-                profile "F" "f" [] {"KEY": "1"} Some("/srv/f")
-                profile "G" "g" [] {} None
-                profile "H" "h" [] {} None
+                profile "Gemini" "gemini" ["--acp"] {} None Acp
+                profile "F" "f" [] {"KEY": "1"} Some("/srv/f") Acp
+                profile "G" "g" [] {} None Acp
+                profile "H" "h" [] {} None Acp
+                profile "My Claude" "/opt/claude/bin/claude" [] {} None ClaudeCli
                 problem tether.agents[1] was ignored: it is not an object.
                 problem tether.agents[2] was ignored: it has no "name".
                 problem tether.agents[3] was ignored: it has no "name".
@@ -151,6 +160,7 @@ mod tests {
                 problem tether.agents[9] was ignored: "D": "env" must map names to strings.
                 problem tether.agents[10] was ignored: "E": "cwd" must be a string.
                 problem tether.agents[14] was ignored: it is not an object.
+                problem tether.agents[16] was ignored: "K": "protocol" must be "acp" or "claude-cli".
             "#]],
         );
     }
@@ -175,6 +185,7 @@ mod tests {
             args: Vec::new(),
             env: BTreeMap::new(),
             cwd: None,
+            protocol: Default::default(),
         };
         let builtins =
             [profile("Claude Code", "claude-code-acp"), profile("Codex", "codex-acp"), profile("Gemini CLI", "gemini")];
@@ -229,8 +240,8 @@ mod tests {
                 {"name": " Padded ", "command": " my-agent "},
             ]),
             expect![[r#"
-                profile "\u{85}" "c" [] {} None
-                profile " Padded " " my-agent " [] {} None
+                profile "\u{85}" "c" [] {} None Acp
+                profile " Padded " " my-agent " [] {} None Acp
                 problem tether.agents[0] was ignored: it has no "name".
                 problem tether.agents[1] was ignored: "B" has no "command".
             "#]],
@@ -253,6 +264,7 @@ mod tests {
                 args: Vec::new(),
                 env: BTreeMap::new(),
                 cwd: None,
+                protocol: Default::default(),
             })
             .to_vec()
     }

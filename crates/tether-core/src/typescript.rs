@@ -28,6 +28,8 @@ pub fn generate() -> String {
     declare_all!(
         // host ↔ engine
         host_api::AgentProfile,
+        host_api::AgentProtocol,
+        host_api::ClaudeCliSettings,
         host_api::EngineConfig,
         host_api::HostCommand,
         host_api::HostEvent,

@@ -29,6 +29,7 @@ fn config() -> EngineConfig {
         permissions: Default::default(),
         follow_agent: false,
         workspace_trusted: true,
+        claude_cli: Default::default(),
     }
 }
 
@@ -493,6 +494,7 @@ fn workspace_rules_are_saved_without_losing_unusable_ones() {
             builtin_profiles: vec![],
             default_profile: None,
             permissions: PermissionSettings { rules, ..Default::default() },
+            claude_cli: Default::default(),
         },
         now,
     );

@@ -31,6 +31,7 @@ fn config() -> EngineConfig {
         permissions: Default::default(),
         follow_agent: false,
         workspace_trusted: true,
+        claude_cli: Default::default(),
     }
 }
 

@@ -145,11 +145,13 @@ impl Workspace {
                 args,
                 env: Default::default(),
                 cwd: None,
+                protocol: Default::default(),
             }],
             default_profile: Some(PROFILE.to_owned()),
             permissions: Default::default(),
             follow_agent: false,
             workspace_trusted: true,
+            claude_cli: Default::default(),
         }
     }
 }

@@ -5,7 +5,23 @@ export type AgentProfile = { name: string, command: string, args: Array<string>,
 /**
  * Working directory of the agent process; the workspace folder when absent.
  */
-cwd: string | null, };
+cwd: string | null, 
+/**
+ * What the command speaks on its stdio.
+ */
+protocol: AgentProtocol, };
+
+export type AgentProtocol = "acp" | "claude-cli";
+
+export type ClaudeCliSettings = { 
+/**
+ * Keep one CLI across turns instead of one per turn (`tether.claudeCode.processMode`).
+ */
+persistent: boolean, 
+/**
+ * How long a kept CLI may sit idle before it is ended (`tether.claudeCode.idleTimeoutMinutes`).
+ */
+idleTimeoutMinutes: number, };
 
 export type EngineConfig = { 
 /**
@@ -52,11 +68,15 @@ followAgent: boolean,
  * is started (no tetherd, no agent): a repository someone else wrote must not run anything
  * the person did not choose. Absent means untrusted.
  */
-workspaceTrusted: boolean, };
+workspaceTrusted: boolean, claudeCli: ClaudeCliSettings, };
 
 export type HostCommand = HostEvent | Intent;
 
-export type HostEvent = { "type": "configure", agents: unknown, builtinProfiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "workspaceTrusted" } | { "type": "pathsResolved", resolve: number, root: ResolvedPath, paths: Array<ResolvedPath>, };
+export type HostEvent = { "type": "configure", agents: unknown, builtinProfiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, 
+/**
+ * New sessions run the Claude CLI this way; a running one goes on as it started.
+ */
+claudeCli: ClaudeCliSettings, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "workspaceTrusted" } | { "type": "pathsResolved", resolve: number, root: ResolvedPath, paths: Array<ResolvedPath>, };
 
 export type Intent = { "type": "prompt", text: string, 
 /**

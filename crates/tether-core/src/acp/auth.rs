@@ -471,6 +471,7 @@ mod tests {
                 ("NO_COLOR".to_owned(), "0".to_owned()),
             ]),
             cwd: None,
+            protocol: Default::default(),
         };
         let methods = parse_auth_methods(
             &serde_json::from_str(&format!(

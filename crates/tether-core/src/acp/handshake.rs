@@ -103,7 +103,7 @@ impl AcpClient {
         }
         self.session.agent_info = response.agent_info.map(|info| {
             let name = info.title.unwrap_or(info.name);
-            format!("{name} {}", info.version)
+            format!("{name} {}", info.version).trim_end().to_owned()
         });
         self.events.push_back(AcpEvent::Initialized { agent: self.session.agent_info.clone() });
         let capabilities = serde_json::from_str::<serde_json::Value>(result.get()).unwrap_or_default();

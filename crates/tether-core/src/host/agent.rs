@@ -28,6 +28,7 @@ impl HostEngine {
                 args: vec!["--scenario".to_owned(), "demo".to_owned()],
                 env: Default::default(),
                 cwd: None,
+                protocol: Default::default(),
             });
         }
         profiles.extend(self.configured_profiles.iter().cloned());
@@ -98,7 +99,8 @@ impl HostEngine {
         let client = self.new_client(generation);
         self.view.header.agent = profile.name.clone();
         self.view.header.agent_info = None;
-        self.session = Some(Session::new(generation, profile, client, true));
+        let claude = self.claude_for(&profile);
+        self.session = Some(Session::new(generation, profile, client, true, claude));
         self.spawn_agent(now);
         self.refresh_permissions_view();
         self.post_snapshot(now);
@@ -150,26 +152,40 @@ impl HostEngine {
             );
             return self.log(LogLevel::Error, text);
         }
+        if slot.claude.is_some() {
+            // The translator is the agent: the client's handshake is answered by it, and it
+            // asks for a CLI process when it needs one (see `claude_processes`).
+            let slot = self.session.as_mut().expect("the slot was found above");
+            slot.client.start(now);
+            self.set_status(SessionStatus::starting("Starting Claude Code"));
+            return;
+        }
+        let spawn = self.spawn_params(slot, Vec::new());
+        let generation = slot.generation;
+        self.log(
+            LogLevel::Info,
+            format!("starting agent {:?}: {} {}", spawn.name, spawn.command, spawn.args.join(" ")),
+        );
+        self.sidecar_request(method::AGENT_SPAWN, &spawn, SidecarRequest::Spawn { generation }, now);
+        self.set_status(SessionStatus::starting("Starting the agent"));
+    }
+
+    /// How tetherd starts `slot`'s agent: its profile's command and arguments (then `more_args`),
+    /// in the slot's session folder when it has one (the log goes on), else in a new one.
+    pub(super) fn spawn_params(&self, slot: &Session, more_args: Vec<String>) -> SpawnParams {
         let profile = &slot.profile;
         // The person's keys go over the profile's variables; they are in no log and no setting.
         let mut env = profile.env.clone();
         env.extend(self.sign_in.secrets.of(&profile.name).cloned().unwrap_or_default());
-        let spawn = SpawnParams {
+        SpawnParams {
             name: profile.name.clone(),
             command: profile.command.clone(),
-            args: profile.args.clone(),
+            args: profile.args.iter().cloned().chain(more_args).collect(),
             env,
             cwd: profile.cwd.clone().unwrap_or_else(|| self.config.workspace_root.clone()),
             tether_dir: self.config.tether_dir.clone(),
             session_dir: slot.session_dir.clone().filter(|_| self.config.tether_dir.is_some()),
-        };
-        let generation = slot.generation;
-        self.log(
-            LogLevel::Info,
-            format!("starting agent {:?}: {} {}", profile.name, profile.command, profile.args.join(" ")),
-        );
-        self.sidecar_request(method::AGENT_SPAWN, &spawn, SidecarRequest::Spawn { generation }, now);
-        self.set_status(SessionStatus::starting("Starting the agent"));
+        }
     }
 
     /// tetherd answered the kill of a stopped agent (or did not in time): Restart may go ahead.
@@ -337,6 +353,10 @@ impl HostEngine {
             (Some(code), None) => format!("exited with code {code}"),
             (None, None) => "exited".to_owned(),
         };
+        // A Claude CLI's exit is its translator's to read: the session goes on.
+        if self.on_cli_exited(&exited, &description) {
+            return;
+        }
         let Some(slot) = self.live_slot(exited.agent_id, exited.seq) else {
             self.log(LogLevel::Info, format!("a previous agent {description}"));
             return;

@@ -187,7 +187,7 @@ impl HostEngine {
     pub(super) fn open_loaded(&mut self, load: LogLoad, now: u64) {
         let interrupted_by = self.interrupted_by.take();
         let replayed_through = load.replay.last_seq();
-        let (mut client, problems) = load.replay.finish();
+        let (mut client, replayed_claude, problems) = load.replay.finish_with_claude();
         if self.snapshot_store().is_some() {
             client.enable_snapshots();
         }
@@ -206,12 +206,34 @@ impl HostEngine {
             args: Vec::new(),
             env: Default::default(),
             cwd: None,
+            protocol: Default::default(),
         });
         self.view.header.agent = profile.name.clone();
         self.view.header.agent_info = client.agent_info().map(str::to_owned);
         let live = load.summary.live_agent;
-        let mut session = Session::new(self.generation, profile, client, configured);
+        // A Claude CLI session goes on with the translator its log was folded through: it knows
+        // the CLI's session to resume, and the CLI still running if there is one.
+        let claude = self.claude_for(&profile).map(|fresh| match replayed_claude {
+            Some(mut replayed) => {
+                replayed.set_process_mode(self.config.claude_cli.process_mode());
+                replayed
+            }
+            None => fresh,
+        });
+        let mut session = Session::new(self.generation, profile, client, configured, claude);
         session.agent_id = live;
+        if let Some(claude) = &mut session.claude {
+            match live.zip(claude.continue_live()) {
+                Some((agent_id, process)) => {
+                    session.cli_processes.insert(agent_id, process);
+                }
+                None => {
+                    claude.finish_replay();
+                    session.agent_id = None;
+                }
+            }
+        }
+        let live = session.agent_id;
         session.session_dir = Some(load.summary.dir.clone());
         // Only the agent taken over has events in the log already; a new one starts after it.
         session.replayed_through = if live.is_some() { replayed_through } else { 0 };

@@ -1,10 +1,15 @@
 //! One session's own state and the rules about it that need nothing of the window: which of
 //! tetherd's events are its own, what it keeps of the agent's stderr, and what it asks tetherd
 //! to write to the agent.
+//!
+//! A Claude CLI session (`AgentProfile::protocol`) has a [`ClaudeCli`] between its client and
+//! tetherd: the client's ACP goes to it and its answers come back to the client here, and what
+//! reaches tetherd is the CLI's own wire, for whichever CLI process runs now.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::acp::AcpClient;
+use crate::claude_cli::ClaudeCli;
 use crate::host_api::AgentProfile;
 use crate::sidecar::{AgentId, method};
 
@@ -45,12 +50,25 @@ pub(super) struct Session {
     /// tetherd could not write the session's log and ended the agent (`agent/logFailed`): the
     /// thread and the header say so already, and the exit that follows adds nothing.
     pub(super) log_failed: bool,
+    /// The Claude CLI translator, for a Claude CLI session; its processes come and go (one per
+    /// turn, or one kept alive) while the session's "agent" stays. `agent_id` is the CLI now
+    /// running.
+    pub(super) claude: Option<ClaudeCli>,
+    /// The Claude CLI processes tetherd runs for this session, by agent id: the translator's
+    /// number for each (an older one may still be finishing when a newer one starts).
+    pub(super) cli_processes: BTreeMap<AgentId, u64>,
 }
 
 impl Session {
     /// A session of generation `generation` for `profile`'s agent (`configured`: one the person
     /// has; see [`Session::configured`]), not started yet.
-    pub(super) fn new(generation: u64, profile: AgentProfile, client: AcpClient, configured: bool) -> Self {
+    pub(super) fn new(
+        generation: u64,
+        profile: AgentProfile,
+        client: AcpClient,
+        configured: bool,
+        claude: Option<ClaudeCli>,
+    ) -> Self {
         Session {
             generation,
             profile,
@@ -64,6 +82,8 @@ impl Session {
             stopping: false,
             configured,
             log_failed: false,
+            claude,
+            cli_processes: BTreeMap::new(),
         }
     }
 
@@ -104,18 +124,35 @@ impl Session {
     }
 
     /// The client's lines for the agent, as `agent/send` notifications to tetherd (empty until
-    /// tetherd has said which agent this is: they wait in the client until then).
-    pub(super) fn take_agent_writes(&mut self) -> String {
+    /// tetherd has said which agent this is: they wait in the client until then). A Claude CLI
+    /// session's client talks to its translator here, until neither has more to say; what goes
+    /// to tetherd is the translator's lines for the CLI now running.
+    pub(super) fn take_agent_writes(&mut self, now: u64) -> String {
         let mut writes = String::new();
+        if let Some(claude) = &mut self.claude {
+            loop {
+                let mut moved = false;
+                while let Some(line) = self.client.poll_outgoing() {
+                    moved = true;
+                    claude.handle_client_line(&line);
+                }
+                while let Some(line) = claude.poll_client_line() {
+                    moved = true;
+                    self.client.handle_message(&line, now);
+                }
+                if !moved {
+                    break;
+                }
+            }
+            let Some(agent_id) = self.agent_id else { return writes };
+            while let Some(line) = claude.poll_cli_line() {
+                push_agent_send(&mut writes, agent_id, &line);
+            }
+            return writes;
+        }
         let Some(agent_id) = self.agent_id else { return writes };
         while let Some(line) = self.client.poll_outgoing() {
-            // The line is JSON the engine encoded itself, so it is embedded as it is: no
-            // re-escaping, no second parse.
-            writes.push_str(&format!(
-                r#"{{"jsonrpc":"2.0","method":"{}","params":{{"agentId":{agent_id},"message":{line}}}}}"#,
-                method::AGENT_SEND
-            ));
-            writes.push('\n');
+            push_agent_send(&mut writes, agent_id, &line);
         }
         writes
     }
@@ -124,4 +161,14 @@ impl Session {
     pub(super) fn audit_log(&self) -> Option<String> {
         self.session_dir.as_ref().map(|dir| format!("{dir}/audit.jsonl"))
     }
+}
+
+/// Appends an `agent/send` of `line` to `writes`. The line is JSON the engine encoded itself, so
+/// it is embedded as it is: no re-escaping, no second parse.
+fn push_agent_send(writes: &mut String, agent_id: AgentId, line: &str) {
+    writes.push_str(&format!(
+        r#"{{"jsonrpc":"2.0","method":"{}","params":{{"agentId":{agent_id},"message":{line}}}}}"#,
+        method::AGENT_SEND
+    ));
+    writes.push('\n');
 }

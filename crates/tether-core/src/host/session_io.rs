@@ -2,6 +2,7 @@
 //! and its events (status, snapshots, terminals, audit records, the host's actions).
 
 use crate::acp::{AcpEvent, IntentError, TerminalCall, capitalize};
+use crate::claude_cli::CliEvent;
 use crate::host_api::{HostAction, LogLevel};
 use crate::jsonrpc::{self, RpcError};
 use crate::sidecar::{
@@ -39,17 +40,30 @@ impl HostEngine {
     /// it produce more).
     pub(super) fn drain_client_once(&mut self) -> bool {
         let Some(slot) = &mut self.session else { return false };
-        let writes = slot.take_agent_writes();
+        let writes = slot.take_agent_writes(self.now);
         let mut events = Vec::new();
         while let Some(event) = slot.client.poll_event() {
             events.push(event);
+        }
+        let mut cli_actions = Vec::new();
+        let mut cli_logs = Vec::new();
+        if let Some(claude) = &mut slot.claude {
+            cli_actions.extend(std::iter::from_fn(|| claude.poll_process()));
+            cli_logs.extend(std::iter::from_fn(|| claude.poll_event()));
         }
         let patches = slot.client.thread_mut().take_patches();
         if !writes.is_empty() {
             self.actions.push_back(HostAction::SidecarWrite { data: writes });
         }
         self.view.queue_patches(patches);
-        let raised = !events.is_empty();
+        for CliEvent::Log(text) in cli_logs {
+            self.log(LogLevel::Info, format!("[Claude Code] {text}"));
+        }
+        // After the writes: a CLI's input is closed once what was written to it is.
+        let raised = !events.is_empty() || !cli_actions.is_empty();
+        for action in cli_actions {
+            self.on_cli_process_action(action);
+        }
         for event in events {
             self.on_client_event(event);
         }

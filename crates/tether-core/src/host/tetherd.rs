@@ -46,6 +46,11 @@ pub(super) enum SidecarRequest {
     Spawn {
         generation: u64,
     },
+    /// Spawning the Claude CLI numbered `process` of session `generation`.
+    SpawnCli {
+        generation: u64,
+        process: u64,
+    },
     Kill,
     /// Stopping the agent of session `generation` so that it can be started again to sign in.
     KillToSignIn {
@@ -220,6 +225,11 @@ impl HostEngine {
                     let message =
                         format!("tetherd did not answer {} within {} s", pending.method, SIDECAR_TIMEOUT_MS / 1000);
                     self.on_agent_stopped(generation, Err(message));
+                }
+                SidecarRequest::SpawnCli { generation, process } => {
+                    let message =
+                        format!("tetherd did not answer {} within {} s", pending.method, SIDECAR_TIMEOUT_MS / 1000);
+                    self.on_cli_spawned(generation, process, Err(message));
                 }
                 _ => {
                     let message =
@@ -423,6 +433,10 @@ impl HostEngine {
                     }
                 }
             }
+            (SidecarRequest::SpawnCli { generation, process }, result) => {
+                let result = parse_result::<SpawnResult>(result, method::AGENT_SPAWN);
+                self.on_cli_spawned(generation, process, result);
+            }
             (SidecarRequest::Spawn { generation }, Err(error)) => {
                 if self.session.as_ref().is_some_and(|slot| slot.generation == generation) {
                     let name = self.view.header.agent.clone();
@@ -485,7 +499,10 @@ impl HostEngine {
             method::AGENT_MESSAGE => match serde_json::from_str::<AgentMessage<'_>>(params) {
                 Ok(message) => {
                     if let Some(slot) = self.live_slot(message.agent_id, message.seq) {
-                        slot.client.handle_message(message.message.get(), now);
+                        match &mut slot.claude {
+                            Some(claude) => claude.handle_cli_line(message.message.get(), now),
+                            None => slot.client.handle_message(message.message.get(), now),
+                        }
                     }
                 }
                 Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed agent/message: {error}")),
@@ -493,7 +510,10 @@ impl HostEngine {
             method::AGENT_BAD_LINE => match serde_json::from_str::<AgentBadLine>(params) {
                 Ok(bad) => {
                     if let Some(slot) = self.agent_slot(bad.agent_id) {
-                        slot.client.handle_bad_line(bad.kind, bad.len, &bad.preview, &bad.error);
+                        match &mut slot.claude {
+                            Some(claude) => claude.handle_bad_line(bad.kind, bad.len, &bad.preview, &bad.error),
+                            None => slot.client.handle_bad_line(bad.kind, bad.len, &bad.preview, &bad.error),
+                        }
                     }
                 }
                 Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed agent/badLine: {error}")),

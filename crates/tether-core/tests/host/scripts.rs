@@ -148,3 +148,8 @@ fn a_window_reload_takes_the_running_agent_over_and_shows_its_thread_again() {
 fn an_agent_that_needs_a_sign_in_asks_the_person_and_goes_on_once_signed_in() {
     check("sign-in");
 }
+
+#[test]
+fn a_claude_cli_session_runs_one_cli_per_turn_and_resumes_it() {
+    check("claude-cli");
+}
