@@ -3,8 +3,9 @@
 //
 // What it answers is chosen by the last user message's text, so a test steers the model by what
 // it types:
-// - "write <file> <text...>": a Write tool use creating <file> (relative to the `cwd` given to
-//   `startAnthropicMock`) with the rest as its content; after the tool result, "Wrote <file>.".
+// - "write <file> <text...>": a Write tool use creating <file> (relative to the mock's `cwd`,
+//   which a test may set once it knows its workspace) with the rest as its content; after the
+//   tool result, "Wrote <file>.".
 // - "edit <file> <old> => <new>": an Edit tool use replacing <old> with <new> in <file>.
 // - "run <command>": a Bash tool use running <command>.
 // - "slow <n>": <n> text deltas, 50 ms apart (a turn long enough to be cancelled).
@@ -19,6 +20,7 @@ import path from "node:path";
 
 export async function startAnthropicMock({ cwd = process.cwd() } = {}) {
   const requests = [];
+  const mock = { url: "", requests, cwd, close: () => new Promise((resolve) => server.close(resolve)) };
   const server = http.createServer((req, res) => {
     let body = "";
     req.on("data", (chunk) => (body += chunk));
@@ -44,12 +46,17 @@ export async function startAnthropicMock({ cwd = process.cwd() } = {}) {
       if (!json.stream) {
         return sendJson(res, message([{ type: "text", text: "Mock title" }], "end_turn"));
       }
-      streamTurn(res, json, cwd);
+      streamTurn(res, json, mock.cwd);
     });
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${server.address().port}`;
-  return { url, requests, close: () => new Promise((resolve) => server.close(resolve)) };
+  mock.url = `http://127.0.0.1:${server.address().port}`;
+  // Streams still open (a turn cancelled mid-stream) must not keep `close` waiting.
+  mock.close = () => {
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(resolve));
+  };
+  return mock;
 }
 
 function sendJson(res, value) {

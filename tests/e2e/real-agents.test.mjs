@@ -79,7 +79,7 @@ test("Claude Code from npm: the session starts, its models are listed, a mode is
     const picker = chat.locator("select.session-picker");
     assert.deepEqual(
       await picker.locator("option").allInnerTexts(),
-      ["Demo", "Claude Code", "Codex", "Gemini CLI"],
+      ["Demo", "Claude Code", "Claude Code (direct)", "Codex", "Gemini CLI"],
     );
 
     await picker.selectOption("Claude Code");

@@ -11,14 +11,16 @@ use anyhow::Context;
 pub const NODE_VERSION: &str = "24.21.0";
 pub const CODE_SERVER_VERSION: &str = "4.139.1";
 
-/// The real ACP agents the end-to-end tests run, installed from npm into the tools cache as the
+/// The real agents the end-to-end tests run, installed from npm into the tools cache as the
 /// extension's "Install" would install them into its storage (`<prefix>/node_modules/...`).
-/// Pinned, so a test run does not change with a new release. Gemini CLI is the largest (about
-/// 100 MB, under 10 s to install here); its ACP mode is its `--acp` flag.
+/// Pinned, so a test run does not change with a new release. Gemini CLI's ACP mode is its
+/// `--acp` flag. The `claude` CLI itself (driven directly, not through ACP) is the largest: a
+/// native binary of about 400 MB, a few seconds to install here.
 pub const REAL_AGENT_PACKAGES: &[(&str, &str)] = &[
     ("@zed-industries/claude-code-acp", "0.16.2"),
     ("@zed-industries/codex-acp", "0.16.0"),
     ("@google/gemini-cli", "0.61.0"),
+    ("@anthropic-ai/claude-code", "2.1.332"),
 ];
 
 /// The repository checkout and the paths derived from it.
