@@ -56,6 +56,11 @@ pub const ACP_SESSION_ID: &str = "claude-cli";
 /// How long a persistent CLI may sit idle before its input is closed (reference: 30 minutes).
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 30 * 60 * 1000;
 
+/// How long a CLI may take to answer Tether's `initialize`. Nothing waits on the answer (the
+/// prompt goes at once), so a CLI that never gives it only loses the persistent mode: a CLI
+/// that does not speak the control protocol both ways cannot be kept across turns.
+pub const INITIALIZE_TIMEOUT_MS: u64 = 30_000;
+
 /// The modes the CLI has (`--permission-mode`), with the ids the client maps to Tether's own.
 const MODES: &[(&str, &str, &str)] = &[
     ("default", "Default", "Ask before edits and commands"),
@@ -83,10 +88,14 @@ pub enum ProcessAction {
     CloseInput,
 }
 
-/// Something to tell the person or the log that is not part of the conversation.
+/// Something to tell the person or the log that is not part of the conversation (and so not in
+/// the thread, which must read back the same from the session's log).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CliEvent {
+    /// For the log only.
     Log(String),
+    /// For the person, as a warning beside the chat.
+    Warn(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,6 +166,8 @@ pub struct ClaudeCli {
     started_processes: u64,
     /// When a persistent CLI became idle (its turn ended).
     idle_since: Option<u64>,
+    /// When the running CLI was started, while its `initialize` has not been answered.
+    initialize_since: Option<u64>,
     prompt: Option<Prompt>,
     cancelled: bool,
     permission_mode: String,
@@ -196,6 +207,7 @@ impl ClaudeCli {
             live_processes: VecDeque::new(),
             started_processes: 0,
             idle_since: None,
+            initialize_since: None,
             prompt: None,
             cancelled: false,
             permission_mode: "default".to_owned(),
@@ -691,6 +703,9 @@ impl ClaudeCli {
         let Some(request) = self.own_requests.remove(&body.request_id) else { return };
         let failed = body.subtype == "error";
         let response = body.response.unwrap_or(Value::Null);
+        if let OwnRequest::Initialize = request {
+            self.initialize_since = None;
+        }
         match request {
             OwnRequest::Initialize if !failed => {
                 if let Some(commands) = response.get("commands").and_then(Value::as_array) {
@@ -751,10 +766,11 @@ impl ClaudeCli {
         }
     }
 
-    /// The host started the CLI asked for.
-    pub fn handle_process_started(&mut self) {
+    /// The host started the CLI asked for, at `now`.
+    pub fn handle_process_started(&mut self, now: u64) {
         if self.process == Process::Starting {
             self.process = Process::Running { input_open: true };
+            self.initialize_since = Some(now);
         }
     }
 
@@ -785,6 +801,7 @@ impl ClaudeCli {
         let expected = self.process == Process::Running { input_open: false };
         self.process = Process::Idle;
         self.idle_since = None;
+        self.initialize_since = None;
         self.resuming = false;
         self.to_cli.clear();
         self.settle_own_requests();
@@ -822,17 +839,40 @@ impl ClaudeCli {
 
     /// When the engine should call [`ClaudeCli::handle_timeout`].
     pub fn poll_timeout(&self) -> Option<u64> {
-        match self.mode {
+        let idle = match self.mode {
             ProcessMode::Persistent { idle_timeout_ms } => self.idle_since.map(|since| since + idle_timeout_ms),
             ProcessMode::Oneshot => None,
-        }
+        };
+        let initialize = self.initialize_since.map(|since| since + INITIALIZE_TIMEOUT_MS);
+        idle.into_iter().chain(initialize).min()
     }
 
-    /// A persistent CLI idle for its timeout has its input closed; the next prompt resumes.
+    /// A persistent CLI idle for its timeout has its input closed; the next prompt resumes. A
+    /// CLI that has not answered `initialize` in time is not kept across turns.
     pub fn handle_timeout(&mut self, now: u64) {
-        if let (Some(deadline), None) = (self.poll_timeout(), &self.prompt)
-            && now >= deadline
-        {
+        if self.initialize_since.is_some_and(|since| now >= since + INITIALIZE_TIMEOUT_MS) {
+            self.initialize_since = None;
+            let seconds = INITIALIZE_TIMEOUT_MS / 1000;
+            self.log(format!("Claude Code did not answer initialize within {seconds} s"));
+            if let ProcessMode::Persistent { .. } = self.mode {
+                // Reference 000 §6.2: waiting on it froze a chat once. Nothing waits here; the
+                // session goes on with one CLI per turn, which needs no control answers to work.
+                self.mode = ProcessMode::Oneshot;
+                self.events.push_back(CliEvent::Warn(format!(
+                    "Claude Code did not answer Tether's initialize within {seconds} s, so this session runs one CLI per turn instead of keeping one (its slash commands and models are not known)."
+                )));
+                if self.prompt.is_none() {
+                    self.finish_process();
+                }
+            }
+        }
+        let idle_over = match self.mode {
+            ProcessMode::Persistent { idle_timeout_ms } => {
+                self.idle_since.is_some_and(|since| now >= since + idle_timeout_ms)
+            }
+            ProcessMode::Oneshot => false,
+        };
+        if idle_over && self.prompt.is_none() {
             self.log("Claude Code was idle; its process ends and the next prompt resumes the session".to_owned());
             self.finish_process();
         }
@@ -1010,29 +1050,8 @@ impl ClaudeCli {
     // Plumbing.
 
     fn start_process(&mut self) {
-        let mut args: Vec<String> = [
-            "--print",
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--include-partial-messages",
-            "--permission-prompt-tool",
-            "stdio",
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        args.push(format!("--permission-mode={}", self.permission_mode));
-        if let Some(model) = &self.model {
-            args.push(format!("--model={model}"));
-        }
-        // The id is one the CLI printed and was checked to be a plain id (the `=` form keeps it
-        // an argument of `--resume` whatever it holds).
+        let args = cli_arguments(&self.permission_mode, self.model.as_deref(), self.cli_session.as_deref());
         self.resuming = self.cli_session.is_some();
-        if let Some(session) = &self.cli_session {
-            args.push(format!("--resume={session}"));
-        }
         self.idle_since = None;
         self.to_cli.clear();
         if self.replaying {
@@ -1151,6 +1170,35 @@ impl ClaudeCli {
     fn log(&mut self, text: String) {
         self.events.push_back(CliEvent::Log(text));
     }
+}
+
+/// The arguments Tether starts the CLI with (after the profile's own): stream-json both ways
+/// with partial messages, permissions asked over the control protocol, the mode and model, and
+/// the session to resume.
+pub fn cli_arguments(permission_mode: &str, model: Option<&str>, resume: Option<&str>) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--print",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--include-partial-messages",
+        "--permission-prompt-tool",
+        "stdio",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    args.push(format!("--permission-mode={permission_mode}"));
+    if let Some(model) = model {
+        args.push(format!("--model={model}"));
+    }
+    // The id is one the CLI printed and was checked to be a plain id (the `=` form keeps it an
+    // argument of `--resume` whatever it holds).
+    if let Some(session) = resume.filter(|session| is_session_id(session)) {
+        args.push(format!("--resume={session}"));
+    }
+    args
 }
 
 /// A line of the handshake or of a replayed prompt, as the client's replay takes them.

@@ -90,7 +90,7 @@ impl Session {
                 if let ProcessAction::Start { .. } = action {
                     match self.start_fails.take() {
                         Some(why) => self.cli.handle_process_start_failed(&why),
-                        None => self.cli.handle_process_started(),
+                        None => self.cli.handle_process_started(self.now),
                     }
                 }
             }
@@ -99,8 +99,11 @@ impl Session {
                 writeln!(self.out, "  cli <- {line}").unwrap();
                 self.record(LogEvent::ToAgent(line));
             }
-            while let Some(CliEvent::Log(text)) = self.cli.poll_event() {
-                writeln!(self.out, "  log {text}").unwrap();
+            while let Some(event) = self.cli.poll_event() {
+                match event {
+                    CliEvent::Log(text) => writeln!(self.out, "  log {text}").unwrap(),
+                    CliEvent::Warn(text) => writeln!(self.out, "  warn {text}").unwrap(),
+                }
             }
             while let Some(event) = self.client.poll_event() {
                 match event {
@@ -358,4 +361,9 @@ fn persistent_keeps_one_cli_across_turns_and_resumes_after_its_idle_timeout() {
 #[test]
 fn start_failures_bad_lines_unknown_requests_and_a_cli_dying_with_a_card_waiting() {
     check("faults");
+}
+
+#[test]
+fn a_cli_that_never_answers_initialize_is_not_kept_and_nothing_waits_for_it() {
+    check("initialize-unanswered");
 }

@@ -72,7 +72,7 @@ impl HostEngine {
                 if slot.session_dir.is_none() {
                     slot.session_dir = spawned.session_dir;
                 }
-                claude.handle_process_started();
+                claude.handle_process_started(now);
                 let unsent = std::mem::take(&mut slot.unsent_audit);
                 for record in unsent {
                     self.send_audit(spawned.agent_id, &record);

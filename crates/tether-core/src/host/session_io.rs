@@ -56,8 +56,14 @@ impl HostEngine {
             self.actions.push_back(HostAction::SidecarWrite { data: writes });
         }
         self.view.queue_patches(patches);
-        for CliEvent::Log(text) in cli_logs {
-            self.log(LogLevel::Info, format!("[Claude Code] {text}"));
+        for event in cli_logs {
+            match event {
+                CliEvent::Log(text) => self.log(LogLevel::Info, format!("[Claude Code] {text}")),
+                CliEvent::Warn(text) => {
+                    self.log(LogLevel::Warn, format!("[Claude Code] {text}"));
+                    self.show(LogLevel::Warn, format!("Tether: {text}"));
+                }
+            }
         }
         // After the writes: a CLI's input is closed once what was written to it is.
         let raised = !events.is_empty() || !cli_actions.is_empty();
