@@ -19,7 +19,8 @@ use crate::cmd::Cmd;
 use crate::project::Project;
 
 /// The fuzz targets, as `crates/tether-fuzz/fuzz_targets/<name>.rs` names them.
-pub const TARGETS: [&str; 7] = ["framing", "jsonrpc", "acp_engine", "host_inputs", "replay", "glob", "patch"];
+pub const TARGETS: [&str; 8] =
+    ["framing", "jsonrpc", "acp_engine", "claude_cli", "host_inputs", "replay", "glob", "patch"];
 
 /// The cargo-fuzz release the targets are run with.
 const CARGO_FUZZ_VERSION: &str = "0.13.2";
@@ -168,6 +169,27 @@ fn seed_corpus(project: &Project, target: &str) -> anyhow::Result<PathBuf> {
                     lines.push(line.as_str());
                     lines.push(host_lines[index % host_lines.len()]);
                 }
+                seeds.push(lines.join("\n").into_bytes());
+            }
+        }
+        "claude_cli" => {
+            // The recorded transcripts' CLI lines, with the person's steps where the script has
+            // them (a prompt; an exit).
+            for script in files_in(&test_data.join("claude_cli"), "script")? {
+                let lines: Vec<&str> = script
+                    .lines()
+                    .filter_map(|line| {
+                        if let Some(cli) = line.strip_prefix("> cli ") {
+                            Some(cli)
+                        } else if line.starts_with("> prompt ") {
+                            Some("#prompt")
+                        } else if line.starts_with("> exit ") {
+                            Some("#exit")
+                        } else {
+                            line.starts_with("> time ").then_some("#time")
+                        }
+                    })
+                    .collect();
                 seeds.push(lines.join("\n").into_bytes());
             }
         }

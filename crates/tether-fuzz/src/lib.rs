@@ -17,10 +17,10 @@ use tether_core::framing::LineFramer;
 use tether_core::host::HostEngine;
 use tether_core::host_api::{EngineConfig, FileReadReply, HostAction, HostCommand, HostEvent, ResolvedPath};
 use tether_core::intent::Intent;
-use tether_core::webview::WebviewToHost;
 use tether_core::jsonrpc;
 use tether_core::permissions::{path_glob, text_glob};
 use tether_core::session_log::read_log;
+use tether_core::webview::WebviewToHost;
 use tether_diff::Budget;
 
 /// The line framer: bytes pushed in chunks whose sizes the input chooses. Every line it yields is
@@ -78,6 +78,100 @@ pub fn acp_engine(data: &[u8]) {
     }
     engine.handle_timeout(now + 600_000);
     carry_out(&mut engine, now);
+}
+
+/// The host engine with a live Claude CLI session (its translator between the ACP client and the
+/// CLI) and a prompt running, fed arbitrary lines as the CLI's stdout the way tetherd forwards
+/// them (as [`acp_engine`] does for an ACP agent). `#time` moves the clock a minute, `#exit` ends
+/// the CLI (the next prompt, `#prompt`, starts another: its spawn is answered at once). Then the
+/// same lines are read back as the session's log would hold them, through the replay.
+pub fn claude_cli(data: &[u8]) {
+    let mut now = 0;
+    let mut engine = HostEngine::new(EngineConfig {
+        agents: serde_json::json!([{ "name": "Claude", "command": "claude", "protocol": "claude-cli" }]),
+        default_profile: Some("Claude".to_owned()),
+        ..config()
+    });
+    engine.handle_sidecar_connected(now);
+    for line in [
+        r#"{"jsonrpc":"2.0","id":0,"result":{"tetherdVersion":"0.1.0","pid":9}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"sessions":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"agentId":7,"pid":100}}"#,
+    ] {
+        engine.handle_sidecar_bytes(format!("{line}\n").as_bytes(), now);
+    }
+    let prompt = Intent::Prompt { text: "fuzz".to_owned(), attachments: Vec::new() };
+    engine.handle_webview(prompt, now);
+    engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tree\":\"t\"}}\n", now);
+    carry_out(&mut engine, now);
+    let mut log = String::new();
+    let mut seq = 1;
+    let mut record = |log: &mut String, event: tether_core::session_log::LogEvent| {
+        seq += 1;
+        log.push_str(&tether_core::session_log::encode_line(seq, "2026-11-25T10:00:00.000Z", &event));
+        log.push('\n');
+    };
+    record(
+        &mut log,
+        tether_core::session_log::LogEvent::ToAgent(
+            r#"{"type":"control_request","request_id":"tether-1","request":{"subtype":"initialize","hooks":null}}"#
+                .to_owned(),
+        ),
+    );
+    let mut agent = 7;
+    for line in data.split(|byte| *byte == b'\n') {
+        match line {
+            b"#time" => {
+                now += 60_000;
+                engine.handle_timeout(now);
+            }
+            b"#exit" => {
+                let exited = format!(
+                    "{{\"jsonrpc\":\"2.0\",\"method\":\"agent/exited\",\"params\":{{\"agentId\":{agent},\"code\":1,\"signal\":null,\"killed\":false}}}}\n"
+                );
+                engine.handle_sidecar_bytes(exited.as_bytes(), now);
+                record(
+                    &mut log,
+                    tether_core::session_log::LogEvent::Exited { code: Some(1), signal: None, killed: false },
+                );
+            }
+            b"#prompt" => {
+                engine.handle_webview(Intent::Prompt { text: "again".to_owned(), attachments: Vec::new() }, now);
+                // Whatever the engine asked of tetherd is answered as a started CLI would be (an
+                // answer to a request that was not a spawn is refused by the engine as unknown).
+                agent += 1;
+                for id in 3..12 {
+                    let started = format!(
+                        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"agentId\":{agent},\"pid\":{agent}}}}}\n"
+                    );
+                    engine.handle_sidecar_bytes(started.as_bytes(), now);
+                }
+            }
+            _ => {
+                let text = String::from_utf8_lossy(line);
+                let envelope = match serde_json::from_str::<&RawValue>(&text) {
+                    Ok(message) => {
+                        record(&mut log, tether_core::session_log::LogEvent::FromAgent(message.get().to_owned()));
+                        agent_message_from(agent, message.get())
+                    }
+                    Err(error) => bad_line(&text, &error.to_string()),
+                };
+                engine.handle_sidecar_bytes(envelope.as_bytes(), now);
+            }
+        }
+        carry_out(&mut engine, now);
+    }
+    engine.handle_timeout(now + 600_000);
+    carry_out(&mut engine, now);
+    let mut replay = tether_core::acp::LogReplay::new(
+        tether_core::acp::ClientInfo { name: "Tether".to_owned(), version: "0.1.0".to_owned() },
+        "/ws",
+        1,
+        tether_core::permissions::PermissionPolicy::new(tether_core::permissions::Mode::Ask, 1),
+    );
+    replay.feed(&read_log(&log));
+    let (_client, claude, _problems) = replay.finish_with_claude();
+    assert!(claude.is_some(), "a log that starts with the CLI's initialize is a Claude CLI session's");
 }
 
 /// The host carries out every action as it comes, so nothing piles up unread. It answers the
@@ -323,6 +417,7 @@ fn config() -> EngineConfig {
         permissions: Default::default(),
         follow_agent: false,
         workspace_trusted: true,
+        claude_cli: Default::default(),
     }
 }
 
@@ -357,7 +452,13 @@ fn ready_engine(now: &mut u64) -> HostEngine {
 }
 
 fn agent_message(message: &str) -> String {
-    format!("{{\"jsonrpc\":\"2.0\",\"method\":\"agent/message\",\"params\":{{\"agentId\":7,\"message\":{message}}}}}\n")
+    agent_message_from(7, message)
+}
+
+fn agent_message_from(agent: u64, message: &str) -> String {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"agent/message\",\"params\":{{\"agentId\":{agent},\"message\":{message}}}}}\n"
+    )
 }
 
 fn bad_line(text: &str, error: &str) -> String {
