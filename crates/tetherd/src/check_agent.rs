@@ -1,4 +1,5 @@
-//! `tetherd check-agent -- <command> [args]`: an ACP v1 conformance check for agent authors.
+//! `tetherd check-agent -- <command> [args]`: an ACP v1 conformance check for agent authors
+//! (`--claude-cli`: the same kind of check for the `claude` CLI, see `claude_cli`).
 //!
 //! It starts the agent, plays a permissive client that declares the `fs` and `terminal`
 //! capabilities, and runs one short conversation: `initialize`, `session/new` in a throwaway
@@ -26,6 +27,7 @@
 //! found. An agent that needs a login stops the check with an info finding, not a problem.
 
 mod answers;
+mod claude_cli;
 mod process;
 mod report;
 
@@ -90,6 +92,10 @@ pub struct CheckAgentArgs {
     /// Print the report as one JSON object instead of lines for people.
     #[arg(long)]
     json: bool,
+    /// The command is the `claude` CLI: check its stream-json and control protocol as Tether's
+    /// "Claude Code (direct)" drives it, instead of ACP.
+    #[arg(long)]
+    claude_cli: bool,
     /// The agent's command line, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -117,6 +123,10 @@ async fn check(args: &CheckAgentArgs) -> anyhow::Result<Report> {
     let Some((program, program_args)) = args.command.split_first() else {
         anyhow::bail!("no agent command given (put it after `--`)");
     };
+    if args.claude_cli {
+        let timeout = Duration::from_secs(args.timeout_seconds);
+        return Ok(claude_cli::check(program, program_args, &args.prompt, timeout, report, workspace_path).await);
+    }
     let agent = match AgentProcess::spawn(program, program_args) {
         Ok(agent) => agent,
         Err(error) => {

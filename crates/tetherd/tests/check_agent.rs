@@ -412,3 +412,68 @@ fn nothing_the_agent_started_is_left_running() {
         && !std::fs::read_to_string(format!("/proc/{helper}/stat")).is_ok_and(|stat| stat.contains(") Z "));
     assert!(!alive, "the agent's helper {helper} is still running");
 }
+
+/// The stand-in CLI `claude-cli-no-session.sh` of tests/misbehaving_agents, checked with
+/// `--claude-cli`: what it prints that is not stream-json, and its session never named.
+#[test]
+fn a_claude_cli_that_prints_other_things_and_names_no_session_is_reported() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/misbehaving_agents");
+    let script = dir.join("claude-cli-no-session.sh");
+    let (report, exit) =
+        check_agent(&dir, &["--claude-cli", "--timeout-seconds", "5", "--", "sh", script.to_str().unwrap()]);
+    let report = report.replace(script.to_str().unwrap(), "claude-cli-no-session.sh");
+    expect![[r#"
+        check-agent: sh claude-cli-no-session.sh
+        note [timing] initialize took … ms
+        note [agent-info] claude 0.0.0-fake: 0 commands, 0 models
+        problem [non-json] not JSON: expected value at line 1 column 1 (stdout line 2: Loading the model...)
+        problem [not-stream-json] a JSON line without a string "type" (stdout line 3: {"progress":50})
+        note [timing] first prompt took … ms
+        problem [invalid-message] no system/init line named the CLI's session
+        3 problems found
+    "#]]
+    .assert_eq(&report);
+    assert_eq!(exit, 1, "the exit code, for the report:\n{report}");
+}
+
+/// The real `claude` CLI from npm (`cargo xtask setup` puts it in the tools cache), against the
+/// test's own mock of the Messages API: Tether's way of driving it holds, so nothing is found.
+#[test]
+fn the_real_claude_cli_against_a_mock_api_passes_the_check() {
+    let tools = std::env::var_os("TETHER_TOOLS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/tether-dev"));
+    let claude = tools.join("agents/node_modules/@anthropic-ai/claude-code/bin/claude.exe");
+    assert!(claude.exists(), "{} is missing: run `cargo xtask setup`", claude.display());
+    let workspace = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut mock = Command::new("node")
+        .arg(repo_root().join("tests/e2e/anthropic-mock.mjs"))
+        .arg(workspace.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("node runs the mock");
+    let mut url = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(mock.stdout.take().unwrap()), &mut url).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_tetherd"))
+        .args(["check-agent", "--claude-cli", "--json", "--"])
+        .arg(&claude)
+        .env("ANTHROPIC_BASE_URL", url.trim())
+        .env("ANTHROPIC_API_KEY", "sk-tether-test-not-a-key")
+        .env("CLAUDE_CONFIG_DIR", home.path())
+        // The CLI refuses to run as root when IS_SANDBOX is set, as it is on some machines.
+        .env_remove("IS_SANDBOX")
+        .output()
+        .expect("tetherd runs");
+    let _stopped = mock.kill();
+    let _reaped = mock.wait();
+    let report: Value = serde_json::from_slice(&output.stdout).expect("the report is JSON");
+    let findings = report["findings"].as_array().unwrap();
+    let problems: Vec<&Value> = findings.iter().filter(|finding| finding["severity"] != "note").collect();
+    assert!(problems.is_empty(), "{report:#}");
+    let said =
+        |text: &str| findings.iter().any(|finding| finding["message"].as_str().unwrap_or_default().contains(text));
+    assert!(said("--resume went on with the same session"), "{report:#}");
+    assert!(said("with its input closed, the CLI exited with code 0"), "{report:#}");
+    assert_eq!(output.status.code(), Some(0));
+}

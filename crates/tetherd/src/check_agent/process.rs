@@ -71,7 +71,21 @@ impl AgentProcess {
     /// Starts `program` with `args` in the current directory (so relative paths in the command
     /// line work as the person typed them), with all three pipes connected.
     pub fn spawn(program: &OsString, args: &[OsString]) -> io::Result<AgentProcess> {
+        AgentProcess::spawn_in(program, args, None)
+    }
+
+    /// As [`AgentProcess::spawn`], working in `cwd` when given (a program named by a relative
+    /// path is still found from the current directory, as the person typed it).
+    pub fn spawn_in(program: &OsString, args: &[OsString], cwd: Option<&std::path::Path>) -> io::Result<AgentProcess> {
+        let path = std::path::Path::new(program);
+        let program = match cwd {
+            Some(_) if path.is_relative() && path.components().count() > 1 => std::env::current_dir()?.join(path),
+            _ => path.to_path_buf(),
+        };
         let mut command = Command::new(program);
+        if let Some(cwd) = cwd {
+            command.current_dir(cwd);
+        }
         command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
         #[cfg(unix)]
         command.process_group(0);
@@ -97,6 +111,11 @@ impl AgentProcess {
         if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
             self.stdin = None;
         }
+    }
+
+    /// Closes the agent's stdin: an agent that reads its input to the end then finishes.
+    pub fn close_input(&mut self) {
+        drop(self.stdin.take());
     }
 
     /// The next thing from stdout, waiting for it.

@@ -77,6 +77,14 @@ pub enum Kind {
     ClientAnswer,
     /// Something the checker saw and tolerates (an unknown update kind, an extension method).
     Tolerated,
+    /// (`--claude-cli`) How the CLI's process went: its exit, how an interrupted turn ended.
+    Process,
+    /// (`--claude-cli`) A JSON line without a string `type`: not a stream-json message.
+    NotStreamJson,
+    /// (`--claude-cli`) The CLI went on running after its input was closed.
+    NoExit,
+    /// (`--claude-cli`) A CLI started with `--resume` did not go on with the session.
+    ResumeFailed,
 }
 
 impl Kind {
