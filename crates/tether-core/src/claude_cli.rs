@@ -1201,6 +1201,30 @@ pub fn cli_arguments(permission_mode: &str, model: Option<&str>, resume: Option<
     args
 }
 
+/// The text of the prompt a line Tether wrote to the CLI carries, if it is a user message (for
+/// the history's titles and turn counts, read from a session's log).
+pub fn prompt_text_of_sent(line: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(line).ok()?;
+    if value.get("type")?.as_str()? != "user" {
+        return None;
+    }
+    let content = value.pointer("/message/content")?.clone();
+    let texts: Vec<String> = cli_wire::ApiMessage { id: None, content }
+        .blocks()
+        .iter()
+        .filter_map(|block| block.get("text").and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
+/// The CLI's session id, if a line it printed is its `system/init` (for the history).
+pub fn session_of_received(line: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(line).ok()?;
+    (value.get("type")?.as_str()? == "system" && value.get("subtype")?.as_str()? == "init")
+        .then(|| value.get("session_id")?.as_str().filter(|id| is_session_id(id)).map(str::to_owned))
+        .flatten()
+}
+
 /// A line of the handshake or of a replayed prompt, as the client's replay takes them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReplayLine {

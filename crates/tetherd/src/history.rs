@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use tether_core::claude_cli;
 use tether_core::jsonrpc::{ErrorCode, Message, RequestId, RpcError, parse_message};
 use tether_core::session_log::{EVENTS_FILE, LogEvent, UNTITLED_SESSION, prompt_title, read_log};
 use tether_core::sidecar::{
@@ -160,6 +161,15 @@ fn summarise(dir: String, meta: SessionMeta, log: &str, live_agent: Option<Agent
     let mut agent_session_id = None;
     for entry in &read.entries {
         match &entry.event {
+            // A Claude CLI session's log holds the CLI's own wire: its user messages are the
+            // prompts, its `system/init` names its session.
+            LogEvent::ToAgent(text) if let Some(prompt) = claude_cli::prompt_text_of_sent(text) => {
+                turns = turns.saturating_add(1);
+                first_prompt.get_or_insert(prompt);
+            }
+            LogEvent::FromAgent(text) if let Some(session_id) = claude_cli::session_of_received(text) => {
+                agent_session_id = Some(session_id);
+            }
             LogEvent::ToAgent(text) => {
                 let Ok(Message::Request { id, method, params }) = parse_message(text) else { continue };
                 match &*method {
@@ -415,6 +425,22 @@ mod tests {
             (None, log(&[("to", load), ("from", load_answer), ("from", other_answer)])),
             (None, log(&[("to", new_session), ("from", failed_new)])),
             (None, log(&[("to", &prompt(2, "cut"))]) + r#"{"seq":2,"time":"2026-11-23T11"#),
+            // A Claude CLI session: the CLI's wire, its user messages and its system/init.
+            (
+                None,
+                log(&[
+                    ("to", r#"{"type":"control_request","request_id":"tether-1","request":{"subtype":"initialize"}}"#),
+                    (
+                        "to",
+                        r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"explain the build"}]},"session_id":""}"#,
+                    ),
+                    (
+                        "from",
+                        r#"{"type":"system","subtype":"init","session_id":"7634b137-abeb-48b4-bb1b-c76461665b9a"}"#,
+                    ),
+                    ("to", r#"{"type":"user","message":{"role":"user","content":"and the tests"},"session_id":""}"#),
+                ]),
+            ),
         ];
         expect![[r#"
             "New session" turns=0 agentSession=None last=2026-11-23T10:00:00.000Z
@@ -424,6 +450,7 @@ mod tests {
             "New session" turns=0 agentSession=Some("agent-7") last=2026-11-23T10:00:03.000Z
             "New session" turns=0 agentSession=None last=2026-11-23T10:00:02.000Z
             "cut" turns=1 agentSession=None last=2026-11-23T10:00:01.000Z
+            "explain the build" turns=2 agentSession=Some("7634b137-abeb-48b4-bb1b-c76461665b9a") last=2026-11-23T10:00:04.000Z
         "#]]
         .assert_eq(&summaries(&cases));
     }
