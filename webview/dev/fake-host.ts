@@ -125,7 +125,7 @@ let session: SessionView = {
         },
       },
     ],
-    usage: { used: 53000, size: 200000, cost: { amount: 0.42, currency: "USD" } },
+    usage: { used: 53000, size: 200000, cost: { amount: 0.42, currency: "USD" }, lastTurnMs: 8_200 },
     prompt: { image: true, embeddedContext: true },
   },
 };

@@ -98,10 +98,12 @@ export class SessionControlsPanel {
     const percent = Math.round(fraction * 100);
     this.meterBar.value = fraction;
     const cost = usage.cost === null ? "" : ` · ${formatCost(usage.cost.amount, usage.cost.currency)}`;
-    this.meterText.textContent = `${percent}%${cost}`;
+    const took = usage.lastTurnMs === null ? "" : ` · ${formatDuration(usage.lastTurnMs)}`;
+    this.meterText.textContent = `${percent}%${cost}${took}`;
     const label =
       `Context: ${formatTokens(usage.used)} of ${formatTokens(usage.size)} tokens used (${percent}%)` +
-      (usage.cost === null ? "" : `; cost so far ${formatCost(usage.cost.amount, usage.cost.currency)}`);
+      (usage.cost === null ? "" : `; cost so far ${formatCost(usage.cost.amount, usage.cost.currency)}`) +
+      (usage.lastTurnMs === null ? "" : `; the last turn took ${formatDuration(usage.lastTurnMs)}`);
     this.meter.setAttribute("aria-label", label);
     this.meter.title = label;
     this.meter.dataset["level"] = fraction >= 0.9 ? "full" : fraction >= 0.7 ? "high" : "normal";
@@ -117,6 +119,15 @@ export function formatTokens(tokens: number): string {
 
 function trim(value: number): string {
   return value >= 100 ? String(Math.round(value)) : String(Math.round(value * 10) / 10);
+}
+
+/** "0.8 s", "12 s", "3 min 5 s": how long a turn took. */
+export function formatDuration(millis: number): string {
+  const seconds = millis / 1000;
+  if (seconds < 10) return `${Math.round(seconds * 10) / 10} s`;
+  if (seconds < 60) return `${Math.round(seconds)} s`;
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes} min ${Math.round(seconds - minutes * 60)} s`;
 }
 
 /** "$0.42" for a currency Intl knows, else "0.42 XYZ". */

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import type { SessionControlsView } from "../src/protocol";
-import { formatCost, formatTokens } from "../src/session-controls-view";
+import { formatCost, formatDuration, formatTokens } from "../src/session-controls-view";
 import { patch, session, snapshot } from "./fixtures";
 import { type Harness, harness } from "./support";
 
@@ -109,15 +109,19 @@ describe("session controls in the header", () => {
     const meter = ui.query("header.session .context-meter");
     assert.equal(meter.hidden, true, "no meter before a usage update");
     ui.frame(
-      patch([], session({ controls: controls({ usage: { used: 53000, size: 200000, cost: { amount: 0.42, currency: "USD" } } }) })),
+      patch([], session({ controls: controls({ usage: { used: 53000, size: 200000, cost: { amount: 0.42, currency: "USD" }, lastTurnMs: null } }) })),
     );
     assert.equal(meter.hidden, false);
     assert.equal(meter.textContent, "27% · $0.42");
     assert.equal(meter.getAttribute("aria-label"), "Context: 53k of 200k tokens used (27%); cost so far $0.42");
     assert.equal(meter.dataset["level"], "normal");
-    ui.frame(patch([], session({ controls: controls({ usage: { used: 190000, size: 200000, cost: null } }) })));
+    ui.frame(patch([], session({ controls: controls({ usage: { used: 190000, size: 200000, cost: null, lastTurnMs: null } }) })));
     assert.equal(meter.textContent, "95%");
     assert.equal(meter.dataset["level"], "full");
+    // An agent that says how long its turn took (the Claude CLI's result does): shown last.
+    ui.frame(patch([], session({ controls: controls({ usage: { used: 53000, size: 200000, cost: null, lastTurnMs: 12_400 } }) })));
+    assert.equal(meter.textContent, "27% · 12 s");
+    assert.equal(meter.getAttribute("aria-label"), "Context: 53k of 200k tokens used (27%); the last turn took 12 s");
   });
 
   it("formats token counts and costs for a glance", () => {
@@ -126,6 +130,9 @@ describe("session controls in the header", () => {
     assert.equal(formatTokens(1_200_000), "1.2M");
     assert.equal(formatCost(1.5, "EUR"), "€1.50");
     assert.equal(formatCost(2, "not a currency"), "2.00 not a currency");
+    assert.equal(formatDuration(840), "0.8 s");
+    assert.equal(formatDuration(12_400), "12 s");
+    assert.equal(formatDuration(185_000), "3 min 5 s");
   });
 });
 

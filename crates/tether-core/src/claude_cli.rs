@@ -537,6 +537,10 @@ impl ClaudeCli {
             if let Some(cost) = result.total_cost_usd.filter(|cost| *cost > 0.0) {
                 usage = usage.cost(acp::Cost::new(cost, "USD"));
             }
+            if let Some(duration) = result.duration_ms {
+                let meta: acp::Meta = [("turnDurationMs".to_owned(), Value::from(duration))].into_iter().collect();
+                usage = usage.meta(meta);
+            }
             self.update(acp::SessionUpdate::UsageUpdate(usage));
         }
         let Some(prompt) = self.prompt.clone() else { return };

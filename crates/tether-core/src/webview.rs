@@ -161,6 +161,10 @@ pub struct UsageView {
     pub used: u64,
     pub size: u64,
     pub cost: Option<CostView>,
+    /// How long the last turn took, when the agent said (`_meta.turnDurationMs`; the Claude
+    /// CLI's `result` says it).
+    #[serde(default)]
+    pub last_turn_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

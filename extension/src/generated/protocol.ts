@@ -315,7 +315,12 @@ group: string | null, };
 
 export type ConfigValue = boolean | string;
 
-export type UsageView = { used: number, size: number, cost: CostView | null, };
+export type UsageView = { used: number, size: number, cost: CostView | null, 
+/**
+ * How long the last turn took, when the agent said (`_meta.turnDurationMs`; the Claude
+ * CLI's `result` says it).
+ */
+lastTurnMs: number | null, };
 
 export type CostView = { amount: number, 
 /**

@@ -316,7 +316,12 @@ impl AcpClient {
             }
             acp::SessionUpdate::UsageUpdate(update) => {
                 let cost = update.cost.map(|cost| CostView { amount: cost.amount, currency: cost.currency });
-                self.controls.view.usage = Some(UsageView { used: update.used, size: update.size, cost });
+                let last_turn_ms = update
+                    .meta
+                    .as_ref()
+                    .and_then(|meta| meta.get("turnDurationMs"))
+                    .and_then(serde_json::Value::as_u64);
+                self.controls.view.usage = Some(UsageView { used: update.used, size: update.size, cost, last_turn_ms });
                 self.events.push_back(AcpEvent::ControlsChanged);
             }
             acp::SessionUpdate::Notice(notice) => {

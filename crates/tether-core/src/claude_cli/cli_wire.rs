@@ -103,6 +103,8 @@ pub(super) struct ResultLine {
     #[serde(default)]
     pub total_cost_usd: Option<f64>,
     #[serde(default)]
+    pub duration_ms: Option<u64>,
+    #[serde(default)]
     pub usage: Option<Value>,
     #[serde(default, rename = "modelUsage")]
     pub model_usage: Option<Value>,
