@@ -5,9 +5,10 @@
 // (anthropic-mock.mjs, through ANTHROPIC_BASE_URL), so its turns are complete and deterministic.
 //
 // In both process modes: a text turn; a second turn that resumes the first (a new CLI started
-// with `--resume` in oneshot, the same CLI in persistent); in oneshot, a Write that asks in the
-// chat with its diff before anything is written, and Cancel during a streaming turn; in
-// persistent, a window reload in the middle of a turn, which goes on in the reloaded window.
+// with `--resume` in oneshot, the same CLI in persistent); a Write that asks in the chat with its
+// diff before anything is written (in oneshot, what the CLI then wrote is also reviewed after the
+// fact and rejected); Cancel during a streaming turn. In persistent, a window reload in the middle
+// of a turn, which goes on in the reloaded window.
 //
 // Every wait is for something to appear; none measures time.
 
@@ -71,6 +72,46 @@ const initializes = (wire) =>
 // The text of the last streamed conversation turn the mock was asked for.
 const lastTurnSent = (mock) => JSON.stringify(mock.requests.filter((request) => request.body.stream).at(-1)?.body.messages);
 
+// A Write the CLI asks for: the card shows the new text, nothing is on disk until "Allow", then
+// the CLI writes it and the tool call completes.
+async function writeAskedThenAllowed(vscode, chat, file) {
+  await vscode.sendPrompt(`write ${file} Made by the CLI`);
+  const write = chat.locator(".entry.tool-call", { hasText: `Write ${file}` }).last();
+  const card = write.locator('.permission-card[data-state="waiting"]');
+  await card.waitFor({ timeout: STEP_TIMEOUT_MS });
+  assert.match(await write.innerText(), /Made by the CLI/);
+  const written = path.join(vscode.workspace, file);
+  assert.equal(fs.existsSync(written), false, "nothing is written while the card waits");
+  await card.locator('button.permission-option[data-option-id="allow_once"]').click();
+  await chat.locator(".entry.agent", { hasText: `Wrote ${file}.` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+  assert.equal(fs.readFileSync(written, "utf8"), "Made by the CLI\n");
+  await chat.locator('.entry.tool-call[data-status="completed"]', { hasText: `Write ${file}` }).waitFor();
+}
+
+// Cancel while the CLI streams: Tether interrupts it, the turn ends cancelled, the rest of the
+// stream never comes.
+async function cancelledMidStream(vscode, chat) {
+  await vscode.sendPrompt("slow 400");
+  const reply = chat.locator(".entry.agent", { hasText: "chunk 3 " }).last();
+  await reply.waitFor({ timeout: STEP_TIMEOUT_MS });
+  await chat.locator("button.composer-cancel").click();
+  await chat.locator('.turn-state[data-state="ended"]', { hasText: /cancel/i }).waitFor({ timeout: STEP_TIMEOUT_MS });
+  assert.doesNotMatch(await reply.innerText(), /chunk 400 /);
+  const wire = cliWire(vscode.workspace);
+  assert.ok(
+    wire.some((entry) => entry.event === "toAgent" && entry.message?.request?.subtype === "interrupt"),
+    "Tether interrupted the CLI",
+  );
+}
+
+async function waitForGone(file) {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  while (fs.existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`${file} is still there`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 async function openChat(vscode) {
   await vscode.openTetherView();
   const chat = vscode.chatFrame();
@@ -97,6 +138,8 @@ test("Claude Code (direct), one CLI per turn: a text turn, a resumed second turn
         await vscode.sendPrompt("hello there");
         await chat.locator(".entry.agent", { hasText: "You said: hello there." }).waitFor({ timeout: STEP_TIMEOUT_MS });
         await chat.locator('.turn-state[data-state="ended"]').waitFor();
+        // The result's cost, context and duration are in the meter.
+        assert.match(await chat.locator(".context-meter").innerText(), /^\d+% · \$\d+\.\d\d · [\d.]+ s$/);
         // The slash commands came from the CLI's answer to Tether's initialize.
         const wire = cliWire(vscode.workspace);
         assert.ok(
@@ -125,32 +168,20 @@ test("Claude Code (direct), one CLI per turn: a text turn, a resumed second turn
       });
 
       await step("a Write asks in the chat with its diff, and nothing is written before it is allowed", async () => {
-        await vscode.sendPrompt("write created.txt Made by the CLI");
-        const write = chat.locator(".entry.tool-call", { hasText: "Write created.txt" }).last();
-        const card = write.locator('.permission-card[data-state="waiting"]');
-        await card.waitFor({ timeout: STEP_TIMEOUT_MS });
-        assert.match(await write.innerText(), /Made by the CLI/);
-        const created = path.join(vscode.workspace, "created.txt");
-        assert.equal(fs.existsSync(created), false, "nothing is written while the card waits");
+        await writeAskedThenAllowed(vscode, chat, "created.txt");
         await vscode.screenshot("claude-direct-write-asks.png");
-        await card.locator('button.permission-option[data-option-id="allow_once"]').click();
-        await chat.locator(".entry.agent", { hasText: "Wrote created.txt." }).waitFor({ timeout: STEP_TIMEOUT_MS });
-        assert.equal(fs.readFileSync(created, "utf8"), "Made by the CLI\n");
-        await chat.locator('.entry.tool-call[data-status="completed"]', { hasText: "Write created.txt" }).waitFor();
+      });
+
+      await step("what the CLI wrote is reviewed after the fact: rejected, the file goes", async () => {
+        const change = chat.locator(".file-change", { hasText: "created.txt" }).last();
+        await change.and(chat.locator('[data-origin="agent"][data-phase="applied"]')).waitFor({ timeout: STEP_TIMEOUT_MS });
+        await change.locator("button.change-reject-all").click();
+        await change.and(chat.locator('[data-phase="settled"]')).waitFor();
+        await waitForGone(path.join(vscode.workspace, "created.txt"));
       });
 
       await step("Cancel interrupts a streaming turn: it ends cancelled, the rest never comes", async () => {
-        await vscode.sendPrompt("slow 400");
-        await chat.locator(".entry.agent", { hasText: "chunk 3 " }).waitFor({ timeout: STEP_TIMEOUT_MS });
-        await chat.locator("button.composer-cancel").click();
-        await chat.locator('.turn-state[data-state="ended"]', { hasText: /cancel/i }).waitFor({ timeout: STEP_TIMEOUT_MS });
-        const reply = await chat.locator(".entry.agent", { hasText: "chunk 3 " }).last().innerText();
-        assert.doesNotMatch(reply, /chunk 400 /);
-        const wire = cliWire(vscode.workspace);
-        assert.ok(
-          wire.some((entry) => entry.event === "toAgent" && entry.message?.request?.subtype === "interrupt"),
-          "Tether interrupted the CLI",
-        );
+        await cancelledMidStream(vscode, chat);
         await vscode.screenshot("claude-direct-oneshot.png");
       });
     },
@@ -180,6 +211,33 @@ test("Claude Code (direct), one CLI kept alive: the second turn goes to the same
       assert.equal(initializes(wire), 1, "one CLI served both turns");
       assert.equal(wire.filter((entry) => entry.event === "exited").length, 0, "the CLI is still running");
       assert.doesNotMatch(fs.readFileSync(findTetherLog(vscode.userDataDir), "utf8"), /--resume=/);
+    });
+
+    await step("the header's mode and model pickers reach the running CLI as control requests", async () => {
+      await chat.locator("select.mode-select").selectOption("acceptEdits");
+      const models = chat.locator('select.config-option-select[data-config-id="model"]');
+      await models.selectOption("opus");
+      const sent = (subtype, key, value) => (text) =>
+        text
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line))
+          .some((entry) => entry.event === "toAgent" && entry.message?.request?.subtype === subtype && entry.message.request[key] === value);
+      await waitForFile(newestSessionLog(vscode.workspace), sent("set_permission_mode", "mode", "acceptEdits"));
+      await waitForFile(newestSessionLog(vscode.workspace), sent("set_model", "model", "opus"));
+      // Both answered by the CLI: the pickers keep the choices.
+      await chat.locator("select.agent-mode-select option:checked", { hasText: "Accept Edits" }).waitFor({ state: "attached" });
+      assert.equal(await models.inputValue(), "opus");
+      // Back to asking, for the Write that follows.
+      await chat.locator("select.mode-select").selectOption("ask");
+      await waitForFile(newestSessionLog(vscode.workspace), sent("set_permission_mode", "mode", "default"));
+    });
+
+    await step("a Write asks in the chat with its diff, and lands once allowed; Cancel interrupts a streaming turn", async () => {
+      await writeAskedThenAllowed(vscode, chat, "kept.txt");
+      await cancelledMidStream(vscode, chat);
+      // Still one CLI for every turn.
+      assert.equal(initializes(cliWire(vscode.workspace)), 1);
     });
 
     await step("a window reload in the middle of a turn: the reloaded chat shows it and it finishes", async () => {
