@@ -1284,7 +1284,10 @@ fn permission_answer(outcome: Option<acp::RequestPermissionOutcome>, ask: &CanUs
                 "updatedInput": ask.tool.input,
                 "updatedPermissions": ask.suggestions.clone().unwrap_or(Value::Array(Vec::new())),
             }),
-            _ => serde_json::json!({ "behavior": "deny", "message": "The person rejected this in Tether." }),
+            _ => serde_json::json!({
+                "behavior": "deny",
+                "message": "Rejected in Tether, by the person or by a rule or mode of theirs.",
+            }),
         },
         _ => serde_json::json!({
             "behavior": "deny",

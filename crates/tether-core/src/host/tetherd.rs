@@ -285,6 +285,15 @@ impl HostEngine {
         if let Some(slot) = &mut self.session {
             slot.client.terminals_lost("the connection to tetherd was lost", now);
             slot.client.handle_exited(&format!("is out of reach: Tether {message}"), false, "");
+            // tetherd took a Claude CLI session's CLIs with it.
+            if let Some(claude) = &mut slot.claude {
+                for (_, process) in std::mem::take(&mut slot.cli_processes) {
+                    claude.handle_process_exited(Some(process), "is out of reach", "");
+                }
+                // What it would tell the client of that (the turn failed), the client has settled
+                // itself already, as its agent is out of reach.
+                while claude.poll_client_line().is_some() {}
+            }
         }
         // The client's last words (cancelled requests, their audit records) are drained; the
         // records cannot reach tetherd now and are logged instead. The thread stays on screen:
