@@ -34,9 +34,19 @@
 //! A session's log holds the CLI's wire, both directions. Replaying it (`replay_sent_cli` for
 //! Tether's lines, `handle_cli_line` for the CLI's) gives the client the same ACP it was given
 //! live, so a reloaded window rebuilds the same thread and goes on with a CLI still running.
+//!
+//! Here: the translator's state, the client's side (ACP requests in, answers out), the CLI's
+//! processes and timers. `output.rs` turns what the CLI prints into updates, `permissions.rs` its
+//! `can_use_tool` into permission requests, `replay.rs` reads a log back, `cli_wire.rs` types the
+//! CLI's lines and `tools.rs` its tools.
 
 mod cli_wire;
+mod output;
+mod permissions;
+mod replay;
 mod tools;
+
+pub use replay::ReplayLine;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -47,6 +57,7 @@ use crate::jsonrpc::{self, Message, RequestId, RpcError};
 use crate::sidecar::BadLineKind;
 
 use cli_wire::{CanUseTool, CliLine};
+use permissions::{permission_answer, permission_id};
 use tools::ToolUse;
 
 /// The ACP session id the client knows this conversation by. The CLI's own id changes when a
@@ -414,197 +425,6 @@ impl ClaudeCli {
         }
     }
 
-    /// A line of the CLI's that tetherd could not pass on (too long, not UTF-8, not JSON): the
-    /// thread says what was lost, and the turn goes on.
-    pub fn handle_bad_line(&mut self, kind: BadLineKind, len: u64, preview: &str, error: &str) {
-        let what = match kind {
-            BadLineKind::TooLong => "a line too long to read",
-            BadLineKind::InvalidUtf8 => "a line that is not UTF-8",
-            BadLineKind::InvalidJson => "a line that is not JSON",
-        };
-        self.log(format!("Claude Code printed {what} ({len} bytes): {error}"));
-        let title = format!("Claude Code printed {what} ({len} bytes); Tether skipped it.");
-        let notice = acp::Notice::new(acp::NoticeSeverity::Warning, title).description(format!("{error}\n\n{preview}"));
-        self.update(acp::SessionUpdate::Notice(notice));
-    }
-
-    fn on_system(&mut self, system: cli_wire::SystemLine) {
-        // `init` and `status` lines say the mode; the CLI changes it itself (leaving plan mode).
-        if let Some(mode) = system.permission_mode.filter(|mode| *mode != self.permission_mode)
-            && MODES.iter().any(|(id, ..)| *id == mode)
-        {
-            self.permission_mode = mode.clone();
-            self.update(acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode)));
-        }
-        if system.subtype != "init" {
-            return;
-        }
-        if let Some(id) = system.session_id.filter(|id| is_session_id(id)) {
-            self.cli_session = Some(id);
-        }
-        if !self.commands_from_initialize && !system.slash_commands.is_empty() {
-            let commands = system
-                .slash_commands
-                .iter()
-                .map(|name| serde_json::json!({ "name": name, "description": "" }))
-                .collect();
-            self.commands_update(commands);
-        }
-    }
-
-    fn on_stream_event(&mut self, line: cli_wire::StreamEventLine) {
-        if line.parent_tool_use_id.is_some() {
-            return; // A subagent's words stay inside its tool call.
-        }
-        let event = &line.event;
-        match event.get("type").and_then(Value::as_str) {
-            Some("message_start") => {
-                self.streaming_message = event.pointer("/message/id").and_then(Value::as_str).map(str::to_owned);
-            }
-            Some("content_block_delta") => {
-                let delta = &event["delta"];
-                let (text, thought) = match delta.get("type").and_then(Value::as_str) {
-                    Some("text_delta") => (delta.get("text").and_then(Value::as_str), false),
-                    Some("thinking_delta") => (delta.get("thinking").and_then(Value::as_str), true),
-                    _ => (None, false),
-                };
-                let Some(text) = text.filter(|text| !text.is_empty()) else { return };
-                if let Some(message) = &self.streaming_message {
-                    self.streamed.insert(message.clone());
-                }
-                self.chunk(text, thought);
-            }
-            _ => {}
-        }
-    }
-
-    fn on_assistant(&mut self, line: cli_wire::MessageLine) {
-        let streamed = line.message.id.as_ref().is_some_and(|id| self.streamed.contains(id));
-        let subagent = line.parent_tool_use_id.is_some();
-        for block in line.message.blocks() {
-            match block.get("type").and_then(Value::as_str) {
-                Some("text") if !streamed && !subagent => {
-                    if let Some(text) = block.get("text").and_then(Value::as_str).filter(|text| !text.is_empty()) {
-                        self.chunk(text, false);
-                    }
-                }
-                Some("thinking") if !streamed && !subagent => {
-                    if let Some(text) = block.get("thinking").and_then(Value::as_str).filter(|text| !text.is_empty()) {
-                        self.chunk(text, true);
-                    }
-                }
-                Some("tool_use") => {
-                    let Some(id) = block.get("id").and_then(Value::as_str) else { continue };
-                    let tool = ToolUse {
-                        name: block.get("name").and_then(Value::as_str).unwrap_or("tool").to_owned(),
-                        input: block.get("input").cloned().unwrap_or(Value::Null),
-                    };
-                    if self.tool_uses.contains_key(id) {
-                        continue;
-                    }
-                    self.update(acp::SessionUpdate::ToolCall(tools::tool_call(id, &tool, &self.cwd)));
-                    if tool.name == "TodoWrite"
-                        && let Some(plan) = tools::plan(&tool.input)
-                    {
-                        self.update(acp::SessionUpdate::Plan(plan));
-                    }
-                    self.tool_uses.insert(id.to_owned(), tool);
-                    self.unfinished_tools.insert(id.to_owned());
-                }
-                _ => {}
-            }
-        }
-    }
-
-    fn on_user(&mut self, line: cli_wire::MessageLine) {
-        for block in line.message.blocks() {
-            if block.get("type").and_then(Value::as_str) != Some("tool_result") {
-                continue;
-            }
-            let Some(id) = block.get("tool_use_id").and_then(Value::as_str) else { continue };
-            self.unfinished_tools.remove(id);
-            let update = tools::tool_result(id, self.tool_uses.get(id), &block, line.tool_use_result.as_ref());
-            self.update(acp::SessionUpdate::ToolCallUpdate(update));
-        }
-    }
-
-    fn on_result(&mut self, result: cli_wire::ResultLine, now: u64) {
-        if let Some(id) = result.session_id.as_ref().filter(|id| is_session_id(id) && result.num_turns > 0) {
-            self.cli_session = Some(id.clone());
-        }
-        if let Some((used, size)) = result.context() {
-            let mut usage = acp::UsageUpdate::new(used, size);
-            if let Some(cost) = result.total_cost_usd.filter(|cost| *cost > 0.0) {
-                usage = usage.cost(acp::Cost::new(cost, "USD"));
-            }
-            if let Some(duration) = result.duration_ms {
-                let meta: acp::Meta = [("turnDurationMs".to_owned(), Value::from(duration))].into_iter().collect();
-                usage = usage.meta(meta);
-            }
-            self.update(acp::SessionUpdate::UsageUpdate(usage));
-        }
-        let Some(prompt) = self.prompt.clone() else { return };
-        let resume_refused = result.is_error && self.resuming && !prompt.started && result.num_turns == 0;
-        if resume_refused && !self.cancelled {
-            // The CLI could not find the session to resume (it was deleted, or made on another
-            // machine): the conversation goes on in a new CLI session, and the person is told.
-            let why = result.errors.join("; ");
-            self.log(format!("Claude Code could not resume session {:?}: {why}", self.cli_session));
-            let title = "Claude Code could not resume its earlier session, so this prompt starts a new one: it does not remember the earlier turns.";
-            let mut notice = acp::Notice::new(acp::NoticeSeverity::Warning, title);
-            if !why.is_empty() {
-                notice = notice.description(why);
-            }
-            self.update(acp::SessionUpdate::Notice(notice));
-            self.cli_session = None;
-            self.finish_process();
-            // The refusing CLI finishes by itself; the prompt goes to a new one.
-            self.process = Process::Idle;
-            self.send_user_message(prompt.content);
-            return;
-        }
-        let outcome = if self.cancelled {
-            Ok(acp::StopReason::Cancelled)
-        } else if result.is_error {
-            let mut words = result.result.clone().unwrap_or_default();
-            if words.is_empty() {
-                words = result.errors.join("; ");
-            }
-            if words.is_empty() {
-                words = format!("Claude Code ended the turn with an error ({})", result.subtype);
-            }
-            Err(words)
-        } else {
-            Ok(match result.stop_reason.as_deref() {
-                Some("max_tokens") => acp::StopReason::MaxTokens,
-                Some("refusal") => acp::StopReason::Refusal,
-                _ => acp::StopReason::EndTurn,
-            })
-        };
-        self.end_prompt(outcome);
-        match self.mode {
-            ProcessMode::Oneshot => self.finish_process(),
-            ProcessMode::Persistent { .. } => self.idle_since = Some(now),
-        }
-    }
-
-    /// Ends the prompt in flight with `outcome`.
-    fn end_prompt(&mut self, outcome: Result<acp::StopReason, String>) {
-        let Some(prompt) = self.prompt.take() else { return };
-        // A tool the turn ended in the middle of (an interrupt, a CLI that died) did not finish.
-        for id in std::mem::take(&mut self.unfinished_tools) {
-            let fields = acp::ToolCallUpdateFields::new().status(acp::ToolCallStatus::Failed);
-            self.update(acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id, fields)));
-        }
-        self.streamed.clear();
-        self.streaming_message = None;
-        let line = match outcome {
-            Ok(stop_reason) => jsonrpc::encode_result(&prompt.id, &acp::PromptResponse::new(stop_reason)),
-            Err(message) => jsonrpc::encode_error(&prompt.id, &RpcError::internal_error().data(Value::from(message))),
-        };
-        self.to_client.push_back(line);
-    }
-
     /// Closes the running CLI's input: it ends once it has finished.
     fn finish_process(&mut self) {
         if matches!(self.process, Process::Running { input_open: true } | Process::Starting) && !self.replaying {
@@ -644,63 +464,6 @@ impl ClaudeCli {
                 self.write_cli(cli_wire::control_error(&line.request_id, &error));
             }
         }
-    }
-
-    fn on_can_use_tool(&mut self, cli_request: String, ask: CanUseToolAsk) {
-        // The tool call the permission belongs to, in case no `assistant` line announced it.
-        if !self.tool_uses.contains_key(&ask.tool_use_id) {
-            self.update(acp::SessionUpdate::ToolCall(tools::tool_call(&ask.tool_use_id, &ask.tool, &self.cwd)));
-            self.tool_uses.insert(ask.tool_use_id.clone(), ask.tool.clone());
-            self.unfinished_tools.insert(ask.tool_use_id.clone());
-        }
-        let file = tools::edited_file(&ask.tool.name, &ask.tool.input).map(str::to_owned);
-        match file {
-            // The diff is computed from the file's text as the editor has it; read only inside
-            // the workspace, where reading asks nobody. Replaying, the log has no such read.
-            Some(path) if !self.replaying && self.in_workspace(&path) => {
-                let id = format!("claude:read:{cli_request}");
-                let request = serde_json::json!({ "sessionId": ACP_SESSION_ID, "path": path });
-                let line = jsonrpc::encode_request(&RequestId::Str(id.clone()), "fs/read_text_file", &request);
-                self.asked.insert(id, Asked::Read { cli_request, ask });
-                self.to_client.push_back(line);
-            }
-            _ => self.ask_permission(cli_request, ask, None),
-        }
-    }
-
-    /// Asks the client for the permission; `before` is the edited file's text when it was read
-    /// (`Some(None)`: it does not exist).
-    fn ask_permission(&mut self, cli_request: String, ask: CanUseToolAsk, before: Option<Option<String>>) {
-        let call = tools::tool_call(&ask.tool_use_id, &ask.tool, &self.cwd);
-        let mut fields = acp::ToolCallUpdateFields::new()
-            .title(call.title)
-            .kind(call.kind)
-            .status(acp::ToolCallStatus::Pending)
-            .raw_input(ask.tool.input.clone());
-        if let (Some(before), Some(path)) = (&before, tools::edited_file(&ask.tool.name, &ask.tool.input))
-            && let Some(after) = tools::text_after(&ask.tool.name, &ask.tool.input, before.as_deref())
-        {
-            let diff = acp::Diff::new(path, after).old_text(before.clone());
-            fields = fields.content(vec![acp::ToolCallContent::Diff(diff)]);
-        }
-        let mut options = vec![acp::PermissionOption::new("allow_once", "Allow", acp::PermissionOptionKind::AllowOnce)];
-        if ask.suggestions.as_ref().and_then(Value::as_array).is_some_and(|list| !list.is_empty()) {
-            options.push(acp::PermissionOption::new(
-                "allow_always",
-                always_label(ask.suggestions.as_ref()),
-                acp::PermissionOptionKind::AllowAlways,
-            ));
-        }
-        options.push(acp::PermissionOption::new("reject_once", "Reject", acp::PermissionOptionKind::RejectOnce));
-        let request = acp::RequestPermissionRequest::new(
-            ACP_SESSION_ID,
-            acp::ToolCallUpdate::new(ask.tool_use_id.clone(), fields),
-            options,
-        );
-        let id = permission_id(&cli_request);
-        let line = jsonrpc::encode_request(&RequestId::Str(id.clone()), "session/request_permission", &request);
-        self.asked.insert(id, Asked::Permission { cli_request, ask });
-        self.to_client.push_back(line);
     }
 
     fn on_control_response(&mut self, body: cli_wire::ControlResponseBody) {
@@ -904,153 +667,6 @@ impl ClaudeCli {
 
     // Replaying a session's log.
 
-    /// Starts replaying a session's log: the client is given the handshake a live session
-    /// would have had (nothing of it is in the log, which holds the CLI's wire only). Returns
-    /// the lines the client "sent" and "received", in order, for its replay.
-    pub fn replay_start(&mut self, cwd: &str) -> Vec<ReplayLine> {
-        self.replaying = true;
-        self.cwd = cwd.to_owned();
-        let initialize = jsonrpc::encode_request(
-            &RequestId::Str("claude:initialize".to_owned()),
-            "initialize",
-            &serde_json::json!({ "protocolVersion": 1, "clientCapabilities": {} }),
-        );
-        let new = jsonrpc::encode_request(
-            &RequestId::Str("claude:session".to_owned()),
-            "session/new",
-            &serde_json::json!({ "cwd": cwd, "mcpServers": [] }),
-        );
-        let mut lines = Vec::new();
-        for request in [initialize, new] {
-            lines.push(ReplayLine::Sent(request.clone()));
-            self.handle_client_line(&request);
-            lines.extend(std::iter::from_fn(|| self.to_client.pop_front()).map(ReplayLine::Received));
-        }
-        lines
-    }
-
-    /// A line Tether wrote to the CLI, read back from the log: the ACP lines the client sent
-    /// that caused it (a prompt, a permission answer, a cancel).
-    pub fn replay_sent_cli(&mut self, line: &str) -> Vec<ReplayLine> {
-        let Ok(value) = serde_json::from_str::<Value>(line) else { return Vec::new() };
-        match value.get("type").and_then(Value::as_str) {
-            Some("user") => {
-                self.replayed_prompts += 1;
-                let id = RequestId::Str(format!("claude:prompt:{}", self.replayed_prompts));
-                let content = value.pointer("/message/content").cloned().unwrap_or(Value::Null);
-                let blocks = cli_wire::ApiMessage { id: None, content }.blocks();
-                let prompt: Vec<Value> = blocks
-                    .iter()
-                    .filter_map(|block| block.get("text").and_then(Value::as_str))
-                    .map(|text| serde_json::json!({ "type": "text", "text": text }))
-                    .collect();
-                if self.prompt.is_some() {
-                    // Sent again for a fresh session after a refused resume: the same turn.
-                    return Vec::new();
-                }
-                self.cancelled = false;
-                self.prompt = Some(Prompt { id: id.clone(), content: blocks, started: false });
-                let params = serde_json::json!({ "sessionId": ACP_SESSION_ID, "prompt": prompt });
-                vec![ReplayLine::Sent(jsonrpc::encode_request(&id, "session/prompt", &params))]
-            }
-            Some("control_request") => {
-                let id = value.get("request_id").and_then(Value::as_str).unwrap_or_default().to_owned();
-                // Live requests go on numbering after the replayed ones.
-                if let Some(number) = id.strip_prefix("tether-").and_then(|number| number.parse::<u64>().ok()) {
-                    self.next_request = self.next_request.max(number);
-                }
-                match value.pointer("/request/subtype").and_then(Value::as_str) {
-                    Some("initialize") => {
-                        // A CLI's first line: it was started here.
-                        self.own_requests.insert(id, OwnRequest::Initialize);
-                        self.started_processes += 1;
-                        self.live_processes.push_back(self.started_processes);
-                        self.process = Process::Running { input_open: true };
-                        self.resuming = self.cli_session.is_some();
-                        Vec::new()
-                    }
-                    Some("interrupt") => {
-                        self.own_requests.insert(id, OwnRequest::Interrupt);
-                        self.cancelled = true;
-                        let params = serde_json::json!({ "sessionId": ACP_SESSION_ID });
-                        vec![ReplayLine::Sent(jsonrpc::encode_notification("session/cancel", &params))]
-                    }
-                    // The client's switch that caused it, as it sent it (its answer follows
-                    // with the CLI's).
-                    Some("set_permission_mode") => {
-                        let mode =
-                            value.pointer("/request/mode").and_then(Value::as_str).unwrap_or_default().to_owned();
-                        self.permission_mode = mode.clone();
-                        let client = RequestId::Str(format!("claude:mode:{id}"));
-                        self.own_requests.insert(id, OwnRequest::SetMode { client: Some(client.clone()) });
-                        let params = serde_json::json!({ "sessionId": ACP_SESSION_ID, "modeId": mode });
-                        vec![ReplayLine::Sent(jsonrpc::encode_request(&client, "session/set_mode", &params))]
-                    }
-                    Some("set_model") => {
-                        self.model = value.pointer("/request/model").and_then(Value::as_str).map(str::to_owned);
-                        let client = RequestId::Str(format!("claude:model:{id}"));
-                        self.own_requests.insert(id, OwnRequest::SetModel { client: Some(client.clone()) });
-                        let params = serde_json::json!({
-                            "sessionId": ACP_SESSION_ID,
-                            "configId": "model",
-                            "value": self.model.clone().unwrap_or_default(),
-                        });
-                        vec![ReplayLine::Sent(jsonrpc::encode_request(&client, "session/set_config_option", &params))]
-                    }
-                    _ => Vec::new(),
-                }
-            }
-            Some("control_response") => {
-                let Some(request_id) = value.pointer("/response/request_id").and_then(Value::as_str) else {
-                    return Vec::new();
-                };
-                let key = permission_id(request_id);
-                if !matches!(self.asked.remove(&key), Some(Asked::Permission { .. })) {
-                    return Vec::new();
-                }
-                let answer = value.pointer("/response/response").cloned().unwrap_or(Value::Null);
-                let option = match answer.get("behavior").and_then(Value::as_str) {
-                    Some("allow") if answer.get("updatedPermissions").is_some() => "allow_always",
-                    Some("allow") => "allow_once",
-                    _ if answer.get("interrupt").and_then(Value::as_bool) == Some(true) => {
-                        let result = serde_json::json!({ "outcome": { "outcome": "cancelled" } });
-                        return vec![ReplayLine::Sent(jsonrpc::encode_result(&RequestId::Str(key), &result))];
-                    }
-                    _ => "reject_once",
-                };
-                let result = serde_json::json!({ "outcome": { "outcome": "selected", "optionId": option } });
-                vec![ReplayLine::Sent(jsonrpc::encode_result(&RequestId::Str(key), &result))]
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    /// How CLIs are run from now on (the setting may have changed since the log was written).
-    pub fn set_process_mode(&mut self, mode: ProcessMode) {
-        self.mode = mode;
-    }
-
-    /// The CLI whose lines were replayed is still running (a window reload): going on with it.
-    /// Returns its number, for its exit; `None` when the log says no CLI runs (the translator
-    /// then stays as it was: call [`ClaudeCli::finish_replay`]).
-    pub fn continue_live(&mut self) -> Option<u64> {
-        let process = *self.live_processes.back()?;
-        self.replaying = false;
-        if self.process == Process::Idle {
-            self.process = Process::Running { input_open: true };
-        }
-        Some(process)
-    }
-
-    /// Replaying is over and no CLI runs any more: the next prompt starts one, resuming.
-    pub fn finish_replay(&mut self) {
-        self.replaying = false;
-        self.process = Process::Idle;
-        self.prompt = None;
-        self.asked.clear();
-        self.own_requests.clear();
-    }
-
     // Plumbing.
 
     fn start_process(&mut self) {
@@ -1229,21 +845,6 @@ pub fn session_of_received(line: &str) -> Option<String> {
         .flatten()
 }
 
-/// A line of the handshake or of a replayed prompt, as the client's replay takes them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReplayLine {
-    /// A line the client sent (its `replay_sent`).
-    Sent(String),
-    /// A line the client received (its `replay_received`).
-    Received(String),
-}
-
-/// The ACP id of the permission request for the CLI's `can_use_tool` `cli_request`: the same
-/// live and replayed, so a replayed answer finds its card.
-fn permission_id(cli_request: &str) -> String {
-    format!("claude:permission:{cli_request}")
-}
-
 fn id_key(id: &RequestId) -> String {
     match id {
         RequestId::Str(text) => text.clone(),
@@ -1258,43 +859,6 @@ fn is_session_id(id: &str) -> bool {
         && id.len() <= 128
         && !id.starts_with('-')
         && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-}
-
-/// What "always" would allow, from the CLI's suggestions.
-fn always_label(suggestions: Option<&Value>) -> String {
-    let first = suggestions.and_then(Value::as_array).and_then(|list| list.first());
-    match first.and_then(|suggestion| suggestion.get("type")).and_then(Value::as_str) {
-        Some("setMode") => match first.and_then(|suggestion| suggestion.get("mode")).and_then(Value::as_str) {
-            Some("acceptEdits") => "Allow, and accept edits from now on".to_owned(),
-            Some(mode) => format!("Allow, and switch to {mode}"),
-            None => "Always allow".to_owned(),
-        },
-        _ => "Always allow".to_owned(),
-    }
-}
-
-/// The CLI's answer for the client's permission `outcome` (`None`: the client refused the
-/// request, which counts as a cancel).
-fn permission_answer(outcome: Option<acp::RequestPermissionOutcome>, ask: &CanUseToolAsk) -> Value {
-    match outcome {
-        Some(acp::RequestPermissionOutcome::Selected(selected)) => match &*selected.option_id.0 {
-            "allow_once" => serde_json::json!({ "behavior": "allow", "updatedInput": ask.tool.input }),
-            "allow_always" => serde_json::json!({
-                "behavior": "allow",
-                "updatedInput": ask.tool.input,
-                "updatedPermissions": ask.suggestions.clone().unwrap_or(Value::Array(Vec::new())),
-            }),
-            _ => serde_json::json!({
-                "behavior": "deny",
-                "message": "Rejected in Tether, by the person or by a rule or mode of theirs.",
-            }),
-        },
-        _ => serde_json::json!({
-            "behavior": "deny",
-            "message": "The person cancelled the turn in Tether.",
-            "interrupt": true,
-        }),
-    }
 }
 
 /// A prompt's ACP content blocks as the CLI's message content: text as it is, a mentioned file

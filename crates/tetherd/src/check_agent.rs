@@ -137,6 +137,13 @@ async fn check(args: &CheckAgentArgs) -> anyhow::Result<Report> {
     let mut checker = Checker::new(agent, report, workspace_path, Duration::from_secs(args.timeout_seconds));
     checker.converse(&args.prompt).await;
     let Checker { agent, mut report, .. } = checker;
+    stop_and_report(agent, &mut report, "agent").await;
+    Ok(report)
+}
+
+/// Ends the `what` (the agent, the CLI) and everything it started, and reports what it printed
+/// on stderr and anything that survived.
+async fn stop_and_report(agent: AgentProcess, report: &mut Report, what: &str) {
     let stopped = agent.stop(KILL_GRACE).await;
     if stopped.stderr.line_count > 0 {
         let last: Vec<&str> = stopped.stderr.last_lines.iter().map(|line| line.trim()).collect();
@@ -146,9 +153,8 @@ async fn check(args: &CheckAgentArgs) -> anyhow::Result<Report> {
         );
     }
     if !stopped.all_gone {
-        report.problem(Kind::LeftRunning, "some of the agent's processes survived SIGKILL", None);
+        report.problem(Kind::LeftRunning, format!("some of the {what}'s processes survived SIGKILL"), None);
     }
-    Ok(report)
 }
 
 /// Why a step ended without an answer. Either way the problem is already in the report.

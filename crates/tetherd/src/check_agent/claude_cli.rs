@@ -24,7 +24,7 @@ use tokio::time::Instant;
 
 use super::process::{AgentProcess, Output};
 use super::report::{Kind, Offending, Report, Severity};
-use super::{CANCELLED_PROMPT, EXIT_STATUS_WAIT, KILL_GRACE, describe_exit};
+use super::{CANCELLED_PROMPT, EXIT_STATUS_WAIT, describe_exit, stop_and_report};
 
 /// Why a step ended early. Either way the finding is in the report already.
 #[derive(Debug)]
@@ -53,14 +53,14 @@ pub async fn check(
     let mut checker = CliChecker { cli: first, report, timeout, next_request: 0, noted_denial: false };
     let session = checker.first_cli(prompt).await;
     let CliChecker { cli, mut report, .. } = checker;
-    finish(cli, &mut report).await;
+    stop_and_report(cli, &mut report, "CLI").await;
     let Ok(Some(session)) = session else { return report };
 
     let Some(second) = start(program, program_args, Some(&session), &workspace, &mut report) else { return report };
     let mut checker = CliChecker { cli: second, report, timeout, next_request: 0, noted_denial: true };
     checker.resumed_cli(&session).await;
     let CliChecker { cli, mut report, .. } = checker;
-    finish(cli, &mut report).await;
+    stop_and_report(cli, &mut report, "CLI").await;
     report
 }
 
@@ -80,21 +80,6 @@ fn start(
             report.problem(Kind::AgentExited, format!("cannot start the CLI: {error}"), None);
             None
         }
-    }
-}
-
-/// Ends a CLI that is still running and reports what it printed on stderr.
-async fn finish(cli: AgentProcess, report: &mut Report) {
-    let stopped = cli.stop(KILL_GRACE).await;
-    if stopped.stderr.line_count > 0 {
-        let last: Vec<&str> = stopped.stderr.last_lines.iter().map(|line| line.trim()).collect();
-        report.note(
-            Kind::Stderr,
-            format!("{} line(s) on stderr; the last: {}", stopped.stderr.line_count, last.join(" | ")),
-        );
-    }
-    if !stopped.all_gone {
-        report.problem(Kind::LeftRunning, "some of the CLI's processes survived SIGKILL", None);
     }
 }
 
