@@ -17,6 +17,7 @@ import * as path from "node:path";
 
 import * as vscode from "vscode";
 
+import { answerEditorQuery } from "./editorQueries";
 import { describeError } from "./errors";
 import { FileAccess } from "./fileAccess";
 import { WorkspaceMentions } from "./mentions";
@@ -478,6 +479,15 @@ export class EngineHost implements vscode.Disposable {
       case "askAuthentication":
         this.auth.ask(action.agent, action.methods);
         return;
+      case "askEditor": {
+        const { question, query, maxResults } = action;
+        answerEditorQuery(query, maxResults).then(
+          (answer) => this.command({ type: "editorAnswered", question, answer, error: null }),
+          (error: unknown) =>
+            this.command({ type: "editorAnswered", question, answer: null, error: describeError(error) }),
+        );
+        return;
+      }
       default: {
         // The generated types make this unreachable; an engine newer than this host lands here.
         const unknown: never = action;

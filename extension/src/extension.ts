@@ -250,6 +250,7 @@ function createEngine(
       clientName: "Tether",
       clientVersion: extensionVersion,
       workspaceRoot: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir(),
+      workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath),
       tetherDir: workspaceTetherDir(),
       demoAgentCommand,
       agents: settings.agents,

@@ -114,6 +114,7 @@ const config: EngineConfig = {
   clientName: "Tether",
   clientVersion: "0.1.0",
   workspaceRoot: "/workspace",
+  workspaceFolders: ["/workspace"],
   tetherDir: "/workspace/.tether",
   demoAgentCommand: null,
   agents: null,

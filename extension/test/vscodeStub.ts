@@ -849,3 +849,21 @@ export function changeSettings(changed: Record<string, unknown>): void {
     listener(event);
   }
 }
+
+/** VS Code's symbol kinds, numbered as VS Code numbers them. */
+export enum SymbolKind {
+  File = 0,
+  Module = 1,
+  Namespace = 2,
+  Package = 3,
+  Class = 4,
+  Method = 5,
+  Property = 6,
+  Field = 7,
+  Constructor = 8,
+  Enum = 9,
+  Interface = 10,
+  Function = 11,
+  Variable = 12,
+  Constant = 13,
+}

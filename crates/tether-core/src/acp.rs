@@ -47,6 +47,7 @@ mod cards;
 mod fs;
 mod handshake;
 mod links;
+mod mcp_servers;
 mod modes;
 mod prompt_content;
 mod replay;
@@ -266,6 +267,8 @@ pub struct AcpClient {
     /// The agent's own modes and the switches in flight.
     modes: modes::ModeState,
     auth: auth::Authentication,
+    /// The MCP servers offered to the agent.
+    mcp: mcp_servers::McpServers,
     events: VecDeque<AcpEvent>,
 }
 
@@ -299,6 +302,7 @@ impl AcpClient {
             cards: cards::PermissionCards::new(first_permission_key),
             modes: modes::ModeState::default(),
             auth: auth::Authentication::default(),
+            mcp: mcp_servers::McpServers::default(),
             events: VecDeque::new(),
         }
     }

@@ -184,6 +184,25 @@ impl LineFramer {
         self.buffer.len() - self.consumed
     }
 
+    /// Hands back what was pushed and not yet taken, as a stream again: each complete line with
+    /// a `\n`, then the partial line. For a connection that changes what it carries after its
+    /// first line (tetherd's MCP bridge), so that nothing read past that line is lost. Lines
+    /// that were over the maximum were never stored and are not in it.
+    pub fn into_remaining(mut self) -> Vec<u8> {
+        let mut remaining = Vec::with_capacity(self.buffered_bytes() + self.found.len());
+        while let Some(found) = self.found.pop_front() {
+            if let Found::Line { end } = found {
+                remaining.extend_from_slice(&self.buffer[self.consumed..end]);
+                remaining.push(b'\n');
+                self.consumed = end;
+            }
+        }
+        if self.partial == Partial::Buffering {
+            remaining.extend_from_slice(&self.buffer[self.partial_start..]);
+        }
+        remaining
+    }
+
     /// Takes one piece of input that contains no newline; `terminated` says a newline followed it.
     fn take_segment(&mut self, segment: &[u8], terminated: bool) {
         match &mut self.partial {

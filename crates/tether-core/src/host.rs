@@ -32,6 +32,7 @@
 mod agent;
 mod chat_view;
 mod claude_processes;
+mod editor_questions;
 mod history;
 mod policy;
 mod session;
@@ -94,6 +95,8 @@ pub struct HostEngine {
     /// The workspace's sessions, and the one being read.
     history: History,
     actions: VecDeque<HostAction>,
+    /// What agents' MCP tools asked VS Code, waiting for its answers.
+    editor_questions: editor_questions::EditorQuestions,
 }
 
 #[derive(Debug)]
@@ -126,6 +129,7 @@ impl HostEngine {
             interrupted_by: None,
             prompt_after_restart: None,
             actions: VecDeque::new(),
+            editor_questions: editor_questions::EditorQuestions::default(),
         };
         engine.read_agent_settings();
         let settings = engine.config.permissions.clone();
@@ -266,6 +270,7 @@ impl HostEngine {
                     slot.client.handle_edit_done(edit, outcome);
                 }
             }
+            HostEvent::EditorAnswered { question, answer, error } => self.on_editor_answered(question, answer, error),
             HostEvent::PathsResolved { resolve, root, paths } => {
                 if let Some(slot) = &mut self.session {
                     slot.client.handle_paths_resolved(resolve, root, paths, now);

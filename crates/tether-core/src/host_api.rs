@@ -13,6 +13,7 @@ use ts_rs::TS;
 use crate::intent::Intent;
 use crate::permissions::Mode;
 use crate::review::{ChangeId, ReviewDocument, ReviewHunk, TextEdit};
+use crate::sidecar::{EditorAnswer, EditorQuery};
 use crate::webview::HostToWebview;
 
 /// An agent the person can run: a command speaking ACP on its stdio, or the Claude CLI itself.
@@ -91,6 +92,10 @@ pub struct EngineConfig {
     pub client_version: String,
     /// The workspace folder: the cwd of sessions and agent processes.
     pub workspace_root: String,
+    /// Every folder of the workspace (a multi-root workspace has several), absolute: what the
+    /// agent's MCP tools may read. Empty means `workspace_root` alone.
+    #[serde(default)]
+    pub workspace_folders: Vec<String>,
     /// The workspace's `.tether` folder, where sessions and their audit logs are kept; absent
     /// when no folder is open (nothing is written then).
     #[serde(default)]
@@ -193,6 +198,14 @@ pub enum HostEvent {
     /// The answer to [`HostAction::ResolvePaths`]: where the root and each path lead, in the
     /// order asked.
     PathsResolved { resolve: u64, root: ResolvedPath, paths: Vec<ResolvedPath> },
+    /// The answer to [`HostAction::AskEditor`]: `answer`, or `error` saying why there is none.
+    EditorAnswered {
+        question: u64,
+        #[serde(default)]
+        answer: Option<EditorAnswer>,
+        #[serde(default)]
+        error: Option<String>,
+    },
 }
 
 /// Where a path leads through symbolic links (see [`HostAction::ResolvePaths`]).
@@ -431,4 +444,8 @@ pub enum HostAction {
     /// Open VS Code's workspace trust editor (the `workbench.trust.manage` command), where the
     /// person can trust the workspace; a grant comes back as `workspaceTrusted`.
     ManageWorkspaceTrust,
+    /// An agent's MCP tool asks what only VS Code knows (see `sidecar::EditorQuery`): answer
+    /// with `editorAnswered`, with at most `maxResults` + 1 items in a list (the extra one says
+    /// the list goes on). Paths are absolute.
+    AskEditor { question: u64, query: EditorQuery, max_results: u32 },
 }

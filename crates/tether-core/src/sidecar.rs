@@ -38,12 +38,22 @@
 //! | tetherd → host | `terminal/data` | notification | [`TerminalData`] |
 //! | tetherd → host | `terminal/exited` | notification | [`TerminalExited`] |
 //! | tetherd → host | `tetherd/stopping` | notification | [`TetherdStopping`] |
+//! | tetherd → host | `editor/query` | request | [`EditorQueryParams`] → [`EditorAnswer`] |
+//! | tetherd → host | `mcp/toolCalled` | notification | [`McpToolCalled`] |
+//! | `tetherd mcp` → tetherd | `mcp/hello` | request | [`McpHelloParams`] → `{}`, then MCP |
 //!
 //! `agent/send` is a notification so that streaming to an agent never waits for a round trip; a
 //! send to an agent that is gone is reported back as `agent/exited` (already sent) or logged.
 
 use std::collections::BTreeMap;
 
+mod mcp;
+
+pub use mcp::{
+    ActiveSelection, EditorAnswer, EditorDiagnostic, EditorLocation, EditorPosition, EditorQuery, EditorQueryParams,
+    EditorRange, EditorSymbol, MCP_SERVER_NAME, McpHelloParams, McpHttpOffer, McpOffer, McpStdioOffer, McpToolCalled,
+    OpenEditor,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use ts_rs::TS;
@@ -82,6 +92,9 @@ pub mod method {
     pub const AGENT_LOG_FAILED: &str = "agent/logFailed";
     pub const AGENT_EXITED: &str = "agent/exited";
     pub const TETHERD_STOPPING: &str = "tetherd/stopping";
+    pub const EDITOR_QUERY: &str = "editor/query";
+    pub const MCP_TOOL_CALLED: &str = "mcp/toolCalled";
+    pub const MCP_HELLO: &str = "mcp/hello";
 }
 
 /// JSON-RPC error codes tetherd uses beyond the standard ones.
@@ -154,6 +167,9 @@ pub struct SpawnParams {
     /// of it still runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_dir: Option<String>,
+    /// The workspace folders the agent's MCP tools may read (absolute). Empty means `cwd` alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workspace_folders: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -167,6 +183,9 @@ pub struct SpawnResult {
     /// is not a spawn failure, so the agent runs either way, only without an audit log.
     #[serde(default)]
     pub session_dir: Option<String>,
+    /// How this agent reaches Tether's MCP server; absent from a tetherd that has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<McpOffer>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]

@@ -119,6 +119,16 @@ pub fn generate() -> String {
         thread::TerminalColor,
         // host ↔ tetherd (the parts the host's logs and tests name)
         sidecar::BadLineKind,
+        // what an agent's MCP tools ask VS Code (`askEditor`), and its answers
+        sidecar::EditorQuery,
+        sidecar::EditorAnswer,
+        sidecar::EditorPosition,
+        sidecar::EditorRange,
+        sidecar::ActiveSelection,
+        sidecar::OpenEditor,
+        sidecar::EditorDiagnostic,
+        sidecar::EditorLocation,
+        sidecar::EditorSymbol,
     );
     out.push_str(
         "\n/** Type aliases used above. */\nexport type EntryIndex = number;\nexport type PermissionKey = number;\nexport type RuleId = number;\n",

@@ -318,3 +318,19 @@ fn garbage_never_panics_and_always_makes_progress() {
         assert_eq!(frame(64, stream.chunks(chunk_len)), whole, "chunks of {chunk_len} bytes");
     }
 }
+
+/// tetherd's MCP bridge says one line, then the connection carries another protocol: what was
+/// read past that line must reach the next reader byte for byte (complete lines, then the start
+/// of the next one).
+#[test]
+fn what_was_not_taken_is_handed_back_as_a_stream() {
+    let mut framer = LineFramer::new(64);
+    framer.push(b"{\"hello\":1}\n{\"a\":1}\r\n{\"b\":");
+    assert_eq!(framer.next_line(), Some(Ok("{\"hello\":1}".to_owned())));
+    assert_eq!(framer.into_remaining(), b"{\"a\":1}\r\n{\"b\":".to_vec());
+
+    let mut framer = LineFramer::new(64);
+    framer.push(b"{\"hello\":1}\n");
+    assert_eq!(framer.next_line(), Some(Ok("{\"hello\":1}".to_owned())));
+    assert_eq!(framer.into_remaining(), Vec::<u8>::new());
+}

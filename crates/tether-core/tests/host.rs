@@ -20,6 +20,7 @@ fn config() -> EngineConfig {
         client_name: "Tether".to_owned(),
         client_version: "0.1.0".to_owned(),
         workspace_root: "/ws".to_owned(),
+        workspace_folders: Vec::new(),
         demo_agent_command: Some("/ext/bin/tether-test-agent".to_owned()),
         // The person's own agent, as they would write it in `tether.agents`.
         agents: serde_json::json!([{"name": "Other", "command": "other-agent", "args": ["--acp"]}]),

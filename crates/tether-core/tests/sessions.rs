@@ -23,6 +23,7 @@ fn config() -> EngineConfig {
         client_name: "Tether".to_owned(),
         client_version: "0.1.0".to_owned(),
         workspace_root: "/ws".to_owned(),
+        workspace_folders: Vec::new(),
         demo_agent_command: Some("/ext/bin/tether-test-agent".to_owned()),
         agents: serde_json::Value::Null,
         builtin_profiles: Vec::new(),

@@ -285,7 +285,8 @@ impl AgentRegistry {
             events: session.map(|session| session.events),
         };
         tokio::spawn(supervisor.run(child, stdout, stderr));
-        Ok(SpawnResult { agent_id, pid, session_dir })
+        // The MCP offer is the connection's to add: it knows the MCP server.
+        Ok(SpawnResult { agent_id, pid, session_dir, mcp: None })
     }
 
     /// Creates the agent's session folder under `tether_dir` and remembers it.

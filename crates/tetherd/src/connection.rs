@@ -11,7 +11,7 @@
 //! take a while (snapshots, history, terminal waits) are answered from a task each: the host is
 //! authenticated and its engine bounds what it asks for, so their number is the host's.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -23,8 +23,8 @@ use tether_core::jsonrpc::{
     ErrorCode, Message, RequestId, RpcError, encode_error, encode_result, method_not_found, parse_message, parse_params,
 };
 use tether_core::sidecar::{
-    AgentRef, AgentSend, AuditAppend, HelloParams, HelloResult, SIDECAR_PROTOCOL_VERSION, SessionDirRef,
-    SessionListParams, SessionListResult, SessionReadParams, SessionRenameParams, SnapshotChangesParams,
+    AgentRef, AgentSend, AuditAppend, HelloParams, HelloResult, McpHelloParams, SIDECAR_PROTOCOL_VERSION,
+    SessionDirRef, SessionListParams, SessionListResult, SessionReadParams, SessionRenameParams, SnapshotChangesParams,
     SnapshotTakeParams, SpawnParams, TerminalCreateParams, TerminalInput, TerminalRef, TerminalResize, error_code,
     method,
 };
@@ -34,6 +34,7 @@ use tokio::sync::watch;
 use crate::agent::{AgentRegistry, NoSessionDir};
 use crate::fanout::{self, Fanout, Inbox, Outbox, Phase};
 use crate::history::{self, HistoryError};
+use crate::mcp::{self, McpServer, grants::Grant};
 use crate::session;
 use crate::snapshot::{SnapshotError, Snapshots};
 use crate::terminal::{TerminalError, TerminalRegistry};
@@ -57,6 +58,8 @@ pub struct Context {
     /// this is the agent maximum plus room for the envelope.
     pub max_host_line_bytes: usize,
     pub snapshots: Arc<Snapshots>,
+    /// Tether's MCP server: the agents' tokens, and the questions waiting for VS Code.
+    pub mcp: Arc<McpServer>,
     next_connection_id: AtomicU64,
 }
 
@@ -67,6 +70,7 @@ impl Context {
         terminals: Arc<TerminalRegistry>,
         fanout: Arc<Fanout>,
         max_host_line_bytes: usize,
+        mcp: Arc<McpServer>,
     ) -> Self {
         Self {
             token,
@@ -75,16 +79,18 @@ impl Context {
             fanout,
             max_host_line_bytes,
             snapshots: Arc::new(Snapshots::default()),
+            mcp,
             next_connection_id: AtomicU64::new(1),
         }
     }
 }
 
-/// Serves one connection until the host leaves, the socket fails or tetherd shuts down.
+/// Serves one connection until the host leaves, the socket fails or tetherd shuts down. The
+/// connection may also be an agent's MCP bridge (`mcp/hello` instead of `hello`), which is then
+/// served by [`mcp::bridge::serve_connection`].
 pub async fn serve(stream: Stream, context: Arc<Context>) {
     let id = context.next_connection_id.fetch_add(1, Ordering::Relaxed);
-    let stream = &stream;
-    let mut lines = HostLines::new(stream, context.max_host_line_bytes);
+    let mut lines = HostLines::new(&stream, context.max_host_line_bytes);
 
     let first = tokio::time::timeout(HELLO_TIMEOUT, lines.next()).await;
     let answer = match first {
@@ -93,23 +99,33 @@ pub async fn serve(stream: Stream, context: Arc<Context>) {
             tracing::debug!(connection = id, "connection closed before hello");
             return;
         }
-        Ok(Some(line)) => handshake(line, &context.token),
+        Ok(Some(line)) => handshake(line, &context),
     };
     let accepted = match answer {
-        Ok(accepted) => accepted,
+        Ok(Accepted::Host(accepted)) => accepted,
+        Ok(Accepted::McpBridge { answer, grant }) => {
+            if let Err(error) = write_line(&stream, &answer).await {
+                tracing::debug!(connection = id, %error, "could not answer an MCP bridge");
+                return;
+            }
+            let already_read = lines.into_remaining();
+            mcp::bridge::serve_connection(stream, already_read, grant, context.mcp.clone()).await;
+            return;
+        }
         Err(refused) => {
-            if let Err(error) = write_line(stream, &refused).await {
+            if let Err(error) = write_line(&stream, &refused).await {
                 tracing::debug!(connection = id, %error, "could not refuse a hello");
                 return;
             }
             tracing::warn!(connection = id, "refused a connection that did not present a valid hello");
             // The connection is being dropped either way; shutting the write side down first only
             // makes sure the error reaches the peer before the close.
-            let mut writer = stream;
+            let mut writer = &stream;
             let _shutdown = writer.shutdown().await;
             return;
         }
     };
+    let stream = &stream;
     tracing::info!(connection = id, "host connected");
 
     // The answer to hello is the first line of the connection's queue, and the connection is
@@ -138,13 +154,30 @@ pub async fn serve(stream: Stream, context: Arc<Context>) {
     context.fanout.detach(id, &mut inbox, in_flight);
 }
 
-/// Checks the first line of a connection: `Ok` with the hello result, or `Err` with the error
-/// response that ends the connection.
-fn handshake(line: Result<String, FrameError>, token: &str) -> Result<String, String> {
+/// What the first line of an accepted connection said it is.
+enum Accepted {
+    /// A host: the answer to its `hello`.
+    Host(String),
+    /// An agent's `tetherd mcp`: the answer to its `mcp/hello`, and what its token opens.
+    McpBridge { answer: String, grant: Arc<Grant> },
+}
+
+/// Checks the first line of a connection: `Ok` with what it is, or `Err` with the error response
+/// that ends the connection.
+fn handshake(line: Result<String, FrameError>, context: &Context) -> Result<Accepted, String> {
     let line = line.map_err(|error| refusal(RequestId::Null, &format!("expected hello: {error}")))?;
     let (id, params) = match parse_message(&line) {
         Err(error) => return Err(refusal(error.response_id(), &format!("expected hello: {error}"))),
         Ok(Message::Request { id, method, params }) if method == method::HELLO => (id, params),
+        Ok(Message::Request { id, method, params }) if method == method::MCP_HELLO => {
+            let hello: McpHelloParams = parse_params(params)
+                .map_err(|error| refusal(id.clone(), &format!("expected mcp/hello: {}", error.message)))?;
+            let grant = context.mcp.grants.check(&hello.token, |agent| context.registry.is_live(agent));
+            let Some(grant) = grant else {
+                return Err(refusal(id, "this MCP token opens nothing (its agent may have exited)"));
+            };
+            return Ok(Accepted::McpBridge { answer: encode_result(&id, &serde_json::json!({})), grant });
+        }
         Ok(Message::Request { id, method, .. }) => {
             return Err(refusal(id, &format!("expected hello, got {method}")));
         }
@@ -152,7 +185,7 @@ fn handshake(line: Result<String, FrameError>, token: &str) -> Result<String, St
     };
     let hello: HelloParams =
         parse_params(params).map_err(|error| refusal(id.clone(), &format!("expected hello: {}", error.message)))?;
-    let token_matches: bool = hello.token.as_bytes().ct_eq(token.as_bytes()).into();
+    let token_matches: bool = hello.token.as_bytes().ct_eq(context.token.as_bytes()).into();
     if !token_matches {
         return Err(refusal(id, "wrong token"));
     }
@@ -168,7 +201,7 @@ fn handshake(line: Result<String, FrameError>, token: &str) -> Result<String, St
     }
     tracing::info!(client = %hello.client, "hello");
     let result = HelloResult { tetherd_version: env!("CARGO_PKG_VERSION").to_owned(), pid: std::process::id() };
-    Ok(encode_result(&id, &result))
+    Ok(Accepted::Host(encode_result(&id, &result)))
 }
 
 fn refusal(id: RequestId, message: &str) -> String {
@@ -203,8 +236,11 @@ fn handle_message(line: &str, outbox: &Outbox, context: &Arc<Context>) -> Option
         Message::Request { id, method, params } => Some(match &*method {
             method::AGENT_SPAWN => match parse_params::<SpawnParams>(params) {
                 Err(error) => encode_error(&id, &error),
-                Ok(params) => match context.registry.spawn(params) {
-                    Ok(result) => encode_result(&id, &result),
+                Ok(params) => match context.registry.spawn(params.clone()) {
+                    Ok(mut result) => {
+                        result.mcp = context.mcp.offer(result.agent_id, mcp_folders(&params));
+                        encode_result(&id, &result)
+                    }
                     Err(failed) => {
                         tracing::warn!(error = %failed.0, "agent/spawn failed");
                         encode_error(&id, &RpcError::new(error_code::SPAWN_FAILED, failed.0))
@@ -371,10 +407,21 @@ fn handle_message(line: &str, outbox: &Outbox, context: &Arc<Context>) -> Option
             }
             None
         }
-        Message::Response { id, .. } => {
-            tracing::warn!(%id, "ignoring a response from the host: tetherd sends no requests");
+        Message::Response { id, result } => {
+            if !context.mcp.editor.answer(&id, result) {
+                tracing::debug!(%id, "ignoring a response to no question of tetherd's (answered already, or late)");
+            }
             None
         }
+    }
+}
+
+/// The folders an agent's MCP tools may read: the workspace's, or its working directory.
+fn mcp_folders(params: &SpawnParams) -> Vec<PathBuf> {
+    if params.workspace_folders.is_empty() {
+        vec![PathBuf::from(&params.cwd)]
+    } else {
+        params.workspace_folders.iter().map(PathBuf::from).collect()
     }
 }
 
@@ -545,6 +592,11 @@ struct HostLines<'s> {
 impl<'s> HostLines<'s> {
     fn new(stream: &'s Stream, max_line_bytes: usize) -> Self {
         Self { stream, framer: LineFramer::new(max_line_bytes), buffer: vec![0; READ_CHUNK_BYTES], at_end: false }
+    }
+
+    /// What was read past the lines taken, for the protocol the connection carries next.
+    fn into_remaining(self) -> Vec<u8> {
+        self.framer.into_remaining()
     }
 
     /// The next line; `None` once the host has closed the connection.

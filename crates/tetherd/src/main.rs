@@ -15,6 +15,7 @@ mod connection;
 mod event_log;
 mod fanout;
 mod history;
+mod mcp;
 mod orphans;
 mod process_group;
 mod server;
@@ -55,6 +56,9 @@ enum Command {
     /// Check that an ACP agent follows the protocol: runs it through initialize, session/new, a
     /// prompt and a cancelled prompt, and reports every problem (exit code 1 if any).
     CheckAgent(check_agent::CheckAgentArgs),
+    /// Tether's MCP server for an agent, on stdio: started by the agent from its `mcpServers`,
+    /// it connects back to the tetherd that offered it (TETHER_MCP_SOCKET, TETHER_MCP_TOKEN).
+    Mcp,
 }
 
 #[derive(Debug, clap::Args)]
@@ -81,6 +85,7 @@ fn main() -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve(args).map(|()| ExitCode::SUCCESS),
         Command::CheckAgent(args) => check_agent::run(args),
+        Command::Mcp => mcp::bridge::run(),
     }
 }
 

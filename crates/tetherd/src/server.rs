@@ -20,10 +20,12 @@ use tether_core::jsonrpc::encode_notification;
 use tether_core::sidecar::{TetherdStopping, method};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentRegistry;
 use crate::connection::{self, Context};
 use crate::fanout::{Fanout, Phase};
+use crate::mcp::{self, McpServer};
 use crate::terminal::TerminalRegistry;
 use crate::{orphans, socket_dir};
 
@@ -71,12 +73,21 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let terminals = Arc::new(TerminalRegistry::new(fanout.clone(), config.kill_grace));
     let registry =
         Arc::new(AgentRegistry::new(fanout.clone(), config.max_line_bytes, config.kill_grace, terminals.clone()));
+    let mcp = Arc::new(McpServer::new(config.socket.clone(), registry.clone(), fanout.clone()));
+    // Agents that speak Streamable HTTP get it when it listens; every agent gets the stdio bridge.
+    let stop_mcp_http = CancellationToken::new();
+    match mcp::http::start(mcp.clone(), stop_mcp_http.clone()).await {
+        Ok(address) => tracing::info!(%address, "MCP over HTTP listening"),
+        Err(error) => tracing::warn!(%error, "MCP over HTTP is not available; agents get the stdio bridge only"),
+    }
+    let _stop_mcp_http = stop_mcp_http.drop_guard();
     let context = Arc::new(Context::new(
         config.token.clone(),
         registry.clone(),
         terminals.clone(),
         fanout.clone(),
         config.max_line_bytes.saturating_add(HOST_LINE_ENVELOPE_BYTES),
+        mcp,
     ));
 
     let mut connections = JoinSet::new();

@@ -136,6 +136,7 @@ impl Workspace {
             client_name: "Tether".to_owned(),
             client_version: "0.1.0".to_owned(),
             workspace_root: path(self.path().to_owned()),
+            workspace_folders: Vec::new(),
             tether_dir: Some(path(self.path().join(".tether"))),
             demo_agent_command: None,
             agents: serde_json::Value::Null,

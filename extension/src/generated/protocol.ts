@@ -37,6 +37,11 @@ clientName: string, clientVersion: string,
  */
 workspaceRoot: string, 
 /**
+ * Every folder of the workspace (a multi-root workspace has several), absolute: what the
+ * agent's MCP tools may read. Empty means `workspace_root` alone.
+ */
+workspaceFolders: Array<string>, 
+/**
  * The workspace's `.tether` folder, where sessions and their audit logs are kept; absent
  * when no folder is open (nothing is written then).
  */
@@ -76,7 +81,7 @@ export type HostEvent = { "type": "configure", agents: unknown, builtinProfiles:
 /**
  * New sessions run the Claude CLI this way; a running one goes on as it started.
  */
-claudeCli: ClaudeCliSettings, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "workspaceTrusted" } | { "type": "pathsResolved", resolve: number, root: ResolvedPath, paths: Array<ResolvedPath>, };
+claudeCli: ClaudeCliSettings, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "workspaceTrusted" } | { "type": "pathsResolved", resolve: number, root: ResolvedPath, paths: Array<ResolvedPath>, } | { "type": "editorAnswered", question: number, answer: EditorAnswer | null, error: string | null, };
 
 export type Intent = { "type": "prompt", text: string, 
 /**
@@ -87,7 +92,7 @@ attachments: Array<PromptAttachment>, } | { "type": "cancel" } | { "type": "answ
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
-export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews" } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, } | { "type": "closeTerminal", terminal: string, } | { "type": "showHistory", items: Array<HistoryItem>, } | { "type": "saveExport", suggestedName: string, content: string, } | { "type": "exportFile", source: string, suggestedName: string, } | { "type": "askAuthentication", agent: string, methods: Array<AuthMethodView>, } | { "type": "revealLocation", path: string, line: number | null, } | { "type": "listWorkspaceFiles" } | { "type": "resolvePaths", resolve: number, root: string, paths: Array<string>, } | { "type": "manageWorkspaceTrust" };
+export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews" } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, } | { "type": "closeTerminal", terminal: string, } | { "type": "showHistory", items: Array<HistoryItem>, } | { "type": "saveExport", suggestedName: string, content: string, } | { "type": "exportFile", source: string, suggestedName: string, } | { "type": "askAuthentication", agent: string, methods: Array<AuthMethodView>, } | { "type": "revealLocation", path: string, line: number | null, } | { "type": "listWorkspaceFiles" } | { "type": "resolvePaths", resolve: number, root: string, paths: Array<string>, } | { "type": "manageWorkspaceTrust" } | { "type": "askEditor", question: number, query: EditorQuery, maxResults: number, };
 
 export type PermissionSettings = { 
 /**
@@ -614,6 +619,44 @@ export type TerminalStyle = { fg: TerminalColor | null, bg: TerminalColor | null
 export type TerminalColor = { "type": "palette", index: number, } | { "type": "rgb", hex: string, };
 
 export type BadLineKind = "tooLong" | "invalidUtf8" | "invalidJson";
+
+export type EditorQuery = { "kind": "selection" } | { "kind": "openEditors" } | { "kind": "diagnostics", path: string | null, } | { "kind": "definition", path: string, position: EditorPosition, } | { "kind": "references", path: string, position: EditorPosition, } | { "kind": "hover", path: string, position: EditorPosition, } | { "kind": "documentSymbols", path: string, } | { "kind": "workspaceSymbols", query: string, } | { "kind": "openFile", path: string, line: number | null, focus: boolean, };
+
+export type EditorAnswer = { "kind": "selection", selection: ActiveSelection | null, } | { "kind": "openEditors", editors: Array<OpenEditor>, } | { "kind": "diagnostics", diagnostics: Array<EditorDiagnostic>, } | { "kind": "locations", locations: Array<EditorLocation>, } | { "kind": "hover", contents: Array<string>, } | { "kind": "symbols", symbols: Array<EditorSymbol>, } | { "kind": "opened", path: string, };
+
+export type EditorPosition = { line: number, character: number, };
+
+export type EditorRange = { start: EditorPosition, end: EditorPosition, };
+
+export type ActiveSelection = { path: string, languageId: string, range: EditorRange, 
+/**
+ * The selected text (empty for a bare cursor).
+ */
+text: string, };
+
+export type OpenEditor = { path: string, languageId: string | null, 
+/**
+ * Has unsaved changes.
+ */
+dirty: boolean, 
+/**
+ * The tab the person is looking at.
+ */
+active: boolean, };
+
+export type EditorDiagnostic = { path: string, range: EditorRange, 
+/**
+ * `error`, `warning`, `information` or `hint`.
+ */
+severity: string, message: string, source: string | null, code: string | null, };
+
+export type EditorLocation = { path: string, range: EditorRange, };
+
+export type EditorSymbol = { name: string, 
+/**
+ * VS Code's `SymbolKind`, by name (`Function`, `Class`...).
+ */
+kind: string, path: string, range: EditorRange, container: string | null, };
 
 /** Type aliases used above. */
 export type EntryIndex = number;

@@ -111,6 +111,7 @@ impl AcpClient {
         self.session.can_resume = !session_capabilities["resume"].is_null();
         self.session.can_load = response.agent_capabilities.load_session;
         self.session.can_list = !session_capabilities["list"].is_null();
+        self.on_mcp_capabilities(response.agent_capabilities.mcp_capabilities.clone());
         let prompt = &response.agent_capabilities.prompt_capabilities;
         self.controls.view.prompt =
             PromptCapabilitiesView { image: prompt.image, embedded_context: prompt.embedded_context };
@@ -127,7 +128,8 @@ impl AcpClient {
     pub(super) fn open_session(&mut self, now: u64) {
         match self.session.resume.clone() {
             Some(target) if self.session.can_load => {
-                let params = acp::LoadSessionRequest::new(target, self.cwd.clone()).mcp_servers(Vec::new());
+                let servers = self.mcp_servers_for_session();
+                let params = acp::LoadSessionRequest::new(target, self.cwd.clone()).mcp_servers(servers);
                 self.send_request(
                     "session/load",
                     &params,
@@ -137,7 +139,8 @@ impl AcpClient {
                 self.phase = Phase::ResumingSession;
             }
             Some(target) if self.session.can_resume => {
-                let params = acp::ResumeSessionRequest::new(target, self.cwd.clone());
+                let servers = self.mcp_servers_for_session();
+                let params = acp::ResumeSessionRequest::new(target, self.cwd.clone()).mcp_servers(servers);
                 self.send_request(
                     "session/resume",
                     &params,
@@ -160,7 +163,8 @@ impl AcpClient {
     }
 
     pub(super) fn new_session(&mut self, now: u64) {
-        let params = acp::NewSessionRequest::new(self.cwd.clone()).mcp_servers(Vec::new());
+        let servers = self.mcp_servers_for_session();
+        let params = acp::NewSessionRequest::new(self.cwd.clone()).mcp_servers(servers);
         self.send_request("session/new", &params, RequestKind::NewSession, Some(now + HANDSHAKE_TIMEOUT_MS));
         self.phase = Phase::CreatingSession;
     }

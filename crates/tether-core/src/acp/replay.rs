@@ -278,6 +278,13 @@ impl AcpClient {
             }
             return;
         }
+        if record["event"] == "mcpToolCalled" {
+            let tool = record["tool"].as_str().unwrap_or("a tool");
+            let summary = record["summary"].as_str().unwrap_or("");
+            let ok = record["ok"].as_bool().unwrap_or(false);
+            self.show_mcp_tool_call(tool, record["arguments"].clone(), summary, ok);
+            return;
+        }
         if record["event"] == "promptCancelled" {
             if let Ok(blocks) = serde_json::from_value::<Vec<acp::ContentBlock>>(record["prompt"].clone()) {
                 self.thread.push(Entry::User(super::prompt_content::user_message(&blocks, &self.cwd)));

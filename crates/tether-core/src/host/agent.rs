@@ -185,6 +185,7 @@ impl HostEngine {
             cwd: profile.cwd.clone().unwrap_or_else(|| self.config.workspace_root.clone()),
             tether_dir: self.config.tether_dir.clone(),
             session_dir: slot.session_dir.clone().filter(|_| self.config.tether_dir.is_some()),
+            workspace_folders: self.config.workspace_folders.clone(),
         }
     }
 

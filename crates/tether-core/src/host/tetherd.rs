@@ -18,8 +18,8 @@ use crate::host_api::{HostAction, LogLevel};
 use crate::jsonrpc::{self, Message, Outgoing, Pending, RequestId, RpcError};
 use crate::sidecar::{
     AgentBadLine, AgentExited, AgentId, AgentLogFailed, AgentMessage, AgentRef, AgentStderr, HelloParams,
-    SIDECAR_PROTOCOL_VERSION, SessionListResult, SessionReadResult, SpawnResult, TerminalData, TerminalExited,
-    TetherdStopping, method,
+    McpToolCalled, SIDECAR_PROTOCOL_VERSION, SessionListResult, SessionReadResult, SpawnResult, TerminalData,
+    TerminalExited, TetherdStopping, method,
 };
 use crate::thread::{Entry, NoticeLevel, NoticeView};
 use crate::webview::SessionStatus;
@@ -281,6 +281,7 @@ impl HostEngine {
     pub fn handle_sidecar_closed(&mut self, reason: &str, now: u64) {
         self.now = now;
         let (was_ready, stopped_on_purpose) = self.tetherd.closed();
+        self.editor_questions.forget();
         let message = format!("lost the connection to tetherd ({reason})");
         if let Some(slot) = &mut self.session {
             slot.client.terminals_lost("the connection to tetherd was lost", now);
@@ -387,8 +388,10 @@ impl HostEngine {
                 held.push(line.to_owned());
             }
             Message::Notification { method, params } => self.handle_sidecar_notification(&method, params, now),
+            Message::Request { id, method, params } if method == method::EDITOR_QUERY => {
+                self.on_editor_query(id, params)
+            }
             Message::Request { id, method, .. } => {
-                // tetherd makes no requests of the host in this version of the wire.
                 let error = RpcError::method_not_found();
                 self.sidecar_write(jsonrpc::encode_error(&id, &error));
                 self.log(LogLevel::Warn, format!("tetherd asked for {method}, which this host does not offer"));
@@ -424,6 +427,7 @@ impl HostEngine {
                             slot.session_dir = spawned.session_dir;
                         }
                         let unsent = std::mem::take(&mut slot.unsent_audit);
+                        slot.client.set_tether_mcp(spawned.mcp);
                         slot.client.start(now);
                         for record in unsent {
                             self.send_audit(spawned.agent_id, &record);
@@ -515,6 +519,14 @@ impl HostEngine {
                     }
                 }
                 Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed agent/message: {error}")),
+            },
+            method::MCP_TOOL_CALLED => match serde_json::from_str::<McpToolCalled>(params) {
+                Ok(called) => {
+                    if let Some(slot) = self.agent_slot(called.agent_id) {
+                        slot.client.show_mcp_tool_call(&called.tool, called.arguments, &called.summary, called.ok);
+                    }
+                }
+                Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed mcp/toolCalled: {error}")),
             },
             method::AGENT_BAD_LINE => match serde_json::from_str::<AgentBadLine>(params) {
                 Ok(bad) => {

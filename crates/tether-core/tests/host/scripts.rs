@@ -153,3 +153,8 @@ fn an_agent_that_needs_a_sign_in_asks_the_person_and_goes_on_once_signed_in() {
 fn a_claude_cli_session_runs_one_cli_per_turn_and_resumes_it() {
     check("claude-cli");
 }
+
+#[test]
+fn tethers_mcp_server_is_offered_and_the_editors_answers_go_back_to_tetherd() {
+    check("mcp");
+}

@@ -1,0 +1,162 @@
+//! The MCP servers a session offers its agent in `session/new`, `session/load` and
+//! `session/resume`: Tether's own (tetherd's offer, made when the agent was spawned) and the
+//! ones the person configured.
+//!
+//! What the agent gets depends on what it said it speaks in `initialize`
+//! (`agentCapabilities.mcpCapabilities`): every agent takes stdio; Tether's server goes over
+//! Streamable HTTP instead when the agent speaks it (no process to start), and a configured
+//! server whose transport the agent does not speak is left out, with a notice saying so.
+
+use agent_client_protocol_schema::v1 as acp;
+
+use crate::sidecar::{MCP_SERVER_NAME, McpOffer};
+use crate::thread::{Entry, ToolCallView, ToolContent, ToolStatus};
+
+use super::AcpClient;
+
+/// How the session's MCP servers stand.
+#[derive(Debug, Default)]
+pub(super) struct McpServers {
+    /// tetherd's offer for this agent; absent before the spawn's answer, or from a tetherd
+    /// without an MCP server.
+    tether: Option<McpOffer>,
+    /// The person's servers, as they configured them.
+    configured: Vec<acp::McpServer>,
+    /// What the agent said it speaks besides stdio.
+    capabilities: acp::McpCapabilities,
+    /// The notices about left-out servers have been shown (once per agent).
+    warned: bool,
+    /// How many cards Tether has shown for calls of its tools, for their ids.
+    cards_shown: u64,
+}
+
+impl AcpClient {
+    /// Tether's own MCP server for this agent, from tetherd's answer to `agent/spawn`. Call
+    /// before `start`.
+    pub fn set_tether_mcp(&mut self, offer: Option<McpOffer>) {
+        self.mcp.tether = offer;
+    }
+
+    /// The MCP servers the person configured (`tether.mcpServers`). Call before `start`.
+    pub fn set_configured_mcp_servers(&mut self, servers: Vec<acp::McpServer>) {
+        self.mcp.configured = servers;
+    }
+
+    /// The agent's `initialize` answer said which transports it speaks.
+    pub(super) fn on_mcp_capabilities(&mut self, capabilities: acp::McpCapabilities) {
+        self.mcp.capabilities = capabilities;
+    }
+
+    /// The servers for `session/new`, `session/load` or `session/resume`; the first call for an
+    /// agent also says which configured servers were left out.
+    pub(super) fn mcp_servers_for_session(&mut self) -> Vec<acp::McpServer> {
+        let (servers, left_out) = self.mcp.for_session();
+        if !self.mcp.warned {
+            self.mcp.warned = true;
+            for text in left_out {
+                self.notice(crate::thread::NoticeLevel::Warning, text);
+            }
+        }
+        servers
+    }
+}
+
+impl McpServers {
+    /// The servers to send, and a sentence for each one left out.
+    fn for_session(&self) -> (Vec<acp::McpServer>, Vec<String>) {
+        let mut servers = Vec::new();
+        let mut left_out = Vec::new();
+        if let Some(offer) = &self.tether {
+            servers.push(self.tether_server(offer));
+        }
+        for server in &self.configured {
+            let (name, transport, spoken) = match server {
+                acp::McpServer::Http(http) => (&http.name, "HTTP", self.capabilities.http),
+                acp::McpServer::Sse(sse) => (&sse.name, "SSE", self.capabilities.sse),
+                acp::McpServer::Stdio(stdio) => (&stdio.name, "stdio", true),
+                _ => continue,
+            };
+            if name == MCP_SERVER_NAME && self.tether.is_some() {
+                left_out.push(format!(
+                    "The MCP server {name:?} in tether.mcpServers was left out: the name is Tether's own server's."
+                ));
+            } else if spoken {
+                servers.push(server.clone());
+            } else {
+                left_out.push(format!(
+                    "The MCP server {name:?} was left out: this agent does not connect to MCP servers over {transport}."
+                ));
+            }
+        }
+        (servers, left_out)
+    }
+
+    /// Tether's server, over HTTP when the agent speaks it and tetherd listens, else stdio.
+    fn tether_server(&self, offer: &McpOffer) -> acp::McpServer {
+        match &offer.http {
+            Some(http) if self.capabilities.http => {
+                let headers = http
+                    .headers
+                    .iter()
+                    .map(|(name, value)| acp::HttpHeader::new(name.clone(), value.clone()))
+                    .collect();
+                acp::McpServer::Http(acp::McpServerHttp::new(MCP_SERVER_NAME, http.url.clone()).headers(headers))
+            }
+            _ => {
+                let stdio = &offer.stdio;
+                let env =
+                    stdio.env.iter().map(|(name, value)| acp::EnvVariable::new(name.clone(), value.clone())).collect();
+                acp::McpServer::Stdio(
+                    acp::McpServerStdio::new(MCP_SERVER_NAME, stdio.command.clone()).args(stdio.args.clone()).env(env),
+                )
+            }
+        }
+    }
+}
+
+impl AcpClient {
+    /// The agent called a tool of Tether's MCP server (tetherd's `mcp/toolCalled`, or its audit
+    /// record in the session's log when the thread is rebuilt). Agents show their own card for
+    /// most tool calls, MCP ones included (Claude Code titles it `mcp__tether__<tool>`, Gemini
+    /// `<tool> (tether MCP Server)`): when a card of the agent's for this tool is still running,
+    /// that card is the one, and nothing is added. Otherwise Tether shows its own, so that no
+    /// call the agent made in the editor goes unseen.
+    pub fn show_mcp_tool_call(&mut self, tool: &str, arguments: serde_json::Value, summary: &str, ok: bool) {
+        let agents_own = self.thread.entries().iter().rev().take(MCP_CARD_LOOKBACK).any(|entry| match entry {
+            Entry::ToolCall(call) => {
+                matches!(call.status, ToolStatus::Pending | ToolStatus::InProgress) && call.title.contains(tool)
+            }
+            _ => false,
+        });
+        if agents_own {
+            return;
+        }
+        self.mcp.cards_shown += 1;
+        let call = ToolCallView {
+            id: format!("tether-mcp-{}", self.mcp.cards_shown),
+            title: format!("{} (Tether)", tool),
+            kind: mcp_tool_kind(tool).to_owned(),
+            status: if ok { ToolStatus::Completed } else { ToolStatus::Failed },
+            content: vec![ToolContent::Text { text: summary.to_owned() }],
+            locations: Vec::new(),
+            raw_input: Some(arguments),
+            command: None,
+            raw_output: None,
+            permission: None,
+        };
+        self.thread.push(Entry::ToolCall(call));
+    }
+}
+
+/// How far back from the end of the thread an agent's own card for an MCP call is looked for:
+/// it is the latest tool call or close to it (an agent may run a few tools at once).
+const MCP_CARD_LOOKBACK: usize = 16;
+
+/// The ACP tool kind of each of Tether's tools, for the card's icon.
+fn mcp_tool_kind(tool: &str) -> &'static str {
+    match tool {
+        "search_text" | "list_files" | "lsp_workspace_symbols" | "lsp_references" => "search",
+        "open_file" => "other",
+        _ => "read",
+    }
+}

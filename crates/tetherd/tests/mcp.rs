@@ -1,0 +1,352 @@
+//! Tether's built-in MCP server through the real tetherd, driven as an agent drives it: rmcp's
+//! client over the stdio bridge (`tetherd mcp`, started from the offer in `agent/spawn`'s
+//! answer) and over Streamable HTTP with the bearer token; the test itself is the VS Code host
+//! that answers the editor's questions.
+
+#![cfg(unix)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use expect_test::expect;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt as _};
+use serde_json::{Value, json};
+use support::{Client, Tetherd};
+
+/// A tetherd, a host connection, a workspace with a few files in a git repository, and an agent
+/// (`cat`, which waits for ever) whose MCP offer the tests use.
+struct Setup {
+    tetherd: Tetherd,
+    host: Client,
+    agent_id: u64,
+    offer: Value,
+    workspace: PathBuf,
+    session_dir: PathBuf,
+}
+
+fn git(workspace: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(workspace)
+        .output()
+        .expect("git runs");
+    assert!(status.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&status.stderr));
+}
+
+fn setup() -> Setup {
+    let tetherd = Tetherd::start(&[]);
+    let workspace = tetherd.dir.path().join("workspace");
+    let write = |path: &str, text: &str| {
+        let path = workspace.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write("src/greet.ts", "export function greet(name: string): string {\n  return `Hello, ${name}`;\n}\n");
+    write("src/main.ts", "import { greet } from './greet';\n\nconsole.log(greet('world'));\n");
+    write("README.md", "# Greeter\n\nSays hello to the world.\n");
+    write(".gitignore", "dist/\n.tether/\n");
+    git(&workspace, &["init", "-q"]);
+    git(&workspace, &["add", "."]);
+    git(&workspace, &["commit", "-q", "-m", "first"]);
+    // Built output, ignored: no tool should ever show it.
+    write("dist/greet.js", "function greet(name) { return 'Hello, ' + name; }\n");
+    write(
+        "src/main.ts",
+        "import { greet } from './greet';\n\nconsole.log(greet('world'));\nconsole.log(greet('you'));\n",
+    );
+    write("NOTES.txt", "greet everyone\n");
+
+    let mut host = tetherd.host();
+    let params = json!({
+        "name": "cat",
+        "command": "cat",
+        "cwd": workspace,
+        "tetherDir": workspace.join(".tether"),
+        "workspaceFolders": [workspace],
+    });
+    let result = host.call("agent/spawn", params).expect("agent/spawn succeeds");
+    let agent_id = result["agentId"].as_u64().expect("agentId");
+    let offer = result["mcp"].clone();
+    let session_dir = PathBuf::from(result["sessionDir"].as_str().expect("a session folder"));
+    Setup { tetherd, host, agent_id, offer, workspace, session_dir }
+}
+
+/// `tetherd mcp` as the agent would start it from the offer, with `token` instead of the
+/// offered one when given.
+fn bridge_command(offer: &Value, token: Option<&str>) -> tokio::process::Command {
+    let stdio = &offer["stdio"];
+    let mut command = tokio::process::Command::new(stdio["command"].as_str().expect("a command"));
+    for arg in stdio["args"].as_array().expect("args") {
+        command.arg(arg.as_str().expect("a string"));
+    }
+    for (name, value) in stdio["env"].as_object().expect("env") {
+        command.env(name, value.as_str().expect("a string"));
+    }
+    if let Some(token) = token {
+        command.env("TETHER_MCP_TOKEN", token);
+    }
+    command
+}
+
+async fn connect_stdio(offer: &Value) -> RunningService<RoleClient, ()> {
+    let transport = TokioChildProcess::new(bridge_command(offer, None)).expect("the bridge starts");
+    ().serve(transport).await.expect("the MCP handshake succeeds over the bridge")
+}
+
+async fn call(client: &RunningService<RoleClient, ()>, tool: &str, arguments: Value) -> CallToolResult {
+    let arguments = arguments.as_object().expect("arguments are an object").clone();
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+        .await
+        .unwrap_or_else(|error| panic!("{tool} could not be called: {error}"))
+}
+
+/// The text of a tool result, and whether it is an error.
+fn text_of(result: &CallToolResult) -> (String, bool) {
+    let text = result.content.iter().filter_map(|block| block.as_text()).map(|text| text.text.clone()).collect();
+    (text, result.is_error == Some(true))
+}
+
+fn json_of(result: &CallToolResult) -> Value {
+    let (text, is_error) = text_of(result);
+    assert!(!is_error, "the tool failed: {text}");
+    serde_json::from_str(&text).unwrap_or_else(|error| panic!("the result is JSON ({error}): {text}"))
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a runtime")
+}
+
+#[test]
+fn the_stdio_bridge_serves_the_workspace_tools_confined_and_audited() {
+    let mut setup = setup();
+    let runtime = runtime();
+    let client = runtime.block_on(connect_stdio(&setup.offer));
+
+    let mut tools: Vec<String> = runtime
+        .block_on(client.list_all_tools())
+        .expect("tools/list")
+        .into_iter()
+        .map(|tool| tool.name.into())
+        .collect();
+    tools.sort();
+    expect![[r#"
+        get_diagnostics get_open_editors get_selection git_status list_files lsp_definition lsp_document_symbols lsp_hover lsp_references lsp_workspace_symbols open_file search_text"#]]
+    .assert_eq(&tools.join(" "));
+
+    // Search: the source files and the notes, never the ignored build output.
+    let found = json_of(&runtime.block_on(call(&client, "search_text", json!({ "pattern": "greet\\(" }))));
+    let places: Vec<String> = found["matches"]
+        .as_array()
+        .expect("matches")
+        .iter()
+        .map(|found| {
+            format!(
+                "{}:{} {}",
+                found["path"].as_str().unwrap_or("?"),
+                found["line"],
+                found["text"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    expect![[r#"
+        src/greet.ts:1 export function greet(name: string): string {
+        src/main.ts:3 console.log(greet('world'));
+        src/main.ts:4 console.log(greet('you'));"#]]
+    .assert_eq(&places.join("\n"));
+
+    // Hidden files are skipped as ripgrep skips them (and `.git` and `.tether` always are).
+    let listed = json_of(&runtime.block_on(call(&client, "list_files", json!({}))));
+    expect![[r#"["NOTES.txt","README.md","src/greet.ts","src/main.ts"]"#]].assert_eq(&listed["files"].to_string());
+
+    let status = json_of(&runtime.block_on(call(&client, "git_status", json!({}))));
+    assert_eq!(status["branch"], json!("main"), "{status}");
+    assert_eq!(status["unstaged"][0]["path"], json!("src/main.ts"), "{status}");
+    assert_eq!(status["untracked"], json!(["NOTES.txt"]), "{status}");
+
+    // Confinement: a path outside the workspace is refused, in words the model can act on.
+    let outside = runtime.block_on(call(&client, "search_text", json!({ "pattern": "root", "path": "/etc" })));
+    let (text, is_error) = text_of(&outside);
+    assert!(is_error, "searching /etc must fail: {text}");
+    assert!(text.contains("outside the workspace"), "{text}");
+    let escape = runtime.block_on(call(&client, "list_files", json!({ "path": "../" })));
+    assert!(text_of(&escape).1, "listing the parent folder must fail: {}", text_of(&escape).0);
+
+    runtime.block_on(client.cancel()).expect("the client closes");
+
+    // Every call reached the hosts for the chat, and the session's audit log, in order.
+    let mut reported = Vec::new();
+    for _ in 0..5 {
+        let line = setup.host.wait_for("mcp/toolCalled", |line| line.method() == Some("mcp/toolCalled"));
+        let params = line.params();
+        assert_eq!(params["agentId"], json!(setup.agent_id));
+        reported.push(format!(
+            "{} ok={} {}",
+            params["tool"].as_str().unwrap_or("?"),
+            params["ok"],
+            params["summary"].as_str().unwrap_or("?")
+        ));
+    }
+    expect![[r#"
+        search_text ok=true 3 matches in 2 of 4 files searched
+        list_files ok=true 4 files
+        git_status ok=true main: 0 staged, 1 unstaged, 1 untracked
+        search_text ok=false `/etc` is outside the workspace folders; only files under `WORKSPACE` can be searched
+        list_files ok=false `../` is outside the workspace folders; only files under `WORKSPACE` can be searched"#]]
+    .assert_eq(&reported.join("\n").replace(&setup.workspace.to_string_lossy().into_owned(), "WORKSPACE"));
+    let audit = std::fs::read_to_string(setup.session_dir.join("audit.jsonl")).expect("the audit log");
+    let audited: Vec<Value> = audit.lines().map(|line| serde_json::from_str(line).expect("JSON")).collect();
+    assert_eq!(audited.len(), 5, "{audit}");
+    assert!(audited.iter().all(|record| record["event"] == json!("mcpToolCalled") && record["durationMs"].is_u64()));
+    assert_eq!(audited[0]["arguments"]["pattern"], json!("greet\\("));
+    assert_eq!(audited[3]["ok"], json!(false));
+}
+
+#[test]
+fn editor_tools_ask_the_window_and_answer_in_the_agents_terms() {
+    let setup = setup();
+    let Setup { tetherd: _tetherd, mut host, agent_id, offer, workspace, .. } = setup;
+    let runtime = runtime();
+    let client = runtime.block_on(connect_stdio(&offer));
+
+    // The test is the window: it answers the one question the tool asks.
+    let greet = workspace.join("src/greet.ts").canonicalize().expect("the file exists");
+    let window = std::thread::spawn(move || {
+        let question = host.wait_for("editor/query", |line| line.method() == Some("editor/query"));
+        let answer = json!({
+            "kind": "locations",
+            "locations": [
+                { "path": greet, "range": { "start": { "line": 0, "character": 16 }, "end": { "line": 0, "character": 21 } } },
+                { "path": "/usr/lib/node_modules/typescript/lib/lib.d.ts", "range": { "start": { "line": 9, "character": 0 }, "end": { "line": 9, "character": 5 } } },
+            ],
+        });
+        let id = question.value["id"].clone();
+        host.send_raw(format!("{}\n", json!({ "jsonrpc": "2.0", "id": id, "result": answer })).as_bytes());
+        (question.params().clone(), host)
+    });
+    let result = runtime.block_on(call(
+        &client,
+        "lsp_definition",
+        json!({ "path": "src/main.ts", "line": 3, "symbol": "greet" }),
+    ));
+    let (question, _host) = window.join().expect("the window thread");
+
+    // VS Code got its own terms: an absolute path, 0-based line, UTF-16 character of `greet`.
+    assert_eq!(question["agentId"], json!(agent_id));
+    let main = workspace.join("src/main.ts").canonicalize().expect("the file exists");
+    assert_eq!(
+        question["query"],
+        json!({ "kind": "definition", "path": main, "position": { "line": 2, "character": 12 } })
+    );
+    // The agent gets its own: a relative path, 1-based positions and the line's text; a place
+    // outside the workspace by its path alone.
+    let definitions = json_of(&result);
+    expect![[r#"[{"start":{"line":1,"column":17},"end":{"line":1,"column":22},"path":"src/greet.ts","text":"export function greet(name: string): string {"},{"start":{"line":10,"column":1},"end":{"line":10,"column":6},"path":"/usr/lib/node_modules/typescript/lib/lib.d.ts","outsideWorkspace":true}]"#]]
+    .assert_eq(&definitions["definitions"].to_string());
+
+    // A symbol that is not on the line is the agent's mistake, said plainly, with the line.
+    let wrong =
+        runtime.block_on(call(&client, "lsp_hover", json!({ "path": "src/main.ts", "line": 1, "symbol": "nothere" })));
+    let (text, is_error) = text_of(&wrong);
+    assert!(is_error);
+    expect!["`nothere` is not on line 1 of src/main.ts, which reads: import { greet } from './greet';"]
+        .assert_eq(&text);
+}
+
+#[test]
+fn a_token_opens_nothing_once_its_agent_is_gone_and_a_wrong_one_never() {
+    let mut setup = setup();
+    let runtime = runtime();
+
+    let refused = runtime
+        .block_on(async { bridge_command(&setup.offer, Some("not-the-token")).output().await })
+        .expect("the bridge runs");
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("tetherd refused the MCP bridge: unauthorized"), "{stderr}");
+
+    setup.host.call("agent/kill", json!({ "agentId": setup.agent_id })).expect("the agent is killed");
+    let late = runtime.block_on(async { bridge_command(&setup.offer, None).output().await }).expect("the bridge runs");
+    assert!(!late.status.success());
+    let stderr = String::from_utf8_lossy(&late.stderr);
+    assert!(stderr.contains("its agent may have exited"), "{stderr}");
+
+    let url = setup.offer["http"]["url"].as_str().expect("an HTTP offer").to_owned();
+    let authorization = setup.offer["http"]["headers"]["Authorization"].as_str().expect("a header").to_owned();
+    let status = runtime.block_on(async {
+        reqwest::Client::new()
+            .post(&url)
+            .header("Authorization", authorization)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(initialize_body())
+            .send()
+            .await
+            .expect("the request is answered")
+            .status()
+    });
+    assert_eq!(status.as_u16(), 401);
+}
+
+fn initialize_body() -> String {
+    json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "test", "version": "1" } },
+    })
+    .to_string()
+}
+
+#[test]
+fn streamable_http_serves_the_bearer_of_the_token_from_loopback_only() {
+    let setup = setup();
+    let runtime = runtime();
+    let url = setup.offer["http"]["url"].as_str().expect("an HTTP offer").to_owned();
+    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+    let authorization = setup.offer["http"]["headers"]["Authorization"].as_str().expect("a header").to_owned();
+    let token = authorization.strip_prefix("Bearer ").expect("a bearer token").to_owned();
+
+    let client = runtime.block_on(async {
+        let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).auth_header(token.clone());
+        ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("the MCP handshake over HTTP")
+    });
+    let listed = json_of(&runtime.block_on(call(&client, "list_files", json!({ "globs": ["*.md"] }))));
+    assert_eq!(listed["files"], json!(["README.md"]));
+    runtime.block_on(client.cancel()).expect("the client closes");
+
+    let post = |headers: Vec<(&'static str, String)>| {
+        let url = url.clone();
+        runtime.block_on(async move {
+            let mut request = reqwest::Client::new()
+                .post(&url)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .body(initialize_body());
+            for (name, value) in headers {
+                request = request.header(name, value);
+            }
+            let response = request.send().await.expect("the request is answered");
+            (response.status().as_u16(), response.text().await.unwrap_or_default())
+        })
+    };
+    let (status, body) = post(vec![]);
+    assert_eq!((status, body.as_str()), (401, "unauthorized: a bearer token is required"));
+    let (status, _) = post(vec![("Authorization", "Bearer 0000".to_owned())]);
+    assert_eq!(status, 401);
+    // A web page the person has open cannot use the token even if it learnt it: browsers send
+    // an Origin, and a DNS-rebound name arrives as a foreign Host.
+    let (status, body) =
+        post(vec![("Authorization", authorization.clone()), ("Origin", "http://evil.example".to_owned())]);
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = post(vec![("Authorization", authorization.clone()), ("Host", "evil.example".to_owned())]);
+    assert_eq!(status, 403, "{body}");
+    // The same request with none of that is served.
+    let (status, body) = post(vec![("Authorization", authorization)]);
+    assert_eq!(status, 200, "{body}");
+}
