@@ -53,6 +53,7 @@ test("a bad tether.agents entry is reported and dropped; a profile named like a 
     assert.deepEqual(await vscode.quickPickLabels("Tether: Select Agent"), [
       "Demo",
       "Claude Code",
+      "Claude Code (direct)",
       "Codex",
       "Gemini CLI",
     ]);
