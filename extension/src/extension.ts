@@ -15,6 +15,7 @@ import { selectionOf } from "./mentions";
 import { reportOpenDocuments, reportReviewedFileChanges } from "./documentEvents";
 import { type EngineFactory, EngineHost, type EngineRestarts, type SidecarStarter, loadWasm } from "./engineHost";
 import { AgentSignIn } from "./auth";
+import { McpSecrets } from "./mcpSecrets";
 import { HistoryPicker } from "./history";
 import { describeError } from "./errors";
 import type { AgentProfile, EngineConfig, HostCommand } from "./generated/protocol";
@@ -66,6 +67,8 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(history);
   // Like the picker, sign-in only calls `engineHost` when an agent asks for it.
   const auth = new AgentSignIn(context.secrets, context.globalState, (command) => engineHost.command(command), log);
+  // Like sign-in, only calls `engineHost` once it exists (at start, and from its command).
+  const mcpSecrets = new McpSecrets(context.secrets, context.globalState, (command) => engineHost.command(command));
   // Looked up again at every use: an agent installed (or put on PATH) since is found.
   const agentSearch = (): AgentSearch => ({
     agentsDir: agentsDir(context.globalStorageUri.fsPath),
@@ -84,6 +87,9 @@ export function activate(context: vscode.ExtensionContext): void {
       void auth
         .sendKeptSecrets(profileNames())
         .catch((error: unknown) => log.warn(`Could not read the agents' kept keys: ${describeError(error)}`));
+      void mcpSecrets
+        .sendKept()
+        .catch((error: unknown) => log.warn(`Could not read the MCP servers' secrets: ${describeError(error)}`));
     },
     stopped: (reason) => {
       // tetherd keeps the session's agent for its grace period: a window reload takes it over.
@@ -167,6 +173,9 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("tether.showHistory", () => send({ type: "showHistory" })),
     vscode.commands.registerCommand("tether.mentionSelection", () => mentionSelection(send)),
     vscode.commands.registerCommand("tether.signIn", () => send({ type: "signIn" })),
+    vscode.commands.registerCommand("tether.setMcpSecret", () =>
+      mcpSecrets.set().catch((error: unknown) => log.error(`Could not keep the MCP secret: ${describeError(error)}`)),
+    ),
     vscode.commands.registerCommand("tether.exportMarkdown", () =>
       send({ type: "exportSession", id: null, format: "markdown" }),
     ),
@@ -184,17 +193,21 @@ export function activate(context: vscode.ExtensionContext): void {
     registerReviewUi(reviews, send, log),
     reportReviewedFileChanges(reviews, send),
   );
-  // The keys kept for the agents reach the engine before any agent starts; then the engine's
-  // first action starts tetherd.
-  void auth
-    .sendKeptSecrets(profileNames())
-    .catch((error: unknown) => log.warn(`Could not read the agents' kept keys: ${describeError(error)}`))
-    .finally(() => {
-      engineHost.start();
-      // After the start, so that the engine has its first actions behind it when this arrives.
-      context.subscriptions.push(reportOpenDocuments(send));
-      void offerDefaultAgentInstall();
-    });
+  // The keys kept for the agents and the MCP servers' secrets reach the engine before any agent
+  // starts; then the engine's first action starts tetherd.
+  void Promise.all([
+    auth
+      .sendKeptSecrets(profileNames())
+      .catch((error: unknown) => log.warn(`Could not read the agents' kept keys: ${describeError(error)}`)),
+    mcpSecrets
+      .sendKept()
+      .catch((error: unknown) => log.warn(`Could not read the MCP servers' secrets: ${describeError(error)}`)),
+  ]).finally(() => {
+    engineHost.start();
+    // After the start, so that the engine has its first actions behind it when this arrives.
+    context.subscriptions.push(reportOpenDocuments(send));
+    void offerDefaultAgentInstall();
+  });
   /**
    * `tether.defaultAgent` names an agent as much as a pick in the header does: a built-in one
    * that is not installed is offered for install at start too (its session has failed to start
@@ -260,6 +273,7 @@ function createEngine(
       followAgent: vscode.workspace.getConfiguration("tether").get<boolean>("followAgent") === true,
       workspaceTrusted: vscode.workspace.isTrusted,
       claudeCli: settings.claudeCli,
+      mcpServers: settings.mcpServers,
     };
     const engine = new wasm.Engine(config, onPanic);
     if (panicPrompt !== undefined && panicPrompt !== "") {

@@ -24,6 +24,8 @@ export interface AgentSettings {
   permissions: PermissionSettings;
   /** `tether.claudeCode.*`: how the Claude CLI is run. */
   claudeCli: ClaudeCliSettings;
+  /** The `tether.mcpServers` setting as the person wrote it in their user settings (the engine reads it), `null` when not set. */
+  mcpServers: unknown;
   /** One sentence per setting (or `tether.agents` entry) that was ignored. */
   problems: string[];
 }
@@ -32,7 +34,7 @@ export interface AgentSettings {
 const MODES: readonly Mode[] = GENERATED_MODES.map((choice) => choice.mode);
 
 /** The settings whose change the engine hears about through `configure`. */
-const ENGINE_SETTINGS = ["tether.agents", "tether.defaultAgent", "tether.permissions", "tether.claudeCode"];
+const ENGINE_SETTINGS = ["tether.agents", "tether.defaultAgent", "tether.permissions", "tether.claudeCode", "tether.mcpServers"];
 
 /** The settings tetherd is started with; a change waits for the next start. */
 const SIDECAR_SETTINGS = ["tether.tetherdPath", "tether.sidecarGraceSeconds"];
@@ -53,7 +55,14 @@ export function readAgentSettings(): AgentSettings {
   const rawDefault: unknown = configuration.get("defaultAgent");
   const defaultProfile = typeof rawDefault === "string" && rawDefault.trim() !== "" ? rawDefault.trim() : null;
   const permissions = readPermissions(configuration, problems);
-  return { agents, defaultProfile, permissions, claudeCli: readClaudeCli(configuration, problems), problems };
+  // A server's command is a program the agent runs for Tether: only the person's own value
+  // counts, never a workspace's (which a repository can commit).
+  const inspectedServers = configuration.inspect<unknown>("mcpServers");
+  const mcpServers: unknown = inspectedServers?.globalValue ?? null;
+  if (inspectedServers?.workspaceValue !== undefined || inspectedServers?.workspaceFolderValue !== undefined) {
+    problems.push("tether.mcpServers in a workspace's settings is not used: MCP servers are set in your user settings.");
+  }
+  return { agents, defaultProfile, permissions, claudeCli: readClaudeCli(configuration, problems), mcpServers, problems };
 }
 
 const DEFAULT_IDLE_MINUTES = 30;
@@ -115,6 +124,7 @@ export function configureCommand(settings: AgentSettings, builtins: readonly Age
     defaultProfile: settings.defaultProfile,
     permissions: settings.permissions,
     claudeCli: settings.claudeCli,
+    mcpServers: settings.mcpServers,
   };
 }
 

@@ -115,6 +115,7 @@ const config: EngineConfig = {
   clientVersion: "0.1.0",
   workspaceRoot: "/workspace",
   workspaceFolders: ["/workspace"],
+  mcpServers: null,
   tetherDir: "/workspace/.tether",
   demoAgentCommand: null,
   agents: null,

@@ -47,7 +47,20 @@ test("the agents and the permission settings go to the engine as written, bad on
     defaultProfile: "Gemini",
     permissions: { defaultMode: "acceptEdits", rules },
     claudeCli: { persistent: false, idleTimeoutMinutes: 30 },
+    mcpServers: null,
   });
+});
+
+test("tether.mcpServers comes from the user settings only: a workspace's value names no program to run", () => {
+  const mine = [{ name: "fs", command: "npx", args: ["server-fs"], env: { KEY: "${secret:fs}" } }];
+  userSettings.set("tether.mcpServers", mine);
+  settings.set("tether.mcpServers", [{ name: "evil", command: "/tmp/evil" }]);
+  const read = readAgentSettings();
+  assert.deepEqual(read.mcpServers, mine, "the person's own list, as written (the engine reads it)");
+  assert.deepEqual(read.problems, [
+    "tether.mcpServers in a workspace's settings is not used: MCP servers are set in your user settings.",
+  ]);
+  assert.deepEqual((configureCommand(read) as { mcpServers: unknown }).mcpServers, mine);
 });
 
 test("tether.claudeCode settings: persistent with its idle time, or oneshot with a sentence for a wrong shape", () => {
@@ -125,7 +138,7 @@ test("a change the engine cares about sends configure with every setting; tether
 
   const permissions = { defaultMode: "bypass", rules: [{ decision: "deny", kinds: ["delete"] }] };
   const oneshot = { persistent: false, idleTimeoutMinutes: 30 };
-  const unset = { agents: null, builtinProfiles: [], defaultProfile: null, claudeCli: oneshot };
+  const unset = { agents: null, builtinProfiles: [], defaultProfile: null, claudeCli: oneshot, mcpServers: null };
   assert.deepEqual(sent, [
     { type: "configure", ...unset, permissions: { defaultMode: "ask", rules: permissions.rules } },
     { type: "configure", ...unset, permissions },

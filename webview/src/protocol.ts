@@ -33,6 +33,7 @@ export type {
   Mode,
   PromptAttachment,
   PromptCapabilitiesView,
+  McpServerView,
   NoticeView,
   PermissionKey,
   PermissionOptionView,

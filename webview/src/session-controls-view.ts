@@ -1,13 +1,15 @@
 // The agent's session controls in the header (`.session-controls`): a picker per config option
-// the agent offers (model, reasoning effort, ...; a checkbox for an on/off option) and the
-// context meter (tokens used of the window, and the cost when the agent reports one).
+// the agent offers (model, reasoning effort, ...; a checkbox for an on/off option), the context
+// meter (tokens used of the window, and the cost when the agent reports one), and the MCP
+// servers the session gave its agent (Tether's own, the person's, and those left out, why on
+// hover).
 //
 // The agent's mode option is left to the header's mode picker, which already sends Tether's mode
 // to the agent, so there is one mode control. Like the header's other pickers, each control is set
 // to the host's value on every update and only a person's `change` posts `setConfigOption`.
 
 import { element } from "./element";
-import type { ConfigOptionView, PostIntent, SessionControlsView, UsageView } from "./protocol";
+import type { ConfigOptionView, McpServerView, PostIntent, SessionControlsView, UsageView } from "./protocol";
 
 export class SessionControlsPanel {
   readonly element = element("div", "session-controls");
@@ -15,21 +17,52 @@ export class SessionControlsPanel {
   private readonly meter = element("div", "context-meter");
   private readonly meterBar = element("meter", "context-meter-bar");
   private readonly meterText = element("span", "context-meter-text");
+  private readonly mcp = element("div", "mcp-servers");
   private shownOptions = "";
+  private shownMcp = "";
 
   constructor(private readonly post: PostIntent) {
     this.meter.setAttribute("role", "group");
     this.meterBar.min = 0;
     this.meterBar.max = 1;
     this.meter.append(this.meterBar, this.meterText);
-    this.element.append(this.options, this.meter);
+    this.mcp.setAttribute("role", "list");
+    this.mcp.setAttribute("aria-label", "MCP servers");
+    this.element.append(this.options, this.meter, this.mcp);
   }
 
   render(controls: SessionControlsView | null): void {
     const options = (controls?.configOptions ?? []).filter((option) => option.category !== "mode");
     this.showOptions(options);
     this.showUsage(controls?.usage ?? null);
-    this.element.hidden = options.length === 0 && (controls?.usage ?? null) === null;
+    const servers = controls?.mcpServers ?? [];
+    this.showMcp(servers);
+    this.element.hidden = options.length === 0 && (controls?.usage ?? null) === null && servers.length === 0;
+  }
+
+  private showMcp(servers: McpServerView[]): void {
+    const shape = JSON.stringify(servers);
+    if (shape === this.shownMcp) return;
+    this.shownMcp = shape;
+    this.mcp.hidden = servers.length === 0;
+    const label = element("span", "mcp-label");
+    label.textContent = "MCP";
+    const items = servers.map((server) => {
+      const item = element("span", "mcp-server");
+      item.setAttribute("role", "listitem");
+      item.textContent = server.builtIn ? `${server.name} (editor tools)` : server.name;
+      item.dataset["transport"] = server.transport;
+      if (server.leftOut !== null) {
+        item.classList.add("left-out");
+        item.title = server.leftOut;
+      } else {
+        item.title = server.builtIn
+          ? `Tether's own server over ${server.transport}: search, git status, the selection, Problems and the language servers`
+          : `Offered to the agent over ${server.transport}`;
+      }
+      return item;
+    });
+    this.mcp.replaceChildren(label, ...items);
   }
 
   private showOptions(options: ConfigOptionView[]): void {

@@ -11,7 +11,7 @@ import { session, snapshot } from "./fixtures";
 import { type Harness, harness } from "./support";
 
 function controls(image: boolean): SessionControlsView {
-  return { title: null, commands: [], configOptions: [], usage: null, prompt: { image, embeddedContext: true } };
+  return { title: null, commands: [], configOptions: [], usage: null, prompt: { image, embeddedContext: true }, mcpServers: [] };
 }
 
 const mainRs: MentionSuggestion = {

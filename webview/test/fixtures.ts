@@ -34,7 +34,7 @@ export function session(overrides: Partial<SessionView> = {}): SessionView {
     canStop: false,
     canSignIn: false,
     followAgent: false,
-    controls: { title: null, commands: [], configOptions: [], usage: null, prompt: { image: false, embeddedContext: false } },
+    controls: { title: null, commands: [], configOptions: [], usage: null, prompt: { image: false, embeddedContext: false }, mcpServers: [] },
     ...overrides,
   };
 }

@@ -10,7 +10,7 @@ import { patch, session, snapshot } from "./fixtures";
 import { type Harness, harness } from "./support";
 
 function controls(overrides: Partial<SessionControlsView> = {}): SessionControlsView {
-  return { title: null, commands: [], configOptions: [], usage: null, prompt: { image: false, embeddedContext: false }, ...overrides };
+  return { title: null, commands: [], configOptions: [], usage: null, prompt: { image: false, embeddedContext: false }, mcpServers: [], ...overrides };
 }
 
 const modeOption = {
@@ -203,5 +203,26 @@ describe("slash commands in the composer", () => {
     assert.deepEqual(ui.posted, [{ type: "prompt", text: "/", attachments: [] }], "with the list closed, Enter sends");
     type("/r");
     assert.deepEqual(shown(), ["/review"]);
+  });
+});
+
+describe("the session's MCP servers in the header", () => {
+  it("lists Tether's server and the person's, a left-out one struck through with why", () => {
+    const ui = harness();
+    ui.frame(snapshot([], { session: session({ controls: controls() }) }));
+    assert.equal(ui.query("header.session .mcp-servers").hidden, true, "no servers, no section");
+    const servers = [
+      { name: "tether", transport: "stdio", builtIn: true, leftOut: null },
+      { name: "fs", transport: "stdio", builtIn: false, leftOut: null },
+      { name: "github", transport: "http", builtIn: false, leftOut: "The MCP server \"github\" was left out: this agent does not connect to MCP servers over HTTP." },
+    ];
+    ui.frame(patch([], session({ controls: controls({ mcpServers: servers }) })));
+    const section = ui.query("header.session .mcp-servers");
+    assert.equal(section.hidden, false);
+    const items = [...section.querySelectorAll<HTMLElement>(".mcp-server")];
+    assert.deepEqual(items.map((item) => item.textContent), ["tether (editor tools)", "fs", "github"]);
+    assert.deepEqual(items.map((item) => item.classList.contains("left-out")), [false, false, true]);
+    assert.match(items[2]!.title, /does not connect to MCP servers over HTTP/);
+    assert.match(items[0]!.title, /language servers/);
   });
 });

@@ -34,6 +34,7 @@ mod chat_view;
 mod claude_processes;
 mod editor_questions;
 mod history;
+mod mcp_config;
 mod policy;
 mod session;
 mod session_io;
@@ -95,6 +96,8 @@ pub struct HostEngine {
     /// The workspace's sessions, and the one being read.
     history: History,
     actions: VecDeque<HostAction>,
+    /// The person's MCP servers, read from the settings with their secrets.
+    mcp_settings: mcp_config::McpSettings,
     /// What agents' MCP tools asked VS Code, waiting for its answers.
     editor_questions: editor_questions::EditorQuestions,
 }
@@ -130,8 +133,10 @@ impl HostEngine {
             prompt_after_restart: None,
             actions: VecDeque::new(),
             editor_questions: editor_questions::EditorQuestions::default(),
+            mcp_settings: mcp_config::McpSettings::default(),
         };
         engine.read_agent_settings();
+        engine.read_mcp_settings();
         let settings = engine.config.permissions.clone();
         engine.configure_permissions(&settings);
         engine.view.header.profiles = engine.profiles().into_iter().map(|profile| profile.name).collect();
@@ -248,8 +253,17 @@ impl HostEngine {
     fn host_event(&mut self, event: HostEvent) {
         let now = self.now;
         match event {
-            HostEvent::Configure { agents, builtin_profiles, default_profile, permissions, claude_cli } => {
+            HostEvent::Configure {
+                agents,
+                builtin_profiles,
+                default_profile,
+                permissions,
+                claude_cli,
+                mcp_servers,
+            } => {
                 self.config.claude_cli = claude_cli;
+                self.config.mcp_servers = mcp_servers;
+                self.read_mcp_settings();
                 self.config.agents = agents;
                 self.config.builtin_profiles = builtin_profiles;
                 self.read_agent_settings();
@@ -271,6 +285,10 @@ impl HostEngine {
                 }
             }
             HostEvent::EditorAnswered { question, answer, error } => self.on_editor_answered(question, answer, error),
+            HostEvent::McpSecrets { values } => {
+                self.mcp_settings.secrets = values;
+                self.read_mcp_settings();
+            }
             HostEvent::PathsResolved { resolve, root, paths } => {
                 if let Some(slot) = &mut self.session {
                     slot.client.handle_paths_resolved(resolve, root, paths, now);

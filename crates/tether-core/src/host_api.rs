@@ -126,6 +126,11 @@ pub struct EngineConfig {
     pub workspace_trusted: bool,
     #[serde(default)]
     pub claude_cli: ClaudeCliSettings,
+    /// The `tether.mcpServers` setting (the person's user value only), as written: the engine
+    /// reads it (see `mcp_settings.rs`); `null` when it is not set.
+    #[serde(default)]
+    #[ts(type = "unknown")]
+    pub mcp_servers: serde_json::Value,
 }
 
 /// The `tether.permissions.*` settings.
@@ -170,7 +175,14 @@ pub enum HostEvent {
         /// New sessions run the Claude CLI this way; a running one goes on as it started.
         #[serde(default)]
         claude_cli: ClaudeCliSettings,
+        /// `tether.mcpServers`, for sessions started from now on.
+        #[serde(default)]
+        #[ts(type = "unknown")]
+        mcp_servers: serde_json::Value,
     },
+    /// The secrets the person stored for `tether.mcpServers` ("Tether: Set MCP Server Secret"),
+    /// by name: what `${secret:<name>}` in the setting stands for. Kept in memory only.
+    McpSecrets { values: BTreeMap<String, String> },
     /// The files open in editors changed: their absolute paths (`file:` documents only). They
     /// are included in the snapshot taken before each turn.
     OpenDocuments { paths: Vec<String> },

@@ -27,6 +27,7 @@ pub mod host;
 pub mod host_api;
 pub mod intent;
 pub mod jsonrpc;
+pub mod mcp_settings;
 pub mod mentions;
 pub mod permissions;
 pub mod profiles;

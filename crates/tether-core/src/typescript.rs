@@ -69,6 +69,7 @@ pub fn generate() -> String {
         webview::UsageView,
         webview::CostView,
         webview::PromptCapabilitiesView,
+        webview::McpServerView,
         webview::PromptAttachment,
         webview::MentionSuggestion,
         // file review

@@ -63,6 +63,22 @@ pub struct SessionControlsView {
     pub usage: Option<UsageView>,
     /// What a prompt may hold besides text and links, from the agent's `promptCapabilities`.
     pub prompt: PromptCapabilitiesView,
+    /// The MCP servers the session offered its agent, and those it left out (the header's
+    /// "MCP" section).
+    pub mcp_servers: Vec<McpServerView>,
+}
+
+/// One MCP server of the session, as the header lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerView {
+    pub name: String,
+    /// `stdio`, `http` or `sse`.
+    pub transport: String,
+    /// Tether's own server (the editor's tools), not one of the person's.
+    pub built_in: bool,
+    /// Why the agent did not get it, when it did not.
+    pub left_out: Option<String>,
 }
 
 /// The agent's `promptCapabilities`: what the composer may attach. Text and resource links are

@@ -31,6 +31,7 @@ fn config() -> EngineConfig {
         follow_agent: false,
         workspace_trusted: true,
         claude_cli: Default::default(),
+        mcp_servers: serde_json::Value::Null,
     }
 }
 
@@ -496,6 +497,7 @@ fn workspace_rules_are_saved_without_losing_unusable_ones() {
             default_profile: None,
             permissions: PermissionSettings { rules, ..Default::default() },
             claude_cli: Default::default(),
+            mcp_servers: serde_json::Value::Null,
         },
         now,
     );

@@ -419,6 +419,7 @@ fn config() -> EngineConfig {
         follow_agent: false,
         workspace_trusted: true,
         claude_cli: Default::default(),
+        mcp_servers: serde_json::Value::Null,
     }
 }
 

@@ -153,6 +153,7 @@ impl Workspace {
             follow_agent: false,
             workspace_trusted: true,
             claude_cli: Default::default(),
+            mcp_servers: serde_json::Value::Null,
         }
     }
 }

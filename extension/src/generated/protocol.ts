@@ -73,7 +73,12 @@ followAgent: boolean,
  * is started (no tetherd, no agent): a repository someone else wrote must not run anything
  * the person did not choose. Absent means untrusted.
  */
-workspaceTrusted: boolean, claudeCli: ClaudeCliSettings, };
+workspaceTrusted: boolean, claudeCli: ClaudeCliSettings, 
+/**
+ * The `tether.mcpServers` setting (the person's user value only), as written: the engine
+ * reads it (see `mcp_settings.rs`); `null` when it is not set.
+ */
+mcpServers: unknown, };
 
 export type HostCommand = HostEvent | Intent;
 
@@ -81,7 +86,11 @@ export type HostEvent = { "type": "configure", agents: unknown, builtinProfiles:
 /**
  * New sessions run the Claude CLI this way; a running one goes on as it started.
  */
-claudeCli: ClaudeCliSettings, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "workspaceTrusted" } | { "type": "pathsResolved", resolve: number, root: ResolvedPath, paths: Array<ResolvedPath>, } | { "type": "editorAnswered", question: number, answer: EditorAnswer | null, error: string | null, };
+claudeCli: ClaudeCliSettings, 
+/**
+ * `tether.mcpServers`, for sessions started from now on.
+ */
+mcpServers: unknown, } | { "type": "mcpSecrets", values: { [key in string]: string }, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "workspaceTrusted" } | { "type": "pathsResolved", resolve: number, root: ResolvedPath, paths: Array<ResolvedPath>, } | { "type": "editorAnswered", question: number, answer: EditorAnswer | null, error: string | null, };
 
 export type Intent = { "type": "prompt", text: string, 
 /**
@@ -291,7 +300,12 @@ usage: UsageView | null,
 /**
  * What a prompt may hold besides text and links, from the agent's `promptCapabilities`.
  */
-prompt: PromptCapabilitiesView, };
+prompt: PromptCapabilitiesView, 
+/**
+ * The MCP servers the session offered its agent, and those it left out (the header's
+ * "MCP" section).
+ */
+mcpServers: Array<McpServerView>, };
 
 export type SlashCommandView = { 
 /**
@@ -343,6 +357,20 @@ image: boolean,
  * as links the agent reads itself.
  */
 embeddedContext: boolean, };
+
+export type McpServerView = { name: string, 
+/**
+ * `stdio`, `http` or `sse`.
+ */
+transport: string, 
+/**
+ * Tether's own server (the editor's tools), not one of the person's.
+ */
+builtIn: boolean, 
+/**
+ * Why the agent did not get it, when it did not.
+ */
+leftOut: string | null, };
 
 export type PromptAttachment = { "type": "file", path: string, } | { "type": "selection", path: string, startLine: number, endLine: number, text: string, } | { "type": "image", mimeType: string, data: string, };
 

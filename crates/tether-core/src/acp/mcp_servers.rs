@@ -9,10 +9,12 @@
 
 use agent_client_protocol_schema::v1 as acp;
 
+use crate::mcp_settings::{name_of, transport_of};
 use crate::sidecar::{MCP_SERVER_NAME, McpOffer};
 use crate::thread::{Entry, ToolCallView, ToolContent, ToolStatus};
+use crate::webview::McpServerView;
 
-use super::AcpClient;
+use super::{AcpClient, AcpEvent};
 
 /// How the session's MCP servers stand.
 #[derive(Debug, Default)]
@@ -51,9 +53,28 @@ impl AcpClient {
     /// agent also says which configured servers were left out.
     pub(super) fn mcp_servers_for_session(&mut self) -> Vec<acp::McpServer> {
         let (servers, left_out) = self.mcp.for_session();
+        let mut view: Vec<McpServerView> = servers
+            .iter()
+            .map(|server| McpServerView {
+                name: name_of(server).to_owned(),
+                transport: transport_of(server).to_owned(),
+                built_in: self.mcp.tether.is_some() && name_of(server) == MCP_SERVER_NAME,
+                left_out: None,
+            })
+            .collect();
+        view.extend(left_out.iter().map(|(server, why)| McpServerView {
+            name: name_of(server).to_owned(),
+            transport: transport_of(server).to_owned(),
+            built_in: false,
+            left_out: Some(why.clone()),
+        }));
+        if self.controls.view.mcp_servers != view {
+            self.controls.view.mcp_servers = view;
+            self.events.push_back(AcpEvent::ControlsChanged);
+        }
         if !self.mcp.warned {
             self.mcp.warned = true;
-            for text in left_out {
+            for (_, text) in left_out {
                 self.notice(crate::thread::NoticeLevel::Warning, text);
             }
         }
@@ -62,8 +83,8 @@ impl AcpClient {
 }
 
 impl McpServers {
-    /// The servers to send, and a sentence for each one left out.
-    fn for_session(&self) -> (Vec<acp::McpServer>, Vec<String>) {
+    /// The servers to send, and each one left out with a sentence saying why.
+    fn for_session(&self) -> (Vec<acp::McpServer>, Vec<(acp::McpServer, String)>) {
         let mut servers = Vec::new();
         let mut left_out = Vec::new();
         if let Some(offer) = &self.tether {
@@ -77,15 +98,17 @@ impl McpServers {
                 _ => continue,
             };
             if name == MCP_SERVER_NAME && self.tether.is_some() {
-                left_out.push(format!(
+                let why = format!(
                     "The MCP server {name:?} in tether.mcpServers was left out: the name is Tether's own server's."
-                ));
+                );
+                left_out.push((server.clone(), why));
             } else if spoken {
                 servers.push(server.clone());
             } else {
-                left_out.push(format!(
+                let why = format!(
                     "The MCP server {name:?} was left out: this agent does not connect to MCP servers over {transport}."
-                ));
+                );
+                left_out.push((server.clone(), why));
             }
         }
         (servers, left_out)

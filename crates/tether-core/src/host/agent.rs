@@ -116,6 +116,7 @@ impl HostEngine {
         if self.snapshot_store().is_some() {
             client.enable_snapshots();
         }
+        client.set_configured_mcp_servers(self.mcp_settings.servers.clone());
         client
     }
 
