@@ -17,7 +17,7 @@ use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, CancelRequestNotification, ClientCapabilities, ContentBlock, ContentChunk,
     CreateTerminalRequest, CreateTerminalResponse, CurrentModeUpdate, Diff, Error, ErrorCode, Implementation,
-    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpServer, NewSessionRequest,
     NewSessionResponse, PermissionOption, PermissionOptionKind, Plan, PlanEntry, PromptCapabilities, PromptRequest,
     PromptResponse, ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest, RequestPermissionOutcome,
     RequestPermissionRequest, RequestPermissionResponse, SessionId, SessionMode, SessionModeState, SessionNotification,
@@ -62,6 +62,8 @@ struct Session {
     tool_calls: HashMap<String, ToolCallSummary>,
     /// The current session mode; `None` when the scenario declares no modes.
     mode: Option<String>,
+    /// The MCP servers `session/new` or `session/load` named.
+    mcp_servers: Vec<McpServer>,
     turn: Option<Turn>,
 }
 
@@ -342,6 +344,7 @@ impl Agent {
             cwd: request.cwd,
             tool_calls: HashMap::new(),
             mode: self.scenario.modes.as_ref().map(|modes| modes.initial.clone()),
+            mcp_servers: request.mcp_servers,
             turn: None,
         };
         self.sessions.insert(key.clone(), session);
@@ -400,6 +403,7 @@ impl Agent {
             cwd: request.cwd,
             tool_calls: HashMap::new(),
             mode: self.scenario.modes.as_ref().map(|modes| modes.initial.clone()),
+            mcp_servers: request.mcp_servers,
             turn: None,
         };
         self.sessions.insert(key, session);
@@ -835,6 +839,28 @@ impl Agent {
                 let mode = session.mode.as_deref().unwrap_or("none");
                 wire.say(&session.id, format!("Agent mode: {mode}.\n\n"))?;
             }
+            Step::ReportMcpServers => {
+                let servers: Vec<String> = session.mcp_servers.iter().map(describe_mcp_server).collect();
+                let listed = if servers.is_empty() { "none".to_owned() } else { servers.join(", ") };
+                wire.say(&session.id, format!("MCP servers: {listed}.\n\n"))?;
+            }
+            Step::McpCall(spec) => {
+                let server = session.mcp_servers.iter().find_map(|server| match server {
+                    McpServer::Stdio(stdio) if stdio.name == spec.server => Some(stdio.clone()),
+                    _ => None,
+                });
+                let report = match server {
+                    None => format!("MCP {}: no stdio server named {:?} was given.\n\n", spec.tool, spec.server),
+                    Some(server) => {
+                        let arguments = spec.arguments.map_or_else(|| serde_json::json!({}), |raw| raw.0);
+                        match crate::mcp_client::call_tool(&server, &spec.tool, arguments) {
+                            Ok(text) => format!("MCP {} answered: {text}\n\n", spec.tool),
+                            Err(error) => format!("MCP {} failed: {error}\n\n", spec.tool),
+                        }
+                    }
+                };
+                wire.say(&session.id, report)?;
+            }
             Step::ReadFile(spec) => {
                 let path = resolve(&session.cwd, &spec.path);
                 if capabilities.fs.read_text_file {
@@ -1191,4 +1217,14 @@ fn error_text(error: &Value) -> String {
 
 fn to_json(value: impl Serialize) -> Value {
     serde_json::to_value(value).expect("ACP schema types always serialize to JSON")
+}
+
+/// How `report_mcp_servers` names a server: its name and transport, and for stdio its command.
+fn describe_mcp_server(server: &McpServer) -> String {
+    match server {
+        McpServer::Stdio(stdio) => format!("{} (stdio: {})", stdio.name, stdio.command.display()),
+        McpServer::Http(http) => format!("{} (http: {})", http.name, http.url),
+        McpServer::Sse(sse) => format!("{} (sse: {})", sse.name, sse.url),
+        _ => "an MCP server of an unknown kind".to_owned(),
+    }
 }

@@ -11,6 +11,7 @@
 
 mod agent;
 mod history;
+mod mcp_client;
 mod scenario;
 mod transport;
 

@@ -144,6 +144,10 @@ pub enum Step {
     CancelPermission(CancelPermissionSpec),
     /// Say which session mode is current.
     ReportMode,
+    /// Say which MCP servers `session/new` (or `session/load`) named.
+    ReportMcpServers,
+    /// Call a tool of an MCP server `session/new` named (a stdio one), and say what came back.
+    McpCall(McpCallSpec),
     /// Call `fs/read_text_file` and report what came back as agent text.
     ReadFile(ReadFileSpec),
     /// Call `fs/write_text_file` and report the outcome as agent text.
@@ -342,6 +346,15 @@ fn wait_by_default() -> bool {
     true
 }
 
+/// An `mcp_call` step: `{ server = "tether", tool = "get_selection", arguments = { ... } }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpCallSpec {
+    pub server: String,
+    pub tool: String,
+    pub arguments: Option<RawInput>,
+}
+
 /// A `read_file` step.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -484,6 +497,8 @@ struct RawStep {
     await_permissions: Option<bool>,
     cancel_permission: Option<CancelPermissionSpec>,
     report_mode: Option<bool>,
+    report_mcp_servers: Option<bool>,
+    mcp_call: Option<McpCallSpec>,
     read_file: Option<ReadFileSpec>,
     write_file: Option<WriteFileSpec>,
     write_disk: Option<WriteFileSpec>,
@@ -512,6 +527,8 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
         await_permissions,
         cancel_permission,
         report_mode,
+        report_mcp_servers,
+        mcp_call,
         read_file,
         write_file,
         write_disk,
@@ -584,6 +601,15 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
         }
         actions.push(("report_mode", Step::ReportMode));
     }
+    if let Some(value) = report_mcp_servers {
+        if !value {
+            return Err(here("`report_mcp_servers` only accepts `true`".to_owned()));
+        }
+        actions.push(("report_mcp_servers", Step::ReportMcpServers));
+    }
+    if let Some(spec) = mcp_call {
+        actions.push(("mcp_call", Step::McpCall(spec)));
+    }
     if let Some(spec) = read_file {
         actions.push(("read_file", Step::ReadFile(spec)));
     }
@@ -621,8 +647,9 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
     match actions.len() {
         0 => Err(here(
             "a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, \
-             await_permissions, cancel_permission, report_mode, read_file, write_file, write_disk, \
-             terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"
+             await_permissions, cancel_permission, report_mode, report_mcp_servers, mcp_call, read_file, \
+             write_file, write_disk, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die \
+             or stop"
                 .to_owned(),
         )),
         1 => Ok(actions.remove(0).1),
@@ -842,7 +869,7 @@ mod tests {
     fn an_invalid_step_inside_a_permission_branch_is_reported_at_its_own_line() {
         let source = "description = \"x\"\n[[prompt]]\nsteps = [\n  { ask_permission = { tool_call_id = \"t\",\n      allowed = [\n        { say = \"ok\" },\n        { },\n      ] } },\n]\n";
         let error = parse(source, "branch.toml").expect_err("an empty step");
-        expect_test::expect!["invalid scenario branch.toml, line 7, column 9: a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, await_permissions, cancel_permission, report_mode, read_file, write_file, write_disk, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"].assert_eq(&error.to_string());
+        expect_test::expect!["invalid scenario branch.toml, line 7, column 9: a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, await_permissions, cancel_permission, report_mode, report_mcp_servers, mcp_call, read_file, write_file, write_disk, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"].assert_eq(&error.to_string());
     }
 
     #[test]

@@ -350,3 +350,83 @@ fn streamable_http_serves_the_bearer_of_the_token_from_loopback_only() {
     let (status, body) = post(vec![("Authorization", authorization)]);
     assert_eq!(status, 200, "{body}");
 }
+
+/// The whole way, as in the product: a real agent process (the scripted test agent) is given
+/// Tether's server in `session/new`, starts `tetherd mcp` itself, calls a tool, and says what it
+/// got.
+#[test]
+fn an_agent_given_the_offer_in_session_new_reaches_the_tools_itself() {
+    let tetherd = Tetherd::start(&[]);
+    let workspace = tetherd.dir.path().join("workspace");
+    std::fs::create_dir_all(workspace.join("src")).expect("mkdir");
+    std::fs::write(workspace.join("src/lib.rs"), "pub fn answer() -> u32 {\n    42\n}\n").expect("write");
+    let scenario = tetherd.dir.path().join("mcp.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+description = "Calls Tether's MCP server"
+[[prompt]]
+steps = [
+  { report_mcp_servers = true },
+  { mcp_call = { server = "tether", tool = "search_text", arguments = { pattern = "42" } } },
+  { mcp_call = { server = "tether", tool = "list_files", arguments = { path = "/" } } },
+  { stop = "end_turn" },
+]
+"#,
+    )
+    .expect("write the scenario");
+    let mut host = tetherd.host();
+    let agent = support::tether_test_agent();
+    let params = json!({
+        "name": "test agent",
+        "command": agent,
+        "args": ["--scenario", scenario],
+        "cwd": workspace,
+        "tetherDir": workspace.join(".tether"),
+    });
+    let result = host.call("agent/spawn", params).expect("agent/spawn succeeds");
+    let agent_id = result["agentId"].as_u64().expect("agentId");
+    let stdio = &result["mcp"]["stdio"];
+    let env: Vec<Value> = stdio["env"]
+        .as_object()
+        .expect("env")
+        .iter()
+        .map(|(name, value)| json!({ "name": name, "value": value }))
+        .collect();
+    let tether = json!({ "name": "tether", "command": stdio["command"], "args": stdio["args"], "env": env });
+
+    let send = |host: &mut Client, message: Value| host.send_to_agent(agent_id, &message.to_string());
+    send(&mut host, json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": { "protocolVersion": 1 } }));
+    send(
+        &mut host,
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "session/new", "params": { "cwd": workspace, "mcpServers": [tether] } }),
+    );
+    let created = host.wait_for("session/new's answer", |line| {
+        line.method() == Some("agent/message") && line.params()["message"]["id"] == json!(1)
+    });
+    let session_id = created.params()["message"]["result"]["sessionId"].clone();
+    let prompt = json!({ "sessionId": session_id, "prompt": [{ "type": "text", "text": "go" }] });
+    send(&mut host, json!({ "jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt }));
+
+    let mut said = String::new();
+    loop {
+        let line = host.wait_for("the agent's turn", |line| line.method() == Some("agent/message"));
+        let message = &line.params()["message"];
+        if message["id"] == json!(2) {
+            break;
+        }
+        if let Some(text) = message.pointer("/params/update/content/text").and_then(Value::as_str) {
+            said.push_str(text);
+        }
+    }
+    let said = said.replace(&stdio["command"].as_str().unwrap_or("?").to_owned(), "TETHERD");
+    expect![[r#"
+        MCP servers: tether (stdio: TETHERD).
+
+        MCP search_text answered: {"matches":[{"path":"src/lib.rs","line":2,"text":"    42"}],"filesSearched":1}
+
+        MCP list_files failed: `/` is outside the workspace folders; only files under `WORKSPACE` can be searched
+
+    "#]]
+    .assert_eq(&said.replace(&workspace.canonicalize().expect("exists").to_string_lossy().into_owned(), "WORKSPACE"));
+}
