@@ -854,7 +854,9 @@ impl Agent {
                     Some(server) => {
                         let arguments = spec.arguments.map_or_else(|| serde_json::json!({}), |raw| raw.0);
                         match crate::mcp_client::call_tool(&server, &spec.tool, arguments) {
-                            Ok(text) => format!("MCP {} answered: {text}\n\n", spec.tool),
+                            // Fenced, so that the chat shows the JSON as it came (Markdown would eat
+                            // its backslashes).
+                            Ok(text) => format!("MCP {} answered:\n\n```json\n{text}\n```\n\n", spec.tool),
                             Err(error) => format!("MCP {} failed: {error}\n\n", spec.tool),
                         }
                     }

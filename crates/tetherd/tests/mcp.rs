@@ -423,7 +423,11 @@ steps = [
     expect![[r#"
         MCP servers: tether (stdio: TETHERD).
 
-        MCP search_text answered: {"matches":[{"path":"src/lib.rs","line":2,"text":"    42"}],"filesSearched":1}
+        MCP search_text answered:
+
+        ```json
+        {"matches":[{"path":"src/lib.rs","line":2,"text":"    42"}],"filesSearched":1}
+        ```
 
         MCP list_files failed: `/` is outside the workspace folders; only files under `WORKSPACE` can be searched
 
