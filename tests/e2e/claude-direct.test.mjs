@@ -146,6 +146,18 @@ test("Claude Code (direct), one CLI per turn: a text turn, a resumed second turn
           wire.some((entry) => entry.event === "fromAgent" && entry.message?.response?.response?.commands),
           "the CLI answered initialize with its commands",
         );
+        // Tether's MCP server reached the CLI (--mcp-config, the token from tetherd in its
+        // environment): connected, its tools among the CLI's, and offered to the model.
+        const init = wire.find((entry) => entry.message?.subtype === "init")?.message;
+        const tether = init?.mcp_servers?.find((server) => server.name === "tether");
+        assert.equal(tether?.status, "connected", JSON.stringify(init?.mcp_servers));
+        for (const tool of ["mcp__tether__search_text", "mcp__tether__get_selection", "mcp__tether__lsp_definition"]) {
+          assert.ok(init.tools.includes(tool), `${tool} is one of the CLI's tools: ${init.tools.join(", ")}`);
+        }
+        // The CLI may defer MCP tools behind its ToolSearch tool: they are named to the model
+        // either way, as tools or in the list ToolSearch loads from.
+        const asked = JSON.stringify(mock.requests.find((request) => request.body.stream)?.body ?? {});
+        assert.ok(asked.includes("mcp__tether__search_text"), "the model is told of Tether's tools");
       });
 
       await step("the second turn resumes the first in a new CLI (--resume)", async () => {
@@ -204,6 +216,8 @@ test("Claude Code (direct), one CLI kept alive: the second turn goes to the same
       chat = await openChat(vscode);
       await vscode.sendPrompt("hello there");
       await chat.locator(".entry.agent", { hasText: "You said: hello there." }).waitFor({ timeout: STEP_TIMEOUT_MS });
+      // The composer takes the next prompt once the turn has ended (the CLI's result).
+      await chat.locator('.turn-state[data-state="ended"]').waitFor({ timeout: STEP_TIMEOUT_MS });
       await vscode.sendPrompt("second turn");
       await chat.locator(".entry.agent", { hasText: "You said: second turn." }).waitFor({ timeout: STEP_TIMEOUT_MS });
       assert.match(lastTurnSent(mock), /hello there/);

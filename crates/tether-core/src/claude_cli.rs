@@ -41,6 +41,7 @@
 //! CLI's lines and `tools.rs` its tools.
 
 mod cli_wire;
+mod mcp_config;
 mod output;
 mod permissions;
 mod replay;
@@ -94,7 +95,8 @@ pub enum ProcessAction {
     /// Start a CLI with these arguments after the profile's own, then report
     /// [`ClaudeCli::handle_process_started`] (or `handle_process_start_failed`). Its exit is
     /// reported with `process`, the translator's number for it.
-    Start { process: u64, args: Vec<String> },
+    /// `env` is added to the profile's environment: the values `--mcp-config` names.
+    Start { process: u64, args: Vec<String>, env: BTreeMap<String, String> },
     /// Close the running CLI's input: it finishes and exits.
     CloseInput,
 }
@@ -166,6 +168,8 @@ pub struct ClaudeCli {
     mode: ProcessMode,
     replaying: bool,
     cwd: String,
+    /// The MCP servers the client named in `session/new`, as each CLI gets them.
+    mcp: mcp_config::CliMcpConfig,
     /// The CLI's session, from its `system/init`: the next process resumes it.
     cli_session: Option<String>,
     /// The process now running resumes `cli_session` (`--resume`).
@@ -212,6 +216,7 @@ impl ClaudeCli {
             mode,
             replaying: false,
             cwd: String::new(),
+            mcp: mcp_config::CliMcpConfig::default(),
             cli_session: None,
             resuming: false,
             process: Process::Idle,
@@ -273,6 +278,7 @@ impl ClaudeCli {
                     "agentCapabilities": {
                         "loadSession": true,
                         "promptCapabilities": { "image": true, "embeddedContext": true },
+                        "mcpCapabilities": { "http": true, "sse": true },
                     },
                     "agentInfo": { "name": "claude", "title": "Claude Code (direct)", "version": "" },
                     "authMethods": [],
@@ -282,6 +288,7 @@ impl ClaudeCli {
                 if let Some(cwd) = params.get("cwd").and_then(Value::as_str) {
                     self.cwd = cwd.to_owned();
                 }
+                self.mcp = mcp_config::cli_mcp_config(params.get("mcpServers").unwrap_or(&Value::Null));
                 let mut result = serde_json::json!({ "modes": self.modes(), "configOptions": self.config_options() });
                 if method == "session/new" {
                     result["sessionId"] = Value::from(ACP_SESSION_ID);
@@ -670,7 +677,12 @@ impl ClaudeCli {
     // Plumbing.
 
     fn start_process(&mut self) {
-        let args = cli_arguments(&self.permission_mode, self.model.as_deref(), self.cli_session.as_deref());
+        let args = cli_arguments(
+            &self.permission_mode,
+            self.model.as_deref(),
+            self.cli_session.as_deref(),
+            self.mcp.json.as_deref(),
+        );
         self.resuming = self.cli_session.is_some();
         self.idle_since = None;
         self.to_cli.clear();
@@ -683,7 +695,7 @@ impl ClaudeCli {
             let process = self.started_processes;
             self.live_processes.push_back(process);
             self.process = Process::Starting;
-            self.actions.push_back(ProcessAction::Start { process, args });
+            self.actions.push_back(ProcessAction::Start { process, args, env: self.mcp.env.clone() });
         }
         let id = self.own_request(OwnRequest::Initialize);
         self.write_cli(cli_wire::control_request(&id, serde_json::json!({ "subtype": "initialize", "hooks": null })));
@@ -795,7 +807,12 @@ impl ClaudeCli {
 /// The arguments Tether starts the CLI with (after the profile's own): stream-json both ways
 /// with partial messages, permissions asked over the control protocol, the mode and model, and
 /// the session to resume.
-pub fn cli_arguments(permission_mode: &str, model: Option<&str>, resume: Option<&str>) -> Vec<String> {
+pub fn cli_arguments(
+    permission_mode: &str,
+    model: Option<&str>,
+    resume: Option<&str>,
+    mcp_config: Option<&str>,
+) -> Vec<String> {
     let mut args: Vec<String> = [
         "--print",
         "--input-format",
@@ -817,6 +834,9 @@ pub fn cli_arguments(permission_mode: &str, model: Option<&str>, resume: Option<
     // argument of `--resume` whatever it holds).
     if let Some(session) = resume.filter(|session| is_session_id(session)) {
         args.push(format!("--resume={session}"));
+    }
+    if let Some(config) = mcp_config {
+        args.push(format!("--mcp-config={config}"));
     }
     args
 }

@@ -51,8 +51,8 @@ mod mcp;
 
 pub use mcp::{
     ActiveSelection, EditorAnswer, EditorDiagnostic, EditorLocation, EditorPosition, EditorQuery, EditorQueryParams,
-    EditorRange, EditorSymbol, MCP_SERVER_NAME, McpHelloParams, McpHttpOffer, McpOffer, McpStdioOffer, McpToolCalled,
-    OpenEditor,
+    EditorRange, EditorSymbol, MCP_COMMAND_ENV, MCP_SERVER_NAME, MCP_SOCKET_ENV, MCP_TOKEN_ENV, McpHelloParams,
+    McpHttpOffer, McpOffer, McpStdioOffer, McpToolCalled, OpenEditor, deferred_mcp_offer,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;

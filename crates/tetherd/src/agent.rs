@@ -29,7 +29,7 @@
 //! at a time may have the folder, and one writer of this tetherd numbers its lines, shared with
 //! the earlier agents of the folder (whose audit records may still come in after they died).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -185,8 +185,14 @@ impl AgentRegistry {
         self.agents.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Starts an agent and its supervisor. Must run inside the tokio runtime.
-    pub fn spawn(self: &Arc<Self>, params: SpawnParams) -> Result<SpawnResult, SpawnFailed> {
+    /// Starts an agent and its supervisor. Must run inside the tokio runtime. `more_env` is
+    /// asked, with the agent's id, for variables to add to its environment before it starts
+    /// (its MCP token: whatever the id opens must be in place before the agent can use it).
+    pub fn spawn(
+        self: &Arc<Self>,
+        params: SpawnParams,
+        more_env: impl FnOnce(AgentId) -> BTreeMap<String, String>,
+    ) -> Result<SpawnResult, SpawnFailed> {
         let cwd = Path::new(&params.cwd);
         if !cwd.is_dir() {
             return Err(SpawnFailed(format!(
@@ -222,6 +228,10 @@ impl AgentRegistry {
         }
         #[cfg(unix)]
         command.process_group(0);
+        // Taken before the process starts, so that `more_env` can name it; an id a failed spawn
+        // took is never used again, like any other.
+        let agent_id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        command.envs(more_env(agent_id));
         // The lock is held from the check of `closed` to the insert, so that an agent is either
         // refused or seen by `kill_all`, never started behind its back during shutdown.
         let mut agents = self.lock();
@@ -239,7 +249,6 @@ impl AgentRegistry {
         let stdout = child.stdout.take().expect("stdout was configured as piped");
         let stderr = child.stderr.take().expect("stderr was configured as piped");
 
-        let agent_id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (stdin_queue, stdin_receiver) = StdinQueue::new();
         let input_stalled = stdin_queue.stalled.clone();
         let kill_requested = Arc::new(Notify::new());

@@ -236,16 +236,23 @@ fn handle_message(line: &str, outbox: &Outbox, context: &Arc<Context>) -> Option
         Message::Request { id, method, params } => Some(match &*method {
             method::AGENT_SPAWN => match parse_params::<SpawnParams>(params) {
                 Err(error) => encode_error(&id, &error),
-                Ok(params) => match context.registry.spawn(params.clone()) {
-                    Ok(mut result) => {
-                        result.mcp = context.mcp.offer(result.agent_id, mcp_folders(&params));
-                        encode_result(&id, &result)
+                Ok(params) => {
+                    let mut offer = None;
+                    let spawned = context.registry.spawn(params.clone(), |agent_id| {
+                        offer = context.mcp.offer(agent_id, mcp_folders(&params));
+                        offer.as_ref().map(mcp::agent_env).unwrap_or_default()
+                    });
+                    match spawned {
+                        Ok(mut result) => {
+                            result.mcp = offer;
+                            encode_result(&id, &result)
+                        }
+                        Err(failed) => {
+                            tracing::warn!(error = %failed.0, "agent/spawn failed");
+                            encode_error(&id, &RpcError::new(error_code::SPAWN_FAILED, failed.0))
+                        }
                     }
-                    Err(failed) => {
-                        tracing::warn!(error = %failed.0, "agent/spawn failed");
-                        encode_error(&id, &RpcError::new(error_code::SPAWN_FAILED, failed.0))
-                    }
-                },
+                }
             },
             method::AGENT_KILL => match parse_params::<AgentRef>(params) {
                 Err(error) => encode_error(&id, &error),

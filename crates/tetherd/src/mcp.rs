@@ -34,9 +34,24 @@ use crate::agent::AgentRegistry;
 use crate::fanout::Fanout;
 
 /// The environment variable that tells `tetherd mcp` which socket to connect to.
-pub const SOCKET_ENV: &str = "TETHER_MCP_SOCKET";
+pub use tether_core::sidecar::MCP_SOCKET_ENV as SOCKET_ENV;
 /// The environment variable carrying an agent's MCP token to `tetherd mcp`.
-pub const TOKEN_ENV: &str = "TETHER_MCP_TOKEN";
+pub use tether_core::sidecar::MCP_TOKEN_ENV as TOKEN_ENV;
+
+/// The environment variable naming `tetherd` itself, for agents that write their MCP servers'
+/// configuration with `${VAR}` references (the Claude CLI's `--mcp-config`).
+pub use tether_core::sidecar::MCP_COMMAND_ENV as COMMAND_ENV;
+
+/// Every agent's own way to Tether's server, in its environment: `tetherd mcp` started with them
+/// connects. The Claude CLI names them in its `--mcp-config` (which expands `${VAR}`), because
+/// its command line is written before tetherd has made the token. The token is already the
+/// agent's (it is in its `session/new`); what the agent starts inherits it, as it inherits
+/// everything else the agent may do.
+pub fn agent_env(offer: &McpOffer) -> BTreeMap<String, String> {
+    let mut env = offer.stdio.env.clone();
+    env.insert(COMMAND_ENV.to_owned(), offer.stdio.command.clone());
+    env
+}
 
 /// What the MCP server of one tetherd shares between its transports and its connections.
 #[derive(Debug)]

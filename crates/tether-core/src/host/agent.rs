@@ -157,6 +157,9 @@ impl HostEngine {
             // The translator is the agent: the client's handshake is answered by it, and it
             // asks for a CLI process when it needs one (see `claude_processes`).
             let slot = self.session.as_mut().expect("the slot was found above");
+            // Its CLIs' command lines are written before tetherd makes their tokens: Tether's
+            // server is named by the variables tetherd puts in each CLI's environment.
+            slot.client.set_tether_mcp(Some(crate::sidecar::deferred_mcp_offer()));
             slot.client.start(now);
             self.set_status(SessionStatus::starting("Starting Claude Code"));
             return;

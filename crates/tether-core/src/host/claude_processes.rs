@@ -4,6 +4,8 @@
 //! translator. The session's "agent" is the translator, which stays while CLIs come and go: an
 //! exit is the translator's business (a turn it ends, or nothing), never the session's end.
 
+use std::collections::BTreeMap;
+
 use crate::claude_cli::{ClaudeCli, ProcessAction};
 use crate::host_api::{AgentProfile, AgentProtocol, LogLevel};
 use crate::jsonrpc;
@@ -22,7 +24,7 @@ impl HostEngine {
     pub(super) fn on_cli_process_action(&mut self, action: ProcessAction) {
         let now = self.now;
         match action {
-            ProcessAction::Start { process, args } => self.spawn_cli(process, args, now),
+            ProcessAction::Start { process, args, env } => self.spawn_cli(process, args, env, now),
             ProcessAction::CloseInput => {
                 let Some(agent_id) = self.session.as_ref().and_then(|slot| slot.agent_id) else { return };
                 let line = jsonrpc::encode_notification(method::AGENT_CLOSE_INPUT, &AgentRef { agent_id });
@@ -33,7 +35,7 @@ impl HostEngine {
 
     /// Asks tetherd to start the CLI numbered `process`: the profile's command and arguments,
     /// then the translator's, in the session's folder (the log goes on across CLIs).
-    fn spawn_cli(&mut self, process: u64, args: Vec<String>, now: u64) {
+    fn spawn_cli(&mut self, process: u64, args: Vec<String>, env: BTreeMap<String, String>, now: u64) {
         let trusted = self.config.workspace_trusted;
         let Some(slot) = &mut self.session else { return };
         if !trusted || !slot.configured {
@@ -45,7 +47,9 @@ impl HostEngine {
             return;
         }
         let slot = self.session.as_ref().expect("the slot was found above");
-        let spawn = self.spawn_params(slot, args);
+        let mut spawn = self.spawn_params(slot, args);
+        // The values `--mcp-config` names (secrets among them), never on the command line.
+        spawn.env.extend(env);
         let generation = slot.generation;
         self.log(LogLevel::Info, format!("starting Claude Code: {} {}", spawn.command, spawn.args.join(" ")));
         self.sidecar_request(method::AGENT_SPAWN, &spawn, SidecarRequest::SpawnCli { generation, process }, now);

@@ -18,6 +18,30 @@ use super::AgentId;
 /// `mcp__tether__<tool>`).
 pub const MCP_SERVER_NAME: &str = "tether";
 
+/// The variables tetherd puts in every agent's environment, naming its own way to Tether's
+/// server: `tetherd` itself, the socket, and the agent's token.
+pub const MCP_COMMAND_ENV: &str = "TETHER_MCP_COMMAND";
+pub const MCP_SOCKET_ENV: &str = "TETHER_MCP_SOCKET";
+pub const MCP_TOKEN_ENV: &str = "TETHER_MCP_TOKEN";
+
+/// Tether's server for an agent whose command line is written before tetherd starts it (the
+/// Claude CLI's `--mcp-config`): `${VAR}` references to the variables tetherd puts in the
+/// agent's environment, which the agent expands.
+pub fn deferred_mcp_offer() -> McpOffer {
+    let reference = |name: &str| format!("${{{name}}}");
+    McpOffer {
+        stdio: McpStdioOffer {
+            command: reference(MCP_COMMAND_ENV),
+            args: vec!["mcp".to_owned()],
+            env: BTreeMap::from([
+                (MCP_SOCKET_ENV.to_owned(), reference(MCP_SOCKET_ENV)),
+                (MCP_TOKEN_ENV.to_owned(), reference(MCP_TOKEN_ENV)),
+            ]),
+        },
+        http: None,
+    }
+}
+
 /// How an agent reaches Tether's MCP server, made by tetherd at `agent/spawn` with a token that
 /// is this agent's alone and stops working when the agent exits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
