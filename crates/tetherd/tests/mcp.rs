@@ -434,3 +434,106 @@ steps = [
     "#]]
     .assert_eq(&said.replace(&workspace.canonicalize().expect("exists").to_string_lossy().into_owned(), "WORKSPACE"));
 }
+
+/// Every editor tool, answered by the test as the window: what VS Code is asked (absolute paths,
+/// 0-based positions), and what the agent reads back (workspace-relative paths, 1-based lines,
+/// nothing of what lies outside the workspace, lists cut where asked).
+#[test]
+fn each_editor_tool_asks_vs_code_its_own_question_and_trims_the_answer() {
+    let setup = setup();
+    let Setup { tetherd: _tetherd, mut host, offer, workspace, .. } = setup;
+    let runtime = runtime();
+    let client = runtime.block_on(connect_stdio(&offer));
+    let root = workspace.canonicalize().expect("the workspace exists");
+    let inside = |relative: &str| root.join(relative).to_string_lossy().into_owned();
+    let range = |line: u32, start: u32, end: u32| {
+        json!({ "start": { "line": line, "character": start }, "end": { "line": line, "character": end } })
+    };
+    let cases = vec![
+        (
+            "get_open_editors",
+            json!({}),
+            json!({ "kind": "openEditors", "editors": [
+                { "path": inside("src/main.ts"), "languageId": "typescript", "dirty": true, "active": true },
+                { "path": "/home/someone/.bashrc", "languageId": "shellscript", "dirty": false, "active": false },
+            ] }),
+        ),
+        (
+            "get_diagnostics",
+            json!({ "maxResults": 1 }),
+            json!({ "kind": "diagnostics", "diagnostics": [
+                { "path": inside("src/main.ts"), "range": range(3, 6, 11), "severity": "warning", "message": "unused", "source": "ts", "code": "6133" },
+                { "path": inside("src/greet.ts"), "range": range(0, 0, 6), "severity": "error", "message": "broken", "source": "ts", "code": null },
+                { "path": "/usr/lib/x.d.ts", "range": range(0, 0, 1), "severity": "error", "message": "elsewhere", "source": null, "code": null },
+            ] }),
+        ),
+        (
+            "lsp_references",
+            json!({ "path": "src/greet.ts", "line": 1, "symbol": "greet" }),
+            json!({ "kind": "locations", "locations": [
+                { "path": inside("src/main.ts"), "range": range(2, 12, 17) },
+                { "path": inside("src/main.ts"), "range": range(3, 12, 17) },
+            ] }),
+        ),
+        (
+            "lsp_hover",
+            json!({ "path": "src/greet.ts", "line": 1, "column": 17 }),
+            json!({ "kind": "hover", "contents": ["```typescript\nfunction greet(name: string): string\n```", ""] }),
+        ),
+        (
+            "lsp_document_symbols",
+            json!({ "path": "src/greet.ts" }),
+            json!({ "kind": "symbols", "symbols": [
+                { "name": "greet", "kind": "Function", "path": inside("src/greet.ts"), "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 2, "character": 1 } }, "container": null },
+            ] }),
+        ),
+        (
+            "lsp_workspace_symbols",
+            json!({ "query": "gre" }),
+            json!({ "kind": "symbols", "symbols": [
+                { "name": "greet", "kind": "Function", "path": inside("src/greet.ts"), "range": range(0, 16, 21), "container": null },
+                { "name": "greetAll", "kind": "Function", "path": "/usr/lib/node_modules/x/index.d.ts", "range": range(4, 0, 8), "container": null },
+            ] }),
+        ),
+        ("open_file", json!({ "path": "README.md", "line": 3 }), json!({ "kind": "opened", "path": inside("README.md") })),
+    ];
+    let mut transcript = String::new();
+    for (tool, arguments, answer) in cases {
+        let window = std::thread::spawn(move || {
+            let question = host.wait_for("editor/query", |line| line.method() == Some("editor/query"));
+            let id = question.value["id"].clone();
+            host.send_raw(format!("{}\n", json!({ "jsonrpc": "2.0", "id": id, "result": answer })).as_bytes());
+            (question.params().clone(), host)
+        });
+        let result = runtime.block_on(call(&client, tool, arguments));
+        let (question, returned) = window.join().expect("the window thread");
+        host = returned;
+        let asked = serde_json::to_string(&question["query"]).expect("JSON").replace(&root.to_string_lossy().into_owned(), "WS");
+        let (text, is_error) = text_of(&result);
+        assert!(!is_error, "{tool}: {text}");
+        transcript.push_str(&format!("{tool}\n  asked {asked} (max {})\n  got   {text}\n", question["maxResults"]));
+    }
+    expect![[r#"
+        get_open_editors
+          asked {"kind":"openEditors"} (max 500)
+          got   {"editors":[{"path":"src/main.ts","language":"typescript","unsaved":true,"active":true}],"outsideWorkspace":1}
+        get_diagnostics
+          asked {"kind":"diagnostics","path":null} (max 1)
+          got   {"problems":[{"path":"src/greet.ts","start":{"line":1,"column":1},"end":{"line":1,"column":7},"severity":"error","message":"broken","source":"ts","code":null}],"truncated":"only the first 1 problems are listed"}
+        lsp_references
+          asked {"kind":"references","path":"WS/src/greet.ts","position":{"line":0,"character":16}} (max 100)
+          got   {"references":[{"start":{"line":3,"column":13},"end":{"line":3,"column":18},"path":"src/main.ts","text":"console.log(greet('world'));"},{"start":{"line":4,"column":13},"end":{"line":4,"column":18},"path":"src/main.ts","text":"console.log(greet('you'));"}]}
+        lsp_hover
+          asked {"kind":"hover","path":"WS/src/greet.ts","position":{"line":0,"character":16}} (max 20)
+          got   {"hover":["```typescript\nfunction greet(name: string): string\n```"]}
+        lsp_document_symbols
+          asked {"kind":"documentSymbols","path":"WS/src/greet.ts"} (max 500)
+          got   {"symbols":[{"name":"greet","kind":"Function","startLine":1,"endLine":3,"container":null}]}
+        lsp_workspace_symbols
+          asked {"kind":"workspaceSymbols","query":"gre"} (max 100)
+          got   {"symbols":[{"name":"greet","kind":"Function","path":"src/greet.ts","line":1,"container":null}]}
+        open_file
+          asked {"kind":"openFile","path":"WS/README.md","line":2,"focus":false} (max 1)
+          got   {"opened":"README.md","line":3}
+    "#]].assert_eq(&transcript);
+}
