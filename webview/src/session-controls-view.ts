@@ -52,13 +52,15 @@ export class SessionControlsPanel {
       item.setAttribute("role", "listitem");
       item.textContent = server.builtIn ? `${server.name} (editor tools)` : server.name;
       item.dataset["transport"] = server.transport;
+      if (server.state !== null) item.dataset["state"] = server.state;
       if (server.leftOut !== null) {
         item.classList.add("left-out");
         item.title = server.leftOut;
       } else {
+        const state = server.state === null ? "" : ` (the agent says: ${server.state})`;
         item.title = server.builtIn
-          ? `Tether's own server over ${server.transport}: search, git status, the selection, Problems and the language servers`
-          : `Offered to the agent over ${server.transport}`;
+          ? `Tether's own server over ${server.transport}: search, git status, the selection, Problems and the language servers${state}`
+          : `Offered to the agent over ${server.transport}${state}`;
       }
       return item;
     });

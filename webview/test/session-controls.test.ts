@@ -212,9 +212,9 @@ describe("the session's MCP servers in the header", () => {
     ui.frame(snapshot([], { session: session({ controls: controls() }) }));
     assert.equal(ui.query("header.session .mcp-servers").hidden, true, "no servers, no section");
     const servers = [
-      { name: "tether", transport: "stdio", builtIn: true, leftOut: null },
-      { name: "fs", transport: "stdio", builtIn: false, leftOut: null },
-      { name: "github", transport: "http", builtIn: false, leftOut: "The MCP server \"github\" was left out: this agent does not connect to MCP servers over HTTP." },
+      { name: "tether", transport: "stdio", builtIn: true, leftOut: null, state: "connected" },
+      { name: "fs", transport: "stdio", builtIn: false, leftOut: null, state: "failed" },
+      { name: "github", transport: "http", builtIn: false, leftOut: "The MCP server \"github\" was left out: this agent does not connect to MCP servers over HTTP.", state: null },
     ];
     ui.frame(patch([], session({ controls: controls({ mcpServers: servers }) })));
     const section = ui.query("header.session .mcp-servers");
@@ -223,6 +223,7 @@ describe("the session's MCP servers in the header", () => {
     assert.deepEqual(items.map((item) => item.textContent), ["tether (editor tools)", "fs", "github"]);
     assert.deepEqual(items.map((item) => item.classList.contains("left-out")), [false, false, true]);
     assert.match(items[2]!.title, /does not connect to MCP servers over HTTP/);
-    assert.match(items[0]!.title, /language servers/);
+    assert.match(items[0]!.title, /language servers \(the agent says: connected\)/);
+    assert.deepEqual(items.map((item) => item.dataset["state"] ?? null), ["connected", "failed", null]);
   });
 });

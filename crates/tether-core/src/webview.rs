@@ -79,6 +79,9 @@ pub struct McpServerView {
     pub built_in: bool,
     /// Why the agent did not get it, when it did not.
     pub left_out: Option<String>,
+    /// How the agent says the server is doing (`connected`, `failed`, `pending`, `needs-auth`),
+    /// when it says (the Claude CLI does; ACP has no word for it yet).
+    pub state: Option<String>,
 }
 
 /// The agent's `promptCapabilities`: what the composer may attach. Text and resource links are

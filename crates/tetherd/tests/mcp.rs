@@ -446,9 +446,7 @@ fn each_editor_tool_asks_vs_code_its_own_question_and_trims_the_answer() {
     let client = runtime.block_on(connect_stdio(&offer));
     let root = workspace.canonicalize().expect("the workspace exists");
     let inside = |relative: &str| root.join(relative).to_string_lossy().into_owned();
-    let range = |line: u32, start: u32, end: u32| {
-        json!({ "start": { "line": line, "character": start }, "end": { "line": line, "character": end } })
-    };
+    let range = |line: u32, start: u32, end: u32| json!({ "start": { "line": line, "character": start }, "end": { "line": line, "character": end } });
     let cases = vec![
         (
             "get_open_editors",
@@ -495,7 +493,11 @@ fn each_editor_tool_asks_vs_code_its_own_question_and_trims_the_answer() {
                 { "name": "greetAll", "kind": "Function", "path": "/usr/lib/node_modules/x/index.d.ts", "range": range(4, 0, 8), "container": null },
             ] }),
         ),
-        ("open_file", json!({ "path": "README.md", "line": 3 }), json!({ "kind": "opened", "path": inside("README.md") })),
+        (
+            "open_file",
+            json!({ "path": "README.md", "line": 3 }),
+            json!({ "kind": "opened", "path": inside("README.md") }),
+        ),
     ];
     let mut transcript = String::new();
     for (tool, arguments, answer) in cases {
@@ -508,7 +510,9 @@ fn each_editor_tool_asks_vs_code_its_own_question_and_trims_the_answer() {
         let result = runtime.block_on(call(&client, tool, arguments));
         let (question, returned) = window.join().expect("the window thread");
         host = returned;
-        let asked = serde_json::to_string(&question["query"]).expect("JSON").replace(&root.to_string_lossy().into_owned(), "WS");
+        let asked = serde_json::to_string(&question["query"])
+            .expect("JSON")
+            .replace(&root.to_string_lossy().into_owned(), "WS");
         let (text, is_error) = text_of(&result);
         assert!(!is_error, "{tool}: {text}");
         transcript.push_str(&format!("{tool}\n  asked {asked} (max {})\n  got   {text}\n", question["maxResults"]));

@@ -370,7 +370,12 @@ builtIn: boolean,
 /**
  * Why the agent did not get it, when it did not.
  */
-leftOut: string | null, };
+leftOut: string | null, 
+/**
+ * How the agent says the server is doing (`connected`, `failed`, `pending`, `needs-auth`),
+ * when it says (the Claude CLI does; ACP has no word for it yet).
+ */
+state: string | null, };
 
 export type PromptAttachment = { "type": "file", path: string, } | { "type": "selection", path: string, startLine: number, endLine: number, text: string, } | { "type": "image", mimeType: string, data: string, };
 

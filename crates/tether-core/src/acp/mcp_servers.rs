@@ -60,6 +60,7 @@ impl AcpClient {
                 transport: transport_of(server).to_owned(),
                 built_in: self.mcp.tether.is_some() && name_of(server) == MCP_SERVER_NAME,
                 left_out: None,
+                state: None,
             })
             .collect();
         view.extend(left_out.iter().map(|(server, why)| McpServerView {
@@ -67,6 +68,7 @@ impl AcpClient {
             transport: transport_of(server).to_owned(),
             built_in: false,
             left_out: Some(why.clone()),
+            state: None,
         }));
         if self.controls.view.mcp_servers != view {
             self.controls.view.mcp_servers = view;
@@ -79,6 +81,39 @@ impl AcpClient {
             }
         }
         servers
+    }
+}
+
+/// The notification an agent may send to say how its MCP servers are doing: Tether's own
+/// extension of ACP (which has no such update yet), `{sessionId, servers: [{name, status}]}`.
+/// The Claude CLI translator sends it from the CLI's `init`.
+pub const MCP_STATUS_NOTIFICATION: &str = "_tether/mcpServerStatus";
+
+impl AcpClient {
+    /// The agent said how its MCP servers are doing: the header shows it beside each.
+    pub(super) fn on_mcp_status(&mut self, params: Option<&serde_json::value::RawValue>) {
+        let Some(params) = params.and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok()) else {
+            return;
+        };
+        let mut changed = false;
+        for reported in params["servers"].as_array().into_iter().flatten() {
+            let (Some(name), Some(status)) = (reported["name"].as_str(), reported["status"].as_str()) else { continue };
+            let shown = self
+                .controls
+                .view
+                .mcp_servers
+                .iter_mut()
+                .find(|server| server.name == name && server.left_out.is_none());
+            if let Some(server) = shown
+                && server.state.as_deref() != Some(status)
+            {
+                server.state = Some(status.to_owned());
+                changed = true;
+            }
+        }
+        if changed {
+            self.events.push_back(AcpEvent::ControlsChanged);
+        }
     }
 }
 

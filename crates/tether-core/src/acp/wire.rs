@@ -292,6 +292,7 @@ impl AcpClient {
                     }
                 }
             }
+            super::mcp_servers::MCP_STATUS_NOTIFICATION => self.on_mcp_status(params),
             // Other notifications (extensions, newer protocol features) are legal to ignore.
             _ => {}
         }

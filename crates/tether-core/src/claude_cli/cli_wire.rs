@@ -43,6 +43,9 @@ pub(super) struct SystemLine {
     pub permission_mode: Option<String>,
     #[serde(default)]
     pub slash_commands: Vec<String>,
+    /// `init`: the MCP servers the CLI was given, each `{name, status}`.
+    #[serde(default)]
+    pub mcp_servers: Vec<Value>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -33,6 +33,10 @@ impl ClaudeCli {
         if let Some(id) = system.session_id.filter(|id| is_session_id(id)) {
             self.cli_session = Some(id);
         }
+        if !system.mcp_servers.is_empty() {
+            let params = serde_json::json!({ "sessionId": ACP_SESSION_ID, "servers": system.mcp_servers });
+            self.to_client.push_back(jsonrpc::encode_notification(crate::acp::MCP_STATUS_NOTIFICATION, &params));
+        }
         if !self.commands_from_initialize && !system.slash_commands.is_empty() {
             let commands = system
                 .slash_commands
