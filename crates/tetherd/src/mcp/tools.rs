@@ -344,8 +344,7 @@ impl TetherTools {
                     .then_with(|| a.path.cmp(&b.path))
                     .then_with(|| a.range.start.line.cmp(&b.range.start.line))
             });
-            let truncated = diagnostics.len() > max as usize;
-            diagnostics.truncate(max as usize);
+            let truncated = cut_to(&mut diagnostics, max);
             let errors = diagnostics.iter().filter(|diagnostic| diagnostic.severity == "error").count();
             let warnings = diagnostics.iter().filter(|diagnostic| diagnostic.severity == "warning").count();
             let listed: Vec<Value> = diagnostics
@@ -478,8 +477,7 @@ impl TetherTools {
             let query = EditorQuery::DocumentSymbols { path: path.to_string_lossy().into_owned() };
             let answer = self.ask(&grant, query, MAX_EDITOR_RESULTS).await?;
             let EditorAnswer::Symbols { mut symbols } = answer else { return Err(unexpected(&answer)) };
-            let truncated = symbols.len() > MAX_EDITOR_RESULTS as usize;
-            symbols.truncate(MAX_EDITOR_RESULTS as usize);
+            let truncated = cut_to(&mut symbols, MAX_EDITOR_RESULTS);
             let listed: Vec<Value> = symbols
                 .iter()
                 .map(|symbol| {
@@ -515,8 +513,7 @@ impl TetherTools {
             let EditorAnswer::Symbols { mut symbols } = answer else { return Err(unexpected(&answer)) };
             // A library's symbols are not the workspace's business.
             symbols.retain(|symbol| grant.roots.relative_if_inside(Path::new(&symbol.path)).is_some());
-            let truncated = symbols.len() > max as usize;
-            symbols.truncate(max as usize);
+            let truncated = cut_to(&mut symbols, max);
             let listed: Vec<Value> = symbols
                 .iter()
                 .map(|symbol| {
@@ -740,8 +737,7 @@ async fn locations_for_agent(
     mut locations: Vec<tether_core::sidecar::EditorLocation>,
     max: u32,
 ) -> (Vec<Value>, bool) {
-    let truncated = locations.len() > max as usize;
-    locations.truncate(max as usize);
+    let truncated = cut_to(&mut locations, max);
     let mut listed = Vec::with_capacity(locations.len());
     let mut texts: std::collections::HashMap<String, Option<String>> = std::collections::HashMap::new();
     for location in &locations {
@@ -771,6 +767,13 @@ async fn locations_for_agent(
         listed.push(entry);
     }
     (listed, truncated)
+}
+
+/// Cuts `items` to `max`; whether there were more.
+fn cut_to<T>(items: &mut Vec<T>, max: u32) -> bool {
+    let more = items.len() > max as usize;
+    items.truncate(max as usize);
+    more
 }
 
 fn one_based(position: EditorPosition) -> Value {
