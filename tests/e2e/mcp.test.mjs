@@ -10,9 +10,12 @@
 // to load the project, so the questions that depend on it are asked again until it has.
 
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 
+import { startAnthropicMock } from "./anthropic-mock.mjs";
 import { ACTIVATION_TIMEOUT_MS, STEP_TIMEOUT_MS, orderedSteps, testAgent, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
@@ -138,5 +141,39 @@ test("an agent asks the editor through Tether's MCP server: selection, definitio
       const focusedInChat = await chat.locator("textarea.composer-input").evaluate((input) => document.activeElement === input);
       assert.ok(focusedInChat, "the composer keeps the keyboard focus");
     });
+  });
+});
+
+// A real agent: Claude Code's ACP adapter from npm, given Tether's server in session/new, starts
+// it and names its tools to the model (this test's mock of the Messages API sees them).
+test("Claude Code's ACP adapter gets Tether's tools and names them to the model", {
+  timeout: TEST_TIMEOUT_MS,
+}, async (t) => {
+  const agents = path.join(process.env.TETHER_TOOLS_DIR ?? path.join(os.homedir(), ".cache", "tether-dev"), "agents");
+  assert.ok(fs.existsSync(path.join(agents, "node_modules", "@zed-industries", "claude-code-acp")), "run `cargo xtask setup`");
+  const mock = await startAnthropicMock();
+  t.after(() => mock.close());
+  const settings = (root) => {
+    const storage = path.join(root, "user-data", "User", "globalStorage", "tether.tether");
+    fs.mkdirSync(storage, { recursive: true });
+    fs.symlinkSync(agents, path.join(storage, "agents"), "dir");
+    return { "tether.defaultAgent": "Claude Code", "tether.sidecarGraceSeconds": 5 };
+  };
+  const env = (root) => {
+    const home = path.join(root, "claude-home");
+    fs.mkdirSync(home, { recursive: true });
+    return { CLAUDE_CONFIG_DIR: home, ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: "sk-tether-e2e-not-a-key" };
+  };
+  await withVSCode({ name: "mcp-claude-adapter", settings, env }, async (vscode) => {
+    mock.cwd = vscode.workspace;
+    await vscode.openTetherView();
+    const chat = vscode.chatFrame();
+    await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+    await vscode.sendPrompt("hello there");
+    await chat.locator(".entry.agent", { hasText: "You said: hello there." }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    const asked = JSON.stringify(mock.requests.filter((request) => request.body.stream).map((request) => request.body));
+    for (const tool of ["mcp__tether__search_text", "mcp__tether__get_selection", "mcp__tether__lsp_definition"]) {
+      assert.ok(asked.includes(tool), `the model is told of ${tool}`);
+    }
   });
 });
