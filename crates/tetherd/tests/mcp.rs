@@ -316,6 +316,8 @@ fn streamable_http_serves_the_bearer_of_the_token_from_loopback_only() {
         let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).auth_header(token.clone());
         ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("the MCP handshake over HTTP")
     });
+    let tools = runtime.block_on(client.list_all_tools()).expect("tools/list over HTTP");
+    assert_eq!(tools.len(), 12, "the same tools as over stdio");
     let listed = json_of(&runtime.block_on(call(&client, "list_files", json!({ "globs": ["*.md"] }))));
     assert_eq!(listed["files"], json!(["README.md"]));
     runtime.block_on(client.cancel()).expect("the client closes");
