@@ -78,6 +78,10 @@ struct ServeArgs {
     /// How long a killed agent or terminal command has between SIGTERM and SIGKILL, in milliseconds.
     #[arg(long, default_value_t = 2000)]
     kill_grace_ms: u64,
+    /// How long an agent's MCP tool waits for VS Code's answer (the selection, a language
+    /// server...), in milliseconds.
+    #[arg(long, default_value_t = u64::try_from(mcp::editor::EDITOR_TIMEOUT.as_millis()).unwrap_or(u64::MAX))]
+    editor_timeout_ms: u64,
 }
 
 fn main() -> anyhow::Result<ExitCode> {
@@ -104,6 +108,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         grace: Duration::from_secs(args.grace_seconds),
         max_line_bytes: args.max_line_bytes,
         kill_grace: Duration::from_millis(args.kill_grace_ms),
+        editor_timeout: Duration::from_millis(args.editor_timeout_ms),
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(server::run(config))

@@ -69,7 +69,12 @@ pub struct McpServer {
 }
 
 impl McpServer {
-    pub fn new(socket: PathBuf, registry: Arc<AgentRegistry>, fanout: Arc<Fanout>) -> Self {
+    pub fn new(
+        socket: PathBuf,
+        registry: Arc<AgentRegistry>,
+        fanout: Arc<Fanout>,
+        editor_timeout: std::time::Duration,
+    ) -> Self {
         let executable = match std::env::current_exe() {
             Ok(path) => Some(path),
             Err(error) => {
@@ -79,7 +84,7 @@ impl McpServer {
         };
         Self {
             grants: grants::Grants::default(),
-            editor: editor::EditorQueries::default(),
+            editor: editor::EditorQueries::new(editor_timeout),
             registry,
             fanout,
             socket,

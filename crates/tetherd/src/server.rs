@@ -46,6 +46,8 @@ pub struct Config {
     pub max_line_bytes: usize,
     /// How long a killed agent or terminal command has between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
+    /// How long an MCP tool waits for VS Code's answer.
+    pub editor_timeout: Duration,
 }
 
 /// Runs tetherd until the grace period runs out with no host, or a signal asks it to stop.
@@ -73,7 +75,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let terminals = Arc::new(TerminalRegistry::new(fanout.clone(), config.kill_grace));
     let registry =
         Arc::new(AgentRegistry::new(fanout.clone(), config.max_line_bytes, config.kill_grace, terminals.clone()));
-    let mcp = Arc::new(McpServer::new(config.socket.clone(), registry.clone(), fanout.clone()));
+    let mcp = Arc::new(McpServer::new(config.socket.clone(), registry.clone(), fanout.clone(), config.editor_timeout));
     // Agents that speak Streamable HTTP get it when it listens; every agent gets the stdio bridge.
     let stop_mcp_http = CancellationToken::new();
     match mcp::http::start(mcp.clone(), stop_mcp_http.clone()).await {

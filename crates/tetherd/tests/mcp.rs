@@ -543,3 +543,30 @@ fn each_editor_tool_asks_vs_code_its_own_question_and_trims_the_answer() {
           got   {"opened":"README.md","line":3}
     "#]].assert_eq(&transcript);
 }
+
+/// The limits as an agent meets them: a list cut at the count it asked for says so, and a window
+/// that never answers costs the agent the editor timeout, then an error it can read (tetherd is
+/// started with a short one; the default is 15 s).
+#[test]
+fn a_result_is_cut_where_asked_and_a_silent_window_times_out_with_a_sentence() {
+    let tetherd = Tetherd::start(&["--editor-timeout-ms", "300"]);
+    let workspace = tetherd.dir.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("mkdir");
+    std::fs::write(workspace.join("a.txt"), "one\ntwo\nthree\n").expect("write");
+    let mut host = tetherd.host();
+    let params = json!({ "name": "cat", "command": "cat", "cwd": workspace });
+    let offer = host.call("agent/spawn", params).expect("agent/spawn succeeds")["mcp"].clone();
+    let runtime = runtime();
+    let client = runtime.block_on(connect_stdio(&offer));
+
+    let cut = json_of(&runtime.block_on(call(&client, "search_text", json!({ "pattern": "o", "maxResults": 1 }))));
+    assert_eq!(cut["matches"].as_array().map(Vec::len), Some(1), "{cut}");
+    assert_eq!(cut["truncated"], json!({ "reason": "results", "limit": 1 }));
+
+    // The host reads the question and never answers it.
+    let silent = runtime.block_on(call(&client, "get_selection", json!({})));
+    let (text, is_error) = text_of(&silent);
+    assert!(is_error);
+    expect!["VS Code did not answer within 0.3 seconds (is the window open?)"].assert_eq(&text);
+    host.wait_for("the question the window did not answer", |line| line.method() == Some("editor/query"));
+}

@@ -19,8 +19,9 @@ use tokio::sync::oneshot;
 
 use crate::fanout::Fanout;
 
-/// How long a tool waits for VS Code. A language server that is still starting can take a few
-/// seconds; an agent should not wait much longer than that for one tool.
+/// How long a tool waits for VS Code unless told otherwise (`tetherd serve --editor-timeout-ms`).
+/// A language server that is still starting can take a few seconds; an agent should not wait much
+/// longer than that for one tool.
 pub const EDITOR_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The prefix of the ids tetherd gives its requests to the hosts, so that a response to one is
@@ -30,7 +31,7 @@ const ID_PREFIX: &str = "editor-";
 /// Why VS Code gave no answer.
 #[derive(Debug, thiserror::Error)]
 pub enum EditorError {
-    #[error("VS Code did not answer within {} seconds (is the window open?)", .0.as_secs())]
+    #[error("VS Code did not answer within {:.1} seconds (is the window open?)", .0.as_secs_f64())]
     Timeout(Duration),
     #[error("VS Code could not answer: {0}")]
     Host(String),
@@ -41,13 +42,24 @@ pub enum EditorError {
 type Waiting = oneshot::Sender<Result<String, RpcError>>;
 
 /// The questions waiting for an answer.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct EditorQueries {
     next_id: AtomicU64,
     waiting: Mutex<HashMap<u64, Waiting>>,
+    /// How long a question waits for its answer.
+    timeout: Duration,
 }
 
 impl EditorQueries {
+    pub fn new(timeout: Duration) -> Self {
+        Self { next_id: AtomicU64::new(0), waiting: Mutex::default(), timeout }
+    }
+
+    /// How long a question waits for its answer.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Waiting>> {
         // Every critical section is one insert or one remove.
         self.waiting.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -63,11 +75,11 @@ impl EditorQueries {
             fanout.publish(encode_request(&id, method::EDITOR_QUERY, params)).await;
             receiver.await
         };
-        let answer = tokio::time::timeout(EDITOR_TIMEOUT, asked).await;
+        let answer = tokio::time::timeout(self.timeout, asked).await;
         // Whatever happened, nobody waits any more (a late answer finds nothing and is dropped).
         self.waiting().remove(&number);
         match answer {
-            Err(_elapsed) => Err(EditorError::Timeout(EDITOR_TIMEOUT)),
+            Err(_elapsed) => Err(EditorError::Timeout(self.timeout)),
             Ok(Err(_dropped)) => Err(EditorError::Host("the question was dropped".to_owned())),
             Ok(Ok(Err(error))) => Err(EditorError::Host(error.message)),
             Ok(Ok(Ok(result))) => {

@@ -592,9 +592,10 @@ impl TetherTools {
             return Err(ErrorData::invalid_request("this MCP token no longer opens Tether's tools", None));
         };
         let started = Instant::now();
-        let outcome = match tokio::time::timeout(tool_time_limit(), work(grant.clone())).await {
+        let limit = self.time_limit();
+        let outcome = match tokio::time::timeout(limit, work(grant.clone())).await {
             Ok(outcome) => outcome,
-            Err(_elapsed) => Err(format!("{tool} did not finish within {} seconds", tool_time_limit().as_secs())),
+            Err(_elapsed) => Err(format!("{tool} did not finish within {} seconds", limit.as_secs())),
         };
         let duration = started.elapsed();
         let (result, summary, ok) = match outcome {
@@ -670,6 +671,12 @@ impl TetherTools {
         self.server.fanout.publish(encode_notification(method::MCP_TOOL_CALLED, &called)).await;
     }
 
+    /// The time any one call may take, from its start to its answer: the workspace tools' own
+    /// limit or the editor's, with room for the bookkeeping around them.
+    fn time_limit(&self) -> Duration {
+        tool_limits().time.max(self.server.editor.timeout()) + Duration::from_secs(5)
+    }
+
     async fn ask(&self, grant: &Grant, query: EditorQuery, max_results: u32) -> Result<EditorAnswer, String> {
         let params = EditorQueryParams { agent_id: grant.agent_id, query, max_results };
         self.server.editor.ask(&self.server.fanout, &params).await.map_err(|error| error.to_string())
@@ -679,12 +686,6 @@ impl TetherTools {
 /// What each tool may spend.
 fn tool_limits() -> Limits {
     Limits { max_bytes: MAX_RESULT_BYTES, ..Limits::default() }
-}
-
-/// The time any one call may take, from its start to its answer: the workspace tools' own limit
-/// or the editor's, with room for the bookkeeping around them.
-fn tool_time_limit() -> Duration {
-    tool_limits().time.max(super::editor::EDITOR_TIMEOUT) + Duration::from_secs(5)
 }
 
 /// Runs file work on a blocking thread.
