@@ -170,6 +170,8 @@ pub struct ClaudeCli {
     cwd: String,
     /// The MCP servers the client named in `session/new`, as each CLI gets them.
     mcp: mcp_config::CliMcpConfig,
+    /// A prompt that came while the last CLI was finishing: sent once it has exited.
+    after_exit: Option<Vec<Value>>,
     /// The CLI's session, from its `system/init`: the next process resumes it.
     cli_session: Option<String>,
     /// The process now running resumes `cli_session` (`--resume`).
@@ -217,6 +219,7 @@ impl ClaudeCli {
             replaying: false,
             cwd: String::new(),
             mcp: mcp_config::CliMcpConfig::default(),
+            after_exit: None,
             cli_session: None,
             resuming: false,
             process: Process::Idle,
@@ -367,8 +370,12 @@ impl ClaudeCli {
                 let id = self.own_request(OwnRequest::Interrupt);
                 self.write_cli(cli_wire::control_request(&id, serde_json::json!({ "subtype": "interrupt" })));
             }
-            // Nothing runs that could end the turn: it ends now.
-            Process::Idle | Process::Running { input_open: false } => self.end_prompt(Ok(acp::StopReason::Cancelled)),
+            // Nothing runs that could end the turn (a prompt waiting for the last CLI to exit is
+            // dropped): it ends now.
+            Process::Idle | Process::Running { input_open: false } => {
+                self.after_exit = None;
+                self.end_prompt(Ok(acp::StopReason::Cancelled));
+            }
         }
     }
 
@@ -573,6 +580,7 @@ impl ClaudeCli {
             return;
         }
         let expected = self.process == Process::Running { input_open: false };
+        let waiting_prompt = self.after_exit.take();
         self.process = Process::Idle;
         self.idle_since = None;
         self.initialize_since = None;
@@ -585,7 +593,10 @@ impl ClaudeCli {
             self.withdrawn.insert(id);
             self.to_client.push_back(jsonrpc::encode_notification("$/cancel_request", &params));
         }
-        if self.prompt.is_some() {
+        if let Some(content) = waiting_prompt {
+            // The CLI that finished was the last turn's; the prompt that waited for it goes now.
+            self.send_user_message(content);
+        } else if self.prompt.is_some() {
             let mut message = format!("Claude Code {description} during the turn");
             if !stderr_tail.trim().is_empty() {
                 message.push_str(&format!(": {}", stderr_tail.trim()));
@@ -702,11 +713,18 @@ impl ClaudeCli {
     }
 
     fn send_user_message(&mut self, content: Vec<Value>) {
-        if matches!(self.process, Process::Idle | Process::Running { input_open: false }) {
-            if let Process::Running { input_open: false } = self.process {
-                // The old CLI is finishing; the new one resumes what it wrote.
-                self.log("a new prompt while Claude Code was still finishing the last: starting another".to_owned());
-            }
+        if let Process::Running { input_open: false } = self.process {
+            // The last CLI is finishing (its MCP servers take a moment to stop). The next one
+            // resumes what it wrote, so it may only start once it has exited; and the session's
+            // log takes one CLI at a time. The prompt waits for that exit.
+            self.log(
+                "a new prompt while Claude Code was still finishing the last: it starts once that one has exited"
+                    .to_owned(),
+            );
+            self.after_exit = Some(content);
+            return;
+        }
+        if self.process == Process::Idle {
             self.start_process();
         }
         self.idle_since = None;

@@ -367,3 +367,8 @@ fn start_failures_bad_lines_unknown_requests_and_a_cli_dying_with_a_card_waiting
 fn a_cli_that_never_answers_initialize_is_not_kept_and_nothing_waits_for_it() {
     check("initialize-unanswered");
 }
+
+#[test]
+fn a_prompt_that_comes_while_the_last_cli_finishes_waits_for_its_exit() {
+    check("prompt-before-exit");
+}
