@@ -7,7 +7,7 @@
 // agent showed no card for gets Tether's card in the chat.
 //
 // Every wait is for something to appear; none measures time. The language server needs a while
-// to load the project, so the questions that depend on it are asked again until it has.
+// to load the project: the questions that depend on it wait for the Problems count it produces.
 
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -72,18 +72,15 @@ test("an agent asks the editor through Tether's MCP server: selection, definitio
     const chat = vscode.chatFrame();
     // The agent's answer to the latest prompt: its last message.
     const answer = (tool) => chat.locator(".entry.agent", { hasText: `MCP ${tool} ` }).last();
-    // Sends `prompt` until the agent's answer holds `wanted` (the language server may still be
-    // loading the project the first times), and returns that answer.
-    const askUntil = async (prompt, tool, wanted) => {
-      for (let attempt = 1; ; attempt += 1) {
-        const before = await chat.locator(".entry.agent", { hasText: `MCP ${tool} ` }).count();
-        await vscode.sendPrompt(prompt);
-        await chat.locator(".entry.agent", { hasText: `MCP ${tool} ` }).nth(before).waitFor({ timeout: STEP_TIMEOUT_MS });
-        await chat.locator('.session-status[data-status="ready"]').waitFor();
-        const text = await answer(tool).innerText();
-        if (text.includes(wanted) || attempt === 20) return text;
-        await vscode.page.waitForTimeout(1_000);
-      }
+    // Asks once VS Code's TypeScript server has loaded the project: the Problems count in the
+    // status bar shows main.ts's type error then. Returns the agent's answer.
+    const askOnceLoaded = async (prompt, tool) => {
+      await vscode.page.locator("#status\\.problems", { hasText: /[1-9]/ }).waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+      const before = await chat.locator(".entry.agent", { hasText: `MCP ${tool} ` }).count();
+      await vscode.sendPrompt(prompt);
+      await chat.locator(".entry.agent", { hasText: `MCP ${tool} ` }).nth(before).waitFor({ timeout: STEP_TIMEOUT_MS });
+      await chat.locator('.session-status[data-status="ready"]').waitFor();
+      return answer(tool).innerText();
     };
 
     await step("the session's agent got Tether's server and the person's own in session/new", async () => {
@@ -115,7 +112,7 @@ test("an agent asks the editor through Tether's MCP server: selection, definitio
     });
 
     await step("lsp_definition finds greet where VS Code's TypeScript server says it is", async () => {
-      const said = await askUntil("Where is the definition of greet?", "lsp_definition", "src/greet.ts");
+      const said = await askOnceLoaded("Where is the definition of greet?", "lsp_definition");
       const result = jsonIn(said);
       assert.equal(result.definitions[0].path, "src/greet.ts", said);
       assert.equal(result.definitions[0].start.line, 1, said);
@@ -123,7 +120,7 @@ test("an agent asks the editor through Tether's MCP server: selection, definitio
     });
 
     await step("get_diagnostics reports the type error the Problems panel shows", async () => {
-      const said = await askUntil("Any problems in main.ts?", "get_diagnostics", "not assignable");
+      const said = await askOnceLoaded("Any problems in main.ts?", "get_diagnostics");
       const result = jsonIn(said);
       const problem = result.problems.find((found) => /not assignable to type 'number'/.test(found.message));
       assert.ok(problem, said);
