@@ -36,6 +36,9 @@ const builds = [
     entryPoints: ["src/style.css"],
     outfile: "dist/main.css",
     bundle: true,
+    // The codicon font is shipped beside main.css under its own name (CSP: font-src).
+    loader: { ".ttf": "file" },
+    assetNames: "[name]",
     minify: true,
     target: BROWSER_TARGET,
     logLevel: "warning",

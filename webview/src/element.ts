@@ -13,3 +13,14 @@ export function element<K extends keyof HTMLElementTagNameMap>(
   if (text !== undefined) created.textContent = text;
   return created;
 }
+
+/**
+ * A codicon (VS Code's icon font, shipped with the webview): `name` is the icon's name without
+ * the `codicon-` prefix, as in VS Code's product icon reference. Icons are decoration; the
+ * control that holds one carries its words in `aria-label` or `title`.
+ */
+export function icon(name: string): HTMLSpanElement {
+  const glyph = element("span", `codicon codicon-${name}`);
+  glyph.setAttribute("aria-hidden", "true");
+  return glyph;
+}
