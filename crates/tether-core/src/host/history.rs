@@ -290,6 +290,11 @@ impl HostEngine {
             }
         }
         self.refresh_permissions_view();
+        // The replay raised no events: the header's controls (the model picker and the agent's
+        // other options, its commands, the title and usage) are copied from the folded client
+        // here, or a window that goes on with the live agent would show none until the agent
+        // happened to announce them again.
+        self.refresh_controls_view();
         self.refresh_changes_view();
         self.post_snapshot(now);
     }

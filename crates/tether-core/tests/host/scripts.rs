@@ -158,3 +158,8 @@ fn a_claude_cli_session_runs_one_cli_per_turn_and_resumes_it() {
 fn tethers_mcp_server_is_offered_and_the_editors_answers_go_back_to_tetherd() {
     check("mcp");
 }
+
+#[test]
+fn after_a_window_reload_the_header_has_the_agents_model_picker_and_options_again() {
+    check("reload-model");
+}
