@@ -1,8 +1,40 @@
 //! Writes under review: the agent's `fs/write_text_file` turned into a change with hunks, the
 //! person's decisions on them, and the edit that writes what was kept (or reverts what was not)
 //! only if the file still holds the text the change was computed against.
+//!
+//! A kept write to a file the person has unsaved edits in lands in the editor's document only
+//! (Tether does not save the person's edits for them): the card says so, and so does the answer
+//! to the agent (`_meta.tether`, or the refusal's message), since a command that reads the file
+//! from disk will not see the change until the person saves.
 
 use super::*;
+
+/// The card's outcome of a kept write that is in the editor's unsaved document, not on disk.
+pub(in crate::acp) const APPLIED_TO_UNSAVED_EDITOR: &str = "Applied to the unsaved editor";
+
+/// Where a kept write landed, from the host's [`EditOutcome::Applied`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::acp) enum Landed {
+    /// In the file on disk (and in its editor, if open).
+    OnDisk,
+    /// In the open editor's document only: the person had unsaved edits there.
+    UnsavedEditor,
+}
+
+impl Landed {
+    fn from_saved(saved: bool) -> Self {
+        if saved { Landed::OnDisk } else { Landed::UnsavedEditor }
+    }
+}
+
+/// What the agent is told about a change that is in the editor's unsaved document of `label`.
+fn unsaved_editor_note(label: &str) -> String {
+    format!(
+        "The change is in the editor's unsaved buffer of {label}, not on disk: the person has unsaved edits in that \
+         file, so Tether did not save it. Reading the file through the client shows the change; a command that reads \
+         it from disk sees the old text until the person saves."
+    )
+}
 
 impl AcpClient {
     /// The outcome of a [`HostAction::EditFile`].
@@ -191,6 +223,7 @@ impl AcpClient {
         };
         let unreviewed = allowed_by.is_some();
         let entry = self.thread.push(Entry::FileChange(change.view()));
+        self.link_tool_diffs(id, &change.path);
         let document = change.document();
         self.files
             .changes
@@ -311,20 +344,33 @@ impl AcpClient {
 
     pub(in crate::acp) fn on_finished(&mut self, change: ChangeId, outcome: EditOutcome) {
         match outcome {
-            EditOutcome::Applied { .. } => {
+            EditOutcome::Applied { saved } => {
                 let Some(tracked) = self.files.changes.get_mut(&change) else { return };
                 tracked.change.applied = true;
+                let landed = Landed::from_saved(saved);
                 let (kept, rejected) = tracked.change.tally();
                 let result = if rejected == 0 {
-                    Ok(())
+                    Ok(landed)
                 } else {
                     let not_written = tracked.change.patch(|state| state == HunkState::Rejected);
-                    Err(format!(
-                        "The person kept {kept} of {} hunks of the change to {}; the file now holds only those. \
+                    let holder = match landed {
+                        Landed::OnDisk => "the file now holds only those".to_owned(),
+                        Landed::UnsavedEditor => {
+                            "the editor's unsaved buffer of the file now holds only those, not the disk".to_owned()
+                        }
+                    };
+                    let mut message = format!(
+                        "The person kept {kept} of {} hunks of the change to {}; {holder}. \
                          These hunks were rejected and are not in the file:\n{not_written}",
                         kept + rejected,
                         tracked.change.label
-                    ))
+                    );
+                    if landed == Landed::UnsavedEditor {
+                        message.push_str(&format!("\n{}", unsaved_editor_note(&tracked.change.label)));
+                        tracked.change.outcome =
+                            Some(format!("{APPLIED_TO_UNSAVED_EDITOR}: kept {kept} of {} hunks", kept + rejected));
+                    }
+                    Err(message)
                 };
                 self.settle_write(change, result);
             }
@@ -339,17 +385,22 @@ impl AcpClient {
 
     pub(in crate::acp) fn on_unreviewed_written(&mut self, change: ChangeId, outcome: EditOutcome) {
         match outcome {
-            EditOutcome::Applied { .. } => {
+            EditOutcome::Applied { saved } => {
                 let Some(tracked) = self.files.changes.get_mut(&change) else { return };
                 tracked.change.applied = true;
                 tracked.change.phase = ChangePhase::Applied;
+                let landed = Landed::from_saved(saved);
                 if let Some(by) = &tracked.allowed_by {
-                    tracked.change.outcome = Some(format!("Written without review: allowed by your {by}"));
+                    let done = match landed {
+                        Landed::OnDisk => "Written",
+                        Landed::UnsavedEditor => APPLIED_TO_UNSAVED_EDITOR,
+                    };
+                    tracked.change.outcome = Some(format!("{done} without review: allowed by your {by}"));
                 }
                 // The right side of its diff editor is the file now.
                 let document = tracked.change.document();
                 self.host(HostAction::ShowReview { document, open: false });
-                self.answer_write(change, Ok(()));
+                self.answer_write(change, Ok(landed));
                 self.refresh_change(change);
             }
             EditOutcome::Conflict => {
@@ -405,7 +456,7 @@ impl AcpClient {
     }
 
     /// Ends a reviewed write: the agent is answered, the audit log told.
-    pub(in crate::acp) fn settle_write(&mut self, change: ChangeId, result: Result<(), String>) {
+    pub(in crate::acp) fn settle_write(&mut self, change: ChangeId, result: Result<Landed, String>) {
         if let Some(tracked) = self.files.changes.get_mut(&change) {
             tracked.change.phase = ChangePhase::Settled;
             if tracked.change.applied {
@@ -420,11 +471,28 @@ impl AcpClient {
         self.emit_permission_count();
     }
 
-    pub(in crate::acp) fn answer_write(&mut self, change: ChangeId, result: Result<(), String>) {
+    /// Answers the agent's write, and gives the card its outcome unless it has one.
+    pub(in crate::acp) fn answer_write(&mut self, change: ChangeId, result: Result<Landed, String>) {
         let Some(tracked) = self.files.changes.get_mut(&change) else { return };
         let Some(request) = tracked.request.take() else { return };
         let (line, told) = match result {
-            Ok(()) => (jsonrpc::encode_result(&request, &acp::WriteTextFileResponse::new()), "Written".to_owned()),
+            Ok(Landed::OnDisk) => {
+                (jsonrpc::encode_result(&request, &acp::WriteTextFileResponse::new()), "Written".to_owned())
+            }
+            Ok(Landed::UnsavedEditor) => {
+                // The write did land where the agent's reads see it, so it is not refused; ACP's
+                // answer has no field for where, so `_meta` says it.
+                let mut tether = serde_json::Map::new();
+                tether.insert("savedToDisk".to_owned(), serde_json::Value::Bool(false));
+                tether.insert(
+                    "message".to_owned(),
+                    serde_json::Value::String(unsaved_editor_note(&tracked.change.label)),
+                );
+                let mut meta = serde_json::Map::new();
+                meta.insert("tether".to_owned(), serde_json::Value::Object(tether));
+                let response = acp::WriteTextFileResponse::new().meta(meta);
+                (jsonrpc::encode_result(&request, &response), APPLIED_TO_UNSAVED_EDITOR.to_owned())
+            }
             Err(message) => (jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message.clone())), message),
         };
         if tracked.change.outcome.is_none() {
@@ -479,7 +547,7 @@ impl AcpClient {
                 self.set_phase(change, ChangePhase::Settled);
             } else {
                 // The file already holds what the agent wanted.
-                self.settle_write(change, Ok(()));
+                self.settle_write(change, Ok(Landed::OnDisk));
             }
             return;
         }
@@ -490,6 +558,9 @@ impl AcpClient {
         let id = change.id;
         let entry = self.thread.push(Entry::FileChange(change.view()));
         let reviewable = !matches!(change.phase, ChangePhase::Unreviewable { .. });
+        if reviewable {
+            self.link_tool_diffs(id, &change.path);
+        }
         let document = change.document();
         self.files
             .changes
