@@ -3,7 +3,8 @@
 // provider for `tether-review:` URIs), opens the diff editor on them, puts Keep/Reject CodeLens
 // above each pending hunk of the right side, and shows Keep All/Reject All in the editor title.
 // Every decision goes back to the engine as a `review` command: what a decision does is the
-// engine's business.
+// engine's business. Once a change is decided (Keep All, Reject All, or its last hunk), its diff
+// editor closes: left open, its right side would go on showing a proposal that is no longer one.
 
 import * as vscode from "vscode";
 
@@ -65,11 +66,14 @@ export class ReviewRegistry implements vscode.Disposable {
 
   /** Registers (or replaces) a change; `open` opens the diff editor on it. */
   show(review: ReviewDocument, open: boolean): void {
+    const before = this.reviews.get(review.change);
     this.reviews.set(review.change, review);
     this.replaced.fire(review);
     this.changed.fire();
     if (open) {
       this.open([review.change], review.label);
+    } else if (review.settled && before !== undefined && !before.settled) {
+      this.closeDiffEditors(review.change);
     }
   }
 
@@ -81,6 +85,31 @@ export class ReviewRegistry implements vscode.Disposable {
     }
     this.reviews.set(change, { ...review, hunks, settled });
     this.changed.fire();
+    if (settled && !review.settled) {
+      this.closeDiffEditors(change);
+    }
+  }
+
+  /**
+   * Closes the diff editors of a change that has just been decided (its left side is the
+   * change's original). One whose right side is the file with unsaved edits stays: closing it
+   * could ask the person to save, and it shows the file as it is, not an empty side.
+   */
+  private closeDiffEditors(change: number): void {
+    const tabs = vscode.window.tabGroups.all
+      .flatMap((group) => group.tabs)
+      .filter(
+        (tab) =>
+          tab.input instanceof vscode.TabInputTextDiff &&
+          parseReviewUri(tab.input.original)?.change === change &&
+          !tab.isDirty,
+      );
+    if (tabs.length === 0) {
+      return;
+    }
+    vscode.window.tabGroups.close(tabs).then(undefined, (error: unknown) => {
+      this.log.warn(`Could not close the diff editor of change ${change}: ${describeError(error)}`);
+    });
   }
 
   clear(): void {
@@ -181,14 +210,27 @@ export class ReviewContentProvider implements vscode.TextDocumentContentProvider
     });
   }
 
-  provideTextDocumentContent(uri: vscode.Uri): string {
+  provideTextDocumentContent(uri: vscode.Uri): string | Thenable<string> {
     const parsed = parseReviewUri(uri);
     const review = parsed === undefined ? undefined : this.registry.get(parsed.change);
     if (parsed === undefined || review === undefined) {
       // A diff editor left open after its change was forgotten (a new session) shows nothing.
       return "";
     }
-    return parsed.side === "original" ? review.original : (review.proposed ?? "");
+    if (parsed.side === "original") {
+      return review.original;
+    }
+    if (review.proposed !== null) {
+      return review.proposed;
+    }
+    // The change is in the file now (kept, or made by the agent itself): a view still showing
+    // its proposal (the multi-file diff view, which is not closed with it) shows the file as it
+    // is, never an empty side as if the agent had emptied it. A file that is gone (a created file
+    // reverted) is empty.
+    return vscode.workspace.openTextDocument(vscode.Uri.file(review.path)).then(
+      (document) => document.getText(),
+      () => "",
+    );
   }
 
   dispose(): void {

@@ -1,7 +1,8 @@
 // The diff editor's side of review: Keep and Reject (Revert once on disk) above each pending hunk
 // of a change's right side and nowhere else; the diff editor shows the registered texts, and
 // follows a replaced change; one change opens the diff editor and several the multi-file diff
-// view; Keep All/Reject All appear on a change waiting for a decision and act on it.
+// view; Keep All/Reject All appear on a change waiting for a decision and act on it; a decided
+// change's diff editor closes, and a view still showing it shows the file, never an empty side.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -19,14 +20,18 @@ import {
 } from "../src/review";
 import { eventually, recordingLog } from "./fakes";
 import {
+  TabInputTextDiff,
   TextDocument,
   Uri,
+  closedTabs,
   codeLensProviders,
   commands,
   contentProviders,
   executedCommands,
   failures,
   focusEditor,
+  openDocument,
+  openTabs,
   resetWorkspace,
   shownMessages,
 } from "./vscodeStub";
@@ -228,5 +233,89 @@ test("Keep All and Reject All show on a change waiting for a decision and decide
   assert.deepEqual(shownMessages, [
     { level: "information", text: "The active editor shows no Tether change waiting for a decision." },
   ]);
+  dispose();
+});
+
+/** A diff editor tab on `review`, as `ReviewRegistry.open` opens one. */
+function diffTab(review: ReviewDocument, options: { dirty?: boolean } = {}) {
+  const right = review.proposed === null ? Uri.file(review.path) : reviewUri(review, "proposed");
+  return {
+    label: `${review.label} (Tether review)`,
+    input: new TabInputTextDiff(reviewUri(review, "original"), right),
+    isDirty: options.dirty ?? false,
+    isActive: true,
+  };
+}
+
+test("a change's diff editor closes once it is decided, whether all at once or hunk by hunk", () => {
+  const { registry, dispose } = setup();
+  /** A new file the agent proposes (change 3): both sides would be empty if its tab stayed. */
+  const created: ReviewDocument = {
+    change: 3,
+    path: "/workspace/created.txt",
+    label: "created.txt",
+    original: "",
+    proposed: "fresh\n",
+    applied: false,
+    hunks: [hunk(0, 0, 1)],
+    settled: false,
+  };
+  registry.show(proposed, false);
+  registry.show(created, false);
+  const unrelated = { label: "notes.md", input: undefined, isDirty: false, isActive: false };
+  const proposedTab = diffTab(proposed);
+  const createdTab = diffTab(created);
+  openTabs.push(unrelated, proposedTab, createdTab);
+
+  // Keep All: the engine marks the change settled, then registers it as written (on disk).
+  registry.update(3, [hunk(0, 0, 1, "kept")], true);
+  assert.deepEqual(closedTabs, [createdTab]);
+  registry.show({ ...created, proposed: null, applied: true, hunks: [hunk(0, 0, 1, "kept")], settled: true }, false);
+  assert.deepEqual(closedTabs, [createdTab], "closed once");
+
+  // Hunk by hunk: still open while a hunk waits, closed with the last decision.
+  registry.update(1, [hunk(0, 1, 1, "kept"), hunk(1, 3, 2, "kept"), hunk(2, 5, 0)], false);
+  assert.deepEqual(closedTabs, [createdTab]);
+  registry.update(1, [hunk(0, 1, 1, "kept"), hunk(1, 3, 2, "kept"), hunk(2, 5, 0, "rejected")], true);
+  assert.deepEqual(closedTabs, [createdTab, proposedTab]);
+  assert.deepEqual(openTabs, [unrelated], "other tabs stay");
+  dispose();
+});
+
+test("a decided change already on disk closes its diff editor, unless the file there has unsaved edits", () => {
+  const { registry, dispose } = setup();
+  registry.show(onDisk, false);
+  const dirty = diffTab(onDisk, { dirty: true });
+  openTabs.push(dirty);
+  // Reject All (Revert): the engine registers the change again, settled.
+  registry.show({ ...onDisk, hunks: [hunk(0, 0, 1, "rejected")], settled: true }, false);
+  assert.deepEqual(closedTabs, [], "closing it could ask to save; it shows the file, not an empty side");
+
+  registry.show(onDisk, false);
+  const clean = diffTab(onDisk);
+  openTabs.length = 0;
+  openTabs.push(clean);
+  registry.show({ ...onDisk, hunks: [hunk(0, 0, 1, "rejected")], settled: true }, false);
+  assert.deepEqual(closedTabs, [clean]);
+
+  // A settled change opened again for a look stays open through later updates.
+  const again = diffTab(onDisk);
+  openTabs.push(again);
+  registry.update(2, [hunk(0, 0, 1, "rejected")], true);
+  assert.deepEqual(openTabs, [again]);
+  dispose();
+});
+
+test("a view still showing a kept change's proposal shows the file as it is, not an empty side", async () => {
+  const { registry, content, dispose } = setup();
+  registry.show(proposed, false);
+  const right = reviewUri(proposed, "proposed");
+  assert.equal(content(right), "a\nB\nc\nd\ne");
+  openDocument(proposed.path, "a\nB\nc\n");
+  registry.show({ ...proposed, proposed: null, applied: true, settled: true }, false);
+  assert.equal(await content(right), "a\nB\nc\n");
+  // A file that is gone (a created file reverted) is empty.
+  registry.show({ ...onDisk, path: "/nonexistent/gone.txt", settled: true }, false);
+  assert.equal(await content(reviewUri({ ...onDisk, path: "/nonexistent/gone.txt" }, "proposed")), "");
   dispose();
 });

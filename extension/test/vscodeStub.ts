@@ -192,6 +192,19 @@ export const window = {
   },
   activeTextEditor: undefined as { document: TextDocument } | undefined,
   onDidChangeActiveTextEditor: activeEditorChanged.event,
+  /** One group holding `openTabs`; closing moves tabs to `closedTabs`. */
+  tabGroups: {
+    get all(): Array<{ tabs: Tab[]; isActive: boolean }> {
+      return [{ tabs: [...openTabs], isActive: true }];
+    },
+    close(tabs: Tab | Tab[]): Promise<boolean> {
+      for (const tab of Array.isArray(tabs) ? tabs : [tabs]) {
+        openTabs.splice(openTabs.indexOf(tab), 1);
+        closedTabs.push(tab);
+      }
+      return Promise.resolve(true);
+    },
+  },
   createTerminal(options: ExtensionTerminalOptions | ProcessTerminalOptions): Terminal | ProcessTerminal {
     if (!("pty" in options)) {
       // A terminal running a program (the sign-in's login).
@@ -443,6 +456,26 @@ export class ProcessTerminal {
 
 export const createdProcessTerminals: ProcessTerminal[] = [];
 
+/** A diff editor tab's input. */
+export class TabInputTextDiff {
+  constructor(
+    readonly original: Uri,
+    readonly modified: Uri,
+  ) {}
+}
+
+/** An editor tab, as far as the code under test looks at one. */
+export interface Tab {
+  label: string;
+  input: unknown;
+  isDirty: boolean;
+  isActive: boolean;
+}
+
+/** The open editor tabs; tests put tabs here, and see which the code closed in `closedTabs`. */
+export const openTabs: Tab[] = [];
+export const closedTabs: Tab[] = [];
+
 /** Makes `document` the active editor's (none when undefined), as focusing an editor does. */
 export function focusEditor(document: TextDocument | undefined): void {
   window.activeTextEditor = document === undefined ? undefined : { document };
@@ -576,6 +609,8 @@ export function resetWorkspace(): void {
   quickPickAnswers.length = 0;
   shownSaveDialogs.length = 0;
   saveDialogAnswers.length = 0;
+  openTabs.length = 0;
+  closedTabs.length = 0;
   window.activeTextEditor = undefined;
 }
 
