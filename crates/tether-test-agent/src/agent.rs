@@ -62,6 +62,8 @@ struct Session {
     tool_calls: HashMap<String, ToolCallSummary>,
     /// The current session mode; `None` when the scenario declares no modes.
     mode: Option<String>,
+    /// The current model; `None` when the scenario declares no models.
+    model: Option<String>,
     /// The MCP servers `session/new` or `session/load` named.
     mcp_servers: Vec<McpServer>,
     turn: Option<Turn>,
@@ -294,6 +296,7 @@ impl Agent {
             "session/load" => return self.load_session(id, params),
             "session/prompt" => return self.start_prompt(id, params),
             "session/set_mode" => return self.set_mode(id, params),
+            "session/set_model" => self.set_model(params),
             _ => Err(Error::new(ErrorCode::MethodNotFound.into(), format!("Method not found: {method}"))),
         };
         self.wire.respond(&id, answer)
@@ -344,6 +347,7 @@ impl Agent {
             cwd: request.cwd,
             tool_calls: HashMap::new(),
             mode: self.scenario.modes.as_ref().map(|modes| modes.initial.clone()),
+            model: self.scenario.models.as_ref().map(|models| models.initial.clone()),
             mcp_servers: request.mcp_servers,
             turn: None,
         };
@@ -353,7 +357,47 @@ impl Agent {
                 Error::new(ErrorCode::InternalError.into(), format!("cannot store the session {key}: {error}"))
             })?;
         }
-        Ok(to_json(NewSessionResponse::new(key).modes(self.session_modes())))
+        Ok(self.with_models(to_json(NewSessionResponse::new(key).modes(self.session_modes()))))
+    }
+
+    /// A session answer with the scenario's models added as Claude Code's and Gemini CLI's ACP
+    /// adapters announce theirs (`models`: `availableModels`, `currentModelId`), which the stable
+    /// schema does not type.
+    fn with_models(&self, mut answer: Value) -> Value {
+        if let (Some(models), Value::Object(fields)) = (&self.scenario.models, &mut answer) {
+            let available: Vec<Value> = models
+                .available
+                .iter()
+                .map(|model| json!({ "modelId": model.id, "name": model.name, "description": model.description }))
+                .collect();
+            fields
+                .insert("models".to_owned(), json!({ "availableModels": available, "currentModelId": models.initial }));
+        }
+        answer
+    }
+
+    /// `session/set_model` (as those adapters take it): switches the session's model.
+    fn set_model(&mut self, params: Value) -> Result<Value, Error> {
+        let Some(models) = &self.scenario.models else {
+            return Err(Error::new(ErrorCode::MethodNotFound.into(), "Method not found: session/set_model"));
+        };
+        let (Some(session_id), Some(model)) = (params["sessionId"].as_str(), params["modelId"].as_str()) else {
+            return Err(Error::new(
+                ErrorCode::InvalidParams.into(),
+                "Invalid params: sessionId and modelId are needed",
+            ));
+        };
+        if !models.contains(model) {
+            return Err(Error::new(
+                ErrorCode::InvalidParams.into(),
+                format!("Invalid params: unknown model `{model}` (models: {})", models.ids()),
+            ));
+        }
+        let Some(session) = self.sessions.get_mut(session_id) else {
+            return Err(unknown_session(&SessionId::new(session_id)));
+        };
+        session.model = Some(model.to_owned());
+        Ok(json!({}))
     }
 
     /// The session modes a session starts with, when the scenario has modes.
@@ -403,12 +447,13 @@ impl Agent {
             cwd: request.cwd,
             tool_calls: HashMap::new(),
             mode: self.scenario.modes.as_ref().map(|modes| modes.initial.clone()),
+            model: self.scenario.models.as_ref().map(|models| models.initial.clone()),
             mcp_servers: request.mcp_servers,
             turn: None,
         };
         self.sessions.insert(key, session);
         let response = LoadSessionResponse::new().modes(self.session_modes());
-        self.wire.respond(&id, Ok(to_json(response)))
+        self.wire.respond(&id, Ok(self.with_models(to_json(response))))
     }
 
     /// Switches a session's mode. The `current_mode_update` goes out before the answer, so a
@@ -566,7 +611,12 @@ impl Agent {
             }
             Purpose::WriteFile { path } => {
                 let report = match outcome {
-                    Ok(_) => format!("Wrote {}.\n\n", path.display()),
+                    // What the client says beside a write's answer (Tether: where the change is)
+                    // is reported too, so tests see what the agent was told.
+                    Ok(answer) => match answer["_meta"]["tether"]["message"].as_str() {
+                        Some(note) => format!("Wrote {}. The client says: {note}\n\n", path.display()),
+                        None => format!("Wrote {}.\n\n", path.display()),
+                    },
                     Err(error) => format!("Could not write {}: {}\n\n", path.display(), error_text(&error)),
                 };
                 turn.wait = Wait::Ready;
@@ -838,6 +888,10 @@ impl Agent {
             Step::ReportMode => {
                 let mode = session.mode.as_deref().unwrap_or("none");
                 wire.say(&session.id, format!("Agent mode: {mode}.\n\n"))?;
+            }
+            Step::ReportModel => {
+                let model = session.model.as_deref().unwrap_or("none");
+                wire.say(&session.id, format!("Model: {model}.\n\n"))?;
             }
             Step::ReportMcpServers => {
                 let servers: Vec<String> = session.mcp_servers.iter().map(describe_mcp_server).collect();

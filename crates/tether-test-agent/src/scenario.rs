@@ -17,6 +17,11 @@
 //! `current_mode_update`), and a `report_mode = true` step says which one is current. Without
 //! `modes`, `session/set_mode` is an unknown method, as it is for agents without modes.
 //!
+//! Models are declared the same way, `models = [{ id = "default", name = "Default" }, ...]` and
+//! an optional `current_model`: then the session answers carry `models` (`availableModels`,
+//! `currentModelId`) and `session/set_model` switches, as Claude Code's and Gemini CLI's ACP
+//! adapters do, and a `report_model = true` step says which model is current.
+//!
 //! Two top-level switches make the agent misbehave the way hung agents do, for testing how a
 //! client gets rid of one: `hang_initialize = true` never answers `initialize`, and
 //! `ignore_cancel = true` notes `session/cancel` and goes on with the turn as if it had not come.
@@ -65,6 +70,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("sessions", include_str!("../scenarios/sessions.toml")),
     ("hang-initialize", include_str!("../scenarios/hang-initialize.toml")),
     ("ignore-cancel", include_str!("../scenarios/ignore-cancel.toml")),
+    ("rough-edges", include_str!("../scenarios/rough-edges.toml")),
 ];
 
 /// The scenario a bare `tether-test-agent` runs: what a newcomer sees in the Demo profile.
@@ -78,38 +84,42 @@ pub struct Scenario {
     /// The prompt scripts, tried in order.
     pub prompts: Vec<PromptScript>,
     /// The session modes every session offers; `None` when the scenario declares none.
-    pub modes: Option<Modes>,
+    pub modes: Option<Choices>,
+    /// The models every session offers (`models` in the session answers, `session/set_model`);
+    /// `None` when the scenario declares none.
+    pub models: Option<Choices>,
     /// Never answer `initialize`: an agent that hangs while starting.
     pub hang_initialize: bool,
     /// Go on with a turn whatever `session/cancel` says: an agent that does not stop when asked.
     pub ignore_cancel: bool,
 }
 
-/// The top-level `modes` and `current_mode` of a scenario, checked against each other.
+/// The top-level `modes` and `current_mode` (or `models` and `current_model`) of a scenario,
+/// checked against each other.
 #[derive(Debug, Clone)]
-pub struct Modes {
-    /// At least one mode, ids unique, in the order declared.
-    pub available: Vec<ModeSpec>,
-    /// The mode a new session starts in; one of `available`.
+pub struct Choices {
+    /// At least one choice, ids unique, in the order declared.
+    pub available: Vec<ChoiceSpec>,
+    /// The choice a new session starts with; one of `available`.
     pub initial: String,
 }
 
-impl Modes {
-    /// Whether a mode with this id is declared.
+impl Choices {
+    /// Whether a choice with this id is declared.
     pub fn contains(&self, id: &str) -> bool {
         self.available.iter().any(|mode| mode.id == id)
     }
 
-    /// The mode ids, comma-separated, for error messages.
+    /// The ids, comma-separated, for error messages.
     pub fn ids(&self) -> String {
         self.available.iter().map(|mode| mode.id.as_str()).collect::<Vec<_>>().join(", ")
     }
 }
 
-/// One entry of the top-level `modes` list.
+/// One entry of the top-level `modes` or `models` list.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ModeSpec {
+pub struct ChoiceSpec {
     pub id: String,
     pub name: String,
     pub description: Option<String>,
@@ -144,6 +154,8 @@ pub enum Step {
     CancelPermission(CancelPermissionSpec),
     /// Say which session mode is current.
     ReportMode,
+    /// Say which model is current.
+    ReportModel,
     /// Say which MCP servers `session/new` (or `session/load`) named.
     ReportMcpServers,
     /// Call a tool of an MCP server `session/new` named (a stdio one), and say what came back.
@@ -424,8 +436,10 @@ struct RawScenario {
     hang_initialize: bool,
     #[serde(default)]
     ignore_cancel: bool,
-    modes: Option<Spanned<Vec<ModeSpec>>>,
+    modes: Option<Spanned<Vec<ChoiceSpec>>>,
     current_mode: Option<Spanned<String>>,
+    models: Option<Spanned<Vec<ChoiceSpec>>>,
+    current_model: Option<Spanned<String>>,
     #[serde(rename = "prompt", default)]
     prompts: Vec<RawPromptScript>,
 }
@@ -468,6 +482,8 @@ struct StepError {
 struct StepContext {
     /// Whether the scenario declares `modes`, which `report_mode` needs.
     has_modes: bool,
+    /// Whether the scenario declares `models`, which `report_model` needs.
+    has_models: bool,
 }
 
 fn convert_steps(raw_steps: Vec<Spanned<RawStep>>, context: StepContext) -> Result<Vec<Step>, StepError> {
@@ -497,6 +513,7 @@ struct RawStep {
     await_permissions: Option<bool>,
     cancel_permission: Option<CancelPermissionSpec>,
     report_mode: Option<bool>,
+    report_model: Option<bool>,
     report_mcp_servers: Option<bool>,
     mcp_call: Option<McpCallSpec>,
     read_file: Option<ReadFileSpec>,
@@ -527,6 +544,7 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
         await_permissions,
         cancel_permission,
         report_mode,
+        report_model,
         report_mcp_servers,
         mcp_call,
         read_file,
@@ -601,6 +619,15 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
         }
         actions.push(("report_mode", Step::ReportMode));
     }
+    if let Some(value) = report_model {
+        if !value {
+            return Err(here("`report_model` only accepts `true`".to_owned()));
+        }
+        if !context.has_models {
+            return Err(here("`report_model` needs the scenario to declare `models` at top level".to_owned()));
+        }
+        actions.push(("report_model", Step::ReportModel));
+    }
     if let Some(value) = report_mcp_servers {
         if !value {
             return Err(here("`report_mcp_servers` only accepts `true`".to_owned()));
@@ -647,7 +674,7 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
     match actions.len() {
         0 => Err(here(
             "a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, \
-             await_permissions, cancel_permission, report_mode, report_mcp_servers, mcp_call, read_file, \
+             await_permissions, cancel_permission, report_mode, report_model, report_mcp_servers, mcp_call, read_file, \
              write_file, write_disk, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die \
              or stop"
                 .to_owned(),
@@ -734,9 +761,11 @@ pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
     if raw.prompts.is_empty() {
         return Err(located(None, "it has no [[prompt]] table"));
     }
-    let modes =
-        convert_modes(raw.modes, raw.current_mode).map_err(|error| located(Some(error.span), &error.message))?;
-    let context = StepContext { has_modes: modes.is_some() };
+    let modes = convert_choices(raw.modes, raw.current_mode, MODE_KEYS)
+        .map_err(|error| located(Some(error.span), &error.message))?;
+    let models = convert_choices(raw.models, raw.current_model, MODEL_KEYS)
+        .map_err(|error| located(Some(error.span), &error.message))?;
+    let context = StepContext { has_modes: modes.is_some(), has_models: models.is_some() };
     let prompts = raw
         .prompts
         .into_iter()
@@ -747,48 +776,63 @@ pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         description: raw.description,
         prompts,
         modes,
+        models,
         hang_initialize: raw.hang_initialize,
         ignore_cancel: raw.ignore_cancel,
     })
 }
 
-/// Checks the top-level `modes` and `current_mode` together: a mode list that is not empty,
-/// without duplicate ids, and a current mode that is one of them.
-fn convert_modes(
-    modes: Option<Spanned<Vec<ModeSpec>>>,
-    current_mode: Option<Spanned<String>>,
-) -> Result<Option<Modes>, StepError> {
-    let Some(modes) = modes else {
-        return match current_mode {
+/// The keys of a list of choices and of its current one, and what one choice is called, for
+/// error messages.
+struct ChoiceKeys {
+    list: &'static str,
+    current: &'static str,
+    one: &'static str,
+}
+
+const MODE_KEYS: ChoiceKeys = ChoiceKeys { list: "modes", current: "current_mode", one: "mode" };
+const MODEL_KEYS: ChoiceKeys = ChoiceKeys { list: "models", current: "current_model", one: "model" };
+
+/// Checks a top-level list of choices (`modes`, `models`) and its current one together: a list
+/// that is not empty, without duplicate ids, and a current choice that is one of them.
+fn convert_choices(
+    list: Option<Spanned<Vec<ChoiceSpec>>>,
+    current: Option<Spanned<String>>,
+    keys: ChoiceKeys,
+) -> Result<Option<Choices>, StepError> {
+    let ChoiceKeys { list: list_key, current: current_key, one } = keys;
+    let Some(list) = list else {
+        return match current {
             Some(current) => Err(StepError {
                 span: current.span(),
-                message: "`current_mode` needs `modes` to choose from".to_owned(),
+                message: format!("`{current_key}` needs `{list_key}` to choose from"),
             }),
             None => Ok(None),
         };
     };
-    let span = modes.span();
-    let available = modes.into_inner();
+    let span = list.span();
+    let available = list.into_inner();
     let Some(first) = available.first() else {
-        return Err(StepError { span, message: "`modes` needs at least one mode".to_owned() });
+        return Err(StepError { span, message: format!("`{list_key}` needs at least one {one}") });
     };
     let first = first.id.clone();
-    for (index, mode) in available.iter().enumerate() {
-        if available[..index].iter().any(|earlier| earlier.id == mode.id) {
-            return Err(StepError { span, message: format!("mode `{}` is declared twice", mode.id) });
+    for (index, choice) in available.iter().enumerate() {
+        if available[..index].iter().any(|earlier| earlier.id == choice.id) {
+            return Err(StepError { span, message: format!("{one} `{}` is declared twice", choice.id) });
         }
     }
-    let mut modes = Modes { available, initial: first };
-    if let Some(current) = current_mode {
+    let mut choices = Choices { available, initial: first };
+    if let Some(current) = current {
         let span = current.span();
         let current = current.into_inner();
-        if !modes.contains(&current) {
-            let message = format!("`current_mode` is `{current}`, which is not one of the modes ({})", modes.ids());
+        if !choices.contains(&current) {
+            let message =
+                format!("`{current_key}` is `{current}`, which is not one of the {list_key} ({})", choices.ids());
             return Err(StepError { span, message });
         }
-        modes.initial = current;
+        choices.initial = current;
     }
-    Ok(Some(modes))
+    Ok(Some(choices))
 }
 
 /// One-based line and column (in characters) of a byte offset.
@@ -869,7 +913,7 @@ mod tests {
     fn an_invalid_step_inside_a_permission_branch_is_reported_at_its_own_line() {
         let source = "description = \"x\"\n[[prompt]]\nsteps = [\n  { ask_permission = { tool_call_id = \"t\",\n      allowed = [\n        { say = \"ok\" },\n        { },\n      ] } },\n]\n";
         let error = parse(source, "branch.toml").expect_err("an empty step");
-        expect_test::expect!["invalid scenario branch.toml, line 7, column 9: a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, await_permissions, cancel_permission, report_mode, report_mcp_servers, mcp_call, read_file, write_file, write_disk, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"].assert_eq(&error.to_string());
+        expect_test::expect!["invalid scenario branch.toml, line 7, column 9: a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, await_permissions, cancel_permission, report_mode, report_model, report_mcp_servers, mcp_call, read_file, write_file, write_disk, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"].assert_eq(&error.to_string());
     }
 
     #[test]
@@ -962,6 +1006,37 @@ mod tests {
         assert_eq!(initial(""), None);
         assert_eq!(initial(modes).as_deref(), Some("default"));
         assert_eq!(initial(&format!("{modes}\ncurrent_mode = \"plan\"")).as_deref(), Some("plan"));
+    }
+
+    #[test]
+    fn models_are_declared_and_checked_like_modes() {
+        let models = "models = [{ id = \"default\", name = \"Default\" }, { id = \"opus\", name = \"Opus\" }]";
+        let cases = [
+            (models.to_owned(), "{ report_model = true }"),
+            (String::new(), "{ report_model = true }"),
+            (models.to_owned(), "{ report_model = false }"),
+            ("models = []".to_owned(), "{ say = \"hi\" }"),
+            (
+                "models = [{ id = \"a\", name = \"A\" }, { id = \"a\", name = \"Again\" }]".to_owned(),
+                "{ say = \"hi\" }",
+            ),
+            ("current_model = \"opus\"".to_owned(), "{ say = \"hi\" }"),
+            (format!("{models}\ncurrent_model = \"huge\""), "{ say = \"hi\" }"),
+        ];
+        let outcomes: Vec<String> = cases.iter().map(|(top, steps)| parse_outcome(top, steps)).collect();
+        expect_test::expect![[r#"
+            ok
+            invalid scenario new.toml, line 5, column 3: `report_model` needs the scenario to declare `models` at top level
+            invalid scenario new.toml, line 5, column 3: `report_model` only accepts `true`
+            invalid scenario new.toml, line 2, column 10: `models` needs at least one model
+            invalid scenario new.toml, line 2, column 10: model `a` is declared twice
+            invalid scenario new.toml, line 2, column 17: `current_model` needs `models` to choose from
+            invalid scenario new.toml, line 3, column 17: `current_model` is `huge`, which is not one of the models (default, opus)"#]].assert_eq(&outcomes.join("\n"));
+        let source = format!(
+            "description = \"x\"\n{models}\ncurrent_model = \"opus\"\n[[prompt]]\nsteps = [{{ say = \"hi\" }}]\n"
+        );
+        let scenario = parse(&source, "models.toml").expect("valid scenario");
+        assert_eq!(scenario.models.map(|models| models.initial).as_deref(), Some("opus"));
     }
 
     #[test]

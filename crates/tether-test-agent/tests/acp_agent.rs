@@ -386,7 +386,7 @@ fn an_unknown_built_in_name_lists_the_built_in_scenarios() {
     let agent = AgentProcess::scenario("no-such-scenario");
     let (status, stderr) = agent.finish();
     assert_eq!(status.code(), Some(2));
-    expect!["tether-test-agent: no built-in scenario named `no-such-scenario` (built-in: demo, stream-many, slow-stream, permission-twice, die-mid-turn, malformed, fs-and-terminal, permissions, files, terminals, faults, sessions, hang-initialize, ignore-cancel); pass a path ending in .toml to load a file"].assert_eq(stderr.trim_end());
+    expect!["tether-test-agent: no built-in scenario named `no-such-scenario` (built-in: demo, stream-many, slow-stream, permission-twice, die-mid-turn, malformed, fs-and-terminal, permissions, files, terminals, faults, sessions, hang-initialize, ignore-cancel, rough-edges); pass a path ending in .toml to load a file"].assert_eq(stderr.trim_end());
 }
 
 #[test]
@@ -665,6 +665,53 @@ fn set_mode_refuses_unknown_modes_and_agents_without_modes() {
         chat "Agent mode: default.\n\n"
         error {"code":-32601,"message":"Method not found: session/set_mode"}"#]]
     .assert_eq(&answers.join("\n"));
+}
+
+#[test]
+fn session_answers_announce_the_models_and_set_model_switches_them() {
+    let mut agent = AgentProcess::scenario("rough-edges");
+    agent.initialize(json!({}));
+    let created = agent.request("session/new", json!({ "cwd": line_client::WORKSPACE, "mcpServers": [] }));
+    expect![[r#"{"sessionId":"test-session-1","models":{"availableModels":[{"modelId":"default","name":"Default (recommended)","description":"The agent's default model"},{"modelId":"opus","name":"Opus","description":"The largest model"}],"currentModelId":"default"}}"#]]
+        .assert_eq(&created["result"].to_string());
+    let session = created["result"]["sessionId"].as_str().expect("a session id").to_owned();
+
+    let mut answers = Vec::new();
+    let ask = |agent: &mut AgentProcess, words: &str| {
+        chat_text(&run_turn(agent, &session, words, |_, request| panic!("unexpected {request}"))).trim_end().to_owned()
+    };
+    answers.push(ask(&mut agent, "which model?"));
+    answers.push(describe(&agent.request("session/set_model", json!({ "sessionId": session, "modelId": "opus" }))));
+    answers.push(describe(&agent.request("session/set_model", json!({ "sessionId": session, "modelId": "huge" }))));
+    answers.push(describe(&agent.request("session/set_model", json!({ "sessionId": "nope", "modelId": "opus" }))));
+    answers.push(ask(&mut agent, "which model now?"));
+    // An agent without models has no session/set_model.
+    let mut demo = AgentProcess::scenario("demo");
+    let demo_session = demo.start_session(no_capabilities());
+    answers.push(describe(&demo.request("session/set_model", json!({ "sessionId": demo_session, "modelId": "opus" }))));
+    expect![[r#"
+        Model: default.
+        result {}
+        error {"code":-32602,"message":"Invalid params: unknown model `huge` (models: default, opus)"}
+        error {"code":-32002,"message":"Unknown session: nope","data":{"sessionId":"nope"}}
+        Model: opus.
+        error {"code":-32601,"message":"Method not found: session/set_model"}"#]]
+    .assert_eq(&answers.join("\n"));
+}
+
+/// What the client says beside a write's success (`_meta.tether.message`) is reported with it.
+#[test]
+fn a_note_beside_a_write_answer_is_reported() {
+    let mut agent = AgentProcess::scenario("rough-edges");
+    let session = agent.start_session(all_capabilities());
+    let transcript = run_turn(&mut agent, &session, "unsaved", |agent, request| {
+        let note = json!({ "_meta": { "tether": { "savedToDisk": false, "message": "Only in the editor." } } });
+        agent.respond(&request["id"], note);
+    });
+    expect![[r#"Wrote /tmp/tether-demo-workspace/notes.md. The client says: Only in the editor.
+
+Done with the notes."#]]
+    .assert_eq(&chat_text(&transcript));
 }
 
 #[test]
