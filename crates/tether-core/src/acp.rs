@@ -465,6 +465,7 @@ impl AcpClient {
     /// the session goes on.
     pub fn handle_timeout(&mut self, now: u64) {
         self.now = now;
+        self.thread.set_now(now);
         for (id, pending) in self.wire.rpc.expire(now) {
             match pending.tag {
                 RequestKind::SetAgentMode => {

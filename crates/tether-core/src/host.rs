@@ -237,6 +237,11 @@ impl HostEngine {
             Intent::ToggleFollowAgent => self.set_follow_agent(!self.view.header.follow_agent),
             Intent::ManageTrust => self.actions.push_back(HostAction::ManageWorkspaceTrust),
             Intent::MentionSelection { selection } => {
+            Intent::CopyText { text } => self.actions.push_back(HostAction::WriteClipboard { text }),
+            Intent::InsertAtCursor { text } => self.actions.push_back(HostAction::InsertAtCursor { text }),
+            Intent::OpenInNewFile { text, language } => {
+                self.actions.push_back(HostAction::OpenUntitled { content: text, language });
+            }
                 let mention = mentions::selection_suggestion(&selection, &self.config.workspace_root);
                 if self.view.outbox.ready {
                     self.post_now(HostToWebview::AddMention { mention });

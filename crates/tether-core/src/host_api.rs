@@ -456,6 +456,14 @@ pub enum HostAction {
     /// Open VS Code's workspace trust editor (the `workbench.trust.manage` command), where the
     /// person can trust the workspace; a grant comes back as `workspaceTrusted`.
     ManageWorkspaceTrust,
+    /// Write `text` to the clipboard (the person's Copy in the chat).
+    WriteClipboard { text: String },
+    /// Replace the active text editor's selections with `text` (a code block's "Insert at
+    /// cursor"); say so when no text editor is open.
+    InsertAtCursor { text: String },
+    /// Open an untitled editor holding `content`, in `language` (a VS Code language id) when
+    /// given and known to VS Code, else as plain text.
+    OpenUntitled { content: String, language: Option<String> },
     /// An agent's MCP tool asks what only VS Code knows (see `sidecar::EditorQuery`): answer
     /// with `editorAnswered`, with at most `maxResults` + 1 items in a list (the extra one says
     /// the list goes on). Paths are absolute.

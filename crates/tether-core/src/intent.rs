@@ -128,6 +128,23 @@ pub enum Intent {
     /// "Manage Workspace Trust", offered while the workspace is not trusted
     /// (`SessionStatus::Untrusted`).
     ManageTrust,
+    /// Put this text on the clipboard: the copy button of a code block or of an agent's message
+    /// (its markdown source). The host writes it, which works where the webview's own clipboard
+    /// access is refused.
+    CopyText {
+        text: String,
+    },
+    /// A code block's "Insert at cursor": this text replaces the selections of the active editor.
+    InsertAtCursor {
+        text: String,
+    },
+    /// A code block's "Open in new file": an untitled editor holding this text, in `language`
+    /// (a VS Code language id) when the block named one.
+    OpenInNewFile {
+        text: String,
+        #[serde(default)]
+        language: Option<String>,
+    },
     /// "Tether: Mention Selection": add the editor's selection to the composer.
     MentionSelection {
         selection: EditorSelection,

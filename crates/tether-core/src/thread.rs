@@ -7,8 +7,9 @@
 //! whole list again. The same types are what the webview renders (TypeScript is generated from
 //! them), so a field added here reaches the UI with the compiler's help.
 //!
-//! What is deliberately absent: markdown parsing (the webview renders it), and any notion of
-//! time (entries carry no timestamps; the session log of a later issue will).
+//! What is deliberately absent: markdown parsing (the webview renders it), and a clock of its
+//! own. The one time the thread shows, how long the agent thought, is measured with the time of
+//! the input being handled, which the client gives it ([`Thread::set_now`]).
 
 use agent_client_protocol_schema::v1 as acp;
 use serde::{Deserialize, Serialize};
@@ -91,6 +92,12 @@ pub enum ChunkKind {
 pub struct MessageChunk {
     pub kind: ChunkKind,
     pub text: String,
+    /// How long the agent thought, in milliseconds: set on a thought once something else follows
+    /// it (text, a tool call, the end of the turn). Absent while the thought goes on, on text, and
+    /// when its start is not known (a thought that went on across a window reload).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub duration_ms: Option<u64>,
 }
 
 /// The status of a tool call as shown: ACP's four statuses plus the client's own
@@ -389,6 +396,20 @@ pub enum ThreadPatch {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Thread {
     entries: Vec<Entry>,
+    /// The thought in chunk `chunk` of the agent message at `index` ended after `duration_ms`.
+    ThoughtEnded {
+        index: EntryIndex,
+        chunk: u32,
+        duration_ms: u64,
+    },
+}
+
+/// The thought being streamed, timed from its first chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct OpenThought {
+    index: EntryIndex,
+    chunk: u32,
+    started_at: u64,
     plan: Vec<PlanEntryView>,
     turn: TurnState,
     terminals: Vec<TerminalView>,
@@ -404,6 +425,10 @@ impl Thread {
         &self.plan
     }
 
+    /// The time of the input being handled (see [`Thread::set_now`]).
+    now: u64,
+    /// The thought still streaming, if one is and its start is known.
+    thought: Option<OpenThought>,
     pub fn turn(&self) -> &TurnState {
         &self.turn
     }
@@ -434,6 +459,19 @@ impl Thread {
 
     pub fn push(&mut self, entry: Entry) -> EntryIndex {
         let index = self.entries.len() as EntryIndex;
+    /// The time of the input the client is handling, on the client's clock: a thought's duration
+    /// is the difference of two of these.
+    pub fn set_now(&mut self, now: u64) {
+        self.now = now;
+    }
+
+    /// Forgets when the streaming thought started: the times given from now on are on another
+    /// clock (a log's times while replaying, then the live engine's), so its duration would be
+    /// wrong; it stays unknown instead.
+    pub fn forget_thought_start(&mut self) {
+        self.thought = None;
+    }
+
         self.record(ThreadPatch::Push { index, entry });
         index
     }
@@ -451,7 +489,18 @@ impl Thread {
                 self.entries.len() - 1
             }
         };
-        self.record(ThreadPatch::AppendChunk { index: index as EntryIndex, kind, text: text.to_owned() });
+        let new_thought = match &self.entries[index] {
+            Entry::Agent(message) => {
+                kind == ChunkKind::Thought && message.chunks.last().is_none_or(|last| last.kind != kind)
+            }
+            _ => false,
+        };
+        let index = index as EntryIndex;
+        self.record(ThreadPatch::AppendChunk { index, kind, text: text.to_owned() });
+        if new_thought && let Some(Entry::Agent(message)) = self.entries.get(index as usize) {
+            let chunk = (message.chunks.len() - 1) as u32;
+            self.thought = Some(OpenThought { index, chunk, started_at: self.now });
+        }
     }
 
     /// The index of the tool call with this id, searching from the end (recent calls are the ones
@@ -509,6 +558,7 @@ impl Thread {
             && last_kind == kind
         {
             last_text.push_str(text);
+        self.end_thought_before(&patch);
             return;
         }
         self.patches.push(patch);
@@ -525,8 +575,28 @@ impl Thread {
             ThreadPatch::AppendChunk { index, kind, text } => {
                 if let Some(Entry::Agent(message)) = self.entries.get_mut(*index as usize) {
                     match message.chunks.last_mut() {
+    /// Ends the streaming thought when `patch` shows the agent doing something else: any change
+    /// but more of the same thought, or a terminal's output (which streams beside the agent's
+    /// thinking).
+    fn end_thought_before(&mut self, patch: &ThreadPatch) {
+        let Some(thought) = self.thought else { return };
+        let goes_on = match patch {
+            ThreadPatch::AppendChunk { index, kind, .. } => *index == thought.index && *kind == ChunkKind::Thought,
+            ThreadPatch::Terminal { .. } => true,
+            _ => false,
+        };
+        if goes_on {
+            return;
+        }
+        self.thought = None;
+        let duration_ms = self.now.saturating_sub(thought.started_at);
+        let ended = ThreadPatch::ThoughtEnded { index: thought.index, chunk: thought.chunk, duration_ms };
+        self.apply(&ended);
+        self.patches.push(ended);
+    }
+
                         Some(last) if last.kind == *kind => last.text.push_str(text),
-                        _ => message.chunks.push(MessageChunk { kind: *kind, text: text.clone() }),
+                        _ => message.chunks.push(MessageChunk { kind: *kind, text: text.clone(), duration_ms: None }),
                     }
                 }
             }
@@ -544,3 +614,10 @@ impl Thread {
         }
     }
 }
+            ThreadPatch::ThoughtEnded { index, chunk, duration_ms } => {
+                if let Some(Entry::Agent(message)) = self.entries.get_mut(*index as usize)
+                    && let Some(thought) = message.chunks.get_mut(*chunk as usize)
+                {
+                    thought.duration_ms = Some(*duration_ms);
+                }
+            }

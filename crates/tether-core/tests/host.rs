@@ -1010,3 +1010,29 @@ fn webview_snapshot(engine: &mut HostEngine, now: u64) -> ViewSnapshot {
         })
         .expect("a snapshot for the webview")
 }
+
+#[test]
+fn a_code_blocks_copy_insert_and_open_are_carried_out_by_the_host() {
+    let mut now = 0;
+    let mut engine = ready_engine(&mut now);
+    drain(&mut engine);
+    engine.handle_webview(Intent::CopyText { text: "cargo test\n".to_owned() }, now + 1);
+    engine.handle_webview(Intent::InsertAtCursor { text: "let x = 1;\n".to_owned() }, now + 2);
+    engine.handle_webview(
+        Intent::OpenInNewFile { text: "fn main() {}\n".to_owned(), language: Some("rust".to_owned()) },
+        now + 3,
+    );
+    let actions = drain(&mut engine);
+    let wanted = [
+        HostAction::WriteClipboard { text: "cargo test\n".to_owned() },
+        HostAction::InsertAtCursor { text: "let x = 1;\n".to_owned() },
+        HostAction::OpenUntitled { content: "fn main() {}\n".to_owned(), language: Some("rust".to_owned()) },
+    ];
+    for action in wanted {
+        assert!(actions.contains(&action), "{action:?} in {actions:?}");
+    }
+    // The webview's JSON, as generated TypeScript writes it.
+    let open: tether_core::webview::WebviewToHost =
+        serde_json::from_str(r#"{"type":"openInNewFile","text":"x","language":null}"#).unwrap();
+    assert_eq!(open, Intent::OpenInNewFile { text: "x".to_owned(), language: None }.into());
+}

@@ -97,11 +97,11 @@ export type Intent = { "type": "prompt", text: string,
  * Files and selections the text mentions with `@`, images pasted or dropped; absent
  * from a webview older than mentions.
  */
-attachments: Array<PromptAttachment>, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setAgentMode", id: string, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "signIn" } | { "type": "authenticate", methodId: string, env: { [key in string]: string }, } | { "type": "setFollowAgent", on: boolean, } | { "type": "toggleFollowAgent" } | { "type": "manageTrust" } | { "type": "mentionSelection", selection: EditorSelection, };
+attachments: Array<PromptAttachment>, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setAgentMode", id: string, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "signIn" } | { "type": "authenticate", methodId: string, env: { [key in string]: string }, } | { "type": "setFollowAgent", on: boolean, } | { "type": "toggleFollowAgent" } | { "type": "manageTrust" } | { "type": "openAgentSettings" } | { "type": "openLocation", path: string, line: number | null, } | { "type": "copyText", text: string, } | { "type": "insertAtCursor", text: string, } | { "type": "openInNewFile", text: string, language: string | null, } | { "type": "mentionSelection", selection: EditorSelection, };
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
-export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews" } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, } | { "type": "closeTerminal", terminal: string, } | { "type": "showHistory", items: Array<HistoryItem>, } | { "type": "saveExport", suggestedName: string, content: string, } | { "type": "exportFile", source: string, suggestedName: string, } | { "type": "askAuthentication", agent: string, methods: Array<AuthMethodView>, } | { "type": "revealLocation", path: string, line: number | null, } | { "type": "listWorkspaceFiles" } | { "type": "resolvePaths", resolve: number, root: string, paths: Array<string>, } | { "type": "manageWorkspaceTrust" } | { "type": "askEditor", question: number, query: EditorQuery, maxResults: number, };
+export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, line: number | null, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews" } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, } | { "type": "closeTerminal", terminal: string, } | { "type": "showHistory", items: Array<HistoryItem>, } | { "type": "saveExport", suggestedName: string, content: string, } | { "type": "exportFile", source: string, suggestedName: string, } | { "type": "askAuthentication", agent: string, methods: Array<AuthMethodView>, } | { "type": "revealLocation", path: string, line: number | null, } | { "type": "listWorkspaceFiles" } | { "type": "resolvePaths", resolve: number, root: string, paths: Array<string>, } | { "type": "manageWorkspaceTrust" } | { "type": "writeClipboard", text: string, } | { "type": "insertAtCursor", text: string, } | { "type": "openUntitled", content: string, language: string | null, } | { "type": "openSettings", query: string, } | { "type": "askEditor", question: number, query: EditorQuery, maxResults: number, };
 
 export type PermissionSettings = { 
 /**
@@ -529,7 +529,13 @@ export type AgentMessage = { chunks: Array<MessageChunk>, };
 
 export type ChunkKind = "text" | "thought";
 
-export type MessageChunk = { kind: ChunkKind, text: string, };
+export type MessageChunk = { kind: ChunkKind, text: string, 
+/**
+ * How long the agent thought, in milliseconds: set on a thought once something else follows
+ * it (text, a tool call, the end of the turn). Absent while the thought goes on, on text, and
+ * when its start is not known (a thought that went on across a window reload).
+ */
+durationMs?: number, };
 
 export type ToolStatus = "pending" | "in_progress" | "waiting_for_confirmation" | "completed" | "failed";
 
@@ -549,13 +555,35 @@ command: string | null, rawOutput: unknown,
  */
 permission: PermissionView | null, };
 
-export type ToolContent = { "type": "text", text: string, } | { "type": "diff", path: string, added: number, removed: number, lines: Array<DiffLineView>, 
+export type ToolContent = { "type": "text", text: string, } | { "type": "diff", 
+/**
+ * The file as the agent named it (absolute: ACP requires it), for opening it.
+ */
+path: string, 
+/**
+ * The path as the person reads it: relative to the workspace when inside it.
+ */
+label: string, 
+/**
+ * The file change card that shows this same change (a write under review, an edit found
+ * on disk), when there is one: the tool call's card then links to it rather than
+ * showing the diff a second time.
+ */
+change: number | null, added: number, removed: number, lines: Array<DiffLineView>, 
 /**
  * Changed lines the card leaves out.
  */
 hiddenLines: number, } | { "type": "terminal", terminalId: string, };
 
-export type Location = { path: string, line: number | null, };
+export type Location = { 
+/**
+ * The path as the agent named it, for opening it.
+ */
+path: string, line: number | null, 
+/**
+ * The path as the person reads it: relative to the workspace when inside it, else absolute.
+ */
+label: string, };
 
 export type PermissionView = { key: number, 
 /**
@@ -610,7 +638,7 @@ status: string, };
 
 export type TurnState = { "type": "idle" } | { "type": "running" } | { "type": "ended", stopReason: string, } | { "type": "failed", message: string, };
 
-export type ThreadPatch = { "op": "push", index: number, entry: Entry, } | { "op": "appendChunk", index: number, kind: ChunkKind, text: string, } | { "op": "replace", index: number, entry: Entry, } | { "op": "plan", entries: Array<PlanEntryView>, } | { "op": "turn", state: TurnState, } | { "op": "terminal", view: TerminalView, };
+export type ThreadPatch = { "op": "push", index: number, entry: Entry, } | { "op": "appendChunk", index: number, kind: ChunkKind, text: string, } | { "op": "replace", index: number, entry: Entry, } | { "op": "plan", entries: Array<PlanEntryView>, } | { "op": "turn", state: TurnState, } | { "op": "terminal", view: TerminalView, } | { "op": "thoughtEnded", index: number, chunk: number, durationMs: number, };
 
 export type TerminalView = { 
 /**
@@ -622,7 +650,8 @@ id: string,
  */
 command: string, 
 /**
- * The working directory, when it is not the workspace folder.
+ * The working directory, when it is not the workspace folder: relative to the workspace
+ * when inside it, with where it leads when it goes through a link.
  */
 cwd: string | null, origin: TerminalOrigin, 
 /**

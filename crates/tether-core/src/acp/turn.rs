@@ -139,7 +139,8 @@ impl AcpClient {
     /// Asks the agent to stop the running turn. The turn ends when the agent answers the prompt
     /// (with stop reason `cancelled`); every permission request still waiting is answered
     /// `cancelled` now, as ACP requires.
-    pub fn cancel(&mut self, _now: u64) {
+    pub fn cancel(&mut self, now: u64) {
+        self.thread.set_now(now);
         if let Some(held) = self.turn.held.take() {
             // The prompt never left: the turn ends here, and only the log's record tells a
             // replay that it was asked.

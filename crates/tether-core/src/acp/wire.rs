@@ -36,6 +36,10 @@ impl AcpClient {
     /// One complete line from the agent's stdout that tetherd found to be JSON.
     pub fn handle_message(&mut self, line: &str, now: u64) {
         self.now = now;
+        if !self.replaying {
+            // A replay times the thread by the log's clock instead (see `LogReplay::feed`).
+            self.thread.set_now(now);
+        }
         let message = match jsonrpc::parse_message(line) {
             Ok(message) => message,
             Err(error) => {
