@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
 
-import { orderedSteps, testAgent, waitForFile, withVSCode } from "./harness.mjs";
+import { orderedSteps, testAgent, waitForFile, withVSCode, pick } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 5 * 60_000;
 
@@ -90,7 +90,7 @@ test("a hung agent can be stopped and restarted", { timeout: TEST_TIMEOUT_MS }, 
     });
 
     await step("2. an agent that hangs while starting shows its seconds, and Stop kills it", async () => {
-      await chat.locator("select.session-picker").selectOption("Hanging");
+      await pick(chat.locator(".session-picker"), "Hanging");
       // The step counts its seconds while the agent does not answer.
       await status.filter({ hasText: /^Initializing the agent… \d+ s$/ }).waitFor();
       const pid = Number(await waitForFile(pidFile(vscode.root, "hanging"), (text) => /^\d+$/.test(text)));

@@ -27,6 +27,9 @@ import {
   orderedSteps,
   waitForFile,
   withVSCode,
+  pick,
+  pickedValue,
+  chosenItem,
 } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
@@ -228,9 +231,9 @@ test("Claude Code (direct), one CLI kept alive: the second turn goes to the same
     });
 
     await step("the header's mode and model pickers reach the running CLI as control requests", async () => {
-      await chat.locator("select.mode-select").selectOption("acceptEdits");
-      const models = chat.locator('select.config-option-select[data-config-id="model"]');
-      await models.selectOption("opus");
+      await pick(chat.locator(".mode-select"), "acceptEdits");
+      const models = chat.locator('.config-option-select[data-config-id="model"]');
+      await pick(models, "opus");
       const sent = (subtype, key, value) => (text) =>
         text
           .split("\n")
@@ -240,10 +243,10 @@ test("Claude Code (direct), one CLI kept alive: the second turn goes to the same
       await waitForFile(newestSessionLog(vscode.workspace), sent("set_permission_mode", "mode", "acceptEdits"));
       await waitForFile(newestSessionLog(vscode.workspace), sent("set_model", "model", "opus"));
       // Both answered by the CLI: the pickers keep the choices.
-      await chat.locator("select.agent-mode-select option:checked", { hasText: "Accept Edits" }).waitFor({ state: "attached" });
-      assert.equal(await models.inputValue(), "opus");
+      await chosenItem(chat.locator(".agent-mode-select"), "Accept Edits").waitFor({ state: "attached" });
+      assert.equal(await pickedValue(models), "opus");
       // Back to asking, for the Write that follows.
-      await chat.locator("select.mode-select").selectOption("ask");
+      await pick(chat.locator(".mode-select"), "ask");
       await waitForFile(newestSessionLog(vscode.workspace), sent("set_permission_mode", "mode", "default"));
     });
 

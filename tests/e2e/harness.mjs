@@ -719,3 +719,34 @@ function alive(pids) {
     }
   });
 }
+
+// The chat's pickers (`.session-picker`, `.mode-select`, `.agent-mode-select`,
+// `.config-option-select[data-config-id=…]`) are buttons that open a list (webview/src/picker-view.ts),
+// not `<select>`s. These do with them what a person does, and read what they show.
+
+/** Opens `picker` (a locator of the picker) and clicks the choice whose value is `value`. */
+export async function pick(picker, value) {
+  await picker.locator("button.picker-button").click();
+  await picker.locator(`[role="option"][data-value=${JSON.stringify(value)}]`).click();
+}
+
+/** The value `picker` shows as chosen. */
+export async function pickedValue(picker) {
+  return picker.getAttribute("data-value");
+}
+
+/** The choices `picker` lists, in order, as `{ value, name }`. */
+export async function pickerChoices(picker) {
+  return picker.locator('[role="option"]').evaluateAll((items) =>
+    items.map((item) => ({ value: item.dataset.value, name: item.querySelector(".picker-item-label")?.textContent })));
+}
+
+/** The chosen item of `picker`, when its name has `name` in it (waits for it with `.waitFor`). */
+export function chosenItem(picker, name) {
+  return picker.locator('[role="option"][aria-selected="true"]', { hasText: name });
+}
+
+/** Opens the header's More Actions menu, so that its items can be clicked. */
+export async function openMoreActions(chat) {
+  await chat.locator(".session-more button.menu-button").click();
+}

@@ -90,6 +90,8 @@ test("an agent asks the editor through Tether's MCP server: selection, definitio
       const said = await chat.locator(".entry.agent", { hasText: "MCP servers:" }).innerText();
       assert.match(said, /tether \(stdio: [^)]*tetherd\)/, said);
       assert.match(said, /extra \(stdio: node\)/, said);
+      // The composer's plug button lists the servers the session gave its agent.
+      await chat.locator("button.mcp-button").click();
       const header = chat.locator(".mcp-servers");
       await header.locator(".mcp-server", { hasText: "tether (editor tools)" }).waitFor();
       await header.locator(".mcp-server", { hasText: "extra" }).waitFor();

@@ -12,7 +12,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
 
-import { orderedSteps, testAgent, waitForFile, withVSCode } from "./harness.mjs";
+import { orderedSteps, testAgent, waitForFile, withVSCode, pick, chosenItem, openMoreActions } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 15 * 60_000;
 
@@ -73,6 +73,7 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
       assert.equal(await toolCall("Run npm test").locator("button.permission-option").count(), 0);
 
       // The rules panel lists the rule, where it came from and that it fired once.
+      await openMoreActions(chat);
       await chat.locator("button.rules-toggle").click();
       const rule = chat.locator('.rules-panel .rule[data-scope="session"]');
       await rule.waitFor();
@@ -95,10 +96,10 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
 
     // The agent's current mode, as its own mode picker shows it.
     const agentModeIs = (name) =>
-      chat.locator("select.agent-mode-select option:checked", { hasText: name }).waitFor({ state: "attached" });
+      chosenItem(chat.locator(".agent-mode-select"), name).waitFor({ state: "attached" });
 
     await step("(3) Plan mode rejects a write, and the agent is told why", async () => {
-      await chat.locator("select.mode-select").selectOption("plan");
+      await pick(chat.locator(".mode-select"), "plan");
       await chat.locator('[data-mode="plan"]').first().waitFor();
       // The scripted agent offers a "plan" mode of its own: Tether switched it too, and the
       // agent's mode picker says so.
@@ -121,7 +122,7 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
         "nothing was written",
       );
 
-      await chat.locator("select.mode-select").selectOption("ask");
+      await pick(chat.locator(".mode-select"), "ask");
       await agentModeIs("Ask");
     });
 

@@ -22,7 +22,7 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 
-import { ACTIVATION_TIMEOUT_MS, STEP_TIMEOUT_MS, newestSessionLog, waitForFile, withVSCode } from "./harness.mjs";
+import { ACTIVATION_TIMEOUT_MS, STEP_TIMEOUT_MS, newestSessionLog, waitForFile, withVSCode, pick, pickedValue, pickerChoices, chosenItem } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
 
@@ -76,32 +76,32 @@ test("Claude Code from npm: the session starts, its models are listed, a mode is
     await vscode.openTetherView();
     const chat = vscode.chatFrame();
     await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
-    const picker = chat.locator("select.session-picker");
+    const picker = chat.locator(".session-picker");
     assert.deepEqual(
-      await picker.locator("option").allInnerTexts(),
+      (await pickerChoices(picker)).map((choice) => choice.name),
       ["Demo", "Claude Code", "Claude Code (direct)", "Codex", "Gemini CLI"],
     );
 
-    await picker.selectOption("Claude Code");
+    await pick(picker, "Claude Code");
     await chat.locator(".session-agent", { hasText: "Claude Code" }).waitFor();
     // Ready only after the agent answered initialize and session/new.
     await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
 
-    const models = chat.locator('select.config-option-select[data-config-id="tether.model"]');
+    const models = chat.locator('.config-option-select[data-config-id="tether.model"]');
     await models.waitFor();
-    assert.deepEqual(await models.locator("option").allInnerTexts(), [
+    assert.deepEqual((await pickerChoices(models)).map((choice) => choice.name), [
       "Default (recommended)",
       "Opus",
       "Opus (1M context)",
       "Haiku",
     ]);
-    assert.equal(await models.inputValue(), "default");
+    assert.equal(await pickedValue(models), "default");
 
     // The agent's own modes are listed as it returned them, its current one chosen.
-    const agentModes = chat.locator("select.agent-mode-select");
+    const agentModes = chat.locator(".agent-mode-select");
     const agentModeIs = (name) =>
-      chat.locator("select.agent-mode-select option:checked", { hasText: name }).waitFor({ state: "attached" });
-    assert.deepEqual(await agentModes.locator("option").allInnerTexts(), [
+      chosenItem(chat.locator(".agent-mode-select"), name).waitFor({ state: "attached" });
+    assert.deepEqual((await pickerChoices(agentModes)).map((choice) => choice.name), [
       "Default",
       "Accept Edits",
       "Plan Mode",
@@ -109,15 +109,15 @@ test("Claude Code from npm: the session starts, its models are listed, a mode is
     ]);
     await agentModeIs("Default");
     // Tether's Plan mode matches the agent's "plan" mode: Tether sends it.
-    await chat.locator("select.mode-select").selectOption("plan");
+    await pick(chat.locator(".mode-select"), "plan");
     await agentModeIs("Plan Mode");
-    await chat.locator("select.mode-select").selectOption("acceptEdits");
+    await pick(chat.locator(".mode-select"), "acceptEdits");
     await agentModeIs("Accept Edits");
     // The agent's "Don't Ask" means none of Tether's modes: it is sent as it is, and Tether's own
     // mode stays.
-    await agentModes.selectOption("dontAsk");
+    await pick(agentModes, "dontAsk");
     await agentModeIs("Don't Ask");
-    assert.equal(await chat.locator("select.mode-select").inputValue(), "acceptEdits");
+    assert.equal(await pickedValue(chat.locator(".mode-select")), "acceptEdits");
 
     // The session's log holds the agent's own answers (its modes) and every switch sent to it.
     const log = await waitForFile(newestSessionLog(vscode.workspace), (text) => text.includes('"modeId":"dontAsk"'));
@@ -139,8 +139,8 @@ test("Claude Code from npm: the session starts, its models are listed, a mode is
     await chat.locator(".turn-state", { hasText: "the agent needs you to sign in" }).waitFor();
     assert.equal(await chat.locator(".entry.user").count(), 1);
     await chat.locator(".entry.user", { hasText: "Say hello" }).waitFor();
-    assert.equal(await agentModes.inputValue(), "dontAsk");
-    assert.equal(await models.inputValue(), "default");
+    assert.equal(await pickedValue(agentModes), "dontAsk");
+    assert.equal(await pickedValue(models), "default");
     const refused = await waitForFile(newestSessionLog(vscode.workspace), (text) => text.includes('"code":-32000'));
     assert.match(refused, /"method":"session\/prompt"/);
 
@@ -202,21 +202,21 @@ test("Codex from npm: an API key signs it in, then its modes, models and reasoni
     // agent's matches it).
     const options = Object.fromEntries(session.result.configOptions.map((option) => [option.category, option]));
     assert.deepEqual(Object.keys(options).sort(), ["mode", "model", "thought_level"]);
-    const agentModes = chat.locator("select.agent-mode-select");
+    const agentModes = chat.locator(".agent-mode-select");
     await pickerLists(agentModes, options.mode.options);
     const current = await agentModeAgrees(vscode, agentModes);
-    await pickerShows(chat.locator(`select.config-option-select[data-config-id="${options.model.id}"]`), options.model);
+    await pickerShows(chat.locator(`.config-option-select[data-config-id="${options.model.id}"]`), options.model);
     await pickerShows(
-      chat.locator(`select.config-option-select[data-config-id="${options.thought_level.id}"]`),
+      chat.locator(`.config-option-select[data-config-id="${options.thought_level.id}"]`),
       options.thought_level,
     );
 
     // Another mode, chosen in the header, is sent to the agent, and the picker shows it.
     const other = options.mode.options.find((choice) => choice.value !== current);
-    await agentModes.selectOption(other.value);
+    await pick(agentModes, other.value);
     const switched = await waitForAnswer(vscode, (to) => sendsMode(to, other.value));
     assert.ok(switched.result !== undefined, `the agent accepted the mode: ${JSON.stringify(switched)}`);
-    await chat.locator("select.agent-mode-select option:checked", { hasText: other.name }).waitFor({ state: "attached" });
+    await chosenItem(chat.locator(".agent-mode-select"), other.name).waitFor({ state: "attached" });
     assert.equal(await agentModeAgrees(vscode, agentModes), other.value);
     await vscode.screenshot("real-agents-codex.png");
 
@@ -255,21 +255,21 @@ test("Gemini CLI from npm: its API-key sign-in is asked for as GEMINI_API_KEY, t
 
     // Gemini announces modes and models (session/set_model): both pickers list them.
     const { modes, models } = session.result;
-    const agentModes = chat.locator("select.agent-mode-select");
+    const agentModes = chat.locator(".agent-mode-select");
     await pickerLists(agentModes, modes.availableModes.map((mode) => ({ value: mode.id, name: mode.name })));
     await agentModeAgrees(vscode, agentModes);
-    await pickerShows(chat.locator('select.config-option-select[data-config-id="tether.model"]'), {
+    await pickerShows(chat.locator('.config-option-select[data-config-id="tether.model"]'), {
       currentValue: models.currentModelId,
       options: models.availableModels.map((model) => ({ value: model.modelId, name: model.name })),
     });
 
     // Tether's Plan mode matches Gemini's "plan": choosing it sends it. (Gemini refuses its
     // auto-approving modes in a folder it was not told to trust.)
-    await chat.locator("select.mode-select").selectOption("plan");
+    await pick(chat.locator(".mode-select"), "plan");
     const switched = await waitForAnswer(vscode, (to) => sendsMode(to, "plan"));
     assert.ok(switched.result !== undefined, `the agent accepted the mode: ${JSON.stringify(switched)}`);
     const plan = modes.availableModes.find((mode) => mode.id === "plan");
-    await chat.locator("select.agent-mode-select option:checked", { hasText: plan.name }).waitFor({ state: "attached" });
+    await chosenItem(chat.locator(".agent-mode-select"), plan.name).waitFor({ state: "attached" });
     assert.equal(await agentModeAgrees(vscode, agentModes), "plan");
     await vscode.screenshot("real-agents-gemini.png");
 
@@ -282,7 +282,7 @@ async function chooseAgent(vscode, agent) {
   await vscode.openTetherView();
   const chat = vscode.chatFrame();
   await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
-  await chat.locator("select.session-picker").selectOption(agent);
+  await pick(chat.locator(".session-picker"), agent);
   await chat.locator(".session-agent", { hasText: agent }).waitFor();
   return chat;
 }
@@ -290,14 +290,13 @@ async function chooseAgent(vscode, agent) {
 /** `picker` lists exactly the choices of `option` (names, values), its current one chosen. */
 async function pickerShows(picker, option) {
   await pickerLists(picker, option.options);
-  assert.equal(await picker.inputValue(), option.currentValue);
+  assert.equal(await pickedValue(picker), option.currentValue);
 }
 
 /** `picker` lists exactly `choices` (`{ value, name }`), in order. */
 async function pickerLists(picker, choices) {
   await picker.waitFor();
-  const listed = await picker.locator("option").evaluateAll((items) =>
-    items.map((item) => ({ value: item.value, name: item.textContent })));
+  const listed = await pickerChoices(picker);
   assert.deepEqual(listed, choices.map(({ value, name }) => ({ value, name })));
 }
 
@@ -312,9 +311,9 @@ async function agentModeAgrees(vscode, picker) {
   const log = () => agentModeIn(readWire(fs.readFileSync(newestSessionLog(vscode.workspace), "utf8")));
   for (;;) {
     const logged = log();
-    const shown = picker.locator(`option[value=${JSON.stringify(logged)}]:checked`);
+    const shown = picker.locator(`[role="option"][data-value=${JSON.stringify(logged)}][aria-selected="true"]`);
     await shown.waitFor({ state: "attached", timeout: STEP_TIMEOUT_MS }).catch(async () => {
-      assert.fail(`the agent mode picker shows ${await picker.inputValue()}; the log says ${logged}`);
+      assert.fail(`the agent mode picker shows ${await pickedValue(picker)}; the log says ${logged}`);
     });
     if (log() === logged) return logged;
   }

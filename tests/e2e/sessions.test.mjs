@@ -30,6 +30,8 @@ import {
   testAgent,
   waitForFile,
   withVSCode,
+  pick,
+  openMoreActions,
 } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
@@ -140,7 +142,7 @@ test("sessions survive a webview reload, a window reload, a restart of VS Code a
     });
 
     await step("5. an agent that cannot resume: the session reopens, the notice says so, a prompt works", async () => {
-      await chat.locator("select.session-picker").selectOption("Forgetful");
+      await pick(chat.locator(".session-picker"), "Forgetful");
       await chat.locator(".session-agent", { hasText: exactText("Forgetful") }).waitFor();
       await chat.locator('.session-status[data-status="ready"]').waitFor();
       assert.equal(await userEntries().count(), 0, "a new session starts empty");
@@ -176,7 +178,7 @@ test("sessions survive a webview reload, a window reload, a restart of VS Code a
       await page.keyboard.press("Escape");
       await page.locator(".quick-input-widget").waitFor({ state: "hidden" });
 
-      await chat.locator("button.session-export-button").click();
+      await openMoreActions(chat);
       await chat.locator('button.session-export-item[data-format="jsonl"]').click();
       // In the browser, VS Code's save dialog is its simple one: a path in a quick input.
       const target = path.join(vscode.workspace, "exported-session.jsonl");

@@ -17,7 +17,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 
-import { orderedSteps, withVSCode } from "./harness.mjs";
+import { orderedSteps, withVSCode, pick, pickerChoices } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 5 * 60_000;
 
@@ -111,7 +111,7 @@ test("an untrusted repository runs nothing, and trusting it starts the person's 
             hasText: `The earlier session "${SESSION_TITLE}" used "Repo agent", which is not configured.`,
           })
           .waitFor();
-        const options = await chat.locator("select.session-picker option").allInnerTexts();
+        const options = await pickerChoices(chat.locator(".session-picker")).then((choices) => choices.map((choice) => choice.name));
         assert.ok(!options.includes("Repo agent"), `the repository's agent is not offered: ${options}`);
         const running = started();
         assert.ok(running.some((line) => line.includes("tether-test-agent")), `the Demo agent runs: ${running}`);
@@ -132,8 +132,8 @@ test("an untrusted repository runs nothing, and trusting it starts the person's 
         assert.ok(!started().some((line) => line.includes("run-me.sh")), "nothing of the repository runs");
         assert.equal(fs.existsSync(marker), false, "the repository's script never ran");
         await vscode.screenshot("trust-history.png");
-        const picker = chat.locator("select.session-picker");
-        await picker.selectOption("Demo");
+        const picker = chat.locator(".session-picker");
+        await pick(picker, "Demo");
         await chat.locator('.session-status[data-status="ready"]').waitFor();
         assert.equal((await chat.locator(".session-agent").innerText()).trim(), "Demo");
         assert.equal(fs.existsSync(marker), false, "the repository's script never ran");

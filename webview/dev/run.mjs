@@ -69,6 +69,7 @@ try {
   // The demo turn, driven through the UI.
   const demo = await openPage("scenario=demo");
   await demo.waitForSelector('.session-status[data-status="ready"]');
+  await demo.screenshot({ path: join(out, "demo-empty.png") });
   await demo.fill("textarea.composer-input", "Show me what a turn looks like.");
   await demo.press("textarea.composer-input", "Enter");
   const allow = demo.locator('button.permission-option[data-option-id="allow-once"]');
@@ -91,6 +92,7 @@ try {
     document.querySelector("main.thread").scrollTop = 0;
   });
   await demo.screenshot({ path: join(out, "demo-top.png") });
+  await demo.click(".session-more button.menu-button");
   await demo.click("button.rules-toggle");
   await demo.waitForSelector("section.rules-panel .rule");
   await demo.fill('form.rule-add input[name="pattern"]', "cargo *");
@@ -98,8 +100,9 @@ try {
   await demo.click("form.rule-add button.rule-add-submit");
   await demo.waitForSelector('.rule .rule-description >> text=Allow execute matching “cargo *”');
   await demo.screenshot({ path: join(out, "rules-panel.png") });
-  await demo.selectOption("select.mode-select", "bypass");
-  await demo.waitForSelector('header.session[data-mode="bypass"] .mode-warning:visible');
+  await demo.click(".mode-select button.picker-button");
+  await demo.click('.mode-select [role="option"][data-value="bypass"]');
+  await demo.waitForSelector('.session-controls[data-mode="bypass"] .mode-warning:visible');
   await demo.screenshot({ path: join(out, "mode-bypass.png") });
   await demo.setViewportSize({ width: 260, height: 820 });
   await demo.screenshot({ path: join(out, "demo-narrow.png") });

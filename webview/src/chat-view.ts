@@ -1,13 +1,17 @@
 // The whole chat UI inside `#app`, redrawn from the model once per frame.
 //
 // Besides placing the parts, it owns what spans them: the focus and the screen reader
-// announcement when a permission request appears, and the keys 1 to 9, which answer the oldest
-// request still waiting with its first to ninth option wherever the focus is, unless the person
-// is typing in a field.
+// announcement when a permission request appears or a turn ends, the keys 1 to 9, which answer
+// the oldest request still waiting with its first to ninth option wherever the focus is, unless
+// the person is typing in a field, and the focus going to the composer when the view itself is
+// focused ("Tether: Focus Chat", or clicking into the view).
+//
+// Before the first prompt the thread gives its place to the empty state (`EmptyStateView`).
 
 import { ChangesBarView } from "./changes-bar-view";
 import { ComposerView } from "./composer-view";
 import { element } from "./element";
+import { EmptyStateView } from "./empty-state-view";
 import { FollowBottom } from "./follow-bottom";
 import type { MarkdownRenderer } from "./markdown";
 import type { Clock } from "./markdown-view";
@@ -15,10 +19,11 @@ import type { ChangeSet, ChatModel } from "./model";
 import { PlanView } from "./plan-view";
 import type { HostToWebview, PermissionKey, PostIntent } from "./protocol";
 import { RulesPanelView } from "./rules-panel-view";
+import { SessionControlsPanel } from "./session-controls-view";
 import { SessionHeaderView } from "./session-header-view";
 import { type Repeat, TerminalCards, repeatWithInterval } from "./terminal-view";
 import { ThreadView } from "./thread-view";
-import { TurnView } from "./turn-view";
+import { TurnView, turnAnnouncement } from "./turn-view";
 import type { UiState } from "./ui-state";
 
 export class ChatView {
@@ -30,7 +35,10 @@ export class ChatView {
   private readonly turn = new TurnView();
   private readonly changesBar: ChangesBarView;
   private readonly composer: ComposerView;
+  private readonly controls: SessionControlsPanel;
+  private readonly empty: EmptyStateView;
   private readonly follow: FollowBottom;
+  private shownTurn = "idle";
   private readonly answered = new Set<PermissionKey>();
   /** Polite: a new request is announced once the screen reader finishes what it is saying. */
   private readonly announcer = element("div", "permission-announcement");
@@ -54,17 +62,21 @@ export class ChatView {
       answered: this.answered,
       permissionShown: (button, title) => {
         this.focusAfterFrame = button;
-        this.announceAfterFrame.push(title);
+        this.announceAfterFrame.push(`Permission needed: ${title}`);
       },
       terminals: this.terminals,
     }, clock);
     this.changesBar = new ChangesBarView(post, uiState);
     this.composer = new ComposerView(post, uiState);
+    this.controls = new SessionControlsPanel(post);
+    this.composer.controlsSlot.append(this.controls.element);
+    this.empty = new EmptyStateView(post, (text) => this.composer.fill(text));
     this.announcer.setAttribute("aria-live", "polite");
     this.announcer.setAttribute("role", "status");
     root.replaceChildren(
       this.header.element,
       this.rules.element,
+      this.empty.element,
       this.thread.element,
       this.plan.element,
       this.turn.element,
@@ -74,6 +86,12 @@ export class ChatView {
     );
     this.follow = new FollowBottom(this.thread.element);
     root.ownerDocument.addEventListener("keydown", (event) => this.answerByKey(event));
+    // The view focused as a whole (its focus command, a click on its tab) puts the caret in the
+    // composer; a focus that lands on a control inside the view stays there.
+    root.ownerDocument.defaultView?.addEventListener("focus", () => {
+      const active = root.ownerDocument.activeElement;
+      if (active === null || active === root.ownerDocument.body) this.composer.input.focus();
+    });
   }
 
   /**
@@ -99,13 +117,19 @@ export class ChatView {
     if (changes.reset) this.uiState.forgetEntriesFrom(model.entries.length);
     if (changes.reset || changes.session) {
       this.header.render(model.session);
+      this.empty.render(model.session);
+      this.controls.render(model.session?.permissions ?? null, model.session?.controls ?? null);
+      this.composer.setAgentName(model.session?.agent ?? null);
       this.rules.render(model.session?.permissions ?? null);
       this.changesBar.render(model.session?.changes ?? []);
       this.composer.setCommands(model.session?.controls.commands ?? []);
       this.composer.setCapabilities(model.session?.controls.prompt ?? { image: false, embeddedContext: false });
     }
     if (changes.reset || changes.plan) this.plan.render(model.plan);
-    if (changes.reset || changes.turn) this.turn.render(model.turn);
+    if (changes.reset || changes.turn) {
+      this.turn.render(model.turn);
+      this.announceTurn(model);
+    }
     if (changes.reset || changes.session || changes.turn) {
       // A prompt also goes to an agent that has exited: the engine starts it again for it.
       const canPrompt = model.session?.status.type === "ready" || model.session?.canRestart === true;
@@ -114,6 +138,16 @@ export class ChatView {
     // Terminal cards first: tool calls drawn in this frame take their cards as they are now.
     this.terminals.render(model.terminals, changes);
     const textWaiting = this.thread.render(model, changes);
+    const empty = model.entries.length === 0;
+    this.empty.element.hidden = !empty;
+    this.thread.element.hidden = empty;
+    // The prompts for ↑/↓: gathered again only when a prompt is among the entries that changed,
+    // so a streaming frame in a long thread does not walk the whole thread.
+    if (changes.reset || [...changes.rebuilt].some((index) => model.entries[index]?.type === "user")) {
+      this.composer.setHistory(
+        model.entries.flatMap((entry) => (entry.type === "user" && entry.text.trim() !== "" ? [entry.text] : [])),
+      );
+    }
     this.terminals.pin();
     this.follow.pin();
     this.focusPermission();
@@ -134,9 +168,18 @@ export class ChatView {
     if (!typing) target.focus({ preventScroll: true });
   }
 
+  /** Says when a turn ends (and how), once, as the peers' chats do for screen readers. */
+  private announceTurn(model: ChatModel): void {
+    const state = model.turn.type;
+    if (state === this.shownTurn) return;
+    const wasRunning = this.shownTurn === "running";
+    this.shownTurn = state;
+    if (wasRunning && state !== "running") this.announceAfterFrame.push(turnAnnouncement(model.turn));
+  }
+
   private announcePermissions(): void {
     if (this.announceAfterFrame.length === 0) return;
-    this.announcer.textContent = this.announceAfterFrame.map((title) => `Permission needed: ${title}`).join(". ");
+    this.announcer.textContent = this.announceAfterFrame.join(". ");
     this.announceAfterFrame = [];
   }
 

@@ -1,9 +1,14 @@
-// The composer (`footer.composer`): where the person writes a prompt.
+// The composer (`footer.composer`): where the person writes a prompt. A box drawn like VS Code's
+// own inputs holds the attachments (as chips), the text area, which grows with its text, and a
+// footer: the session's pickers (`SessionControlsPanel`, placed there by the chat) and one
+// button that is Send while the agent waits and Stop while it works.
 //
 // Enter sends and Shift+Enter starts a new line (Enter while an input method is composing
-// belongs to the input method). Send is disabled while a turn runs or the session is not ready
-// (an agent that exited and can be restarted counts as ready: the prompt starts it again);
-// Cancel is offered only while a turn runs, and Escape does the same from the text area.
+// belongs to the input method). Send is disabled while the session is not ready (an agent that
+// exited and can be restarted counts as ready: the prompt starts it again). While a turn runs,
+// Stop (or Escape in the text area) cancels it, and Enter keeps the text and says why it was
+// not sent. ↑ on the first line and ↓ on the last walk through the prompts already sent in this
+// session (the thread's, so they survive reloads), the text being written kept as the newest.
 //
 // Two completions share one list above the text area (a listbox the text area points at with
 // `aria-activedescendant`): the arrow keys move through it, Enter or Tab picks, Escape closes it,
@@ -13,14 +18,15 @@
 // - After an "@" (at the start or after a space, up to the caret), the workspace's files and the
 //   editor's selection: the host ranks them for what follows the "@" and answers with `mentions`.
 //   Picking one writes "@label " in place of what was typed and remembers what it stands for;
-//   a prompt carries the mentions whose "@label" is still in its text when it is sent.
+//   a prompt carries the mentions whose "@label" is still in its text when it is sent. Each is
+//   shown as a chip above the text, whose remove button takes its "@label" out of the text.
 //   "Tether: Mention Selection" adds one the same way (`addMention`).
 //
-// Images pasted or dropped into the composer are shown as thumbnails above the text, each with
-// a remove button, and sent with the prompt; an agent that does not accept images (its
+// Images pasted or dropped into the composer are shown as chips with a thumbnail, each with a
+// remove button, and sent with the prompt; an agent that does not accept images (its
 // `promptCapabilities`) gets none, and the composer says so.
 
-import { element } from "./element";
+import { element, icon } from "./element";
 import type {
   MentionSuggestion,
   PostIntent,
@@ -32,6 +38,9 @@ import type { UiState } from "./ui-state";
 
 /** The largest image the composer takes, as the engine does (MAX_IMAGE_BYTES). */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
+
+/** The text area grows with its text up to this share of the view's height, then scrolls. */
+const MAX_INPUT_SHARE = 0.4;
 
 /** One entry of the completion list. */
 interface Suggestion {
@@ -55,8 +64,10 @@ interface PendingImage {
 export class ComposerView {
   readonly element: HTMLElement;
   readonly input = element("textarea", "composer-input");
-  private readonly send = element("button", "composer-send", "Send");
-  private readonly cancel = element("button", "composer-cancel", "Cancel");
+  /** Where the chat puts the session's pickers, left of Send. */
+  readonly controlsSlot = element("div", "composer-controls");
+  private readonly send = element("button", "composer-send");
+  private readonly cancel = element("button", "composer-cancel");
   private readonly suggestions = element("ul", "composer-commands");
   private readonly attachmentsRow = element("div", "composer-attachments");
   private readonly note = element("div", "composer-note");
@@ -75,34 +86,48 @@ export class ComposerView {
   /** What each "@label" picked so far stands for (kept in the UI state with the text). */
   private readonly mentioned: Map<string, PromptAttachment>;
   private images: PendingImage[] = [];
+  /** The prompts sent in this session, oldest first, for ↑ and ↓. */
+  private history: string[] = [];
+  /** Where ↑/↓ are in `history` (its length: the text being written), and that text. */
+  private historyAt = 0;
+  private draft = "";
 
   constructor(
     private readonly post: PostIntent,
     private readonly uiState: UiState,
   ) {
     this.element = element("footer", "composer");
-    this.input.rows = 3;
-    this.input.placeholder = "Ask the agent… (@ to mention a file, Enter to send, Shift+Enter for a new line)";
-    this.input.setAttribute("aria-label", "Prompt");
+    this.input.rows = 1;
+    this.input.placeholder = "Ask the agent… (@ files, / commands)";
+    this.input.setAttribute("aria-label", "Prompt (Enter to send, Shift+Enter for a new line, ↑ for earlier prompts)");
     this.input.value = uiState.composer;
     this.mentioned = new Map(uiState.mentions);
     this.send.type = "button";
+    this.send.setAttribute("aria-label", "Send");
+    this.send.append(icon("send"));
     this.cancel.type = "button";
-    this.cancel.title = "Cancel the running turn (Escape)";
-    const buttons = element("div", "composer-buttons");
-    buttons.append(this.cancel, this.send);
+    this.cancel.title = "Stop the agent's turn (Escape)";
+    this.cancel.setAttribute("aria-label", "Stop");
+    this.cancel.append(icon("debug-stop"));
+    const footer = element("div", "composer-footer");
+    footer.append(this.controlsSlot, this.cancel, this.send);
+    const box = element("div", "composer-box");
+    box.append(this.attachmentsRow, this.input, footer);
     this.suggestions.id = "tether-composer-commands";
     this.suggestions.setAttribute("role", "listbox");
     this.suggestions.hidden = true;
     this.attachmentsRow.hidden = true;
     this.note.hidden = true;
     this.note.setAttribute("role", "status");
-    this.element.append(this.suggestions, this.attachmentsRow, this.note, this.input, buttons);
+    this.element.append(this.suggestions, this.note, box);
 
     this.input.addEventListener("input", () => {
       this.uiState.composer = this.input.value;
       this.dismissed = false;
+      this.historyAt = this.history.length;
       this.showSuggestions();
+      this.showMentionChips();
+      this.fitHeight();
     });
     // Moving the caret into or out of an "@" opens or closes its list.
     this.input.addEventListener("click", () => this.showSuggestions());
@@ -110,10 +135,15 @@ export class ComposerView {
       if (this.pickByKey(event)) return;
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
+        if (this.running && this.input.value.trim() !== "") {
+          this.say("The agent is still working: your prompt is kept. Send it when the turn ends, or Stop (Escape).");
+        }
         this.submit();
       } else if (event.key === "Escape" && this.running) {
         event.preventDefault();
         this.post({ type: "cancel" });
+      } else if ((event.key === "ArrowUp" || event.key === "ArrowDown") && this.walkHistory(event)) {
+        event.preventDefault();
       }
     });
     this.input.addEventListener("paste", (event) => {
@@ -134,12 +164,38 @@ export class ComposerView {
     this.send.addEventListener("click", () => this.submit());
     this.cancel.addEventListener("click", () => this.post({ type: "cancel" }));
     this.render(false, false);
+    this.showMentionChips();
   }
 
   /** The agent's slash commands, offered when the text starts with "/". */
   setCommands(commands: SlashCommandView[]): void {
     this.commands = commands;
     this.showSuggestions();
+  }
+
+  /** The prompts already sent in this session, oldest first (↑ and ↓ walk them). */
+  setHistory(prompts: string[]): void {
+    if (prompts.length === this.history.length && prompts.every((prompt, index) => prompt === this.history[index])) return;
+    const walking = this.historyAt < this.history.length;
+    this.history = prompts;
+    if (!walking) this.historyAt = prompts.length;
+  }
+
+  /** Says which agent the prompt goes to, in the empty text area. */
+  setAgentName(name: string | null): void {
+    this.input.placeholder = name === null ? "Ask the agent… (@ files, / commands)" : `Ask ${name}… (@ files, / commands)`;
+  }
+
+  /** Puts `text` in the composer (an example prompt, an earlier prompt to edit) and focuses it. */
+  fill(text: string): void {
+    this.input.value = text;
+    this.uiState.composer = text;
+    this.historyAt = this.history.length;
+    this.input.focus();
+    this.input.setSelectionRange(text.length, text.length);
+    this.showSuggestions();
+    this.showMentionChips();
+    this.fitHeight();
   }
 
   /** What the agent accepts in a prompt besides text. */
@@ -171,13 +227,51 @@ export class ComposerView {
     this.running = turnRunning;
     this.canSend = sessionReady && !turnRunning;
     this.send.disabled = !this.canSend;
-    this.send.title = turnRunning
-      ? "The agent is working"
-      : sessionReady
-        ? "Send (Enter)"
-        : "The session is not ready";
+    this.send.title = sessionReady ? "Send (Enter)" : "The session is not ready";
+    // One place, two faces: Send while the agent waits, Stop while it works.
+    this.send.hidden = turnRunning;
     this.cancel.hidden = !turnRunning;
     this.cancel.disabled = !turnRunning;
+    if (!turnRunning && this.note.dataset["reason"] === "running") this.say(null);
+  }
+
+  /**
+   * ↑ on the first line shows the prompt before the one shown, ↓ on the last line the one after
+   * (the text being written comes back after the newest). Returns whether the key was used.
+   */
+  private walkHistory(event: KeyboardEvent): boolean {
+    if (event.shiftKey || event.altKey || event.ctrlKey || event.metaKey || event.isComposing) return false;
+    const caret = this.input.selectionStart ?? 0;
+    const value = this.input.value;
+    const up = event.key === "ArrowUp";
+    if (up ? value.slice(0, caret).includes("\n") : value.slice(this.input.selectionEnd ?? caret).includes("\n")) {
+      return false;
+    }
+    const next = this.historyAt + (up ? -1 : 1);
+    if (next < 0 || next > this.history.length) return false;
+    if (this.historyAt === this.history.length) this.draft = value;
+    this.historyAt = next;
+    const text = next === this.history.length ? this.draft : (this.history[next] ?? "");
+    this.input.value = text;
+    this.uiState.composer = text;
+    this.input.setSelectionRange(text.length, text.length);
+    this.showMentionChips();
+    this.fitHeight();
+    return true;
+  }
+
+  /** The text area as tall as its text, up to MAX_INPUT_SHARE of the view, then it scrolls. */
+  private fitHeight(): void {
+    const view = this.input.ownerDocument.defaultView;
+    const limit = Math.max(80, Math.round((view?.innerHeight ?? 600) * MAX_INPUT_SHARE));
+    this.input.style.height = "auto";
+    const wanted = this.input.scrollHeight;
+    if (wanted === 0) {
+      this.input.style.removeProperty("height");
+      return;
+    }
+    this.input.style.height = `${Math.min(wanted + 2, limit)}px`;
+    this.input.style.overflowY = wanted + 2 > limit ? "auto" : "hidden";
   }
 
   /** Opens the list for what is being typed: slash commands, or the `@` list. */
@@ -321,6 +415,8 @@ export class ComposerView {
     this.input.focus();
     this.input.setSelectionRange(caret, caret);
     this.showSuggestions();
+    this.showMentionChips();
+    this.fitHeight();
   }
 
   private async addImages(files: File[]): Promise<void> {
@@ -345,32 +441,51 @@ export class ComposerView {
   }
 
   private showAttachments(): void {
-    this.attachmentsRow.replaceChildren(
-      ...this.images.map((image, index) => {
-        const chip = element("div", "composer-image");
-        const thumbnail = element("img", "composer-image-thumbnail");
-        thumbnail.src = `data:${image.mimeType};base64,${image.data}`;
-        thumbnail.alt = `Image ${index + 1}`;
-        const remove = element("button", "composer-image-remove", "×");
-        remove.type = "button";
-        remove.title = "Remove the image";
-        remove.setAttribute("aria-label", `Remove image ${index + 1}`);
-        remove.addEventListener("click", () => {
-          this.images.splice(index, 1);
-          this.showAttachments();
-          this.input.focus();
-        });
-        chip.append(thumbnail, remove);
-        return chip;
-      }),
-    );
-    this.attachmentsRow.hidden = this.images.length === 0;
+    this.showMentionChips();
+  }
+
+  /** The chips above the text: each mention still in the text, then each image. */
+  private showMentionChips(): void {
+    const text = this.input.value;
+    const mentions = [...this.mentioned.keys()].filter((label) => text.includes(`@${label}`));
+    const chips = mentions.map((label) => {
+      const chip = element("div", "composer-chip composer-mention");
+      chip.title = label;
+      const remove = chipRemove(`Remove @${label}`, () => {
+        this.input.value = this.input.value.replace(new RegExp(`@${escapeRegExp(label)} ?`), "");
+        this.uiState.composer = this.input.value;
+        this.mentioned.delete(label);
+        this.uiState.mentions = [...this.mentioned];
+        this.showMentionChips();
+        this.input.focus();
+      });
+      chip.append(icon(label.includes(":") ? "selection" : "file"), element("span", "composer-chip-label", label), remove);
+      return chip;
+    });
+    const images = this.images.map((image, index) => {
+      const chip = element("div", "composer-chip composer-image");
+      const thumbnail = element("img", "composer-image-thumbnail");
+      thumbnail.src = `data:${image.mimeType};base64,${image.data}`;
+      thumbnail.alt = `Image ${index + 1}`;
+      const remove = chipRemove(`Remove image ${index + 1}`, () => {
+        this.images.splice(index, 1);
+        this.showMentionChips();
+        this.input.focus();
+      });
+      remove.classList.add("composer-image-remove");
+      chip.append(thumbnail, element("span", "composer-chip-label", `Image ${index + 1}`), remove);
+      return chip;
+    });
+    this.attachmentsRow.replaceChildren(...chips, ...images);
+    this.attachmentsRow.hidden = chips.length + images.length === 0;
   }
 
   /** Shows (or, with null, hides) a line about what the composer could not take. */
   private say(text: string | null): void {
     this.note.textContent = text ?? "";
     this.note.hidden = text === null;
+    if (text === null) delete this.note.dataset["reason"];
+    else this.note.dataset["reason"] = this.running ? "running" : "attachment";
   }
 
   /** The mentions the text still holds, in the order they appear, then the images. */
@@ -389,6 +504,9 @@ export class ComposerView {
     const text = this.input.value;
     if (!this.canSend || (text.trim() === "" && this.images.length === 0)) return;
     this.post({ type: "prompt", text, attachments: this.attachments(text) });
+    this.history = [...this.history, text];
+    this.historyAt = this.history.length;
+    this.draft = "";
     this.input.value = "";
     this.uiState.composer = "";
     this.mentioned.clear();
@@ -397,7 +515,23 @@ export class ComposerView {
     this.showAttachments();
     this.say(null);
     this.showSuggestions();
+    this.fitHeight();
   }
+}
+
+/** A chip's remove button: a small ×, named for screen readers. */
+function chipRemove(label: string, remove: () => void): HTMLButtonElement {
+  const button = element("button", "composer-chip-remove");
+  button.type = "button";
+  button.title = label;
+  button.setAttribute("aria-label", label);
+  button.append(icon("close"));
+  button.addEventListener("click", remove);
+  return button;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** The file's bytes in base64, as a data URL carries them. */

@@ -9,7 +9,7 @@
 // changed, so a patch that arrives while the person types or tabs through the panel does not take
 // their input or their focus away.
 
-import { element } from "./element";
+import { element, icon } from "./element";
 import { SCOPE_LABELS } from "./permission-labels";
 import { TOOL_KINDS } from "./protocol";
 import type {
@@ -34,8 +34,10 @@ const CLEAR_CONFIRM_MS = 5_000;
 const PANEL_ID = "tether-rules-panel";
 
 export class RulesPanelView {
-  /** The header's "Rules (N)" button. */
-  readonly toggle = element("button", "rules-toggle", "Rules (0)");
+  /** The "Permission rules (N)" item of the header's menu: opens and closes the panel. */
+  readonly toggle = element("button", "rules-toggle");
+  private readonly toggleLabel = element("span", "rules-toggle-label", "Permission rules (0)");
+  private readonly close = element("button", "icon-button rules-close");
   readonly element = element("section", "rules-panel");
   private readonly problems = element("div", "rule-problems");
   private readonly list = element("ul", "rules-list");
@@ -61,8 +63,17 @@ export class RulesPanelView {
     this.toggle.type = "button";
     this.toggle.title = "Show or hide the permission rules";
     this.toggle.setAttribute("aria-controls", PANEL_ID);
+    this.toggle.append(this.toggleLabel);
     this.toggle.addEventListener("click", () => {
       this.state.rulesOpen = !this.state.rulesOpen;
+      this.showOpen();
+    });
+    this.close.type = "button";
+    this.close.title = "Close the permission rules";
+    this.close.setAttribute("aria-label", "Close the permission rules");
+    this.close.append(icon("close"));
+    this.close.addEventListener("click", () => {
+      this.state.rulesOpen = false;
       this.showOpen();
     });
 
@@ -79,8 +90,10 @@ export class RulesPanelView {
     const actions = element("div", "rules-actions");
     actions.append(this.clearSession, this.clearWorkspace, this.audit);
     this.form = new RuleForm(post);
+    const titleRow = element("div", "rules-title-row");
+    titleRow.append(element("div", "rules-title", "Permission rules"), this.close);
     this.element.append(
-      element("div", "rules-title", "Permission rules"),
+      titleRow,
       this.problems,
       this.list,
       this.empty,
@@ -94,7 +107,7 @@ export class RulesPanelView {
   render(permissions: PermissionsView | null): void {
     const rules = permissions?.rules ?? [];
     const problems = permissions?.ruleProblems ?? [];
-    this.toggle.textContent = `Rules (${rules.length})`;
+    this.toggleLabel.textContent = `Permission rules (${rules.length})`;
     this.toggle.hidden = permissions === null;
 
     const signature = JSON.stringify([rules, problems]);
@@ -124,7 +137,7 @@ export class RulesPanelView {
   private showOpen(): void {
     const open = this.state.rulesOpen;
     this.element.hidden = !open;
-    this.toggle.setAttribute("aria-expanded", String(open));
+    this.toggle.setAttribute("aria-checked", String(open));
   }
 
   private ruleItem(rule: RuleView): HTMLElement {

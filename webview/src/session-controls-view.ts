@@ -1,129 +1,230 @@
-// The agent's session controls in the header (`.session-controls`): a picker per config option
-// the agent offers (model, reasoning effort, ...; a checkbox for an on/off option), the context
-// meter (tokens used of the window, and the cost when the agent reports one), and the MCP
-// servers the session gave its agent (Tether's own, the person's, and those left out, why on
-// hover).
+// The session's controls in the composer's footer (`.session-controls`), compact pickers as in
+// the peers' chats: Tether's permission mode, the agent's own mode (when it lists its modes), a
+// picker per config option the agent offers (model, reasoning effort, ...; a toggle for an on/off
+// option), the MCP servers the session gave its agent (a button that lists them: Tether's own,
+// the person's, and those left out, with why), and the context meter (tokens used of the window,
+// the cost when the agent reports one, how long the last turn took), small and out of the way.
 //
-// The agent's mode option is left to the header's mode picker, which already sends Tether's mode
-// to the agent, so there is one mode control. Like the header's other pickers, each control is set
-// to the host's value on every update and only a person's `change` posts `setConfigOption`.
+// The agent's mode option is left to the mode pickers, which already send Tether's mode to the
+// agent, so there is one mode control. Every control is set to the host's value on every update
+// and only a person's choice posts (`setMode`, `setAgentMode`, `setConfigOption`).
 
-import { element } from "./element";
-import type { ConfigOptionView, McpServerView, PostIntent, SessionControlsView, UsageView } from "./protocol";
+import { element, icon } from "./element";
+import { MODES, modeLabel } from "./permission-labels";
+import { Picker } from "./picker-view";
+import type {
+  ConfigOptionView,
+  McpServerView,
+  Mode,
+  PermissionsView,
+  PostIntent,
+  SessionControlsView,
+  UsageView,
+} from "./protocol";
+
+/** Codicons for the config options people meet most, by the option's category or id. */
+function optionIcon(option: ConfigOptionView): string | undefined {
+  const key = `${option.category ?? ""} ${option.id}`.toLowerCase();
+  if (key.includes("model")) return "sparkle";
+  if (key.includes("thought") || key.includes("reason") || key.includes("effort")) return "lightbulb";
+  return undefined;
+}
 
 export class SessionControlsPanel {
   readonly element = element("div", "session-controls");
+  private readonly mode: Picker;
+  private readonly agentMode: Picker;
+  /** The agent's mode when it names one but does not list its modes: said, not picked. */
+  private readonly agentModeText = element("span", "agent-mode");
   private readonly options = element("div", "config-options");
+  private readonly pickers = new Map<string, Picker>();
   private readonly meter = element("div", "context-meter");
   private readonly meterBar = element("meter", "context-meter-bar");
   private readonly meterText = element("span", "context-meter-text");
+  private readonly mcpButton = element("button", "icon-button mcp-button");
+  private readonly mcpCount = element("span", "mcp-count");
   private readonly mcp = element("div", "mcp-servers");
+  private readonly bypassWarning = element("div", "mode-warning");
   private shownOptions = "";
   private shownMcp = "";
 
   constructor(private readonly post: PostIntent) {
+    this.mode = new Picker("mode-select", "Permission mode", (mode) => post({ type: "setMode", mode: mode as Mode }), {
+      icon: "shield",
+      opens: "above",
+    });
+    this.mode.setChoices(MODES.map((choice) => ({ value: choice.mode, label: choice.label, description: choice.description })));
+    this.agentMode = new Picker("agent-mode-select", "Agent mode", (id) => post({ type: "setAgentMode", id }), {
+      icon: "symbol-event",
+      opens: "above",
+    });
+    this.agentMode.setTooltip("The agent's own mode; one that means one of Tether's modes moves Tether's with it");
+    this.agentModeText.title = "The agent's own mode; Tether sends it yours when they match";
     this.meter.setAttribute("role", "group");
     this.meterBar.min = 0;
     this.meterBar.max = 1;
     this.meter.append(this.meterBar, this.meterText);
+    this.mcpButton.type = "button";
+    this.mcpButton.setAttribute("aria-expanded", "false");
+    this.mcpButton.setAttribute("aria-controls", "tether-mcp-servers");
+    this.mcpButton.append(icon("plug"), this.mcpCount);
+    this.mcp.id = "tether-mcp-servers";
     this.mcp.setAttribute("role", "list");
     this.mcp.setAttribute("aria-label", "MCP servers");
-    this.element.append(this.options, this.meter, this.mcp);
+    this.mcp.hidden = true;
+    this.mcpButton.addEventListener("click", () => this.showMcpList(this.mcp.hidden));
+    this.mcp.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.stopPropagation();
+        this.showMcpList(false);
+        this.mcpButton.focus();
+      }
+    });
+    this.element.ownerDocument.addEventListener("pointerdown", (event) => {
+      const target = event.target as Node | null;
+      if (!this.mcp.contains(target) && !this.mcpButton.contains(target)) this.showMcpList(false);
+    });
+    this.bypassWarning.setAttribute("role", "note");
+    this.bypassWarning.append(icon("warning"), element("span", undefined, "Bypass: every request is approved"));
+    const pickers = element("div", "session-pickers");
+    pickers.append(this.mode.element, this.agentMode.element, this.agentModeText, this.options);
+    const aside = element("div", "session-aside");
+    const mcpAnchor = element("div", "mcp-anchor");
+    mcpAnchor.append(this.mcpButton, this.mcp);
+    aside.append(mcpAnchor, this.meter);
+    this.element.append(this.bypassWarning, pickers, aside);
   }
 
-  render(controls: SessionControlsView | null): void {
+  render(permissions: PermissionsView | null, controls: SessionControlsView | null): void {
+    this.showPermissions(permissions);
     const options = (controls?.configOptions ?? []).filter((option) => option.category !== "mode");
     this.showOptions(options);
     this.showUsage(controls?.usage ?? null);
-    const servers = controls?.mcpServers ?? [];
-    this.showMcp(servers);
-    this.element.hidden = options.length === 0 && (controls?.usage ?? null) === null && servers.length === 0;
+    this.showMcp(controls?.mcpServers ?? []);
+    this.element.hidden = permissions === null;
+  }
+
+  private showPermissions(permissions: PermissionsView | null): void {
+    if (permissions === null) return;
+    const mode = permissions.mode;
+    this.element.dataset["mode"] = mode;
+    if (!MODES.some((choice) => choice.mode === mode)) {
+      // A mode a newer host added: shown as it is rather than as whichever mode comes first.
+      this.mode.setChoices([
+        ...MODES.map((choice) => ({ value: choice.mode, label: choice.label, description: choice.description })),
+        { value: mode, label: modeLabel(mode) },
+      ]);
+    }
+    this.mode.setValue(mode);
+    this.mode.setTooltip(MODES.find((choice) => choice.mode === mode)?.description ?? modeLabel(mode));
+    this.bypassWarning.hidden = mode !== "bypass";
+    // With the agent's list of modes, it picks from them; without, the footer only says it.
+    const modes = permissions.agentModes;
+    this.agentMode.element.hidden = modes.length === 0;
+    this.agentMode.setChoices(modes.map((choice) => ({ value: choice.id, label: choice.name })));
+    if (permissions.agentModeId !== null) this.agentMode.setValue(permissions.agentModeId);
+    const agentMode = modes.length === 0 ? permissions.agentMode : null;
+    this.agentModeText.hidden = agentMode === null;
+    this.agentModeText.textContent = agentMode === null ? "" : `Agent mode: ${agentMode}`;
+  }
+
+  private showMcpList(open: boolean): void {
+    this.mcp.hidden = !open || this.mcpButton.hidden;
+    this.mcpButton.setAttribute("aria-expanded", String(!this.mcp.hidden));
   }
 
   private showMcp(servers: McpServerView[]): void {
     const shape = JSON.stringify(servers);
     if (shape === this.shownMcp) return;
     this.shownMcp = shape;
-    this.mcp.hidden = servers.length === 0;
-    const label = element("span", "mcp-label");
-    label.textContent = "MCP";
+    const offered = servers.filter((server) => server.leftOut === null).length;
+    this.mcpButton.hidden = servers.length === 0;
+    this.mcpCount.textContent = String(offered);
+    const label =
+      `MCP servers: ${offered} offered to the agent` +
+      (offered === servers.length ? "" : `, ${servers.length - offered} left out`);
+    this.mcpButton.title = label;
+    this.mcpButton.setAttribute("aria-label", label);
+    if (servers.length === 0) this.showMcpList(false);
     const items = servers.map((server) => {
-      const item = element("span", "mcp-server");
+      const item = element("div", "mcp-server");
       item.setAttribute("role", "listitem");
-      item.textContent = server.builtIn ? `${server.name} (editor tools)` : server.name;
       item.dataset["transport"] = server.transport;
       if (server.state !== null) item.dataset["state"] = server.state;
+      const name = element("span", "mcp-server-name", server.builtIn ? `${server.name} (editor tools)` : server.name);
+      let detail: string;
       if (server.leftOut !== null) {
         item.classList.add("left-out");
-        item.title = server.leftOut;
+        detail = server.leftOut;
       } else {
         const state = server.state === null ? "" : ` (the agent says: ${server.state})`;
-        item.title = server.builtIn
+        detail = server.builtIn
           ? `Tether's own server over ${server.transport}: search, git status, the selection, Problems and the language servers${state}`
           : `Offered to the agent over ${server.transport}${state}`;
       }
+      item.title = detail;
+      item.append(name, element("span", "mcp-server-detail", detail));
       return item;
     });
-    this.mcp.replaceChildren(label, ...items);
+    this.mcp.replaceChildren(element("div", "mcp-title", "MCP servers"), ...items);
   }
 
   private showOptions(options: ConfigOptionView[]): void {
     // The controls are rebuilt only when the options themselves change (not their values), so a
-    // picker the person has open keeps its focus across header updates.
+    // picker the person has open keeps its focus across updates.
     const shape = JSON.stringify(
       options.map((option) => ({ ...option, kind: option.kind.type === "select" ? option.kind.choices : "boolean" })),
     );
     if (shape !== this.shownOptions) {
       this.shownOptions = shape;
+      this.pickers.clear();
       this.options.replaceChildren(...options.map((option) => this.control(option)));
     }
-    const controls = [...this.options.querySelectorAll<HTMLInputElement & HTMLSelectElement>("[data-config-id]")];
     for (const option of options) {
-      const control = controls.find((each) => each.dataset["configId"] === option.id);
-      if (control === undefined) continue;
-      if (option.kind.type === "select") control.value = option.kind.current;
-      else control.checked = option.kind.current;
+      if (option.kind.type === "select") {
+        this.pickers.get(option.id)?.setValue(option.kind.current);
+      } else {
+        const toggle = [...this.options.querySelectorAll<HTMLButtonElement>("button[data-config-id]")].find(
+          (each) => each.dataset["configId"] === option.id,
+        );
+        toggle?.setAttribute("aria-pressed", String(option.kind.current));
+      }
     }
   }
 
   private control(option: ConfigOptionView): HTMLElement {
-    const field = element("label", "config-option");
-    field.title = option.description ?? option.name;
     if (option.kind.type === "boolean") {
-      const checkbox = element("input", "config-option-checkbox");
-      checkbox.type = "checkbox";
-      checkbox.dataset["configId"] = option.id;
-      checkbox.addEventListener("change", () => {
-        this.post({ type: "setConfigOption", configId: option.id, value: checkbox.checked });
+      // An on/off option is a toggle button, pressed when on.
+      const toggle = element("button", "config-option-toggle", option.name);
+      toggle.type = "button";
+      toggle.dataset["configId"] = option.id;
+      toggle.title = option.description ?? option.name;
+      toggle.addEventListener("click", () => {
+        const on = toggle.getAttribute("aria-pressed") !== "true";
+        toggle.setAttribute("aria-pressed", String(on));
+        this.post({ type: "setConfigOption", configId: option.id, value: on });
       });
-      field.append(checkbox, element("span", "config-option-label", option.name));
-      return field;
+      return toggle;
     }
-    const select = element("select", "config-option-select");
-    select.dataset["configId"] = option.id;
-    select.setAttribute("aria-label", option.name);
-    let group: HTMLOptGroupElement | null = null;
-    for (const choice of option.kind.choices) {
-      const item = element("option", undefined, choice.name);
-      item.value = choice.value;
-      if (choice.description !== null) item.title = choice.description;
-      if (choice.group === null) {
-        group = null;
-        select.append(item);
-        continue;
-      }
-      if (group === null || group.label !== choice.group) {
-        group = element("optgroup");
-        group.label = choice.group;
-        select.append(group);
-      }
-      group.append(item);
-    }
-    select.addEventListener("change", () => {
-      this.post({ type: "setConfigOption", configId: option.id, value: select.value });
-    });
-    field.append(element("span", "config-option-label", option.name), select);
-    return field;
+    const optionIconName = optionIcon(option);
+    const picker = new Picker(
+      "config-option-select",
+      option.name,
+      (value) => this.post({ type: "setConfigOption", configId: option.id, value }),
+      { opens: "above", ...(optionIconName === undefined ? {} : { icon: optionIconName }) },
+    );
+    picker.element.dataset["configId"] = option.id;
+    picker.setTooltip(option.description ?? option.name);
+    picker.setChoices(
+      option.kind.choices.map((choice) => ({
+        value: choice.value,
+        label: choice.name,
+        description: choice.description,
+        group: choice.group,
+      })),
+    );
+    this.pickers.set(option.id, picker);
+    return picker.element;
   }
 
   private showUsage(usage: UsageView | null): void {

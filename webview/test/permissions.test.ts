@@ -1,6 +1,6 @@
 // Permissions as the person meets them in the chat: what a request card shows and how it reads
-// once settled, the keys that answer it, the mode picker (which must never echo the host's mode
-// back), and the rules panel with its form.
+// once settled, the keys that answer it, and the rules panel with its form (the mode pickers are
+// in mode-picker.test.ts).
 
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
@@ -19,7 +19,7 @@ describe("permission card", () => {
     const card = ui.query('.permission-card[data-state="waiting"]');
     assert.equal(card.querySelector("code.permission-command")?.textContent, "$ npm test");
     assert.equal(ui.query(".tool-title").textContent, "Run tests (4)");
-    assert.equal(ui.query(".tool-kind").textContent, "execute");
+    assert.equal(ui.query(".tool-kind").getAttribute("aria-label"), "Run a command");
     assert.deepEqual(
       ui.queryAll("button.permission-option").map((button) => [
         button.dataset["optionId"],
@@ -60,7 +60,7 @@ describe("permission card", () => {
   it("keeps showing the diff and the paths of an edit request", () => {
     ui.frame(snapshot([editToolCall(null)]));
     assert.equal(ui.query(".tool-diff-path").textContent, "notes.md");
-    assert.equal(ui.query(".tool-location").textContent, "notes.md:2");
+    assert.equal(ui.query(".tool-diff-path").getAttribute("aria-label"), "Open notes.md at line 2");
     assert.equal(ui.queryAll(".permission-command").length, 0, "no command without one in the raw input");
   });
 
@@ -173,96 +173,6 @@ describe("permission card", () => {
   });
 });
 
-describe("mode picker", () => {
-  let ui: Harness;
-  beforeEach(() => {
-    ui = harness();
-  });
-
-  it("offers the four modes, each explained", () => {
-    ui.frame(snapshot([]));
-    const select = ui.query<HTMLSelectElement>("select.mode-select");
-    assert.deepEqual(
-      [...select.options].map((option) => [option.value, option.textContent, option.title !== ""]),
-      [
-        ["ask", "Ask", true],
-        ["acceptEdits", "Accept edits", true],
-        ["plan", "Plan", true],
-        ["bypass", "Bypass", true],
-      ],
-    );
-    assert.equal(select.value, "ask");
-    assert.equal(ui.query("header.session").dataset["mode"], "ask");
-    assert.equal(ui.query(".mode-warning").hidden, true);
-    assert.equal(ui.query(".agent-mode").hidden, true);
-  });
-
-  it("follows the host's mode without ever posting it back", () => {
-    ui.frame(snapshot([]));
-    const select = ui.query<HTMLSelectElement>("select.mode-select");
-    const header = ui.query("header.session");
-    const shown: string[] = [];
-    for (const mode of ["plan", "bypass", "acceptEdits", "ask", "bypass"] as const) {
-      ui.frame(patch([], session({ permissions: permissions({ mode, agentMode: mode === "plan" ? "Plan" : null }) })));
-      shown.push(`${select.value}/${header.dataset["mode"]}/${ui.query(".mode-warning").hidden ? "-" : "warning"}`);
-    }
-    ui.frame(snapshot([], { session: session({ permissions: permissions({ mode: "plan" }) }) }));
-    shown.push(`${select.value}/${header.dataset["mode"]}`);
-    assert.deepEqual(shown, [
-      "plan/plan/-",
-      "bypass/bypass/warning",
-      "acceptEdits/acceptEdits/-",
-      "ask/ask/-",
-      "bypass/bypass/warning",
-      "plan/plan",
-    ]);
-    assert.deepEqual(ui.posted, [], "drawing the host's state sends nothing");
-  });
-
-  it("says the agent's own mode and warns in Bypass", () => {
-    const bypass = permissions({ mode: "bypass", agentMode: "Bypass Permissions" });
-    ui.frame(snapshot([], { session: session({ permissions: bypass }) }));
-    assert.equal(ui.query(".agent-mode").textContent, "Agent mode: Bypass Permissions");
-    assert.equal(ui.query(".mode-warning").textContent, "⚠ Bypass: every request is approved");
-    assert.equal(ui.query(".mode-warning").hidden, false);
-  });
-
-  it("lists the agent's own modes and sends the person's pick as setAgentMode", () => {
-    const claude = permissions({
-      agentMode: "Default",
-      agentModes: [
-        { id: "default", name: "Default" },
-        { id: "acceptEdits", name: "Accept Edits" },
-        { id: "plan", name: "Plan Mode" },
-        { id: "dontAsk", name: "Don't Ask" },
-      ],
-      agentModeId: "default",
-    });
-    ui.frame(snapshot([], { session: session({ permissions: claude }) }));
-    const select = ui.query<HTMLSelectElement>("select.agent-mode-select");
-    assert.deepEqual(
-      [...select.options].map((option) => option.textContent),
-      ["Default", "Accept Edits", "Plan Mode", "Don't Ask"],
-    );
-    assert.equal(select.value, "default");
-    assert.equal(ui.query(".agent-mode").hidden, true, "the picker says it; the label does not repeat it");
-    select.value = "dontAsk";
-    select.dispatchEvent(new ui.window.Event("change"));
-    assert.deepEqual(ui.posted, [{ type: "setAgentMode", id: "dontAsk" }]);
-    // The host's next header has the last word.
-    ui.frame(patch([], session({ permissions: { ...claude, agentModeId: "plan" } })));
-    assert.equal(select.value, "plan");
-  });
-
-  it("sends the person's choice as setMode", () => {
-    ui.frame(snapshot([]));
-    const select = ui.query<HTMLSelectElement>("select.mode-select");
-    select.value = "plan";
-    select.dispatchEvent(new ui.window.Event("change"));
-    assert.deepEqual(ui.posted, [{ type: "setMode", mode: "plan" }]);
-  });
-});
-
 describe("rules panel", () => {
   let ui: Harness;
   beforeEach(() => {
@@ -294,21 +204,25 @@ describe("rules panel", () => {
       }),
     });
 
-  it("is collapsed until its toggle opens it, and stays open across patches and reloads", () => {
+  it("is collapsed until the menu's item opens it, and stays open across patches and reloads", () => {
     ui.frame(snapshot([], { session: twoRules() }));
-    const toggle = ui.query<HTMLButtonElement>("header.session button.rules-toggle");
+    const toggle = ui.query<HTMLButtonElement>("header.session .session-more button.rules-toggle");
     const panel = ui.query("section.rules-panel");
-    assert.equal(toggle.textContent, "Rules (3)");
+    assert.equal(toggle.textContent, "Permission rules (3)");
     assert.equal(panel.hidden, true);
-    assert.equal(toggle.getAttribute("aria-expanded"), "false");
+    assert.equal(toggle.getAttribute("aria-checked"), "false");
 
     toggle.click();
     assert.equal(panel.hidden, false);
-    assert.equal(toggle.getAttribute("aria-expanded"), "true");
+    assert.equal(toggle.getAttribute("aria-checked"), "true");
     ui.frame(patch([], session()));
     assert.equal(panel.hidden, false, "a header patch does not close it");
-    assert.equal(toggle.textContent, "Rules (0)");
+    assert.equal(toggle.textContent, "Permission rules (0)");
     assert.deepEqual(ui.posted, [], "opening the panel is the webview's own business");
+    ui.query<HTMLButtonElement>("section.rules-panel button.rules-close").click();
+    assert.equal(panel.hidden, true, "its own close button closes it");
+    assert.equal(toggle.getAttribute("aria-checked"), "false");
+    toggle.click();
 
     ui = harness({ composer: "", openThoughts: [], rulesOpen: true });
     ui.frame(snapshot([]));

@@ -1,6 +1,6 @@
 // The agent's session controls as the person meets them: the session title in the header, a
-// picker per config option (posting setConfigOption), the context meter, and slash-command
-// completion in the composer.
+// picker per config option in the composer's footer (posting setConfigOption), the context
+// meter, the MCP servers' list, and slash-command completion in the composer.
 
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
@@ -54,7 +54,7 @@ const commands = [
   { name: "mcp", description: "List MCP servers", inputHint: null },
 ];
 
-describe("session controls in the header", () => {
+describe("session controls in the composer", () => {
   let ui: Harness;
   beforeEach(() => {
     ui = harness();
@@ -73,40 +73,71 @@ describe("session controls in the header", () => {
 
   it("offers a picker per config option (the mode left to the mode picker) and posts the choice", () => {
     ui.frame(snapshot([], { session: session({ controls: controls({ configOptions: [modeOption, modelOption, webOption] }) }) }));
-    const selects = ui.queryAll<HTMLSelectElement>("header.session .config-option-select");
+    const pickers = ui.queryAll("footer.composer .config-option-select");
     assert.deepEqual(
-      selects.map((select) => select.getAttribute("aria-label")),
-      ["Model"],
-      "one select for the model; the agent's mode option is not a second mode picker",
+      pickers.map((picker) => picker.dataset["configId"]),
+      ["model"],
+      "one picker for the model; the agent's mode option is not a second mode picker",
     );
-    const model = selects[0]!;
-    assert.equal(model.value, "small");
+    const model = pickers[0]!;
+    const button = model.querySelector<HTMLButtonElement>("button.picker-button")!;
+    assert.equal(model.dataset["value"], "small");
+    assert.equal(button.getAttribute("aria-label"), "Model: Small");
+    assert.equal(button.title, "Which model answers");
     assert.deepEqual(
-      [...model.querySelectorAll("optgroup")].map((group) => group.label),
+      [...model.querySelectorAll(".picker-group")].map((group) => group.textContent),
       ["Fast", "Smart"],
     );
     assert.deepEqual(ui.posted, [], "drawing the host's values sends nothing");
 
-    model.value = "large";
-    model.dispatchEvent(new ui.window.Event("change"));
-    const web = ui.query<HTMLInputElement>('header.session input[data-config-id="web"]');
-    assert.equal(web.checked, false);
-    web.checked = true;
-    web.dispatchEvent(new ui.window.Event("change"));
+    model.querySelector<HTMLElement>('[role="option"][data-value="large"]')!.click();
+    assert.equal(model.dataset["value"], "large", "the choice shows at once");
+    const web = ui.query<HTMLButtonElement>('footer.composer button.config-option-toggle[data-config-id="web"]');
+    assert.equal(web.getAttribute("aria-pressed"), "false");
+    web.click();
     assert.deepEqual(ui.posted, [
       { type: "setConfigOption", configId: "model", value: "large" },
       { type: "setConfigOption", configId: "web", value: true },
     ]);
 
-    // The host refused the web search: the checkbox shows the host's value again.
+    // The host refused both: the controls show the host's values again.
     ui.frame(patch([], session({ controls: controls({ configOptions: [modeOption, modelOption, webOption] }) })));
-    assert.equal(web.checked, false);
-    assert.equal(model.value, "small");
+    assert.equal(web.getAttribute("aria-pressed"), "false");
+    assert.equal(model.dataset["value"], "small");
+    assert.equal(button.getAttribute("aria-label"), "Model: Small");
+  });
+
+  it("opens a picker's list from the keyboard, moves with the arrows, picks with Enter, closes with Escape", () => {
+    ui.frame(snapshot([], { session: session({ controls: controls({ configOptions: [modelOption] }) }) }));
+    const model = ui.query('footer.composer .config-option-select[data-config-id="model"]');
+    const button = model.querySelector<HTMLButtonElement>("button.picker-button")!;
+    const list = model.querySelector<HTMLElement>('[role="listbox"]')!;
+    assert.equal(list.hidden, true);
+    button.focus();
+    ui.press("ArrowDown");
+    assert.equal(list.hidden, false);
+    assert.equal(button.getAttribute("aria-expanded"), "true");
+    const focusedValue = () => (ui.window.document.activeElement as HTMLElement).dataset["value"];
+    assert.equal(focusedValue(), "small", "the list opens on the chosen item");
+    assert.equal(
+      model.querySelector('[data-value="small"]')!.getAttribute("aria-selected"),
+      "true",
+    );
+    ui.press("Escape");
+    assert.equal(list.hidden, true);
+    assert.equal(ui.window.document.activeElement, button, "Escape gives the focus back");
+    assert.deepEqual(ui.posted, []);
+    ui.press("ArrowDown");
+    ui.press("ArrowDown");
+    assert.equal(focusedValue(), "large");
+    ui.press("Enter");
+    assert.equal(list.hidden, true);
+    assert.deepEqual(ui.posted, [{ type: "setConfigOption", configId: "model", value: "large" }]);
   });
 
   it("shows the context meter with the tokens and cost in its accessible label", () => {
     ui.frame(snapshot([]));
-    const meter = ui.query("header.session .context-meter");
+    const meter = ui.query("footer.composer .context-meter");
     assert.equal(meter.hidden, true, "no meter before a usage update");
     ui.frame(
       patch([], session({ controls: controls({ usage: { used: 53000, size: 200000, cost: { amount: 0.42, currency: "USD" }, lastTurnMs: null } }) })),
@@ -206,24 +237,36 @@ describe("slash commands in the composer", () => {
   });
 });
 
-describe("the session's MCP servers in the header", () => {
-  it("lists Tether's server and the person's, a left-out one struck through with why", () => {
+describe("the session's MCP servers in the composer", () => {
+  it("lists Tether's server and the person's behind a count, a left-out one struck through with why", () => {
     const ui = harness();
     ui.frame(snapshot([], { session: session({ controls: controls() }) }));
-    assert.equal(ui.query("header.session .mcp-servers").hidden, true, "no servers, no section");
+    const button = ui.query<HTMLButtonElement>("footer.composer button.mcp-button");
+    assert.equal(button.hidden, true, "no servers, no button");
     const servers = [
       { name: "tether", transport: "stdio", builtIn: true, leftOut: null, state: "connected" },
       { name: "fs", transport: "stdio", builtIn: false, leftOut: null, state: "failed" },
       { name: "github", transport: "http", builtIn: false, leftOut: "The MCP server \"github\" was left out: this agent does not connect to MCP servers over HTTP.", state: null },
     ];
     ui.frame(patch([], session({ controls: controls({ mcpServers: servers }) })));
-    const section = ui.query("header.session .mcp-servers");
+    assert.equal(button.hidden, false);
+    assert.equal(button.textContent, "2", "two of the three are offered");
+    assert.equal(button.getAttribute("aria-label"), "MCP servers: 2 offered to the agent, 1 left out");
+    const section = ui.query("footer.composer .mcp-servers");
+    assert.equal(section.hidden, true, "the list opens on demand");
+    button.click();
     assert.equal(section.hidden, false);
+    assert.equal(button.getAttribute("aria-expanded"), "true");
     const items = [...section.querySelectorAll<HTMLElement>(".mcp-server")];
-    assert.deepEqual(items.map((item) => item.textContent), ["tether (editor tools)", "fs", "github"]);
+    assert.deepEqual(
+      items.map((item) => item.querySelector(".mcp-server-name")!.textContent),
+      ["tether (editor tools)", "fs", "github"],
+    );
     assert.deepEqual(items.map((item) => item.classList.contains("left-out")), [false, false, true]);
     assert.match(items[2]!.title, /does not connect to MCP servers over HTTP/);
     assert.match(items[0]!.title, /language servers \(the agent says: connected\)/);
     assert.deepEqual(items.map((item) => item.dataset["state"] ?? null), ["connected", "failed", null]);
+    section.dispatchEvent(new ui.window.KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+    assert.equal(section.hidden, true, "Escape closes the list");
   });
 });

@@ -1,5 +1,6 @@
-// The header's session actions: History, the Export menu and Restart, as the person
-// reaches them with the mouse and the keyboard, and the intents they send.
+// The header's session actions: New, History, the More Actions menu (follow the agent, the rules,
+// export, the agent settings) and Restart, as the person reaches them with the mouse and the
+// keyboard, and the intents they send.
 
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
@@ -14,8 +15,8 @@ describe("session header actions", () => {
     ui = harness();
   });
 
-  const exportButton = () => ui.query<HTMLButtonElement>("header.session button.session-export-button");
-  const exportMenu = () => ui.query("header.session .session-export-menu");
+  const moreButton = () => ui.query<HTMLButtonElement>("header.session .session-more button.menu-button");
+  const moreMenu = () => ui.query('header.session .session-more [role="menu"]');
   const restartButton = () => ui.query<HTMLButtonElement>("header.session button.session-restart");
   const focused = () => ui.window.document.activeElement;
 
@@ -28,21 +29,42 @@ describe("session header actions", () => {
     assert.deepEqual(ui.posted, [{ type: "showHistory" }]);
   });
 
-  it("toggles following the agent, and shows what the host says", () => {
+  it("toggles following the agent from the menu, and shows what the host says", () => {
     ui.frame(snapshot([]));
     const follow = ui.query<HTMLButtonElement>("header.session button.session-follow");
-    assert.equal(follow.getAttribute("aria-label"), "Follow the agent");
-    assert.equal(follow.getAttribute("aria-pressed"), "false");
+    assert.equal(follow.getAttribute("role"), "menuitemcheckbox");
+    assert.equal(follow.textContent, "Follow the agent");
+    assert.equal(follow.getAttribute("aria-checked"), "false");
+    moreButton().click();
     follow.click();
     assert.deepEqual(ui.posted, [{ type: "setFollowAgent", on: true }]);
-    assert.equal(follow.getAttribute("aria-pressed"), "true", "pressed at once");
+    assert.equal(follow.getAttribute("aria-checked"), "true", "checked at once");
+    assert.equal(moreMenu().hidden, true, "choosing closes the menu");
     // The host's header has the last word: here it is on, then a command turned it off.
     ui.frame(patch([], session({ followAgent: true })));
-    assert.equal(follow.getAttribute("aria-pressed"), "true");
+    assert.equal(follow.getAttribute("aria-checked"), "true");
     ui.frame(patch([], session({ followAgent: false })));
-    assert.equal(follow.getAttribute("aria-pressed"), "false");
+    assert.equal(follow.getAttribute("aria-checked"), "false");
     follow.click();
     assert.deepEqual(ui.posted.at(-1), { type: "setFollowAgent", on: true });
+  });
+
+  it("opens the agent settings from the menu", () => {
+    ui.frame(snapshot([]));
+    moreButton().click();
+    ui.query<HTMLButtonElement>("header.session button.session-agent-settings").click();
+    assert.deepEqual(ui.posted, [{ type: "openAgentSettings" }]);
+  });
+
+  it("keeps everything in one row: agent, status, title, actions", () => {
+    ui.frame(snapshot([], { session: session({ controls: { ...session().controls, title: "Fix the parser" } }) }));
+    const rows = ui.queryAll("header.session > *").filter((child) => !child.hidden);
+    assert.equal(rows.length, 1, "one row while nothing needs saying");
+    const row = rows[0]!;
+    for (const part of [".session-picker", ".session-status", ".session-title", "button.session-new", "button.session-history", ".session-more"]) {
+      assert.ok(row.querySelector(part) !== null, `${part} in the row`);
+    }
+    assert.equal(ui.queryAll("header.session .mode-select").length, 0, "the mode picker is the composer's");
   });
 
   for (const [label, format] of [
@@ -51,64 +73,66 @@ describe("session header actions", () => {
   ] as const) {
     it(`exports with “${label}” and closes the menu`, () => {
       ui.frame(snapshot([]));
-      assert.equal(exportMenu().hidden, true, "the menu starts closed");
-      exportButton().click();
-      assert.equal(exportMenu().hidden, false);
-      assert.equal(exportButton().getAttribute("aria-expanded"), "true");
+      assert.equal(moreMenu().hidden, true, "the menu starts closed");
+      moreButton().click();
+      assert.equal(moreMenu().hidden, false);
+      assert.equal(moreButton().getAttribute("aria-expanded"), "true");
       assert.deepEqual(ui.posted, [], "opening the menu sends nothing");
 
-      const item = ui.queryAll('.session-export-menu [role="menuitem"]').find((each) => each.textContent === label);
+      const item = ui.queryAll('.session-more [role="menuitem"]').find((each) => each.textContent === label);
       assert.ok(item !== undefined, `no menu item “${label}”`);
       item.click();
       assert.deepEqual(ui.posted, [{ type: "exportSession", id: null, format }]);
-      assert.equal(exportMenu().hidden, true);
-      assert.equal(exportButton().getAttribute("aria-expanded"), "false");
-      assert.equal(focused(), exportButton(), "the focus goes back to the Export button");
+      assert.equal(moreMenu().hidden, true);
+      assert.equal(moreButton().getAttribute("aria-expanded"), "false");
+      assert.equal(focused(), moreButton(), "the focus goes back to the menu's button");
     });
   }
 
-  it("walks the Export menu with the keyboard and leaves it with Escape", () => {
+  it("walks the menu with the keyboard and leaves it with Escape", () => {
     ui.frame(snapshot([]));
-    const items = ui.queryAll('.session-export-menu [role="menuitem"]');
+    const items = ui.queryAll('.session-more [role^="menuitem"]');
     assert.deepEqual(
       items.map((item) => item.textContent),
-      ["Export as Markdown", "Export log (JSONL)"],
+      ["Follow the agent", "Permission rules (0)", "Export as Markdown", "Export log (JSONL)", "Agent settings…"],
     );
-    exportButton().focus();
+    moreButton().focus();
     ui.press("ArrowDown");
-    assert.equal(exportMenu().hidden, false);
+    assert.equal(moreMenu().hidden, false);
     const walk = [focused()?.textContent];
-    for (const key of ["ArrowDown", "ArrowDown", "ArrowUp", "End", "Home"]) {
+    for (const key of ["ArrowDown", "ArrowDown", "ArrowUp", "End", "ArrowDown", "Home"]) {
       ui.press(key);
       walk.push(focused()?.textContent);
     }
     assert.deepEqual(walk, [
+      "Follow the agent",
+      "Permission rules (0)",
       "Export as Markdown",
-      "Export log (JSONL)",
-      "Export as Markdown",
-      "Export log (JSONL)",
-      "Export log (JSONL)",
-      "Export as Markdown",
+      "Permission rules (0)",
+      "Agent settings…",
+      "Follow the agent",
+      "Follow the agent",
     ]);
     ui.press("Escape");
-    assert.equal(exportMenu().hidden, true);
-    assert.equal(focused(), exportButton());
-    assert.deepEqual(ui.posted, [], "leaving the menu exports nothing");
+    assert.equal(moreMenu().hidden, true);
+    assert.equal(focused(), moreButton());
+    assert.deepEqual(ui.posted, [], "leaving the menu does nothing");
   });
 
-  it("closes the Export menu when the person clicks elsewhere", () => {
+  it("closes the menu when the person clicks elsewhere", () => {
     ui.frame(snapshot([]));
-    exportButton().click();
+    moreButton().click();
     ui.query("main.thread").dispatchEvent(new ui.window.Event("pointerdown", { bubbles: true }));
-    assert.equal(exportMenu().hidden, true);
+    assert.equal(moreMenu().hidden, true);
     assert.deepEqual(ui.posted, []);
   });
 
   it("offers Export only once there is a session", () => {
     ui.frame();
-    assert.equal(ui.query(".session-export").hidden, true, "nothing to export while connecting");
+    const exports = () => ui.queryAll<HTMLButtonElement>("button.session-export-item");
+    assert.deepEqual(exports().map((item) => item.disabled), [true, true], "nothing to export while connecting");
     ui.frame(snapshot([]));
-    assert.equal(ui.query(".session-export").hidden, false);
+    assert.deepEqual(exports().map((item) => item.disabled), [false, false]);
   });
 
   it("offers Restart only while the host says the session can be continued", () => {
@@ -120,9 +144,10 @@ describe("session header actions", () => {
     assert.equal(restartButton().hidden, false);
     assert.equal(restartButton().textContent, "Restart agent", "its text is its accessible name");
     assert.equal(restartButton().tabIndex, 0, "reachable with Tab");
-    assert.ok(
-      ui.query(".session-identity").contains(restartButton()),
-      "it stands beside the exited status",
+    assert.equal(
+      ui.query(".session-status").nextElementSibling?.nextElementSibling?.nextElementSibling,
+      restartButton(),
+      "it stands beside the exited status (after the title's place and Sign in's)",
     );
 
     ui.frame(patch([], session({ status: { type: "starting", step: "Starting the agent…", elapsedMs: 0 } })));
@@ -194,7 +219,7 @@ describe("session header while the agent may be hung", () => {
     ui.frame(snapshot([], { session: starting("Initializing the agent", 0) }));
     assert.equal(stopButton().hidden, false);
     assert.equal(stopButton().textContent, "Stop");
-    assert.ok(ui.query(".session-identity").contains(stopButton()), "it stands beside the status");
+    assert.equal(ui.query(".session-status").parentElement, stopButton().parentElement, "it stands beside the status");
     stopButton().click();
     stopButton().click();
     assert.deepEqual(ui.posted, [{ type: "stopAgent" }], "a second click sends nothing");
