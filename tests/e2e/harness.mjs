@@ -362,6 +362,14 @@ class VSCodeSession {
     await row.click();
   }
 
+  // Merges `settings` into the user settings file, as a person editing settings.json does: VS Code
+  // watches the file and applies the change to the open window (a colour theme, say).
+  async updateUserSettings(settings) {
+    const file = path.join(this.userDataDir, "User", "settings.json");
+    const current = JSON.parse(await fsp.readFile(file, "utf8"));
+    await fsp.writeFile(file, JSON.stringify({ ...current, ...settings }, null, 2));
+  }
+
   // "Developer: Reload Window": the workbench page loads again (the extension host restarts
   // with it), and this waits until the new workbench is drawn.
   async reloadWindow() {
