@@ -99,7 +99,9 @@ function failedHtml(failure: string): string {
 }
 
 function chatHtml(webview: vscode.Webview, webviewRoot: vscode.Uri): string {
-  // A fresh nonce each time the page is built: only our own script tag may run.
+  // A fresh nonce each time the page is built: only our own script tag may run. It is a module
+  // (main.js loads the highlighter's chunks with `import()`), and what a module imports inherits
+  // its nonce, so the chunks need no other permission.
   const nonce = randomBytes(16).toString("hex");
   const scriptUri = webview.asWebviewUri(vscode.Uri.joinPath(webviewRoot, "main.js"));
   const styleUri = webview.asWebviewUri(vscode.Uri.joinPath(webviewRoot, "main.css"));
@@ -122,7 +124,7 @@ function chatHtml(webview: vscode.Webview, webviewRoot: vscode.Uri): string {
 </head>
 <body>
 <div id="app"></div>
-<script nonce="${nonce}" src="${scriptUri.toString()}"></script>
+<script type="module" nonce="${nonce}" src="${scriptUri.toString()}"></script>
 </body>
 </html>`;
 }

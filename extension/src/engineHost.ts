@@ -21,6 +21,7 @@ import { answerEditorQuery } from "./editorQueries";
 import { describeError } from "./errors";
 import { FileAccess } from "./fileAccess";
 import { WorkspaceMentions } from "./mentions";
+import { MessageActions } from "./messageActions";
 import { resolvePath } from "./pathResolution";
 import type * as TetherWasm from "../dist/wasm/tether_wasm";
 import type {
@@ -124,6 +125,7 @@ export class EngineHost implements vscode.Disposable {
   private disposed = false;
   private readonly files: FileAccess;
   private readonly mentions = new WorkspaceMentions();
+  private readonly messageActions: MessageActions;
 
   private constructor(
     private readonly newEngine: EngineFactory,
@@ -136,6 +138,7 @@ export class EngineHost implements vscode.Disposable {
     private readonly restarts: EngineRestarts,
   ) {
     this.files = new FileAccess(log);
+    this.messageActions = new MessageActions(log);
     this.engine = newEngine((message) => this.enginePanicking(message));
   }
 
@@ -228,6 +231,7 @@ export class EngineHost implements vscode.Disposable {
     this.view = undefined;
     this.terminals.dispose();
     this.mentions.dispose();
+    this.messageActions.dispose();
     this.engine?.free();
     this.engine = undefined;
   }
@@ -470,6 +474,16 @@ export class EngineHost implements vscode.Disposable {
       case "exportFile":
         // Never rejects, as above.
         void this.exportFile(action.source, action.suggestedName);
+        return;
+      case "writeClipboard":
+        // These never reject: a failure is shown to the person there.
+        void this.messageActions.copy(action.text);
+        return;
+      case "insertAtCursor":
+        void this.messageActions.insert(action.text);
+        return;
+      case "openUntitled":
+        void this.messageActions.openUntitled(action.content, action.language);
         return;
       case "manageWorkspaceTrust":
         vscode.commands.executeCommand("workbench.trust.manage").then(undefined, (error: unknown) => {

@@ -1,12 +1,16 @@
 // Bundles the webview with esbuild.
 //
-//   node scripts/build.mjs           dist/main.js (browser, iife, minified) and dist/main.css
+//   node scripts/build.mjs           dist/main.js (browser, ES module, minified), the chunks it
+//                                    loads on demand (dist/chunk-*.js) and dist/main.css
 //   node scripts/build.mjs --tests   also the unit tests, to dist/test/*.test.mjs (node, esm)
 //   node scripts/build.mjs --dev     also the dev page's fake host, to dist/dev/fake-host.js
 //
-// The extension's packaging copies dist/main.js and dist/main.css into extension/dist/webview/.
+// The extension's packaging copies every top-level file of dist/ into extension/dist/webview/.
+// main.js is an ES module split into chunks so that what is rarely needed is fetched only when it
+// is: the syntax highlighter, its grammars and themes (see src/highlighter.ts). The chunks sit
+// beside main.js, which imports them relative to its own URL.
 
-import { readdirSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
@@ -17,13 +21,21 @@ const wanted = new Set(process.argv.slice(2));
 /** VS Code's webviews run in its Electron's Chromium; older code-server builds too. */
 const BROWSER_TARGET = ["chrome110"];
 
+// Chunks are named by their content's hash: those of an earlier build must not be packaged.
+for (const name of safeReaddir(join(root, "dist"))) {
+  if (name.startsWith("chunk-") && name.endsWith(".js")) rmSync(join(root, "dist", name));
+}
+
 const builds = [
   esbuild.build({
     absWorkingDir: root,
     entryPoints: ["src/main.ts"],
-    outfile: "dist/main.js",
+    outdir: "dist",
+    entryNames: "[name]",
+    chunkNames: "chunk-[hash]",
     bundle: true,
-    format: "iife",
+    format: "esm",
+    splitting: true,
     platform: "browser",
     target: BROWSER_TARGET,
     minify: true,
@@ -83,3 +95,11 @@ if (wanted.has("--dev")) {
 }
 
 await Promise.all(builds);
+
+function safeReaddir(directory) {
+  try {
+    return readdirSync(directory);
+  } catch {
+    return [];
+  }
+}

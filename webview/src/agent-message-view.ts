@@ -1,13 +1,17 @@
-// An agent message: its chunks in order, text as markdown, thoughts in a collapsed <details>.
+// An agent message: its chunks in order, text as markdown, thoughts in a collapsed <details>
+// whose summary says how long the agent thought; a Copy button for the message's markdown.
 //
 // Each chunk keeps its own DOM node and [`MarkdownView`]; a frame in which chunks arrived only
 // feeds the new characters to the last chunk's view (or opens a view for a new chunk), so a
-// long reply is never rebuilt while it streams.
+// long reply is never rebuilt while it streams. A chunk is complete once a later one follows it,
+// and the whole message once the thread says so ([`AgentMessageView.complete`]): only then are
+// the code blocks of its last part highlighted.
 
+import { type CodeBlocks, actionButton } from "./code-block-view";
 import { element } from "./element";
 import type { MarkdownRenderer } from "./markdown";
 import { type Clock, MarkdownView } from "./markdown-view";
-import type { AgentMessage, ChunkKind } from "./protocol";
+import type { AgentMessage, ChunkKind, MessageChunk, PostIntent } from "./protocol";
 
 /** Remembers which thoughts the person opened, across webview reloads. */
 export interface ThoughtOpenState {
@@ -15,22 +19,38 @@ export interface ThoughtOpenState {
   setOpen(key: string, open: boolean): void;
 }
 
+/** What an agent message needs beyond its text: code blocks' toolbars, and where Copy goes. */
+export interface AgentMessageContext {
+  renderer: MarkdownRenderer;
+  thoughts: ThoughtOpenState;
+  codeBlocks: CodeBlocks;
+  post: PostIntent;
+}
+
 interface ChunkView {
   kind: ChunkKind;
   markdown: MarkdownView;
+  /** A thought's summary, which says whether it goes on or how long it took. */
+  summary: HTMLElement | null;
 }
 
 export class AgentMessageView {
   readonly element: HTMLElement;
   private readonly chunks: ChunkView[] = [];
+  private message: AgentMessage = { chunks: [] };
+  private completed = false;
 
   constructor(
     private readonly index: number,
-    private readonly renderer: MarkdownRenderer,
-    private readonly thoughts: ThoughtOpenState,
+    private readonly context: AgentMessageContext,
   ) {
     this.element = element("div", "entry agent");
     this.element.dataset["index"] = String(index);
+    const actions = element("div", "message-actions");
+    actions.append(
+      actionButton("copy", "Copy message", () => this.context.post({ type: "copyText", text: this.markdownSource() })),
+    );
+    this.element.append(actions);
   }
 
   /**
@@ -39,18 +59,30 @@ export class AgentMessageView {
    * caller rebuilds the entry.
    */
   update(message: AgentMessage): boolean {
+    this.message = message;
     for (let position = 0; position < message.chunks.length; position++) {
       const chunk = message.chunks[position];
       if (chunk === undefined) continue;
       let view = this.chunks[position];
       if (view === undefined) {
+        // A new chunk ends the one before it.
+        this.chunks[position - 1]?.markdown.complete();
         view = this.openChunk(position, chunk.kind);
       } else if (view.kind !== chunk.kind) {
         return false;
       }
       if (!view.markdown.syncTo(chunk.text)) return false;
     }
+    this.showThoughtStates();
     return message.chunks.length >= this.chunks.length;
+  }
+
+  /** The message will not grow any more: its last chunk's code blocks can be highlighted. */
+  complete(): void {
+    if (this.completed) return;
+    this.completed = true;
+    for (const view of this.chunks) view.markdown.complete();
+    this.showThoughtStates();
   }
 
   /** Writes new text into the DOM; returns true while some is still waiting (see MarkdownView). */
@@ -61,20 +93,55 @@ export class AgentMessageView {
     return waiting;
   }
 
+  /** The message as the agent wrote it: its text chunks' markdown, without the thoughts. */
+  private markdownSource(): string {
+    return this.message.chunks
+      .filter((chunk) => chunk.kind === "text")
+      .map((chunk) => chunk.text.trim())
+      .filter((text) => text !== "")
+      .join("\n\n");
+  }
+
+  private showThoughtStates(): void {
+    this.chunks.forEach((view, position) => {
+      if (view.summary === null) return;
+      const ended = this.completed || position < this.chunks.length - 1;
+      const label = thoughtLabel(this.message.chunks[position], ended);
+      if (view.summary.textContent !== label) view.summary.textContent = label;
+    });
+  }
+
   private openChunk(position: number, kind: ChunkKind): ChunkView {
-    const markdown = new MarkdownView(this.renderer);
+    const markdown = new MarkdownView(this.context.renderer, "markdown", this.context.codeBlocks);
+    let summary: HTMLElement | null = null;
     if (kind === "thought") {
       const details = element("details", "thought");
       const key = `${this.index}:${position}`;
-      details.open = this.thoughts.isOpen(key);
-      details.append(element("summary", undefined, "Thinking"), markdown.element);
-      details.addEventListener("toggle", () => this.thoughts.setOpen(key, details.open));
+      details.open = this.context.thoughts.isOpen(key);
+      summary = element("summary", undefined, "Thinking…");
+      details.append(summary, markdown.element);
+      details.addEventListener("toggle", () => this.context.thoughts.setOpen(key, details.open));
       this.element.append(details);
     } else {
       this.element.append(markdown.element);
     }
-    const view = { kind, markdown };
+    const view = { kind, markdown, summary };
     this.chunks.push(view);
     return view;
   }
+}
+
+/**
+ * A thought's summary: "Thinking…" while it goes on, "Thought for 12 s" once it ended (the
+ * engine measures it), "Thought" when it ended but its duration is not known.
+ */
+export function thoughtLabel(chunk: MessageChunk | undefined, ended: boolean): string {
+  const duration = chunk?.durationMs;
+  if (duration === undefined || duration === null) return ended ? "Thought" : "Thinking…";
+  const seconds = Math.round(duration / 1000);
+  if (seconds < 1) return "Thought for less than a second";
+  if (seconds < 60) return `Thought for ${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  const rest = seconds % 60;
+  return rest === 0 ? `Thought for ${minutes} min` : `Thought for ${minutes} min ${rest} s`;
 }

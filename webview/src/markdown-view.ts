@@ -10,7 +10,13 @@
 // rationed by what they cost: after a render that took `t` ms the next waits until `t` times
 // [`RENDER_COST_FACTOR`] has passed, which keeps rendering under a fifth of the main thread
 // however long the tail grows, while small tails (well under a millisecond) render every frame.
+//
+// Code blocks get their toolbar and their highlighting (see code-block-view.ts) only once final:
+// a committed block at once, a block in the tail only when the view is told its text is complete
+// ([`MarkdownView.complete`]) and that text is all in the DOM. So nothing of it runs per streamed
+// chunk.
 
+import type { CodeBlocks } from "./code-block-view";
 import { element } from "./element";
 import type { MarkdownRenderer } from "./markdown";
 import { MarkdownStream } from "./markdown-stream";
@@ -29,8 +35,14 @@ export class MarkdownView {
   private consumed = 0;
   /** The clock's time before which the next render waits (see the module comment). */
   private nextRenderAt = Number.NEGATIVE_INFINITY;
+  /** The text will not grow any more: the tail's blocks are final once shown. */
+  private completed = false;
 
-  constructor(renderer: MarkdownRenderer, className = "markdown") {
+  constructor(
+    renderer: MarkdownRenderer,
+    className = "markdown",
+    private readonly codeBlocks?: CodeBlocks,
+  ) {
     this.element = element("div", className);
     this.tail = element("div", "markdown-tail");
     this.element.append(this.tail);
@@ -51,6 +63,16 @@ export class MarkdownView {
   }
 
   /**
+   * Says that the text will not grow any more (the message ended, or something followed it):
+   * the tail's code blocks are highlighted as soon as all the text is shown.
+   */
+  complete(): void {
+    if (this.completed) return;
+    this.completed = true;
+    if (!this.stream.hasPendingChanges) this.codeBlocks?.decorate(this.tail, true);
+  }
+
+  /**
    * Writes what changed into the DOM, unless the last render was too recent for its cost.
    * Called at most once per frame; returns true while text is waiting to be shown, so the
    * caller asks for another frame.
@@ -65,11 +87,27 @@ export class MarkdownView {
       this.tail = element("div", "markdown-tail");
       this.element.append(this.tail);
     }
+    // The nodes of this update's committed blocks are those between the old last one and the tail.
+    const lastCommitted = this.tail.previousSibling;
     for (const html of update.committed) {
       this.tail.insertAdjacentHTML("beforebegin", html);
     }
     if (update.tail !== null) this.tail.innerHTML = update.tail;
+    if (this.codeBlocks !== undefined) {
+      // Committed blocks are final; the tail's are once the text is complete.
+      const committed: Element[] = [];
+      let node = lastCommitted === null ? this.element.firstChild : lastCommitted.nextSibling;
+      for (; node !== null && node !== this.tail; node = node.nextSibling) {
+        if (node.nodeType === node.ELEMENT_NODE) committed.push(node as Element);
+      }
+      // Collected first: decorating wraps a block, which takes it out of the sibling chain.
+      for (const block of committed) this.codeBlocks.decorate(block, true);
+      // The tail's blocks are left plain while they grow (no work per chunk), and get their
+      // toolbar and colours once final: committed, or the text complete.
+      if (update.tail !== null && this.completed) this.codeBlocks.decorate(this.tail, true);
+    }
     this.nextRenderAt = start + (clock() - start) * RENDER_COST_FACTOR;
     return false;
   }
 }
+

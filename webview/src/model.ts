@@ -152,6 +152,18 @@ function applyThreadPatch(model: ChatModel, patch: ThreadPatch, changes: ChangeS
       if (!changes.rebuilt.has(patch.index)) changes.grown.add(patch.index);
       return;
     }
+    case "thoughtEnded": {
+      // How long a thought took: its message's summary says so.
+      const entry = model.entries[patch.index];
+      const thought = entry?.type === "agent" ? entry.chunks[patch.chunk] : undefined;
+      if (thought === undefined) {
+        changes.outOfSync = `thought ${patch.chunk} of entry ${patch.index} ended, but there is no such chunk`;
+        return;
+      }
+      thought.durationMs = patch.durationMs;
+      if (!changes.rebuilt.has(patch.index)) changes.grown.add(patch.index);
+      return;
+    }
     case "plan":
       model.plan = patch.entries;
       changes.plan = true;

@@ -6,14 +6,19 @@
 // shown this frame (see MarkdownView's rationing) are remembered and flushed again on the next
 // one.
 
-import { AgentMessageView, type ThoughtOpenState } from "./agent-message-view";
+import { type AgentMessageContext, AgentMessageView, type ThoughtOpenState } from "./agent-message-view";
+import { CodeBlocks } from "./code-block-view";
 import { element } from "./element";
 import { FileChangeCard } from "./file-change-view";
 import type { MarkdownRenderer } from "./markdown";
 import type { Clock } from "./markdown-view";
+import { type CodeHighlighter, LazyHighlighter } from "./highlighter";
 import type { ChangeSet, ChatModel } from "./model";
-import type { AttachmentView, Entry, NoticeView, UserMessage } from "./protocol";
+import type { Entry, NoticeView } from "./protocol";
 import { ToolCallCard, type ToolCallContext } from "./tool-call-view";
+import { UserMessageView } from "./user-message-view";
+
+export { attachmentLabel } from "./user-message-view";
 
 type EntryView =
   | { type: "agent"; view: AgentMessageView; element: HTMLElement }
@@ -26,14 +31,20 @@ export class ThreadView {
   private readonly views: EntryView[] = [];
   /** Agent messages with text not yet in the DOM. */
   private readonly waiting = new Set<number>();
+  /** Agent messages that may still grow: not followed by anything, in a running turn. */
+  private readonly growing = new Set<number>();
+  private readonly messages: AgentMessageContext;
 
   constructor(
     private readonly renderer: MarkdownRenderer,
     private readonly thoughts: ThoughtOpenState,
     private readonly toolCalls: ToolCallContext,
     private readonly clock: Clock,
+    highlighter: CodeHighlighter = new LazyHighlighter(),
   ) {
     this.element = element("main", "thread");
+    const codeBlocks = new CodeBlocks({ post: toolCalls.post, highlighter });
+    this.messages = { renderer, thoughts, codeBlocks, post: toolCalls.post };
   }
 
   /** Returns true when some text is still waiting to be shown: render again next frame. */
@@ -41,6 +52,7 @@ export class ThreadView {
     if (changes.reset) {
       this.views.length = 0;
       this.waiting.clear();
+      this.growing.clear();
       this.element.replaceChildren();
       model.entries.forEach((entry, index) => this.build(index, entry));
     } else {
@@ -52,11 +64,30 @@ export class ThreadView {
         else this.extend(index, entry);
       }
     }
+    this.completeMessages(model);
     for (const index of [...this.waiting]) {
       const view = this.views[index];
       if (view?.type !== "agent" || !view.view.flush(this.clock)) this.waiting.delete(index);
     }
     return this.waiting.size > 0;
+  }
+
+  /**
+   * Tells the agent messages that cannot grow any more (something follows them, or the turn is
+   * over) that they are complete: their last code blocks are highlighted then, never while they
+   * stream.
+   */
+  private completeMessages(model: ChatModel): void {
+    const running = model.turn.type === "running";
+    for (const index of this.growing) {
+      const view = this.views[index];
+      if (view?.type !== "agent") {
+        this.growing.delete(index);
+      } else if (!running || index < model.entries.length - 1) {
+        view.view.complete();
+        this.growing.delete(index);
+      }
+    }
   }
 
   private extend(index: number, entry: Entry): void {
@@ -96,9 +127,10 @@ export class ThreadView {
   private create(index: number, entry: Entry): EntryView {
     switch (entry.type) {
       case "agent": {
-        const view = new AgentMessageView(index, this.renderer, this.thoughts);
+        const view = new AgentMessageView(index, this.messages);
         view.update(entry);
         this.waiting.add(index);
+        this.growing.add(index);
         return { type: "agent", view, element: view.element };
       }
       case "toolCall": {
@@ -112,7 +144,7 @@ export class ThreadView {
         return { type: "fileChange", view, element: view.element };
       }
       case "user":
-        return { type: "user", element: this.userMessage(index, entry) };
+        return { type: "user", element: new UserMessageView(index, entry, this.renderer, this.toolCalls.post).element };
       case "notice":
         return { type: "notice", element: noticeElement(index, entry) };
     }
@@ -124,38 +156,6 @@ export class ThreadView {
       detail: null,
     });
     return { type: "notice", element: placeholder };
-  }
-
-  private userMessage(index: number, message: UserMessage): HTMLElement {
-    const node = entryElement(index, "entry user");
-    const markdown = element("div", "markdown");
-    markdown.innerHTML = this.renderer.render(message.text);
-    node.append(markdown);
-    if (message.attachments.length > 0) {
-      const list = element("ul", "user-attachments");
-      list.setAttribute("aria-label", "Attached");
-      list.append(...message.attachments.map((attachment) => element("li", `user-attachment ${attachment.type}`, attachmentLabel(attachment))));
-      node.append(list);
-    }
-    return node;
-  }
-}
-
-/** How an attachment of a prompt reads in the thread. */
-export function attachmentLabel(attachment: AttachmentView): string {
-  switch (attachment.type) {
-    case "file":
-      return attachment.path;
-    case "selection":
-      return attachment.startLine === attachment.endLine
-        ? `${attachment.path}, line ${attachment.startLine}`
-        : `${attachment.path}, lines ${attachment.startLine}-${attachment.endLine}`;
-    case "image": {
-      const kind = attachment.mimeType.replace(/^image\//, "").toUpperCase();
-      return `Image (${kind}, ${Math.max(1, Math.round(attachment.bytes / 1024))} KB)`;
-    }
-    case "other":
-      return attachment.label;
   }
 }
 

@@ -12,6 +12,8 @@ const renderer = createRenderer();
 function shownMarkdown(element: Element): string {
   const clone = element.cloneNode(true) as Element;
   for (const tail of clone.querySelectorAll(".markdown-tail")) tail.replaceWith(...tail.childNodes);
+  // A code block's toolbar is the view's, not the markdown's.
+  for (const block of clone.querySelectorAll(".code-block")) block.replaceWith(...block.querySelectorAll("pre"));
   return clone.innerHTML;
 }
 
@@ -55,7 +57,7 @@ describe("chat view", () => {
 
     const thought = ui.query<HTMLDetailsElement>(".entry.agent details.thought");
     assert.equal(thought.open, false, "thoughts start collapsed");
-    assert.equal(thought.querySelector("summary")?.textContent, "Thinking");
+    assert.equal(thought.querySelector("summary")?.textContent, "Thought", "text followed it: it ended");
     assert.equal(ui.query(".entry.agent > .markdown").textContent?.trim(), "Hello! I'm the Tether demo agent.");
 
     const tool = ui.query(".entry.tool-call");
@@ -148,9 +150,9 @@ describe("chat view", () => {
     ui.frame(patch([{ op: "appendChunk", index: 0, kind: "thought", text: "more thinking" }]));
     assert.deepEqual(
       [...ui.query(".entry.agent").children].map((child) => `${child.tagName.toLowerCase()}.${child.className}`),
-      ["details.thought", "div.markdown", "details.thought"],
+      ["div.message-actions", "details.thought", "div.markdown", "details.thought"],
     );
-    assert.equal(ui.queryAll("details.thought")[1]?.textContent?.trim(), "Thinkingmore thinking");
+    assert.equal(ui.queryAll("details.thought")[1]?.textContent?.trim(), "Thoughtmore thinking");
   });
 
   it("sends on Enter, keeps Shift+Enter for new lines, and only while the session is ready", () => {
