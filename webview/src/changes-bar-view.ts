@@ -1,14 +1,15 @@
 // The changes bar (`section.changes-bar`), above the composer: the files the agent changed this
 // turn and any earlier change still waiting for a decision, each with its +/− and where its
 // review stands. A row opens its file's diff; "Review all" opens every change in one multi-file
-// diff view; a row's Keep all / Reject all decide what is still pending in that file.
+// diff view; a row's Keep all / Reject all (icon buttons, ✓ and ↶, named for screen readers)
+// decide what is still pending in that file. Compact: one line per file.
 //
 // Like the rules panel, it shows the host's list and sends intents, and is only redrawn when the
 // list changed, so a patch does not take the focus away from a row. Whether the rows are shown
 // is the webview's own UI state; the summary line is the toggle and is always visible.
 
 import { diffStats } from "./diff-view";
-import { element } from "./element";
+import { element, icon } from "./element";
 import type { ChangePhase, ChangedFileView, PostIntent } from "./protocol";
 import type { ChangesBarState } from "./ui-state";
 
@@ -17,6 +18,7 @@ const LIST_ID = "tether-changes-list";
 export class ChangesBarView {
   readonly element = element("section", "changes-bar");
   private readonly summary = element("button", "changes-summary");
+  private readonly summaryText = element("span", "changes-summary-text");
   private readonly openAll = element("button", "changes-open-all", "Review all");
   private readonly list = element("ul", "changes-list");
   private shown = "";
@@ -30,6 +32,7 @@ export class ChangesBarView {
     this.summary.type = "button";
     this.summary.title = "Show or hide the changed files";
     this.summary.setAttribute("aria-controls", LIST_ID);
+    this.summary.append(icon("chevron-right"), this.summaryText);
     this.summary.addEventListener("click", () => {
       this.state.changesOpen = !this.state.changesOpen;
       this.showOpen();
@@ -49,7 +52,7 @@ export class ChangesBarView {
     if (signature === this.shown) return;
     this.shown = signature;
     this.element.hidden = changes.length === 0;
-    this.summary.textContent = summaryText(changes);
+    this.summaryText.textContent = summaryText(changes);
     this.list.replaceChildren(...changes.map((change) => this.row(change)));
   }
 
@@ -74,17 +77,17 @@ export class ChangesBarView {
     row.append(label, diffStats("changes-stats", change.added, change.removed), state);
     if (change.pending > 0 && (change.phase.type === "proposed" || change.phase.type === "applied")) {
       const applied = change.phase.type === "applied";
-      const keep = element("button", "changes-keep-all", "Keep all");
-      keep.type = "button";
-      keep.title = `Keep every change still waiting in ${change.label}`;
+      const keep = iconButton("changes-keep-all", "check", `Keep every change still waiting in ${change.label}`);
       keep.addEventListener("click", () =>
         this.post({ type: "review", intent: { type: "all", change: change.change, keep: true } }),
       );
-      const reject = element("button", "changes-reject-all", applied ? "Revert all" : "Reject all");
-      reject.type = "button";
-      reject.title = applied
-        ? `Put back the old text of every hunk still waiting in ${change.label}`
-        : `Write none of the hunks still waiting in ${change.label}`;
+      const reject = iconButton(
+        "changes-reject-all",
+        "discard",
+        applied
+          ? `Revert all: put back the old text of every hunk still waiting in ${change.label}`
+          : `Reject all: write none of the hunks still waiting in ${change.label}`,
+      );
       reject.addEventListener("click", () =>
         this.post({ type: "review", intent: { type: "all", change: change.change, keep: false } }),
       );
@@ -99,6 +102,16 @@ export class ChangesBarView {
     });
     return row;
   }
+}
+
+/** A row's small action: an icon, its words in the tooltip and the accessible name. */
+function iconButton(className: string, iconName: string, label: string): HTMLButtonElement {
+  const button = element("button", `icon-button ${className}`);
+  button.type = "button";
+  button.title = label;
+  button.setAttribute("aria-label", label);
+  button.append(icon(iconName));
+  return button;
 }
 
 function summaryText(changes: ChangedFileView[]): string {
