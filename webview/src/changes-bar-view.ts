@@ -77,7 +77,7 @@ export class ChangesBarView {
     row.append(label, diffStats("changes-stats", change.added, change.removed), state);
     if (change.pending > 0 && (change.phase.type === "proposed" || change.phase.type === "applied")) {
       const applied = change.phase.type === "applied";
-      const keep = iconButton("changes-keep-all", "check", `Keep every change still waiting in ${change.label}`);
+      const keep = iconButton("changes-keep-all", "check", `Keep all: keep every change still waiting in ${change.label}`);
       keep.addEventListener("click", () =>
         this.post({ type: "review", intent: { type: "all", change: change.change, keep: true } }),
       );
