@@ -22,6 +22,12 @@ export interface CodeHighlighter {
   highlight(code: HTMLElement, language: string | null): void;
 }
 
+/**
+ * The longest block coloured, in characters. shiki colours a block in one go, and a block of
+ * hundreds of kilobytes (a whole generated file) would hold the page for seconds: it stays plain.
+ */
+export const MAX_HIGHLIGHTED_CHARS = 50_000;
+
 /** Runs `work` when the browser is idle: `requestIdleCallback` in the webview. */
 export type IdleScheduler = (work: () => void) => void;
 
@@ -96,8 +102,13 @@ export class LazyHighlighter implements CodeHighlighter {
   highlight(code: HTMLElement, language: string | null): void {
     const known = codeLanguage(language);
     if (known === undefined || code.dataset["highlight"] !== undefined) return;
+    const text = code.textContent ?? "";
+    if (text.length > MAX_HIGHLIGHTED_CHARS) {
+      code.dataset["highlight"] = "too-long";
+      return;
+    }
     code.dataset["highlight"] = "pending";
-    this.queue.push({ code, language: known, text: code.textContent ?? "" });
+    this.queue.push({ code, language: known, text });
     this.watchTheme(code.ownerDocument);
     this.schedule();
   }

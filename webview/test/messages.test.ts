@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
-import { type CodeHighlighter, LazyHighlighter, themeFor } from "../src/highlighter";
+import { type CodeHighlighter, LazyHighlighter, MAX_HIGHLIGHTED_CHARS, themeFor } from "../src/highlighter";
 import { ChangeSet, applyHostMessage, emptyModel } from "../src/model";
 import type { HostToWebview, WebviewToHost } from "../src/protocol";
 import { TerminalCards } from "../src/terminal-view";
@@ -120,6 +120,16 @@ describe("code blocks", () => {
     assert.equal(code.dataset["highlight"], "dark-plus");
     assert.notDeepEqual(colouredSpans(code).map((span) => span.style.color), light);
     assert.equal(code.textContent, CODE);
+  });
+
+  it("leaves a block too long to colour in one go plain", async () => {
+    const ui = threadHarness();
+    const long = "let x = 1;\n".repeat(Math.ceil(MAX_HIGHLIGHTED_CHARS / 11) + 1);
+    ui.frame(snapshot([{ type: "agent", chunks: [{ kind: "text", text: "```rust\n" + long + "```\n" }] }]));
+    await ui.highlighter.real.settled();
+    const code = ui.thread.element.querySelector<HTMLElement>("pre > code")!;
+    assert.equal(code.dataset["highlight"], "too-long");
+    assert.equal(code.querySelector("span"), null);
   });
 
   it("picks the theme by VS Code's theme id, else by its kind", () => {
