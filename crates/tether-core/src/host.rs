@@ -49,6 +49,7 @@ use crate::acp::IntentError;
 use crate::host_api::{AgentProfile, EngineConfig, FileReadReply, HostAction, HostCommand, HostEvent, LogLevel};
 use crate::intent::Intent;
 use crate::mentions::{self, FindOutcome, MentionIndex};
+use crate::permissions::{RequestPath, resolve_path};
 use crate::webview::{HostToWebview, PromptAttachment, ViewEvent, WebviewToHost};
 
 use chat_view::{ChatView, WebviewOutbox};
@@ -206,7 +207,7 @@ impl HostEngine {
             Intent::ClearRules { scope } => self.clear_rules(scope),
             Intent::KeepRuleForWorkspace { id } => self.keep_rule_for_workspace(id),
             Intent::OpenAuditLog => match self.audit_log() {
-                Some(path) => self.actions.push_back(HostAction::OpenFile { path }),
+                Some(path) => self.actions.push_back(HostAction::OpenFile { path, line: None }),
                 None => self.show(
                     LogLevel::Info,
                     "This session has no audit log yet (it is kept once the agent has started, in a workspace folder)."
@@ -236,12 +237,22 @@ impl HostEngine {
             Intent::SetFollowAgent { on } => self.set_follow_agent(on),
             Intent::ToggleFollowAgent => self.set_follow_agent(!self.view.header.follow_agent),
             Intent::ManageTrust => self.actions.push_back(HostAction::ManageWorkspaceTrust),
-            Intent::MentionSelection { selection } => {
             Intent::CopyText { text } => self.actions.push_back(HostAction::WriteClipboard { text }),
             Intent::InsertAtCursor { text } => self.actions.push_back(HostAction::InsertAtCursor { text }),
             Intent::OpenInNewFile { text, language } => {
                 self.actions.push_back(HostAction::OpenUntitled { content: text, language });
             }
+            Intent::OpenLocation { path, line } => {
+                // A card names a path as the agent did: one relative to the workspace is there.
+                let root = self.config.workspace_root.trim_end_matches('/');
+                let path = match resolve_path(root, &path) {
+                    RequestPath::Inside(relative) if relative == "." => root.to_owned(),
+                    RequestPath::Inside(relative) => format!("{root}/{relative}"),
+                    RequestPath::Outside(absolute) => absolute,
+                };
+                self.actions.push_back(HostAction::OpenFile { path, line });
+            }
+            Intent::MentionSelection { selection } => {
                 let mention = mentions::selection_suggestion(&selection, &self.config.workspace_root);
                 if self.view.outbox.ready {
                     self.post_now(HostToWebview::AddMention { mention });

@@ -393,8 +393,8 @@ pub enum HostAction {
         #[ts(type = "unknown[]")]
         rules: Vec<serde_json::Value>,
     },
-    /// Open this file in an editor.
-    OpenFile { path: String },
+    /// Open this file in an editor, with the cursor at the start of `line` (1-based) when given.
+    OpenFile { path: String, line: Option<u32> },
     /// Read up to `maxBytes` bytes of `path` from byte `offset` of its UTF-8 text: from the open
     /// document when the file is open in an editor (unsaved edits included), else from disk.
     /// Answer with `handleFileRead`.

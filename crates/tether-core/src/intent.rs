@@ -145,6 +145,12 @@ pub enum Intent {
         #[serde(default)]
         language: Option<String>,
     },
+    /// A path on a card (a tool call's location, a diff's file, a change's file): open the file
+    /// in the editor, at `line` (1-based) when given. `path` as the card's view gave it.
+    OpenLocation {
+        path: String,
+        line: Option<u32>,
+    },
     /// "Tether: Mention Selection": add the editor's selection to the composer.
     MentionSelection {
         selection: EditorSelection,

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::permissions::DecidedBy;
-use crate::review::{DiffLineView, FileChangeView};
+use crate::review::{ChangeId, DiffLineView, FileChangeView};
 
 /// Index of an entry in [`Thread::entries`]. Entries are only ever appended, so an index stays
 /// valid for the life of the thread.
@@ -142,7 +142,14 @@ pub enum ToolContent {
     /// A file edit the tool made or proposes, as the card shows it (diffed by tether-diff). The
     /// texts stay in the engine: the webview only needs the lines.
     Diff {
+        /// The file as the agent named it (absolute: ACP requires it), for opening it.
         path: String,
+        /// The path as the person reads it: relative to the workspace when inside it.
+        label: String,
+        /// The file change card that shows this same change (a write under review, an edit found
+        /// on disk), when there is one: the tool call's card then links to it rather than
+        /// showing the diff a second time.
+        change: Option<ChangeId>,
         #[serde(skip)]
         old_text: Option<String>,
         #[serde(skip)]
@@ -167,7 +174,8 @@ pub struct TerminalView {
     pub id: String,
     /// The command line, as it would be typed.
     pub command: String,
-    /// The working directory, when it is not the workspace folder.
+    /// The working directory, when it is not the workspace folder: relative to the workspace
+    /// when inside it, with where it leads when it goes through a link.
     pub cwd: Option<String>,
     pub origin: TerminalOrigin,
     /// The last lines of output, oldest first.
@@ -247,8 +255,11 @@ pub enum TerminalColor {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Location {
+    /// The path as the agent named it, for opening it.
     pub path: String,
     pub line: Option<u32>,
+    /// The path as the person reads it: relative to the workspace when inside it, else absolute.
+    pub label: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -385,17 +396,6 @@ pub enum ThreadPatch {
     Terminal {
         view: TerminalView,
     },
-}
-
-/// A session's conversation plus the patches that describe how it changed since the last
-/// [`Thread::take_patches`].
-///
-/// Every mutation goes through a method that both changes the thread and records the patch, so
-/// applying the recorded patches to a copy taken earlier always gives the same thread
-/// ([`Thread::apply`] is that fold, and the tests check it).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Thread {
-    entries: Vec<Entry>,
     /// The thought in chunk `chunk` of the agent message at `index` ended after `duration_ms`.
     ThoughtEnded {
         index: EntryIndex,
@@ -410,10 +410,25 @@ struct OpenThought {
     index: EntryIndex,
     chunk: u32,
     started_at: u64,
+}
+
+/// A session's conversation plus the patches that describe how it changed since the last
+/// [`Thread::take_patches`].
+///
+/// Every mutation goes through a method that both changes the thread and records the patch, so
+/// applying the recorded patches to a copy taken earlier always gives the same thread
+/// ([`Thread::apply`] is that fold, and the tests check it).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Thread {
+    entries: Vec<Entry>,
     plan: Vec<PlanEntryView>,
     turn: TurnState,
     terminals: Vec<TerminalView>,
     patches: Vec<ThreadPatch>,
+    /// The time of the input being handled (see [`Thread::set_now`]).
+    now: u64,
+    /// The thought still streaming, if one is and its start is known.
+    thought: Option<OpenThought>,
 }
 
 impl Thread {
@@ -425,10 +440,6 @@ impl Thread {
         &self.plan
     }
 
-    /// The time of the input being handled (see [`Thread::set_now`]).
-    now: u64,
-    /// The thought still streaming, if one is and its start is known.
-    thought: Option<OpenThought>,
     pub fn turn(&self) -> &TurnState {
         &self.turn
     }
@@ -448,17 +459,6 @@ impl Thread {
         self.patches.push(ThreadPatch::Terminal { view });
     }
 
-    /// The patches recorded since the last call, oldest first.
-    pub fn take_patches(&mut self) -> Vec<ThreadPatch> {
-        std::mem::take(&mut self.patches)
-    }
-
-    pub fn has_patches(&self) -> bool {
-        !self.patches.is_empty()
-    }
-
-    pub fn push(&mut self, entry: Entry) -> EntryIndex {
-        let index = self.entries.len() as EntryIndex;
     /// The time of the input the client is handling, on the client's clock: a thought's duration
     /// is the difference of two of these.
     pub fn set_now(&mut self, now: u64) {
@@ -472,6 +472,17 @@ impl Thread {
         self.thought = None;
     }
 
+    /// The patches recorded since the last call, oldest first.
+    pub fn take_patches(&mut self) -> Vec<ThreadPatch> {
+        std::mem::take(&mut self.patches)
+    }
+
+    pub fn has_patches(&self) -> bool {
+        !self.patches.is_empty()
+    }
+
+    pub fn push(&mut self, entry: Entry) -> EntryIndex {
+        let index = self.entries.len() as EntryIndex;
         self.record(ThreadPatch::Push { index, entry });
         index
     }
@@ -547,6 +558,7 @@ impl Thread {
     }
 
     fn record(&mut self, patch: ThreadPatch) {
+        self.end_thought_before(&patch);
         self.apply(&patch);
         // Consecutive appends to the same chunk are merged so a burst of small chunks costs the
         // webview one DOM update, not one per chunk.
@@ -558,23 +570,11 @@ impl Thread {
             && last_kind == kind
         {
             last_text.push_str(text);
-        self.end_thought_before(&patch);
             return;
         }
         self.patches.push(patch);
     }
 
-    /// Applies one patch: the fold that turns a patch stream back into a thread. The webview
-    /// runs the same fold in TypeScript.
-    pub fn apply(&mut self, patch: &ThreadPatch) {
-        match patch {
-            ThreadPatch::Push { index, entry } => {
-                debug_assert_eq!(*index as usize, self.entries.len(), "entries are only appended");
-                self.entries.push(entry.clone());
-            }
-            ThreadPatch::AppendChunk { index, kind, text } => {
-                if let Some(Entry::Agent(message)) = self.entries.get_mut(*index as usize) {
-                    match message.chunks.last_mut() {
     /// Ends the streaming thought when `patch` shows the agent doing something else: any change
     /// but more of the same thought, or a terminal's output (which streams beside the agent's
     /// thinking).
@@ -595,6 +595,17 @@ impl Thread {
         self.patches.push(ended);
     }
 
+    /// Applies one patch: the fold that turns a patch stream back into a thread. The webview
+    /// runs the same fold in TypeScript.
+    pub fn apply(&mut self, patch: &ThreadPatch) {
+        match patch {
+            ThreadPatch::Push { index, entry } => {
+                debug_assert_eq!(*index as usize, self.entries.len(), "entries are only appended");
+                self.entries.push(entry.clone());
+            }
+            ThreadPatch::AppendChunk { index, kind, text } => {
+                if let Some(Entry::Agent(message)) = self.entries.get_mut(*index as usize) {
+                    match message.chunks.last_mut() {
                         Some(last) if last.kind == *kind => last.text.push_str(text),
                         _ => message.chunks.push(MessageChunk { kind: *kind, text: text.clone(), duration_ms: None }),
                     }
@@ -611,9 +622,6 @@ impl Thread {
                 Some(existing) => *existing = view.clone(),
                 None => self.terminals.push(view.clone()),
             },
-        }
-    }
-}
             ThreadPatch::ThoughtEnded { index, chunk, duration_ms } => {
                 if let Some(Entry::Agent(message)) = self.entries.get_mut(*index as usize)
                     && let Some(thought) = message.chunks.get_mut(*chunk as usize)
@@ -621,3 +629,6 @@ impl Thread {
                     thought.duration_ms = Some(*duration_ms);
                 }
             }
+        }
+    }
+}

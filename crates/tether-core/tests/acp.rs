@@ -561,6 +561,11 @@ fn a_kept_write_to_a_file_with_unsaved_edits_is_said_to_be_in_the_unsaved_editor
 }
 
 #[test]
+fn cards_show_paths_relative_to_the_workspace_and_a_change_once() {
+    check("cards-paths");
+}
+
+#[test]
 fn writes_that_meet_a_changed_file_are_conflicts() {
     check("files-conflict");
 }

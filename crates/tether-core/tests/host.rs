@@ -557,7 +557,34 @@ fn decisions_are_audited_through_tetherd() {
     engine.handle_webview(Intent::OpenAuditLog, now);
     assert!(
         drain(&mut engine)
-            .contains(&HostAction::OpenFile { path: "/ws/.tether/sessions/20261122-061300-7/audit.jsonl".to_owned() })
+            .contains(&HostAction::OpenFile {
+                path: "/ws/.tether/sessions/20261122-061300-7/audit.jsonl".to_owned(),
+                line: None
+            })
+    );
+}
+
+/// A path on a card opens the file at its line: a path the agent named relative to the workspace
+/// is opened there, an absolute one (inside or outside the workspace) as it is.
+#[test]
+fn a_path_on_a_card_opens_its_file_at_the_line() {
+    let mut engine = HostEngine::new(config());
+    drain(&mut engine);
+    let open = |engine: &mut HostEngine, path: &str, line: Option<u32>| {
+        engine.handle_webview(Intent::OpenLocation { path: path.to_owned(), line }, 0);
+        drain(engine).into_iter().filter(|action| matches!(action, HostAction::OpenFile { .. })).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        open(&mut engine, "/ws/src/main.rs", Some(12)),
+        [HostAction::OpenFile { path: "/ws/src/main.rs".to_owned(), line: Some(12) }]
+    );
+    assert_eq!(
+        open(&mut engine, "docs/../README.md", None),
+        [HostAction::OpenFile { path: "/ws/README.md".to_owned(), line: None }]
+    );
+    assert_eq!(
+        open(&mut engine, "/etc/hosts", Some(1)),
+        [HostAction::OpenFile { path: "/etc/hosts".to_owned(), line: Some(1) }]
     );
 }
 

@@ -208,7 +208,11 @@ impl AcpClient {
         let names = ["Allow", "Always allow reading this file", "Deny"];
         let title = format!("Read {shown} (outside the workspace)");
         let call = ToolCallView {
-            locations: vec![Location { path: path.clone(), line: (start > 0).then(|| (start + 1) as u32) }],
+            locations: vec![Location {
+                path: path.clone(),
+                line: (start > 0).then(|| (start + 1) as u32),
+                label: self.label_of(&path),
+            }],
             ..own_card(key, format!("tether-read-{key}"), title, "read", names)
         };
         self.hold_behind_card(id, key, call, Gate::Read(ReadGate { path, start, limit }));
@@ -336,7 +340,50 @@ impl AcpClient {
         self.push_outgoing(line);
     }
 
-    fn label_of(&self, path: &str) -> String {
+    /// The latest reviewable change of this turn to the file the agent named `named`, whose card
+    /// shows its diff.
+    pub(in crate::acp) fn change_showing(&self, named: &str) -> Option<ChangeId> {
+        self.files
+            .changes
+            .values()
+            .rev()
+            .find(|tracked| {
+                tracked.turn == self.files.turn
+                    && self.same_file(named, &tracked.change.path)
+                    && !matches!(tracked.change.phase, ChangePhase::Unreviewable { .. })
+            })
+            .map(|tracked| tracked.change.id)
+    }
+
+    /// A file change card was added: the diffs of this turn's tool calls to the same file now
+    /// link to it instead of showing the change again.
+    pub(in crate::acp) fn link_tool_diffs(&mut self, change: ChangeId, path: &str) {
+        let start = (self.files.turn_start as usize).min(self.thread.entries().len());
+        let mut linked = Vec::new();
+        for (offset, entry) in self.thread.entries()[start..].iter().enumerate() {
+            let Entry::ToolCall(call) = entry else { continue };
+            let mut call = call.clone();
+            let mut changed = false;
+            for content in &mut call.content {
+                if let ToolContent::Diff { path: named, change: shown_in, .. } = content
+                    && *shown_in != Some(change)
+                    && self.same_file(named, path)
+                {
+                    *shown_in = Some(change);
+                    changed = true;
+                }
+            }
+            if changed {
+                linked.push(((start + offset) as EntryIndex, call));
+            }
+        }
+        for (index, call) in linked {
+            self.thread.replace(index, Entry::ToolCall(call));
+        }
+    }
+
+    /// `path` as the person reads it: relative to the workspace when inside it, else absolute.
+    pub(in crate::acp) fn label_of(&self, path: &str) -> String {
         match resolve_path(&self.cwd, path) {
             RequestPath::Inside(relative) => relative,
             RequestPath::Outside(absolute) => absolute,

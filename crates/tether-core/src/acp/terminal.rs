@@ -301,11 +301,8 @@ impl AcpClient {
         let target = self.target(&gate.cwd);
         gate.outside = target.is_outside();
         gate.cwd = target.leads_to.clone();
-        gate.shown_cwd = if target.is_link() {
-            Some(format!("{} → {}", target.named, target.leads_to))
-        } else {
-            (target.named != self.cwd).then(|| target.named.clone())
-        };
+        // Shown relative to the workspace, as every path on a card is.
+        gate.shown_cwd = (target.is_link() || target.named != self.cwd).then(|| target.shown(&self.cwd));
         self.decide_run(request, gate);
     }
 
@@ -540,7 +537,11 @@ impl AcpClient {
             let Some(id) = result["terminalId"].as_str() else { return };
             let Ok(request) = serde_json::from_value::<acp::CreateTerminalRequest>(params) else { return };
             let command = command_line(&request.command, &request.args);
-            let cwd = request.cwd.map(|cwd| cwd.to_string_lossy().into_owned()).filter(|cwd| *cwd != self.cwd);
+            let cwd = request
+                .cwd
+                .map(|cwd| cwd.to_string_lossy().into_owned())
+                .filter(|cwd| *cwd != self.cwd)
+                .map(|cwd| self.label_of(&cwd));
             let mut entry = TerminalEntry::new(id.to_owned(), TerminalOrigin::Client, command, cwd, 0);
             entry.sidecar = id.strip_prefix("term-").and_then(|number| number.parse().ok());
             // Nothing pops up when a session is reopened; the card's "Open in terminal" shows it.

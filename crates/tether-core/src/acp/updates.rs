@@ -46,7 +46,8 @@ impl AcpClient {
                 let meta = call.meta.clone();
                 let id = call.tool_call_id.0.to_string();
                 let before = self.first_location(&id);
-                let view = tool_call_view(call);
+                let mut view = tool_call_view(call);
+                self.present_tool_call(&mut view);
                 match self.thread.find_tool_call(&view.id) {
                     // A repeated tool_call for a known id replaces it, keeping a pending permission.
                     Some(index) => self.thread.update_tool_call(index, |existing| {
@@ -186,6 +187,7 @@ impl AcpClient {
         if let Some(raw_output) = fields.raw_output {
             call.raw_output = Some(raw_output);
         }
+        self.present_tool_call(&mut call);
         also(&mut call);
         match existing {
             Some(index) => {
@@ -194,6 +196,30 @@ impl AcpClient {
             }
             None => self.thread.push(Entry::ToolCall(call)),
         }
+    }
+}
+
+impl AcpClient {
+    /// Readies a tool call for its card: its paths as the person reads them, and each diff linked
+    /// to the file change card of this turn that shows the same file, so the change is shown once.
+    pub(super) fn present_tool_call(&self, call: &mut ToolCallView) {
+        for location in &mut call.locations {
+            location.label = self.label_of(&location.path);
+        }
+        for content in &mut call.content {
+            if let ToolContent::Diff { path, label, change, .. } = content {
+                *label = self.label_of(path);
+                *change = self.change_showing(path);
+            }
+        }
+    }
+
+    /// Whether a diff of the file the agent named `named` is a diff of the changed file `path`
+    /// (absolute): by the path's text, or through the links it was last seen to go through (a
+    /// write is reviewed where its path leads).
+    pub(super) fn same_file(&self, named: &str, path: &str) -> bool {
+        let target = self.target(named);
+        target.named == path || target.leads_to == path
     }
 }
 
@@ -231,8 +257,11 @@ pub(super) fn tool_content(content: &acp::ToolCallContent) -> ToolContent {
             let (lines, preview, hidden_lines) =
                 preview_lines(diff.old_text.as_deref().unwrap_or(""), &diff.new_text, &PREVIEW_BUDGET);
             let stats = preview.stats();
+            let path = diff.path.to_string_lossy().into_owned();
             ToolContent::Diff {
-                path: diff.path.to_string_lossy().into_owned(),
+                label: path.clone(),
+                path,
+                change: None,
                 old_text: diff.old_text.clone(),
                 new_text: diff.new_text.clone(),
                 added: stats.added as u32,
@@ -249,7 +278,8 @@ pub(super) fn tool_content(content: &acp::ToolCallContent) -> ToolContent {
 }
 
 pub(super) fn location(location: &acp::ToolCallLocation) -> Location {
-    Location { path: location.path.to_string_lossy().into_owned(), line: location.line }
+    let path = location.path.to_string_lossy().into_owned();
+    Location { label: path.clone(), path, line: location.line }
 }
 
 /// The text of a content block; other kinds are named so the person knows something was there.

@@ -223,6 +223,7 @@ impl AcpClient {
         };
         let unreviewed = allowed_by.is_some();
         let entry = self.thread.push(Entry::FileChange(change.view()));
+        self.link_tool_diffs(id, &change.path);
         let document = change.document();
         self.files
             .changes
@@ -557,6 +558,9 @@ impl AcpClient {
         let id = change.id;
         let entry = self.thread.push(Entry::FileChange(change.view()));
         let reviewable = !matches!(change.phase, ChangePhase::Unreviewable { .. });
+        if reviewable {
+            self.link_tool_diffs(id, &change.path);
+        }
         let document = change.document();
         self.files
             .changes
