@@ -403,7 +403,7 @@ export class EngineHost implements vscode.Disposable {
         this.saveWorkspaceRules(action.rules);
         return;
       case "openFile":
-        this.openFile(action.path);
+        this.openFile(action.path, action.line);
         return;
       case "revealLocation":
         this.revealLocation(action.path, action.line);
@@ -541,8 +541,14 @@ export class EngineHost implements vscode.Disposable {
       });
   }
 
-  private openFile(path: string): void {
-    vscode.window.showTextDocument(vscode.Uri.file(path)).then(undefined, (error: unknown) => {
+  /** Opens `path` in an editor (focused), with the cursor at the start of `line` when given. */
+  private openFile(path: string, line: number | null): void {
+    const options: vscode.TextDocumentShowOptions = {};
+    if (line !== null) {
+      const position = new vscode.Position(Math.max(0, line - 1), 0);
+      options.selection = new vscode.Range(position, position);
+    }
+    vscode.window.showTextDocument(vscode.Uri.file(path), options).then(undefined, (error: unknown) => {
       const message = `Tether could not open ${path}: ${describeError(error)}`;
       this.log.error(message);
       void vscode.window.showErrorMessage(message);

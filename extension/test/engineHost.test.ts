@@ -30,6 +30,7 @@ import {
   failures,
   openDocument,
   openedDocuments,
+  openedLines,
   resetWorkspace,
   saveDialogAnswers,
   settingUpdates,
@@ -471,14 +472,14 @@ test("the audit log opens in an editor, and a file that cannot be opened is repo
   const { host, engine, lines } = startHost();
   openedDocuments.length = 0;
   shownMessages.length = 0;
-  engine.actions.push({ type: "openFile", path: "/workspace/.tether/sessions/s1/audit.jsonl" });
+  engine.actions.push({ type: "openFile", path: "/workspace/.tether/sessions/s1/audit.jsonl", line: null });
   host.command({ type: "cancel" });
   await eventually(() => openedDocuments.length === 1, "the document to open");
   assert.deepEqual(openedDocuments, ["/workspace/.tether/sessions/s1/audit.jsonl"]);
 
   failures.showTextDocument = "cannot open file:///gone.jsonl";
   try {
-    engine.actions.push({ type: "openFile", path: "/gone.jsonl" });
+    engine.actions.push({ type: "openFile", path: "/gone.jsonl", line: null });
     host.command({ type: "cancel" });
     await eventually(() => shownMessages.length === 1, "an error notification");
   } finally {
@@ -488,6 +489,18 @@ test("the audit log opens in an editor, and a file that cannot be opened is repo
     { level: "error", text: "Tether could not open /gone.jsonl: cannot open file:///gone.jsonl" },
   ]);
   assert.equal(lines.at(-1)?.level, "error");
+  host.dispose();
+});
+
+test("a path on a card opens its file with the cursor on the line", async () => {
+  const { host, engine } = startHost();
+  openedDocuments.length = 0;
+  openedLines.length = 0;
+  engine.actions.push({ type: "openFile", path: "/workspace/src/app.ts", line: 12 });
+  host.command({ type: "cancel" });
+  await eventually(() => openedDocuments.length === 1, "the document to open");
+  assert.deepEqual(openedDocuments, ["/workspace/src/app.ts"]);
+  assert.deepEqual(openedLines, [11]);
   host.dispose();
 });
 

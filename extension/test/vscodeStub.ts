@@ -48,6 +48,9 @@ function showMessage(level: ShownMessage["level"], text: string, rest: unknown[]
 /** Paths of the documents `showTextDocument` opened. */
 export const openedDocuments: string[] = [];
 
+/** The 0-based line of the selection each `showTextDocument` was given (`null` without one). */
+export const openedLines: Array<number | null> = [];
+
 /** When set, `showTextDocument` fails with this message (as it does for a missing file). */
 export const failures: { showTextDocument?: string; update?: string; executeCommand?: string } = {};
 
@@ -165,11 +168,12 @@ export const window = {
   showInformationMessage(text: string, ...rest: unknown[]): Promise<string | undefined> {
     return showMessage("information", text, rest);
   },
-  showTextDocument(uri: Uri): Promise<unknown> {
+  showTextDocument(uri: Uri, options?: { selection?: Range }): Promise<unknown> {
     if (failures.showTextDocument !== undefined) {
       return Promise.reject(new Error(failures.showTextDocument));
     }
     openedDocuments.push(uri.fsPath);
+    openedLines.push(options?.selection?.start.line ?? null);
     return Promise.resolve({});
   },
   showInputBox(options: InputBoxOptions): Promise<string | undefined> {

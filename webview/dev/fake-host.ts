@@ -221,7 +221,7 @@ async function demoTurn(prompt: string): Promise<void> {
       "```rust\nfn main() {\n    println!(\"hello from the demo\");\n}\n```\n",
   );
   sendPlan("in_progress", "pending", "pending");
-  const readCall = { id: "call-1", title: "Read README.md", kind: "read", locations: [{ path: "README.md", line: null }] };
+  const readCall = { id: "call-1", title: "Read README.md", kind: "read", locations: [{ path: "/demo/README.md", line: null, label: "README.md" }] };
   const read = push(toolCall({ ...readCall, status: "in_progress", rawInput: { path: "README.md" } }));
   await sleep(300);
   sendPatch([
@@ -276,11 +276,13 @@ async function demoTurn(prompt: string): Promise<void> {
     id: "call-2",
     title: "Edit notes.md",
     kind: "edit",
-    locations: [{ path: "notes.md", line: 2 }],
+    locations: [{ path: "/demo/notes.md", line: 2, label: "notes.md" }],
     content: [
       {
         type: "diff" as const,
-        path: "notes.md",
+        path: "/demo/notes.md",
+        label: "notes.md",
+        change: null,
         added: 2,
         removed: 1,
         lines: [

@@ -33,6 +33,8 @@ export class FileChangeCard {
     this.element = element("div", "entry file-change");
     this.element.dataset["index"] = String(index);
     this.element.setAttribute("role", "group");
+    // A tool call's "Review in the change below" brings the focus here when no button is left.
+    this.element.tabIndex = -1;
   }
 
   update(change: FileChangeView): void {
@@ -277,6 +279,6 @@ function phaseLine(change: FileChangeView): HTMLElement {
     case "unreviewable":
       return element("div", "change-phase change-message", phase.reason);
   }
-  // A phase a newer host added: named rather than hidden.
-  return element("div", "change-phase", (phase as { type: string }).type);
+  // A phase a newer host added: the card still says something true.
+  return element("div", "change-phase", "Changed");
 }

@@ -3,6 +3,19 @@
 import { element } from "./element";
 import type { PlanEntryView } from "./protocol";
 
+/** How a plan step's status reads (ACP's ids are not words). */
+const PLAN_STATUS_LABELS: Record<string, string> = {
+  pending: "To do",
+  in_progress: "In progress",
+  completed: "Done",
+};
+
+const PRIORITY_LABELS: Record<string, string> = {
+  high: "high priority",
+  medium: "medium priority",
+  low: "low priority",
+};
+
 export class PlanView {
   readonly element: HTMLElement;
   private readonly list = element("ul", "plan-entries");
@@ -22,7 +35,7 @@ export class PlanView {
         item.dataset["status"] = entry.status;
         item.dataset["priority"] = entry.priority;
         item.append(element("span", "plan-mark"), element("span", "plan-text", entry.content));
-        item.title = `${entry.status.replace("_", " ")}, ${entry.priority} priority`;
+        item.title = `${PLAN_STATUS_LABELS[entry.status] ?? "To do"}, ${PRIORITY_LABELS[entry.priority] ?? "normal priority"}`;
         return item;
       }),
     );

@@ -19,7 +19,7 @@
 // While a command runs, the card counts its elapsed time on from the view's `elapsedMs` with the
 // webview's own clock, on one timer shared by all running cards, stopped when none runs.
 
-import { element } from "./element";
+import { element, icon } from "./element";
 import { FollowBottom } from "./follow-bottom";
 import type { Clock } from "./markdown-view";
 import type { ChangeSet } from "./model";
@@ -152,6 +152,14 @@ export function formatElapsed(ms: number): string {
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
+/** The codicon before each outcome's words. */
+const STATUS_ICONS: Record<string, string> = {
+  running: "loading",
+  success: "check",
+  error: "error",
+  stopped: "debug-stop",
+};
+
 /** The status badge's text, and whether it reads as a success, an error or a stop. */
 export function describeState(state: TerminalState): { text: string; outcome: string } {
   switch (state.type) {
@@ -164,15 +172,16 @@ export function describeState(state: TerminalState): { text: string; outcome: st
         return { text: state.signal === null ? "Stopped" : `Killed (${state.signal})`, outcome: "stopped" };
       }
       if (state.exitCode !== null) {
-        return { text: `Exit ${state.exitCode}`, outcome: state.exitCode === 0 ? "success" : "error" };
+        return state.exitCode === 0
+          ? { text: "Finished", outcome: "success" }
+          : { text: `Failed (exit code ${state.exitCode})`, outcome: "error" };
       }
       // Ended by a signal Tether did not send (a crash, an outside `kill`).
       if (state.signal !== null) return { text: `Killed (${state.signal})`, outcome: "error" };
-      return { text: "Exited", outcome: "success" };
+      return { text: "Finished", outcome: "success" };
   }
   // A state a newer host added: say what it is called rather than nothing.
-  const unknown = state as { type?: unknown };
-  return { text: String(unknown.type), outcome: "unknown" };
+  return { text: "Ended", outcome: "unknown" };
 }
 
 /**
@@ -210,6 +219,9 @@ export class TerminalCard {
     this.element.dataset["terminalId"] = terminalId;
     this.stopButton.type = "button";
     this.openButton.type = "button";
+    // The buttons read their words; the icons only help the eye find them.
+    this.openButton.prepend(icon("terminal"));
+    this.openButton.title = "Show this command in VS Code's terminal";
     this.stopButton.addEventListener("click", () => {
       if (this.stopRequested) return;
       this.stopRequested = true;
@@ -225,7 +237,7 @@ export class TerminalCard {
     this.follow = new FollowBottom(this.output);
 
     const header = element("div", "terminal-header");
-    header.append(this.command, this.status, this.elapsed);
+    header.append(icon("terminal"), this.command, this.status, this.elapsed);
     const meta = element("div", "terminal-meta");
     const actions = element("div", "terminal-actions");
     actions.append(this.stopButton, this.openButton);
@@ -259,7 +271,9 @@ export class TerminalCard {
     this.origin.hidden = view.origin !== "agent";
 
     const { text, outcome } = describeState(view.state);
-    this.status.textContent = text;
+    const statusIcon = icon(STATUS_ICONS[outcome] ?? "circle-outline");
+    if (outcome === "running") statusIcon.classList.add("codicon-modifier-spin");
+    this.status.replaceChildren(statusIcon, text);
     this.status.dataset["outcome"] = outcome;
     this.failure.hidden = view.state.type !== "failed";
     this.failure.textContent = view.state.type === "failed" ? view.state.message : "";
@@ -286,7 +300,7 @@ export class TerminalCard {
     // Only commands Tether runs can be stopped from here; an agent's own stop with its turn.
     this.stopButton.hidden = !this.running || this.view?.origin !== "client";
     this.stopButton.disabled = this.stopRequested;
-    this.stopButton.textContent = this.stopRequested ? "Stopping…" : "Stop";
+    this.stopButton.replaceChildren(icon("debug-stop"), this.stopRequested ? "Stopping…" : "Stop");
   }
 
   private fillOutput(view: TerminalView): void {

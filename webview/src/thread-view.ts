@@ -8,13 +8,14 @@
 
 import { type AgentMessageContext, AgentMessageView, type ThoughtOpenState } from "./agent-message-view";
 import { CodeBlocks } from "./code-block-view";
-import { element } from "./element";
+import { element, icon } from "./element";
 import { FileChangeCard } from "./file-change-view";
 import type { MarkdownRenderer } from "./markdown";
 import type { Clock } from "./markdown-view";
 import { type CodeHighlighter, LazyHighlighter } from "./highlighter";
 import type { ChangeSet, ChatModel } from "./model";
 import type { Entry, NoticeView } from "./protocol";
+import { isJsonText, rawDisclosure } from "./raw-json";
 import { ToolCallCard, type ToolCallContext } from "./tool-call-view";
 import { UserMessageView } from "./user-message-view";
 
@@ -159,14 +160,20 @@ export class ThreadView {
   }
 }
 
+/** The codicon before a notice's words, by its level. */
+const NOTICE_ICONS: Record<string, string> = { info: "info", warning: "warning", error: "error" };
+
 function noticeElement(index: number, notice: NoticeView): HTMLElement {
   const node = entryElement(index, "entry notice");
   node.dataset["level"] = notice.level;
   node.setAttribute("role", notice.level === "error" ? "alert" : "status");
-  node.append(element("div", "notice-text", notice.text));
+  const text = element("div", "notice-text");
+  text.append(icon(NOTICE_ICONS[notice.level] ?? "info"), element("span", undefined, notice.text));
+  node.append(text);
   if (notice.detail !== null && notice.detail !== "") {
-    const detail = element("details", "notice-detail");
-    detail.append(element("summary", undefined, "Details"), element("pre", undefined, notice.detail));
+    // A detail that is data (a malformed line, a request) is raw, formatted; words stay words.
+    const raw = isJsonText(notice.detail);
+    const detail = rawDisclosure("notice-detail", [{ label: null, value: notice.detail }], false, () => {}, raw ? "Raw" : "More");
     node.append(detail);
   }
   return node;

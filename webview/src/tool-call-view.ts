@@ -1,6 +1,13 @@
 // A tool call card: title, kind, live status, content, locations, and the permission request
 // attached to it.
 //
+// Everything on it reads as words a person uses: the kind is an icon named in its tooltip and
+// label, the status a word ("Running", "Finished", "Waiting for you"), paths are the engine's
+// workspace-relative labels as links that open the file, raw input and output wait behind a
+// "Raw" disclosure, and a long text output is cut to its first lines until the person asks for
+// all of it. A diff the engine says a file change card shows (`change`) is not drawn again: the
+// card links to that change instead, so one change is shown once.
+//
 // A tool call changes as a whole (the host sends `replace`), so the card refills itself from
 // the new entry; the permission card is kept as is when nothing about it changed, so a status
 // update does not steal the focus from the option the person is about to press. Terminal cards
@@ -13,9 +20,11 @@
 // or not at all because the turn was cancelled or the agent withdrew the request.
 
 import { diffBlock, diffStats, hiddenLinesNote } from "./diff-view";
-import { element } from "./element";
+import { element, icon } from "./element";
 import type { MarkdownRenderer } from "./markdown";
+import { pathLink } from "./path-link";
 import { SCOPE_LABELS, modeLabel } from "./permission-labels";
+import { rawBlock, rawDisclosure } from "./raw-json";
 import type {
   DecidedBy,
   PermissionKey,
@@ -32,8 +41,8 @@ import type { TerminalCard, TerminalCards } from "./terminal-view";
 /** Longest tool text rendered as markdown; tools can return whole files. */
 const MAX_TOOL_TEXT = 20_000;
 
-/** Longest raw input or output shown in the collapsed details. */
-const MAX_RAW_JSON = 8_000;
+/** A text output longer than this many lines shows only its first lines until expanded. */
+export const COLLAPSED_LINES = 12;
 
 export interface ToolCallContext {
   renderer: MarkdownRenderer;
@@ -52,12 +61,27 @@ export interface ToolCallContext {
 /** Options past the ninth have no digit: the keys 1 to 9 choose the first nine. */
 const MAX_SHORTCUT_OPTIONS = 9;
 
-const STATUS_LABELS: Record<ToolStatus, string> = {
-  pending: "Pending",
-  in_progress: "Running",
-  waiting_for_confirmation: "Awaiting approval",
-  completed: "Completed",
-  failed: "Failed",
+/** How each status reads, and the codicon beside it. */
+export const STATUS_LABELS: Record<ToolStatus, { text: string; icon: string }> = {
+  pending: { text: "Starting", icon: "circle-outline" },
+  in_progress: { text: "Running", icon: "loading" },
+  waiting_for_confirmation: { text: "Waiting for you", icon: "bell-dot" },
+  completed: { text: "Finished", icon: "check" },
+  failed: { text: "Failed", icon: "error" },
+};
+
+/** ACP's tool kinds as codicons, with the words a tooltip and a screen reader give them. */
+export const KIND_ICONS: Record<string, { icon: string; label: string }> = {
+  read: { icon: "eye", label: "Read" },
+  edit: { icon: "edit", label: "Edit" },
+  delete: { icon: "trash", label: "Delete" },
+  move: { icon: "arrow-right", label: "Move" },
+  search: { icon: "search", label: "Search" },
+  execute: { icon: "terminal", label: "Run a command" },
+  think: { icon: "lightbulb", label: "Think" },
+  fetch: { icon: "globe", label: "Fetch" },
+  switch_mode: { icon: "arrow-swap", label: "Switch mode" },
+  other: { icon: "tools", label: "Tool" },
 };
 
 /** The card's `data-state` once the request has an outcome. */
@@ -83,6 +107,8 @@ export class ToolCallCard {
   /** The request the card shows: another request on the same tool call is announced anew. */
   private permissionKey: PermissionKey | null = null;
   private rawOpen = false;
+  /** The text outputs the person expanded, by their place in the content. */
+  private readonly expanded = new Set<number>();
   /** The terminal cards this tool call shows, by terminal id, kept across its updates. */
   private readonly terminalCards = new Map<string, TerminalCard>();
 
@@ -98,17 +124,18 @@ export class ToolCallCard {
     this.element.dataset["status"] = call.status;
     this.element.dataset["kind"] = call.kind;
 
-    const header = element("div", "tool-header");
-    header.append(
-      element("span", "tool-kind", call.kind),
-      element("span", "tool-title", call.title),
-      element("span", "tool-status", STATUS_LABELS[call.status] ?? call.status),
-    );
-    const children: HTMLElement[] = [header];
+    const children: HTMLElement[] = [this.header(call)];
     const shownTerminals = new Set<string>();
+    // A location that is a diff's file is said once, by the diff's header, which opens it at the
+    // location's line.
+    const diffLines = new Map<string, number | null>();
+    for (const item of call.content) if (item.type === "diff") diffLines.set(item.path, null);
+    for (const location of call.locations) {
+      if (diffLines.get(location.path) === null) diffLines.set(location.path, location.line);
+    }
     if (call.content.length > 0) {
       const content = element("div", "tool-content");
-      for (const item of call.content) content.append(this.renderContent(item, shownTerminals));
+      call.content.forEach((item, place) => content.append(this.renderContent(item, place, shownTerminals, diffLines)));
       children.push(content);
     }
     for (const [id, card] of this.terminalCards) {
@@ -116,11 +143,14 @@ export class ToolCallCard {
       this.context.terminals.release(card);
       this.terminalCards.delete(id);
     }
-    if (call.locations.length > 0) {
+    const locationsShown = call.locations.filter((location) => !diffLines.has(location.path));
+    if (locationsShown.length > 0) {
       const locations = element("ul", "tool-locations");
-      for (const location of call.locations) {
-        const where = location.line === null ? location.path : `${location.path}:${location.line}`;
-        locations.append(element("li", "tool-location", where));
+      locations.setAttribute("aria-label", "Files");
+      for (const location of locationsShown) {
+        const item = element("li");
+        item.append(pathLink("tool-location", this.context.post, location.path, location.label, location.line));
+        locations.append(item);
       }
       children.push(locations);
     }
@@ -134,23 +164,49 @@ export class ToolCallCard {
     this.element.replaceChildren(...children);
   }
 
-  private renderContent(item: ToolContent, shownTerminals: Set<string>): HTMLElement {
+  /** The kind's icon, the title and the status, on one line; the card is named after them. */
+  private header(call: ToolCallView): HTMLElement {
+    const kind = KIND_ICONS[call.kind] ?? KIND_ICONS["other"]!;
+    const kindIcon = element("span", "tool-kind");
+    kindIcon.append(icon(kind.icon));
+    kindIcon.setAttribute("role", "img");
+    kindIcon.setAttribute("aria-label", kind.label);
+    kindIcon.title = kind.label;
+    const status = STATUS_LABELS[call.status] ?? { text: "Running", icon: "loading" };
+    const statusBadge = element("span", "tool-status");
+    const statusIcon = icon(status.icon);
+    if (status.icon === "loading") statusIcon.classList.add("codicon-modifier-spin");
+    statusBadge.append(statusIcon, status.text);
+    const header = element("div", "tool-header");
+    header.append(kindIcon, element("span", "tool-title", call.title), statusBadge);
+    this.element.setAttribute("role", "group");
+    this.element.setAttribute("aria-label", `${kind.label}: ${call.title}, ${status.text}`);
+    return header;
+  }
+
+  private renderContent(
+    item: ToolContent,
+    place: number,
+    shownTerminals: Set<string>,
+    diffLines: ReadonlyMap<string, number | null>,
+  ): HTMLElement {
     switch (item.type) {
-      case "text": {
-        const markdown = element("div", "markdown");
-        const shown = item.text.length > MAX_TOOL_TEXT ? item.text.slice(0, MAX_TOOL_TEXT) : item.text;
-        markdown.innerHTML = this.context.renderer.render(shown);
-        if (shown.length < item.text.length) {
-          const hidden = item.text.length - shown.length;
-          markdown.append(element("p", "tool-truncated", `… ${hidden} more characters`));
-        }
-        return markdown;
-      }
+      case "text":
+        return this.textOutput(item.text, place);
       case "diff": {
         const diff = element("div", "tool-diff");
         const head = element("div", "tool-diff-head");
-        head.append(element("span", "tool-diff-path", item.path), diffStats("tool-diff-stats", item.added, item.removed));
+        head.append(
+          pathLink("tool-diff-path", this.context.post, item.path, item.label, diffLines.get(item.path) ?? null, item.label),
+          diffStats("tool-diff-stats", item.added, item.removed),
+        );
         diff.append(head);
+        if (item.change !== null && item.change !== undefined) {
+          // The change card below shows this change with its review: link to it, once.
+          diff.dataset["change"] = String(item.change);
+          diff.append(changeLink(this.element, item.change, item.label));
+          return diff;
+        }
         if (item.lines.length > 0) diff.append(diffBlock("tool-diff-lines", item.lines));
         else if (item.hiddenLines === 0) diff.append(element("div", "diff-empty", "No changes"));
         if (item.hiddenLines > 0) diff.append(hiddenLinesNote(item.hiddenLines));
@@ -167,22 +223,57 @@ export class ToolCallCard {
       }
     }
     // Content of a kind a newer host added: shown as data rather than dropped.
-    return rawJson(item);
+    return rawBlock(item);
+  }
+
+  /**
+   * A tool's text, as markdown. Past [`COLLAPSED_LINES`] lines only the first ones show until the
+   * person presses "Show all N lines" (a button, so Enter and Space work), which becomes
+   * "Show less"; the choice survives the card's redraws.
+   */
+  private textOutput(text: string, place: number): HTMLElement {
+    const output = element("div", "tool-output");
+    const markdown = element("div", "markdown");
+    const shown = text.length > MAX_TOOL_TEXT ? text.slice(0, MAX_TOOL_TEXT) : text;
+    const lineCount = countLines(text);
+    const collapsible = lineCount > COLLAPSED_LINES;
+    const expanded = collapsible && this.expanded.has(place);
+    // Collapsed, only the first lines are rendered: the rest of a long output costs nothing.
+    const rendered = collapsible && !expanded ? firstLines(shown, COLLAPSED_LINES) : shown;
+    markdown.innerHTML = this.context.renderer.render(rendered);
+    if (expanded && shown.length < text.length) {
+      markdown.append(element("p", "tool-truncated", `… ${text.length - shown.length} more characters`));
+    }
+    output.append(markdown);
+    if (!collapsible) return output;
+    output.dataset["collapsed"] = String(!expanded);
+    markdown.id = `tool-output-${this.element.dataset["index"]}-${place}`;
+    const toggle = element("button", "tool-output-toggle");
+    toggle.type = "button";
+    toggle.setAttribute("aria-expanded", String(expanded));
+    toggle.setAttribute("aria-controls", markdown.id);
+    toggle.append(icon(expanded ? "chevron-up" : "chevron-down"), expanded ? "Show less" : `Show all ${lineCount} lines`);
+    toggle.addEventListener("click", () => {
+      if (this.expanded.has(place)) this.expanded.delete(place);
+      else this.expanded.add(place);
+      const next = this.textOutput(text, place);
+      output.replaceWith(next);
+      next.querySelector<HTMLButtonElement>(".tool-output-toggle")?.focus({ preventScroll: true });
+    });
+    output.append(toggle);
+    return output;
   }
 
   private renderRaw(input: unknown, output: unknown): HTMLElement | null {
     const hasInput = input !== null && input !== undefined;
     const hasOutput = output !== null && output !== undefined;
     if (!hasInput && !hasOutput) return null;
-    const details = element("details", "tool-raw");
-    details.open = this.rawOpen;
-    details.addEventListener("toggle", () => {
-      this.rawOpen = details.open;
+    const parts: Array<{ label: string | null; value: unknown }> = [];
+    if (hasInput) parts.push({ label: "Input", value: input });
+    if (hasOutput) parts.push({ label: "Output", value: output });
+    return rawDisclosure("tool-raw", parts, this.rawOpen, (open) => {
+      this.rawOpen = open;
     });
-    details.append(element("summary", undefined, "Details"));
-    if (hasInput) details.append(element("div", "tool-raw-label", "Input"), rawJson(input));
-    if (hasOutput) details.append(element("div", "tool-raw-label", "Output"), rawJson(output));
-    return details;
   }
 
   private permission(call: ToolCallView, permission: PermissionView): HTMLElement {
@@ -212,7 +303,9 @@ export class ToolCallCard {
     if (outcome === null) {
       card.dataset["state"] = "waiting";
       const asker = permission.fromTether === true ? "Tether asks before this goes ahead:" : "The agent asks for permission:";
-      card.append(element("div", "permission-prompt", asker));
+      const prompt = element("div", "permission-prompt");
+      prompt.append(icon(permission.fromTether === true ? "shield" : "question"), element("span", undefined, asker));
+      card.append(prompt);
       const options = element("div", "permission-options");
       permission.options.forEach((option, index) => {
         options.append(this.optionButton(permission.key, option, index, answeredHere, card));
@@ -267,27 +360,34 @@ function outcomeElement(options: PermissionOptionView[], outcome: PermissionOutc
   switch (outcome.type) {
     case "selected": {
       const chosen = options.find((option) => option.id === outcome.optionId);
-      if (chosen === undefined) return element("div", "permission-outcome", `Answered: ${outcome.optionId}`);
-      return element("div", "permission-outcome", OUTCOME_LABELS[chosen.kind] ?? chosen.name);
+      // An option the request no longer lists: the person answered, which is what matters.
+      const text = chosen === undefined ? "Answered" : (OUTCOME_LABELS[chosen.kind] ?? chosen.name);
+      return withIcon(element("div", "permission-outcome"), chosen?.kind.startsWith("allow") === true ? "check" : "close", text);
     }
     case "auto": {
       const by = decidedBy(outcome.by);
       const text = outcome.allowed
         ? `Auto-approved by ${by}`
         : `Rejected by ${by}${outcome.reason !== null && outcome.reason !== "" ? `: ${outcome.reason}` : ""}`;
-      const line = element("div", "permission-auto", text);
+      const line = withIcon(element("div", "permission-auto"), outcome.allowed ? "check" : "close", text);
       line.dataset["allowed"] = String(outcome.allowed);
       const chosen = options.find((option) => option.id === outcome.optionId);
       if (chosen !== undefined) line.title = `Answered “${chosen.name}” for you`;
       return line;
     }
     case "cancelled":
-      return element("div", "permission-note", "Cancelled before you answered");
+      return withIcon(element("div", "permission-note"), "circle-slash", "Cancelled before you answered");
     case "withdrawn":
-      return element("div", "permission-note", "The agent withdrew this request");
+      return withIcon(element("div", "permission-note"), "circle-slash", "The agent withdrew this request");
   }
   // An outcome a newer host added: shown as data rather than dropped.
-  return rawJson(outcome);
+  return rawBlock(outcome);
+}
+
+/** `line` holding a codicon and then `text`. */
+function withIcon(line: HTMLElement, name: string, text: string): HTMLElement {
+  line.append(icon(name), element("span", undefined, text));
+  return line;
 }
 
 function decidedBy(by: DecidedBy): string {
@@ -301,14 +401,37 @@ function decidedBy(by: DecidedBy): string {
   return "Tether";
 }
 
-function rawJson(value: unknown): HTMLElement {
-  let text: string;
-  try {
-    text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
-  } catch {
-    // A value that came through postMessage is plain JSON, but a cycle must not break the card.
-    text = String(value);
-  }
-  if (text.length > MAX_RAW_JSON) text = `${text.slice(0, MAX_RAW_JSON)}\n…`;
-  return element("pre", "tool-raw-json", text);
+/** How many lines `text` has (a last line without a newline counts, a trailing newline not). */
+function countLines(text: string): number {
+  if (text === "") return 0;
+  const newlines = text.split("\n").length - 1;
+  return text.endsWith("\n") ? newlines : newlines + 1;
+}
+
+/** The first `count` lines of `text`, with a code fence left open closed again. */
+function firstLines(text: string, count: number): string {
+  const lines = text.split("\n").slice(0, count);
+  const fences = lines.filter((line) => /^\s*(```|~~~)/.test(line)).length;
+  if (fences % 2 === 1) lines.push("```");
+  return lines.join("\n");
+}
+
+/**
+ * The line that stands for a diff a file change card shows: a button that brings the person to
+ * that card (scrolled to, its first control focused).
+ */
+function changeLink(card: HTMLElement, change: number, label: string): HTMLElement {
+  const link = element("button", "tool-diff-change");
+  link.type = "button";
+  link.append(icon("arrow-down"), "Review in the change below");
+  link.title = `Go to the change to ${label}`;
+  link.setAttribute("aria-label", `Go to the change to ${label}`);
+  link.addEventListener("click", () => {
+    const target = card.parentElement?.querySelector<HTMLElement>(`.file-change[data-change-id="${change}"]`);
+    if (target === null || target === undefined) return;
+    target.scrollIntoView?.({ block: "nearest" });
+    const first = target.querySelector<HTMLButtonElement>("button:not(:disabled)");
+    (first ?? target).focus({ preventScroll: true });
+  });
+  return link;
 }

@@ -64,10 +64,10 @@ describe("chat view", () => {
     assert.equal(tool.dataset["status"], "waiting_for_confirmation");
     assert.equal(tool.dataset["kind"], "edit");
     assert.equal(ui.query(".tool-title").textContent, "Edit notes.md");
-    assert.equal(ui.query(".tool-status").textContent, "Awaiting approval");
+    assert.equal(ui.query(".tool-status").textContent, "Waiting for you");
     assert.equal(ui.query(".tool-content .tool-diff-path").textContent, "notes.md");
     assert.equal(ui.query(".tool-content .tool-diff-lines").textContent, " one\n-two\n+2\n");
-    assert.equal(ui.query(".tool-location").textContent, "notes.md:2");
+    assert.equal(ui.query(".tool-diff-path").getAttribute("aria-label"), "Open notes.md at line 2");
     assert.equal(ui.query(".permission-card").dataset["state"], "waiting");
     assert.deepEqual(
       ui.queryAll("button.permission-option").map((b) => [b.dataset["optionId"], b.dataset["kind"], b.textContent]),

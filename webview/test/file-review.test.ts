@@ -27,7 +27,7 @@ function toolCallWithDiff(lines: DiffLineView[], hiddenLines = 0): Entry {
     title: "Edit src/app.ts",
     kind: "edit",
     status: "completed",
-    content: [{ type: "diff", path: "src/app.ts", added: 12, removed: 3, lines, hiddenLines }],
+    content: [{ type: "diff", path: "/workspace/src/app.ts", label: "src/app.ts", change: null, added: 12, removed: 3, lines, hiddenLines }],
     locations: [],
     rawInput: null,
     command: null,
@@ -396,7 +396,7 @@ describe("changes bar", () => {
         row.querySelector(".changes-label")?.textContent,
         row.querySelector(".changes-stats")?.textContent,
         row.querySelector(".changes-state")?.textContent,
-        [...row.querySelectorAll(".changes-buttons button")].map((button) => button.textContent).join(","),
+        [...row.querySelectorAll(".changes-buttons button")].map((button) => button.getAttribute("aria-label")?.split(":")[0]).join(","),
       ]),
       [
         ["7", "proposed", "src/app.ts", "+2 −2", "2 to review", "Keep all,Reject all"],

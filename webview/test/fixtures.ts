@@ -67,7 +67,9 @@ export function editToolCall(outcome: PermissionOutcome | null): Entry {
     content: [
       {
         type: "diff",
-        path: "notes.md",
+        path: "/workspace/notes.md",
+        label: "notes.md",
+        change: null,
         added: 1,
         removed: 1,
         lines: [
@@ -78,7 +80,7 @@ export function editToolCall(outcome: PermissionOutcome | null): Entry {
         hiddenLines: 0,
       },
     ],
-    locations: [{ path: "notes.md", line: 2 }],
+    locations: [{ path: "/workspace/notes.md", line: 2, label: "notes.md" }],
     rawInput: { path: "notes.md" },
     command: null,
     rawOutput: null,

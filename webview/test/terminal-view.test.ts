@@ -69,7 +69,7 @@ describe("terminal card", () => {
     assert.equal(
       cardText(card(ui)),
       [
-        "$ npm test | Exit 0 [success] | 1 min 3 s",
+        "$ npm test | Finished [success] | 1 min 3 s",
         "in packages/core | <Open in terminal>",
         "> > tether@0.1.0 test",
         "> ok 1 - adds",
@@ -81,8 +81,8 @@ describe("terminal card", () => {
   it("words each way a command can end", () => {
     const cases: [TerminalState, string][] = [
       [{ type: "running" }, "Running [running]"],
-      [{ type: "exited", exitCode: 0, signal: null, killed: false }, "Exit 0 [success]"],
-      [{ type: "exited", exitCode: 3, signal: null, killed: false }, "Exit 3 [error]"],
+      [{ type: "exited", exitCode: 0, signal: null, killed: false }, "Finished [success]"],
+      [{ type: "exited", exitCode: 3, signal: null, killed: false }, "Failed (exit code 3) [error]"],
       [{ type: "exited", exitCode: null, signal: "SIGTERM", killed: true }, "Killed (SIGTERM) [stopped]"],
       [{ type: "exited", exitCode: null, signal: null, killed: true }, "Stopped [stopped]"],
       [{ type: "exited", exitCode: null, signal: "SIGSEGV", killed: false }, "Killed (SIGSEGV) [error]"],
@@ -142,6 +142,18 @@ describe("terminal card", () => {
       ".term-fg-rgb-ff8800 { color: rgb(255, 136, 0); }",
       ".term-bg-rgb-ff8800 { background-color: rgb(255, 136, 0); }",
     ]);
+  });
+
+  it("draws each state's codicon beside its words, and icons on its buttons", () => {
+    const icons = (): string[] =>
+      ui.queryAll(".terminal-card .codicon").map((glyph) => [...glyph.classList].filter((name) => name !== "codicon").join(" "));
+    ui.frame(snapshot([terminalToolCall(0, "term-1")], { terminals: [terminalView()] }));
+    assert.deepEqual(icons(), ["codicon-terminal", "codicon-loading codicon-modifier-spin", "codicon-debug-stop", "codicon-terminal"]);
+    ui.frame(terminalPatch(terminalView({ state: { type: "exited", exitCode: 0, signal: null, killed: false } })));
+    assert.deepEqual(icons(), ["codicon-terminal", "codicon-check", "codicon-debug-stop", "codicon-terminal"]);
+    ui.frame(terminalPatch(terminalView({ state: { type: "exited", exitCode: 2, signal: null, killed: false } })));
+    assert.equal(ui.query(".terminal-status").textContent, "Failed (exit code 2)");
+    assert.equal(ui.query(".terminal-status .codicon-error").getAttribute("aria-hidden"), "true");
   });
 
   it("sends stop and open for the terminal, and waits for the command to end after Stop", () => {

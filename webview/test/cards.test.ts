@@ -1,0 +1,292 @@
+// Cards read as words a person uses: paths as the engine worded them (relative to the
+// workspace) and as links that open the file at the line, one diff per change, statuses and
+// kinds in words and icons rather than protocol ids, raw data behind a "Raw" disclosure as
+// formatted JSON, and long outputs cut to their first lines until the person asks for more.
+
+import assert from "node:assert/strict";
+import { beforeEach, describe, it } from "node:test";
+import type { Entry, NoticeView, ToolCallView, ToolStatus } from "../src/protocol";
+import { COLLAPSED_LINES } from "../src/tool-call-view";
+import { fileChange, patch, snapshot } from "./fixtures";
+import { type Harness, harness } from "./support";
+
+function toolCall(overrides: Partial<ToolCallView> = {}): Entry {
+  return {
+    type: "toolCall",
+    id: "call-1",
+    title: "Read README.md",
+    kind: "read",
+    status: "completed",
+    content: [],
+    locations: [],
+    rawInput: null,
+    command: null,
+    rawOutput: null,
+    permission: null,
+    ...overrides,
+  };
+}
+
+function diffTo(change: number | null): ToolCallView["content"][number] {
+  return {
+    type: "diff",
+    path: "/workspace/src/app.ts",
+    label: "src/app.ts",
+    change,
+    added: 1,
+    removed: 1,
+    lines: [
+      { sign: "removed", text: "old line 1", highlights: [] },
+      { sign: "added", text: "new line 1", highlights: [] },
+    ],
+    hiddenLines: 0,
+  };
+}
+
+function notice(detail: string | null): Entry {
+  const view: NoticeView = { level: "warning", text: "The agent printed a line that is not JSON-RPC.", detail };
+  return { type: "notice", ...view };
+}
+
+describe("card paths", () => {
+  let ui: Harness;
+  beforeEach(() => {
+    ui = harness();
+  });
+
+  it("shows the engine's labels: relative inside the workspace, absolute outside, with the line", () => {
+    ui.frame(
+      snapshot([
+        toolCall({
+          locations: [
+            { path: "/workspace/docs/guide.md", line: 3, label: "docs/guide.md" },
+            { path: "/etc/hosts", line: null, label: "/etc/hosts" },
+          ],
+        }),
+      ]),
+    );
+    assert.deepEqual(
+      ui.queryAll(".tool-location").map((link) => link.textContent),
+      ["docs/guide.md:3", "/etc/hosts"],
+    );
+    assert.equal(ui.query(".tool-call").textContent?.includes("/workspace/"), false, "no absolute path inside the workspace");
+  });
+
+  it("opens the file at the line when a location or a diff's path is pressed", () => {
+    ui.frame(
+      snapshot([
+        toolCall({
+          kind: "edit",
+          title: "Edit src/app.ts",
+          content: [diffTo(null)],
+          locations: [
+            { path: "/workspace/src/app.ts", line: 12, label: "src/app.ts" },
+            { path: "/workspace/src/util.ts", line: 4, label: "src/util.ts" },
+          ],
+        }),
+      ]),
+    );
+    // The diff's file is named once, by the diff's header, which opens it at the location's line.
+    assert.deepEqual(
+      ui.queryAll(".tool-location").map((link) => link.textContent),
+      ["src/util.ts:4"],
+    );
+    const location = ui.query<HTMLButtonElement>("button.tool-location");
+    assert.equal(location.getAttribute("aria-label"), "Open src/util.ts at line 4");
+    location.click();
+    const diffPath = ui.query<HTMLButtonElement>("button.tool-diff-path");
+    assert.equal(diffPath.textContent, "src/app.ts");
+    diffPath.click();
+    assert.deepEqual(ui.posted.slice(-2), [
+      { type: "openLocation", path: "/workspace/src/util.ts", line: 4 },
+      { type: "openLocation", path: "/workspace/src/app.ts", line: 12 },
+    ]);
+  });
+});
+
+describe("one diff per change", () => {
+  let ui: Harness;
+  beforeEach(() => {
+    ui = harness();
+  });
+
+  it("draws a diff no change card shows", () => {
+    ui.frame(snapshot([toolCall({ kind: "edit", content: [diffTo(null)] })]));
+    assert.equal(ui.queryAll(".tool-call .diff-line").length, 2);
+    assert.equal(ui.queryAll(".tool-diff-change").length, 0);
+  });
+
+  it("links to the change card instead of drawing its diff again, and the link brings the focus there", () => {
+    ui.frame(snapshot([toolCall({ kind: "edit", content: [diffTo(7)] }), fileChange()]));
+    assert.equal(ui.queryAll(".tool-call .diff-line").length, 0, "the tool call does not repeat the diff");
+    assert.equal(ui.queryAll(".file-change .diff-line").length, 4, "the change card shows it, with its review");
+    assert.equal(ui.queryAll(".file-change button.hunk-keep").length, 2);
+    assert.equal(ui.query(".tool-diff").dataset["change"], "7");
+    assert.equal(ui.query(".tool-diff-path").textContent, "src/app.ts");
+
+    const link = ui.query<HTMLButtonElement>("button.tool-diff-change");
+    assert.equal(link.getAttribute("aria-label"), "Go to the change to src/app.ts");
+    link.click();
+    const focused = ui.window.document.activeElement;
+    assert.ok(focused !== null && ui.query('.file-change[data-change-id="7"]').contains(focused));
+  });
+});
+
+describe("tool call words", () => {
+  let ui: Harness;
+  beforeEach(() => {
+    ui = harness();
+  });
+
+  it("says each status in words, with no protocol id anywhere on the card", () => {
+    const words: Record<ToolStatus, string> = {
+      pending: "Starting",
+      in_progress: "Running",
+      waiting_for_confirmation: "Waiting for you",
+      completed: "Finished",
+      failed: "Failed",
+    };
+    for (const [status, word] of Object.entries(words) as Array<[ToolStatus, string]>) {
+      ui.frame(snapshot([toolCall({ status, kind: "switch_mode", title: "Plan first" })]));
+      const card = ui.query(".entry.tool-call");
+      assert.equal(ui.query(".tool-status").textContent, word);
+      assert.equal(card.getAttribute("aria-label"), `Switch mode: Plan first, ${word}`);
+      assert.doesNotMatch(card.textContent ?? "", /in_progress|waiting_for_confirmation|switch_mode|pending|completed/);
+    }
+  });
+
+  it("shows the kind as its codicon, named in a tooltip and for screen readers", () => {
+    const kinds: Array<[string, string, string]> = [
+      ["read", "eye", "Read"],
+      ["edit", "edit", "Edit"],
+      ["delete", "trash", "Delete"],
+      ["move", "arrow-right", "Move"],
+      ["search", "search", "Search"],
+      ["execute", "terminal", "Run a command"],
+      ["think", "lightbulb", "Think"],
+      ["fetch", "globe", "Fetch"],
+      ["switch_mode", "arrow-swap", "Switch mode"],
+      ["other", "tools", "Tool"],
+      ["a_kind_from_a_newer_agent", "tools", "Tool"],
+    ];
+    for (const [kind, codicon, label] of kinds) {
+      ui.frame(snapshot([toolCall({ kind })]));
+      const shown = ui.query(".tool-kind");
+      assert.ok(shown.querySelector(`.codicon-${codicon}`), `${kind} is drawn as ${codicon}`);
+      assert.equal(shown.getAttribute("role"), "img");
+      assert.equal(shown.getAttribute("aria-label"), label);
+      assert.equal(shown.title, label);
+      assert.equal(shown.textContent, "");
+    }
+  });
+});
+
+describe("raw data", () => {
+  let ui: Harness;
+  beforeEach(() => {
+    ui = harness();
+  });
+
+  it("keeps a tool call's input and output behind a closed Raw disclosure, as formatted JSON", () => {
+    const rawInput = { path: "README.md", limit: 20 };
+    const rawOutput = JSON.stringify({ lines: 20, truncated: false });
+    ui.frame(snapshot([toolCall({ rawInput, rawOutput })]));
+    const raw = ui.query<HTMLDetailsElement>("details.tool-raw");
+    assert.equal(raw.open, false);
+    assert.equal(raw.querySelector("summary")?.textContent, "Raw");
+    assert.deepEqual(
+      [...raw.querySelectorAll(".raw-label")].map((label) => label.textContent),
+      ["Input", "Output"],
+    );
+    assert.deepEqual(
+      [...raw.querySelectorAll("pre.raw-json")].map((block) => block.textContent),
+      [JSON.stringify(rawInput, null, 2), '{\n  "lines": 20,\n  "truncated": false\n}'],
+    );
+
+    raw.open = true;
+    raw.dispatchEvent(new ui.window.Event("toggle"));
+    ui.frame(patch([{ op: "replace", index: 0, entry: toolCall({ rawInput, rawOutput, status: "failed" }) }]));
+    assert.equal(ui.query<HTMLDetailsElement>("details.tool-raw").open, true, "stays open across updates");
+  });
+
+  it("shows a notice's JSON detail as Raw, formatted, and its words under More", () => {
+    ui.frame(snapshot([notice('{"jsonrpc":"2.0","id":3}'), notice("stderr: out of memory")]));
+    const [json, words] = ui.queryAll<HTMLDetailsElement>("details.notice-detail");
+    assert.equal(json?.querySelector("summary")?.textContent, "Raw");
+    assert.equal(json?.querySelector("pre")?.textContent, '{\n  "jsonrpc": "2.0",\n  "id": 3\n}');
+    assert.equal(words?.querySelector("summary")?.textContent, "More");
+    assert.equal(words?.querySelector("pre")?.textContent, "stderr: out of memory");
+  });
+});
+
+describe("long output", () => {
+  let ui: Harness;
+  beforeEach(() => {
+    ui = harness();
+  });
+
+  const lines = Array.from({ length: 240 }, (_, index) => `line ${index + 1}`);
+  const long = toolCall({ content: [{ type: "text", text: lines.join("\n\n") }] });
+
+  function shownParagraphs(): number {
+    return ui.queryAll(".tool-output .markdown p").length;
+  }
+
+  it("shows a short output whole, with nothing to expand", () => {
+    ui.frame(snapshot([toolCall({ content: [{ type: "text", text: "one\n\ntwo" }] })]));
+    assert.equal(ui.queryAll(".tool-output-toggle").length, 0);
+    assert.equal(shownParagraphs(), 2);
+  });
+
+  it("collapses a long output to its first lines with a count, and expands and collapses it again", () => {
+    ui.frame(snapshot([long]));
+    const toggle = ui.query<HTMLButtonElement>("button.tool-output-toggle");
+    assert.equal(toggle.type, "button", "a button: Enter and Space press it");
+    assert.equal(toggle.textContent, "Show all 479 lines");
+    assert.equal(toggle.getAttribute("aria-expanded"), "false");
+    assert.equal(ui.query(".tool-output").dataset["collapsed"], "true");
+    assert.ok(shownParagraphs() <= COLLAPSED_LINES, "only the first lines are drawn");
+    assert.equal(ui.query(`#${toggle.getAttribute("aria-controls")}`).className, "markdown");
+
+    toggle.click();
+    const expanded = ui.query<HTMLButtonElement>("button.tool-output-toggle");
+    assert.equal(expanded.textContent, "Show less");
+    assert.equal(expanded.getAttribute("aria-expanded"), "true");
+    assert.equal(ui.window.document.activeElement, expanded, "the focus stays on the toggle");
+    assert.equal(shownParagraphs(), 240);
+
+    // A status update redraws the card: the output stays as the person left it.
+    ui.frame(patch([{ op: "replace", index: 0, entry: { ...long, status: "failed" } as Entry }]));
+    assert.equal(shownParagraphs(), 240);
+
+    ui.query<HTMLButtonElement>("button.tool-output-toggle").click();
+    assert.ok(shownParagraphs() <= COLLAPSED_LINES);
+    assert.equal(ui.query("button.tool-output-toggle").getAttribute("aria-expanded"), "false");
+  });
+
+  it("closes a code fence cut by the collapse, so the first lines still read as code", () => {
+    const code = ["```sh", ...Array.from({ length: 30 }, (_, index) => `echo ${index}`), "```"].join("\n");
+    ui.frame(snapshot([toolCall({ content: [{ type: "text", text: code }] })]));
+    const block = ui.query(".tool-output .markdown pre code");
+    assert.equal(block.textContent?.trim().split("\n").length, COLLAPSED_LINES - 1);
+  });
+});
+
+describe("plan", () => {
+  it("names each step's status and priority in words", () => {
+    const ui = harness();
+    ui.frame(
+      snapshot([], {
+        plan: [
+          { content: "Read the code", priority: "high", status: "completed" },
+          { content: "Write the fix", priority: "medium", status: "in_progress" },
+          { content: "Run the tests", priority: "low", status: "pending" },
+        ],
+      }),
+    );
+    assert.deepEqual(
+      ui.queryAll(".plan-entry").map((entry) => entry.title),
+      ["Done, high priority", "In progress, medium priority", "To do, low priority"],
+    );
+  });
+});
