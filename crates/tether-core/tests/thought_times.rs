@@ -42,7 +42,9 @@ fn durations(thread: &Thread) -> Vec<Option<u64>> {
         .entries()
         .iter()
         .filter_map(|entry| match entry {
-            Entry::Agent(message) => Some(message.chunks.iter().filter(|chunk| chunk.kind == tether_core::thread::ChunkKind::Thought)),
+            Entry::Agent(message) => {
+                Some(message.chunks.iter().filter(|chunk| chunk.kind == tether_core::thread::ChunkKind::Thought))
+            }
             _ => None,
         })
         .flatten()
@@ -61,10 +63,7 @@ fn a_thought_lasts_from_its_first_chunk_until_the_agent_writes_text() {
 
     // The webview folds the same patches into the same thread.
     let patches = client.thread_mut().take_patches();
-    assert!(
-        patches.contains(&ThreadPatch::ThoughtEnded { index: 0, chunk: 0, duration_ms: 12_500 }),
-        "{patches:?}"
-    );
+    assert!(patches.contains(&ThreadPatch::ThoughtEnded { index: 0, chunk: 0, duration_ms: 12_500 }), "{patches:?}");
     let mut folded = Thread::default();
     patches.iter().for_each(|patch| folded.apply(patch));
     assert_eq!(folded.entries(), client.thread().entries());
