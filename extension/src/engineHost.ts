@@ -490,6 +490,11 @@ export class EngineHost implements vscode.Disposable {
           this.log.error(`Could not open the workspace trust editor: ${describeError(error)}`);
         });
         return;
+      case "openSettings":
+        vscode.commands.executeCommand("workbench.action.openSettings", action.query).then(undefined, (error: unknown) => {
+          this.log.error(`Could not open the settings: ${describeError(error)}`);
+        });
+        return;
       case "askAuthentication":
         this.auth.ask(action.agent, action.methods);
         return;

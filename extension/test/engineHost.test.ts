@@ -254,6 +254,15 @@ test("Manage Workspace Trust opens VS Code's trust editor", () => {
   host.dispose();
 });
 
+test("Agent settings opens VS Code's settings at Tether's agent profiles", () => {
+  resetWorkspace();
+  const { host, engine } = startHost();
+  engine.actions.push({ type: "openSettings", query: "tether.agents" });
+  host.start();
+  assert.deepEqual(executedCommands, [{ command: "workbench.action.openSettings", args: ["tether.agents"] }]);
+  host.dispose();
+});
+
 test("webview messages and commands reach the engine untouched", () => {
   const { host, engine } = startHost();
   host.webviewMessage({ type: "prompt", text: "hi" });

@@ -252,6 +252,9 @@ impl HostEngine {
                 };
                 self.actions.push_back(HostAction::OpenFile { path, line });
             }
+            Intent::OpenAgentSettings => {
+                self.actions.push_back(HostAction::OpenSettings { query: "tether.agents".to_owned() })
+            }
             Intent::MentionSelection { selection } => {
                 let mention = mentions::selection_suggestion(&selection, &self.config.workspace_root);
                 if self.view.outbox.ready {

@@ -464,6 +464,8 @@ pub enum HostAction {
     /// Open an untitled editor holding `content`, in `language` (a VS Code language id) when
     /// given and known to VS Code, else as plain text.
     OpenUntitled { content: String, language: Option<String> },
+    /// Open VS Code's settings editor filtered to `query` (a setting's id).
+    OpenSettings { query: String },
     /// An agent's MCP tool asks what only VS Code knows (see `sidecar::EditorQuery`): answer
     /// with `editorAnswered`, with at most `maxResults` + 1 items in a list (the extra one says
     /// the list goes on). Paths are absolute.

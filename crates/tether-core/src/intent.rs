@@ -128,6 +128,9 @@ pub enum Intent {
     /// "Manage Workspace Trust", offered while the workspace is not trusted
     /// (`SessionStatus::Untrusted`).
     ManageTrust,
+    /// "Agent settings" in the chat's menu and empty state: open VS Code's settings at Tether's
+    /// agent profiles (`tether.agents`), where agents are added and configured.
+    OpenAgentSettings,
     /// Put this text on the clipboard: the copy button of a code block or of an agent's message
     /// (its markdown source). The host writes it, which works where the webview's own clipboard
     /// access is refused.

@@ -1063,3 +1063,19 @@ fn a_code_blocks_copy_insert_and_open_are_carried_out_by_the_host() {
         serde_json::from_str(r#"{"type":"openInNewFile","text":"x","language":null}"#).unwrap();
     assert_eq!(open, Intent::OpenInNewFile { text: "x".to_owned(), language: None }.into());
 }
+
+#[test]
+fn agent_settings_from_the_chat_open_vs_codes_settings_at_the_agent_profiles() {
+    let mut now = 0;
+    let mut engine = ready_engine(&mut now);
+    drain(&mut engine);
+    let intent: tether_core::webview::WebviewToHost =
+        serde_json::from_str(r#"{"type":"openAgentSettings"}"#).unwrap();
+    assert_eq!(intent, Intent::OpenAgentSettings.into());
+    engine.handle_webview(Intent::OpenAgentSettings, now + 1);
+    let actions = drain(&mut engine);
+    assert!(
+        actions.contains(&HostAction::OpenSettings { query: "tether.agents".to_owned() }),
+        "settings opened at the profiles: {actions:?}"
+    );
+}
