@@ -86,8 +86,12 @@ const loadShiki: ShikiLoader = async () => (await import("./shiki-highlighter"))
 
 export class LazyHighlighter implements CodeHighlighter {
   private readonly queue: Block[] = [];
-  /** Blocks coloured so far, by their `<code>`, to colour again when the theme changes. */
-  private readonly coloured = new Map<HTMLElement, Block>();
+  /**
+   * Blocks coloured so far, to colour again when the theme changes; those no longer in the
+   * document are dropped whenever the map has doubled since the last sweep.
+   */
+  private readonly coloured = new Map<HTMLElement, CodeLanguage>();
+  private sweepAt = 64;
   private shiki: Promise<ShikiHighlighter> | undefined;
   private working = false;
   private observer: MutationObserver | undefined;
@@ -136,7 +140,7 @@ export class LazyHighlighter implements CodeHighlighter {
         this.theme = theme;
         paint(block.code, await shiki.tokenize(block.text, block.language, theme));
         block.code.dataset["highlight"] = theme;
-        this.coloured.set(block.code, block);
+        this.remember(block);
       } catch (error) {
         // A grammar that fails to load leaves its blocks plain, which is how they were shown.
         console.warn(`tether: could not highlight a ${block.language.grammarId} block`, error);
@@ -151,6 +155,15 @@ export class LazyHighlighter implements CodeHighlighter {
     for (const resolve of this.whenSettled.splice(0)) resolve();
   }
 
+  private remember(block: Block): void {
+    this.coloured.set(block.code, block.language);
+    if (this.coloured.size < this.sweepAt) return;
+    for (const code of this.coloured.keys()) {
+      if (!code.isConnected) this.coloured.delete(code);
+    }
+    this.sweepAt = Math.max(64, this.coloured.size * 2);
+  }
+
   /** Colours every coloured block again when VS Code's theme changes. */
   private watchTheme(document: Document): void {
     // The document's own window's observer (the page's; a test's jsdom window).
@@ -160,10 +173,10 @@ export class LazyHighlighter implements CodeHighlighter {
       const theme = themeFor(document.body);
       if (theme === this.theme) return;
       this.theme = theme;
-      for (const [code, block] of this.coloured) {
+      for (const [code, language] of this.coloured) {
         this.coloured.delete(code);
         if (!code.isConnected) continue;
-        this.queue.push(block);
+        this.queue.push({ code, language, text: code.textContent ?? "" });
       }
       if (this.queue.length > 0) this.schedule();
     });

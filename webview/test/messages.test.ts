@@ -241,6 +241,15 @@ describe("thoughts", () => {
     assert.equal(thought.querySelector("summary")?.textContent, "Thought for 12 s");
   });
 
+  it("ask the host for a snapshot when a thought's end names no chunk the webview has", () => {
+    const model = emptyModel();
+    const changes = new ChangeSet();
+    applyHostMessage(model, snapshot([{ type: "agent", chunks: [{ kind: "thought", text: "a" }] }]), changes);
+    const later = new ChangeSet();
+    applyHostMessage(model, patch([{ op: "thoughtEnded", index: 0, chunk: 3, durationMs: 10 }]), later);
+    assert.match(later.outOfSync ?? "", /thought 3 of entry 0/);
+  });
+
   it("show the duration the snapshot carries, in minutes when long", () => {
     const ui = harness();
     ui.frame(
