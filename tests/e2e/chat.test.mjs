@@ -34,9 +34,14 @@ test("Demo agent: streamed text, a completed tool call, and a permission card", 
     await chat.locator(".entry.user", { hasText: "Show me what you can do" }).waitFor();
     await chat.locator('.turn-state[data-state="running"]').waitFor();
     await chat.locator(".entry.agent", { hasText: "Hello! I'm the Tether demo agent." }).waitFor();
-    await chat
-      .locator('.entry.tool-call[data-status="completed"]', { hasText: "Read README.md" })
-      .waitFor();
+    const read = chat.locator('.entry.tool-call[data-status="completed"]', { hasText: "Read README.md" });
+    await read.waitFor();
+    // The file reads relative to the workspace, and pressing it opens it in an editor.
+    const readme = read.locator("button.tool-location");
+    assert.equal((await readme.innerText()).trim(), "README.md");
+    await readme.click();
+    await vscode.activeEditorTab("README.md").waitFor();
+    assert.equal((await read.locator(".tool-status").innerText()).trim(), "Finished");
 
     const edit = chat.locator(".entry.tool-call", { hasText: "Edit notes.md" });
     const card = edit.locator('.permission-card[data-state="waiting"]');
@@ -64,7 +69,7 @@ test("Demo agent: streamed text, a completed tool call, and a permission card", 
     const run = chat.locator(".entry.tool-call", { hasText: "Run ls -la" });
     await run.locator('.permission-card[data-state="waiting"] button.permission-option[data-option-id="allow-once"]').click();
     await chat
-      .locator('.terminal-card[data-state="exited"] .terminal-status', { hasText: "Exit 0" })
+      .locator('.terminal-card[data-state="exited"] .terminal-status', { hasText: "Finished" })
       .waitFor();
     await chat.locator(".entry.agent", { hasText: "ls -la exited with code 0" }).waitFor();
     assert.match(

@@ -152,6 +152,12 @@ test("files: reads see unsaved edits, writes are reviewed per hunk, edits on dis
       await change.and(chat.locator('[data-origin="agent"][data-phase="applied"]')).waitFor();
       assert.equal(await change.locator(".hunk").count(), 2);
       assert.equal(await fsp.readFile(workspaceFile("lib.txt"), "utf8"), text(libEdited));
+      // The change is shown once: the tool call's card names the file relative to the workspace
+      // and links to the change card rather than drawing the same diff again.
+      const edit = chat.locator(".entry.tool-call", { hasText: "Edit lib.txt" });
+      await edit.locator("button.tool-diff-change").waitFor();
+      assert.equal(await edit.locator(".diff-line").count(), 0);
+      assert.equal((await edit.locator(".tool-diff-path").innerText()).trim(), "lib.txt");
 
       await change.locator('.hunk[data-hunk-index="1"] button.hunk-reject').click();
       await change.locator('.hunk[data-hunk-index="1"][data-state="rejected"]').waitFor();

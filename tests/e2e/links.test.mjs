@@ -89,7 +89,7 @@ test("links out of the workspace are outside: the read, the write and the cwd th
       const run = chat.locator(".entry.tool-call", { hasText: "Run pwd -P" });
       const runCard = run.locator('.permission-card[data-state="waiting"]');
       await runCard.waitFor();
-      await run.getByText(`${path.join(vscode.workspace, "vendor")} → ${vendor}, outside the workspace`).waitFor();
+      await run.getByText(`vendor → ${vendor}, outside the workspace`).waitFor();
       assert.equal(await chat.locator(".terminal-card").count(), 0, "the command did not run before the answer");
       await runCard.locator('button.permission-option[data-option-id="allow"]').click();
       await chat.locator('.terminal-card[data-state="exited"] .terminal-output', { hasText: vendor }).waitFor();

@@ -47,7 +47,7 @@ test("a write and a command the agent did not ask about wait for the person's an
     await vscode.screenshot("no-skipped-asks.png");
     await card.locator('button.permission-option[data-option-id="allow"]').click();
 
-    await chat.locator('.terminal-card[data-state="exited"] .terminal-status', { hasText: "Exit 0" }).waitFor();
+    await chat.locator('.terminal-card[data-state="exited"] .terminal-status', { hasText: "Finished" }).waitFor();
     await agentSays("Done.").waitFor();
     await turnEnded();
   });

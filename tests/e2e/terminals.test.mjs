@@ -68,7 +68,7 @@ test("terminals: commands show in VS Code terminals and in the chat, can be stop
 
       // The card: the command line, the same tail with the failing line in red, the exit code.
       const terminal = card();
-      await terminal.locator('.terminal-status[data-outcome]', { hasText: "Exit 3" }).waitFor();
+      await terminal.locator('.terminal-status[data-outcome]', { hasText: "Failed (exit code 3)" }).waitFor();
       assert.equal(await terminal.getAttribute("data-state"), "exited");
       assert.match(await terminal.locator(".terminal-command").innerText(), /^\$ printf 'check one: ok/);
       const output = await terminal.locator(".terminal-output").innerText();
@@ -111,7 +111,7 @@ test("terminals: commands show in VS Code terminals and in the chat, can be stop
       await agentSays("Hello, Ada.").waitFor();
       await turnEnded();
       await terminalShowing("Hello, Ada.").waitFor();
-      await card().locator(".terminal-status", { hasText: "Exit 0" }).waitFor();
+      await card().locator(".terminal-status", { hasText: "Finished" }).waitFor();
     });
   });
 });

@@ -138,9 +138,10 @@ export class FileChangeCard {
     node.dataset["hunkIndex"] = String(hunk.index);
     node.dataset["state"] = hunk.state;
     const head = element("div", "hunk-head");
-    head.append(
-      element("code", "hunk-header", `@@ -${hunk.oldLine},${hunk.oldCount} +${hunk.newLine},${hunk.newCount} @@`),
-    );
+    const where = element("span", "hunk-header", hunkLines(hunk));
+    // The unified diff's own header, for whoever reads diffs that way.
+    where.title = `@@ -${hunk.oldLine},${hunk.oldCount} +${hunk.newLine},${hunk.newCount} @@`;
+    head.append(where);
     if (hunk.state !== "pending") {
       head.append(element("span", "hunk-state", hunkStateLabel(change, hunk)));
     } else if (decidable) {
@@ -236,6 +237,14 @@ function isDecidable(phase: ChangePhase): boolean {
  */
 function hasPending(change: FileChangeView): boolean {
   return change.hunks.length === 0 || change.hunks.some((hunk) => hunk.state === "pending");
+}
+
+/** Where a hunk is, in words: the lines it gives the file, or the lines it takes out. */
+function hunkLines(hunk: HunkView): string {
+  const span = (first: number, count: number): string =>
+    count <= 1 ? `Line ${first}` : `Lines ${first}–${first + count - 1}`;
+  if (hunk.newCount === 0) return `${span(hunk.oldLine, hunk.oldCount)} removed`;
+  return span(hunk.newLine, hunk.newCount);
 }
 
 /** Whether "rejected" meant putting back text that was already on disk. */

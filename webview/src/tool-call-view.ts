@@ -291,8 +291,10 @@ export class ToolCallCard {
     card.setAttribute("role", "group");
     card.setAttribute("aria-label", `Permission request: ${call.title}`);
     this.permissionCard = card;
-    // The command is what an execute request is about; the title often only paraphrases it.
-    if (command !== null) card.append(element("code", "permission-command", `$ ${command}`));
+    // The command is what an execute request is about; the title often only paraphrases it. Once
+    // answered, a terminal card showing it says it already: the outcome line stands alone then.
+    const commandShown = permission.outcome !== null && call.content.some((item) => item.type === "terminal");
+    if (command !== null && !commandShown) card.append(element("code", "permission-command", `$ ${command}`));
     // A path that goes through a symbolic link is shown with where it leads: that is the file
     // the answer lets the agent touch.
     for (const link of permission.links ?? []) {

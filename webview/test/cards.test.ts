@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import type { Entry, NoticeView, ToolCallView, ToolStatus } from "../src/protocol";
 import { COLLAPSED_LINES } from "../src/tool-call-view";
-import { fileChange, patch, snapshot } from "./fixtures";
+import { commandToolCall, fileChange, hunk, patch, snapshot } from "./fixtures";
 import { type Harness, harness } from "./support";
 
 function toolCall(overrides: Partial<ToolCallView> = {}): Entry {
@@ -288,5 +288,45 @@ describe("plan", () => {
       ui.queryAll(".plan-entry").map((entry) => entry.title),
       ["Done, high priority", "In progress, medium priority", "To do, low priority"],
     );
+  });
+});
+
+describe("change and permission cards in words", () => {
+  it("says where each hunk is in lines, keeping the unified header in its tooltip", () => {
+    const ui = harness();
+    ui.frame(
+      snapshot([
+        fileChange({
+          hunks: [
+            hunk(0, { oldLine: 4, oldCount: 1, newLine: 4, newCount: 1 }),
+            hunk(1, { oldLine: 10, oldCount: 2, newLine: 10, newCount: 3 }),
+            hunk(2, { oldLine: 20, oldCount: 2, newLine: 21, newCount: 0 }),
+          ],
+        }),
+      ]),
+    );
+    assert.deepEqual(
+      ui.queryAll(".hunk-header").map((header) => [header.textContent, header.title]),
+      [
+        ["Line 4", "@@ -4,1 +4,1 @@"],
+        ["Lines 10–12", "@@ -10,2 +10,3 @@"],
+        ["Lines 20–21 removed", "@@ -20,2 +21,0 @@"],
+      ],
+    );
+  });
+
+  it("shows the command while asking, and once answered leaves it to the terminal card that runs it", () => {
+    const ui = harness();
+    ui.frame(snapshot([commandToolCall(4, "npm test")]));
+    assert.equal(ui.query(".permission-command").textContent, "$ npm test");
+    assert.ok(ui.query(".permission-prompt .codicon-question"), "the agent's question has its icon");
+    const running = commandToolCall(4, "npm test", { type: "selected", optionId: "allow-once" }, {
+      content: [{ type: "terminal", terminalId: "term-1" }],
+    });
+    ui.frame(patch([{ op: "replace", index: 0, entry: running }]));
+    assert.equal(ui.queryAll(".permission-command").length, 0);
+    assert.equal(ui.query(".terminal-card").dataset["terminalId"], "term-1");
+    assert.equal(ui.query(".permission-outcome").textContent, "Allowed once");
+    assert.ok(ui.query(".permission-outcome .codicon-check"));
   });
 });

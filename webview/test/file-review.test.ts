@@ -141,7 +141,8 @@ describe("file change card", () => {
     assert.equal(ui.query(".file-change-kind").textContent, "new file");
     assert.equal(ui.query(".file-change-stats").textContent, "+2 −2");
     assert.equal(ui.query(".change-phase").textContent, "Waiting for your review — nothing written yet");
-    assert.equal(ui.query(".hunk-header").textContent, "@@ -0,0 +1,3 @@");
+    assert.equal(ui.query(".hunk-header").textContent, "Lines 1–3");
+    assert.equal(ui.query(".hunk-header").title, "@@ -0,0 +1,3 @@");
     assert.deepEqual(shownLines(ui.query(".hunk .hunk-lines")), ["diff-removed -|[old] line 1", "diff-added +|[new] line 1"]);
     assert.equal(ui.query(".hunk .diff-hidden").textContent, "1 more changed line not shown");
     assert.match(ui.query(".change-degraded").textContent ?? "", /coarse/i);
