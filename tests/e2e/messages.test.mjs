@@ -1,5 +1,6 @@
 // End to end: an agent's answer with a code block, in a real VS Code. The block is coloured by
-// the highlighter once the turn has ended (coloured spans in the theme VS Code shows), the
+// the highlighter once the turn has ended (coloured spans in the theme VS Code shows, and again
+// in another when the person switches themes), the table is a table, the
 // thought says how long it took, "Open in new file" opens an untitled editor holding the code in
 // its language, "Insert at cursor" writes it into that editor, and Copy puts it on the clipboard
 // through the host (read back from the workbench's own clipboard).
@@ -10,7 +11,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
 
-import { repoRoot, STEP_TIMEOUT_MS, testAgent, withVSCode } from "./harness.mjs";
+import { exactText, repoRoot, STEP_TIMEOUT_MS, testAgent, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
 
@@ -40,6 +41,18 @@ async function activeEditorText(page) {
   return text.replaceAll("\u00a0", " ");
 }
 
+/** "Preferences: Color Theme", then the theme labelled `label`, as a person switches themes. */
+async function chooseColorTheme(vscode, label) {
+  await vscode.runCommand("Preferences: Color Theme");
+  const input = vscode.page.locator(".quick-input-widget input");
+  await input.fill(label);
+  await vscode.page
+    .locator(".quick-input-list .monaco-list-row.focused .label-name", { hasText: exactText(label) })
+    .waitFor();
+  await input.press("Enter");
+  await input.waitFor({ state: "hidden" });
+}
+
 test("a code block: highlighted once the turn ends, opened, inserted and copied through the host", {
   timeout: TEST_TIMEOUT_MS,
 }, async () => {
@@ -64,6 +77,20 @@ test("a code block: highlighted once the turn ends, opened, inserted and copied 
     assert.equal(await code.textContent(), CODE, "colouring keeps the code as it was");
     assert.match(await answer.locator("details.thought > summary").innerText(), /^Thought for /);
     await vscode.screenshot("messages-highlighted.png");
+
+    // The table of the answer is a table.
+    assert.deepEqual(await answer.locator("table th").allInnerTexts(), ["Step", "Command"]);
+
+    // Another theme: the block is coloured again in its colours, without a new turn.
+    for (const [theme, colours] of [
+      ["Light Modern", "light-plus"],
+      ["Dark High Contrast", "github-dark-high-contrast"],
+      ["Dark Modern", "dark-plus"],
+    ]) {
+      await chooseColorTheme(vscode, theme);
+      await answer.locator(`pre > code[data-highlight="${colours}"]`).waitFor({ timeout: STEP_TIMEOUT_MS });
+      await vscode.screenshot(`messages-${colours}.png`);
+    }
 
     // The toolbar shows when the pointer is over the block.
     const block = answer.locator(".code-block");
