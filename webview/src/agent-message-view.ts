@@ -39,6 +39,8 @@ export class AgentMessageView {
   private readonly chunks: ChunkView[] = [];
   private message: AgentMessage = { chunks: [] };
   private completed = false;
+  /** The message's Copy: hidden while the message has no text (only a thought so far). */
+  private readonly copy: HTMLButtonElement;
 
   constructor(
     private readonly index: number,
@@ -47,9 +49,9 @@ export class AgentMessageView {
     this.element = element("div", "entry agent");
     this.element.dataset["index"] = String(index);
     const actions = element("div", "message-actions");
-    actions.append(
-      actionButton("copy", "Copy message", () => this.context.post({ type: "copyText", text: this.markdownSource() })),
-    );
+    this.copy = actionButton("copy", "Copy message", () => this.context.post({ type: "copyText", text: this.markdownSource() }));
+    this.copy.hidden = true;
+    actions.append(this.copy);
     this.element.append(actions);
   }
 
@@ -74,6 +76,7 @@ export class AgentMessageView {
       if (!view.markdown.syncTo(chunk.text)) return false;
     }
     this.showThoughtStates();
+    this.copy.hidden = !message.chunks.some((chunk) => chunk.kind === "text" && chunk.text.trim() !== "");
     return message.chunks.length >= this.chunks.length;
   }
 

@@ -202,8 +202,17 @@ describe("message actions", () => {
     );
     const copy = ui.query<HTMLButtonElement>(".entry.agent > .message-actions button");
     assert.equal(copy.getAttribute("aria-label"), "Copy message");
+    assert.equal(copy.hidden, false);
     copy.click();
     assert.deepEqual(ui.posted, [{ type: "copyText", text: "First **part**.\n\n```sh\nls\n```" }]);
+  });
+
+  it("offers no Copy on a message that is only a thought so far", () => {
+    ui.frame(snapshot([{ type: "agent", chunks: [{ kind: "thought", text: "Hmm" }] }], { turn: { type: "running" } }));
+    const copy = ui.query<HTMLButtonElement>(".entry.agent > .message-actions button");
+    assert.equal(copy.hidden, true);
+    ui.frame(patch([{ op: "appendChunk", index: 0, kind: "text", text: "Yes." }]));
+    assert.equal(copy.hidden, false);
   });
 });
 
