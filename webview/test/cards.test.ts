@@ -7,25 +7,8 @@ import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import type { Entry, NoticeView, ToolCallView, ToolStatus } from "../src/protocol";
 import { COLLAPSED_LINES } from "../src/tool-call-view";
-import { commandToolCall, fileChange, hunk, patch, snapshot } from "./fixtures";
+import { commandToolCall, fileChange, hunk, patch, snapshot, toolCall } from "./fixtures";
 import { type Harness, harness } from "./support";
-
-function toolCall(overrides: Partial<ToolCallView> = {}): Entry {
-  return {
-    type: "toolCall",
-    id: "call-1",
-    title: "Read README.md",
-    kind: "read",
-    status: "completed",
-    content: [],
-    locations: [],
-    rawInput: null,
-    command: null,
-    rawOutput: null,
-    permission: null,
-    ...overrides,
-  };
-}
 
 function diffTo(change: number | null): ToolCallView["content"][number] {
   return {

@@ -208,15 +208,15 @@ export function terminalView(overrides: Partial<TerminalView> = {}): TerminalVie
   };
 }
 
-/** An `execute` tool call whose content is terminal `terminalId`. */
-export function terminalToolCall(index: number, terminalId: string, overrides: Partial<ToolCallView> = {}): Entry {
+/** A finished `read` tool call with nothing in it but what `overrides` adds. */
+export function toolCall(overrides: Partial<ToolCallView> = {}): Entry {
   return {
     type: "toolCall",
-    id: `call-${index}`,
-    title: `Run command ${index}`,
-    kind: "execute",
-    status: "in_progress",
-    content: [{ type: "terminal", terminalId }],
+    id: "call-1",
+    title: "Read README.md",
+    kind: "read",
+    status: "completed",
+    content: [],
     locations: [],
     rawInput: null,
     command: null,
@@ -224,4 +224,16 @@ export function terminalToolCall(index: number, terminalId: string, overrides: P
     permission: null,
     ...overrides,
   };
+}
+
+/** An `execute` tool call whose content is terminal `terminalId`. */
+export function terminalToolCall(index: number, terminalId: string, overrides: Partial<ToolCallView> = {}): Entry {
+  return toolCall({
+    id: `call-${index}`,
+    title: `Run command ${index}`,
+    kind: "execute",
+    status: "in_progress",
+    content: [{ type: "terminal", terminalId }],
+    ...overrides,
+  });
 }
