@@ -35,6 +35,8 @@ export class ThreadView {
   /** Agent messages that may still grow: not followed by anything, in a running turn. */
   private readonly growing = new Set<number>();
   private readonly messages: AgentMessageContext;
+  /** Whether the last frame's turn was running: an edited prompt waits for it to end. */
+  private turnRunning = false;
 
   constructor(
     private readonly renderer: MarkdownRenderer,
@@ -65,6 +67,7 @@ export class ThreadView {
         else this.extend(index, entry);
       }
     }
+    this.turnRunning = model.turn.type === "running";
     this.completeMessages(model);
     for (const index of [...this.waiting]) {
       const view = this.views[index];
@@ -145,7 +148,10 @@ export class ThreadView {
         return { type: "fileChange", view, element: view.element };
       }
       case "user":
-        return { type: "user", element: new UserMessageView(index, entry, this.renderer, this.toolCalls.post).element };
+        return {
+          type: "user",
+          element: new UserMessageView(index, entry, this.renderer, this.toolCalls.post, () => !this.turnRunning).element,
+        };
       case "notice":
         return { type: "notice", element: noticeElement(index, entry) };
     }

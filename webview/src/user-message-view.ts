@@ -15,12 +15,15 @@ export class UserMessageView {
   readonly element: HTMLElement;
   private readonly body: HTMLElement;
   private editor: HTMLElement | null = null;
+  private busy: HTMLElement | null = null;
 
   constructor(
     index: number,
     private readonly message: UserMessage,
     renderer: MarkdownRenderer,
     private readonly post: PostIntent,
+    /** False while a turn runs: the agent takes one prompt at a time. */
+    private readonly canSend: () => boolean,
   ) {
     this.element = element("div", "entry user");
     this.element.dataset["index"] = String(index);
@@ -58,7 +61,11 @@ export class UserMessageView {
     cancel.type = "button";
     const buttons = element("div", "user-edit-buttons");
     buttons.append(cancel, send);
-    form.append(input, buttons);
+    const busy = element("div", "user-edit-busy", "The agent is still working: stop it or wait for it, then send.");
+    busy.setAttribute("role", "status");
+    busy.hidden = true;
+    form.append(input, busy, buttons);
+    this.busy = busy;
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       this.send(input.value);
@@ -84,6 +91,11 @@ export class UserMessageView {
 
   private send(text: string): void {
     if (text.trim() === "") return;
+    if (!this.canSend()) {
+      // The engine would refuse it: the edited text stays, and the person is told why.
+      if (this.busy !== null) this.busy.hidden = false;
+      return;
+    }
     this.post({ type: "prompt", text, attachments: [] });
     this.close();
   }

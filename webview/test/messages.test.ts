@@ -307,6 +307,21 @@ describe("editing a prompt", () => {
     assert.equal(ui.window.document.activeElement, ui.query(".entry.user .message-actions button"), "focus goes back to Edit");
   });
 
+  it("keeps the edited text while a turn runs, and sends it once the turn ended", () => {
+    const ui = harness();
+    ui.frame(snapshot([{ type: "user", text: "Hello", attachments: [] }], { turn: { type: "running" } }));
+    ui.query<HTMLButtonElement>(".entry.user .message-actions button").click();
+    const input = ui.query<HTMLTextAreaElement>(".entry.user textarea");
+    input.value = "Hello again";
+    ui.press("Enter");
+    assert.deepEqual(ui.posted, [], "the agent takes one prompt at a time");
+    assert.equal(ui.query(".user-edit-busy").hidden, false, "and the person is told why");
+    assert.equal(input.isConnected, true, "the edited text stays");
+    ui.frame(patch([{ op: "turn", state: { type: "ended", stopReason: "end_turn" } }]));
+    ui.press("Enter");
+    assert.deepEqual(ui.posted, [{ type: "prompt", text: "Hello again", attachments: [] }]);
+  });
+
   it("sends with the Send button too, and not an empty prompt", () => {
     const ui = harness();
     ui.frame(snapshot([{ type: "user", text: "Hello", attachments: [] }]));
