@@ -721,7 +721,28 @@ export interface CodeLensProvider {
 
 export const codeLensProviders: Array<{ selector: unknown; provider: CodeLensProvider }> = [];
 
+/** The languages `getLanguages` says VS Code knows. */
+export const knownLanguages = ["plaintext", "rust", "typescript"];
+
+/** What `env.clipboard.writeText` was given, in order. */
+export const clipboardWrites: string[] = [];
+
+export const env = {
+  clipboard: {
+    writeText(text: string): Promise<void> {
+      clipboardWrites.push(text);
+      return Promise.resolve();
+    },
+  },
+};
+
+/** The untitled documents `openTextDocument({ language, content })` opened, as asked. */
+export const untitledDocuments: Array<{ language?: string; content?: string }> = [];
+
 export const languages = {
+  getLanguages(): Promise<string[]> {
+    return Promise.resolve([...knownLanguages]);
+  },
   registerCodeLensProvider(selector: unknown, provider: CodeLensProvider): Disposable {
     const entry = { selector, provider };
     codeLensProviders.push(entry);
@@ -785,7 +806,12 @@ export const workspace = {
   onDidSaveTextDocument: documentSaved.event,
 
   /** Opens the file's document from disk (one kind of line ending), or returns the open one. */
-  openTextDocument(uri: Uri): Promise<TextDocument> {
+  openTextDocument(target: Uri | { language?: string; content?: string }): Promise<TextDocument> {
+    if (!(target instanceof Uri)) {
+      untitledDocuments.push(target);
+      return Promise.resolve(new TextDocument(Uri.file(`/untitled-${untitledDocuments.length}`), target.content ?? ""));
+    }
+    const uri = target;
     const open = workspace.textDocuments.find((document) => document.uri.toString() === uri.toString());
     if (open !== undefined) {
       return Promise.resolve(open);
