@@ -10,6 +10,7 @@
 // their input or their focus away.
 
 import { element, icon } from "./element";
+import { Picker } from "./picker-view";
 import { SCOPE_LABELS } from "./permission-labels";
 import { TOOL_KINDS } from "./protocol";
 import type {
@@ -216,20 +217,27 @@ function originText(origin: RuleOrigin): string {
  */
 class RuleForm {
   readonly element = element("form", "rule-add");
-  private readonly decision = element("select", "rule-add-decision");
+  private readonly decision = new Picker("rule-add-decision", "Decision", () => {});
   private readonly kinds: HTMLInputElement[];
   private readonly pattern = element("input", "rule-add-pattern");
   private readonly path = element("input", "rule-add-path");
-  private readonly scope = element("select", "rule-add-scope");
+  private readonly scope = new Picker("rule-add-scope", "Scope", () => {});
   private readonly error = element("div", "rule-add-error");
 
   constructor(private readonly post: PostIntent) {
     this.element.setAttribute("aria-label", "Add a rule");
     this.element.noValidate = true;
-    this.decision.name = "decision";
-    this.decision.append(choice("allow", "Allow"), choice("deny", "Deny"));
-    this.scope.name = "scope";
-    this.scope.append(choice("session", "This session"), choice("workspace", "Workspace"));
+    // Two pickers whose choice is the form's until it is sent: picking posts nothing.
+    this.decision.setChoices([
+      { value: "allow", label: "Allow" },
+      { value: "deny", label: "Deny" },
+    ]);
+    this.decision.setValue("allow");
+    this.scope.setChoices([
+      { value: "session", label: "This session" },
+      { value: "workspace", label: "Workspace" },
+    ]);
+    this.scope.setValue("session");
 
     const kindSet = element("fieldset", "rule-add-kinds");
     kindSet.append(element("legend", undefined, "Kinds"));
@@ -260,7 +268,7 @@ class RuleForm {
     submit.type = "submit";
 
     const head = element("div", "rule-add-row");
-    head.append(field("Decision", this.decision), field("Scope", this.scope));
+    head.append(field("Decision", this.decision.element), field("Scope", this.scope.element));
     this.element.append(
       element("div", "rules-title", "Add a rule"),
       head,
@@ -299,14 +307,13 @@ class RuleForm {
   }
 }
 
-function choice(value: string, label: string): HTMLOptionElement {
-  const option = element("option", undefined, label);
-  option.value = value;
-  return option;
-}
-
+/**
+ * A labelled field. A text input sits in a `<label>`; a picker does not, since a click anywhere
+ * in a label (its list's items too) would also click the picker's button and open it again. The
+ * picker's button carries its own name ("Decision: Allow").
+ */
 function field(label: string, control: HTMLElement): HTMLElement {
-  const wrapper = element("label", "rule-add-field");
+  const wrapper = element(control instanceof HTMLInputElement ? "label" : "div", "rule-add-field");
   wrapper.append(element("span", "rule-add-label", label), control);
   return wrapper;
 }

@@ -318,7 +318,11 @@ describe("rules panel", () => {
       ["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"],
     );
     const set = (selector: string, value: string) => {
-      form.querySelector<HTMLInputElement | HTMLSelectElement>(selector)!.value = value;
+      form.querySelector<HTMLInputElement>(selector)!.value = value;
+    };
+    const pick = (picker: string, value: string) => {
+      form.querySelector<HTMLButtonElement>(`.${picker} button.picker-button`)!.click();
+      form.querySelector<HTMLElement>(`.${picker} [role="option"][data-value="${value}"]`)!.click();
     };
 
     set('[name="pattern"]', "   ");
@@ -330,9 +334,9 @@ describe("rules panel", () => {
     form.querySelector<HTMLInputElement>('input[name="kind"][value="execute"]')!.checked = true;
     set('[name="pattern"]', " npm run * ");
     submit();
-    set('[name="decision"]', "deny");
+    pick("rule-add-decision", "deny");
     set('[name="path"]', "secrets/**");
-    set('[name="scope"]', "workspace");
+    pick("rule-add-scope", "workspace");
     submit();
     assert.deepEqual(ui.posted, [
       { type: "addRule", spec: { decision: "allow", kinds: ["execute"], pattern: "npm run *" }, scope: "session" },
