@@ -237,7 +237,8 @@ export class TerminalCard {
     this.follow = new FollowBottom(this.output);
 
     const header = element("div", "terminal-header");
-    header.append(icon("terminal"), this.command, this.status, this.elapsed);
+    // No icon of its own: the tool call's card around it already shows the terminal's.
+    header.append(this.command, this.status, this.elapsed);
     const meta = element("div", "terminal-meta");
     const actions = element("div", "terminal-actions");
     actions.append(this.stopButton, this.openButton);

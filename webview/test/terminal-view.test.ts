@@ -148,9 +148,9 @@ describe("terminal card", () => {
     const icons = (): string[] =>
       ui.queryAll(".terminal-card .codicon").map((glyph) => [...glyph.classList].filter((name) => name !== "codicon").join(" "));
     ui.frame(snapshot([terminalToolCall(0, "term-1")], { terminals: [terminalView()] }));
-    assert.deepEqual(icons(), ["codicon-terminal", "codicon-loading codicon-modifier-spin", "codicon-debug-stop", "codicon-terminal"]);
+    assert.deepEqual(icons(), ["codicon-loading codicon-modifier-spin", "codicon-debug-stop", "codicon-terminal"]);
     ui.frame(terminalPatch(terminalView({ state: { type: "exited", exitCode: 0, signal: null, killed: false } })));
-    assert.deepEqual(icons(), ["codicon-terminal", "codicon-check", "codicon-debug-stop", "codicon-terminal"]);
+    assert.deepEqual(icons(), ["codicon-check", "codicon-debug-stop", "codicon-terminal"]);
     ui.frame(terminalPatch(terminalView({ state: { type: "exited", exitCode: 2, signal: null, killed: false } })));
     assert.equal(ui.query(".terminal-status").textContent, "Failed (exit code 2)");
     assert.equal(ui.query(".terminal-status .codicon-error").getAttribute("aria-hidden"), "true");
