@@ -279,7 +279,11 @@ export class ToolCallCard {
   private permission(call: ToolCallView, permission: PermissionView): HTMLElement {
     const answeredHere = this.context.answered.has(permission.key);
     const command = call.command;
-    const signature = JSON.stringify([permission, answeredHere, command, call.title]);
+    // Once answered, a terminal card showing the command says it already: the outcome line
+    // stands alone then. The terminal often arrives after the answer, so it is part of what the
+    // card is drawn from.
+    const commandShown = permission.outcome !== null && call.content.some((item) => item.type === "terminal");
+    const signature = JSON.stringify([permission, answeredHere, command, commandShown, call.title]);
     if (this.permissionCard !== null && signature === this.permissionSignature) {
       return this.permissionCard;
     }
@@ -291,9 +295,7 @@ export class ToolCallCard {
     card.setAttribute("role", "group");
     card.setAttribute("aria-label", `Permission request: ${call.title}`);
     this.permissionCard = card;
-    // The command is what an execute request is about; the title often only paraphrases it. Once
-    // answered, a terminal card showing it says it already: the outcome line stands alone then.
-    const commandShown = permission.outcome !== null && call.content.some((item) => item.type === "terminal");
+    // The command is what an execute request is about; the title often only paraphrases it.
     if (command !== null && !commandShown) card.append(element("code", "permission-command", `$ ${command}`));
     // A path that goes through a symbolic link is shown with where it leads: that is the file
     // the answer lets the agent touch.

@@ -303,6 +303,10 @@ describe("change and permission cards in words", () => {
     ui.frame(snapshot([commandToolCall(4, "npm test")]));
     assert.equal(ui.query(".permission-command").textContent, "$ npm test");
     assert.ok(ui.query(".permission-prompt .codicon-question"), "the agent's question has its icon");
+    const allowed = commandToolCall(4, "npm test", { type: "selected", optionId: "allow-once" });
+    ui.frame(patch([{ op: "replace", index: 0, entry: allowed }]));
+    assert.equal(ui.query(".permission-command").textContent, "$ npm test", "nothing else says it yet");
+    // The terminal comes after the answer, as it does from an agent.
     const running = commandToolCall(4, "npm test", { type: "selected", optionId: "allow-once" }, {
       content: [{ type: "terminal", terminalId: "term-1" }],
     });
