@@ -191,15 +191,31 @@ describe("chat view", () => {
     assert.deepEqual(ui.posted, [{ type: "prompt", text: "Are you back?", attachments: [] }]);
   });
 
-  it("offers Cancel only while a turn runs", () => {
+  it("turns Send into Stop while a turn runs, and says how the turn ended in words", () => {
     ui.frame(snapshot([], { turn: { type: "running" } }));
     const cancel = ui.query<HTMLButtonElement>("button.composer-cancel");
+    const send = ui.query<HTMLButtonElement>("button.composer-send");
+    assert.deepEqual([send.hidden, cancel.hidden], [true, false], "Stop in Send's place");
+    assert.equal(cancel.getAttribute("aria-label"), "Stop");
     cancel.click();
     assert.deepEqual(ui.posted, [{ type: "cancel" }]);
     ui.frame(patch([{ op: "turn", state: { type: "ended", stopReason: "end_turn" } }]));
-    assert.equal(cancel.hidden, true);
-    assert.equal(ui.query(".turn-state").textContent, "Done (end_turn)");
-    assert.equal(ui.query<HTMLButtonElement>("button.composer-send").disabled, false);
+    assert.deepEqual([send.hidden, cancel.hidden], [false, true]);
+    assert.equal(ui.query(".turn-state").textContent, "Finished");
+    assert.equal(send.disabled, false);
+    const words: string[] = [];
+    for (const stopReason of ["cancelled", "max_tokens", "refusal", "something_new"]) {
+      ui.frame(patch([{ op: "turn", state: { type: "running" } }]));
+      ui.frame(patch([{ op: "turn", state: { type: "ended", stopReason } }]));
+      words.push(ui.query(".turn-state").textContent ?? "");
+    }
+    assert.deepEqual(words, [
+      "Cancelled",
+      "Stopped: the answer reached its length limit (max tokens)",
+      "Stopped: the agent refused",
+      "Stopped: something new",
+    ]);
+    assert.match(ui.query(".permission-announcement").textContent ?? "", /The agent's turn ended: Stopped: something new/);
   });
 
   it("in an untrusted workspace says why, offers Manage Workspace Trust, and hides it once trusted", () => {
@@ -209,6 +225,7 @@ describe("chat view", () => {
     assert.equal(notice.hidden, false);
     assert.equal(ui.query(".session-trust-text").textContent, message);
     assert.equal(ui.query(".session-status").textContent, "Workspace not trusted");
+    assert.equal(ui.query(".session-status").dataset["status"], "untrusted");
     assert.equal(ui.query<HTMLButtonElement>("button.composer-send").disabled, true, "no prompt goes anywhere");
     ui.query<HTMLButtonElement>("button.session-manage-trust").click();
     assert.deepEqual(ui.posted, [{ type: "manageTrust" }]);
@@ -218,11 +235,12 @@ describe("chat view", () => {
 
   it("sends the agent picker's choice and a new-session request as intents", () => {
     ui.frame(snapshot([]));
-    const picker = ui.query<HTMLSelectElement>("select.session-picker");
-    assert.deepEqual([...picker.options].map((option) => option.value), ["Demo", "Claude Code"]);
-    assert.equal(picker.value, "Demo");
-    picker.value = "Claude Code";
-    picker.dispatchEvent(new ui.window.Event("change"));
+    const picker = ui.query(".session-picker");
+    const options = [...picker.querySelectorAll<HTMLElement>('[role="option"]')];
+    assert.deepEqual(options.map((option) => option.dataset["value"]), ["Demo", "Claude Code"]);
+    assert.equal(picker.dataset["value"], "Demo");
+    assert.equal(ui.query(".session-agent").textContent, "Demo");
+    options[1]!.click();
     ui.query<HTMLButtonElement>("button.session-new").click();
     assert.deepEqual(ui.posted, [{ type: "selectAgent", name: "Claude Code" }, { type: "newSession" }]);
   });
