@@ -362,12 +362,17 @@ class VSCodeSession {
     await row.click();
   }
 
-  // Merges `settings` into the user settings file, as a person editing settings.json does: VS Code
-  // watches the file and applies the change to the open window (a colour theme, say).
-  async updateUserSettings(settings) {
-    const file = path.join(this.userDataDir, "User", "settings.json");
-    const current = JSON.parse(await fsp.readFile(file, "utf8"));
-    await fsp.writeFile(file, JSON.stringify({ ...current, ...settings }, null, 2));
+  // "Preferences: Color Theme", then the theme labelled `label` ("Light Modern", "Dark High
+  // Contrast", ...), as a person switches themes.
+  async chooseColorTheme(label) {
+    await this.runCommand("Preferences: Color Theme");
+    const input = this.page.locator(".quick-input-widget input");
+    await input.fill(label);
+    await this.page
+      .locator(".quick-input-list .monaco-list-row.focused .label-name", { hasText: exactText(label) })
+      .waitFor();
+    await input.press("Enter");
+    await input.waitFor({ state: "hidden" });
   }
 
   // "Developer: Reload Window": the workbench page loads again (the extension host restarts

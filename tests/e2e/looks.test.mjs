@@ -19,16 +19,16 @@ const scenario = path.join(repoRoot, "tests", "e2e", "scenarios", "looks.toml");
 
 /** The themes photographed, with the class VS Code gives the webview's body in each. */
 const THEMES = [
-  { name: "light", setting: "Default Light Modern", bodyClass: "vscode-light" },
-  { name: "dark", setting: "Default Dark Modern", bodyClass: "vscode-dark" },
-  { name: "high-contrast", setting: "Default High Contrast", bodyClass: "vscode-high-contrast" },
+  { name: "light", label: "Light Modern", bodyClass: "vscode-light" },
+  { name: "dark", label: "Dark Modern", bodyClass: "vscode-dark" },
+  { name: "high-contrast", label: "Dark High Contrast", bodyClass: "vscode-high-contrast" },
 ];
 
 const settings = {
   "tether.sidecarGraceSeconds": 5,
   "tether.agents": [{ name: "Looks", command: testAgent, args: ["--scenario", scenario] }],
   "tether.defaultAgent": "Looks",
-  "workbench.colorTheme": THEMES[0].setting,
+  "workbench.colorTheme": "Default Light Modern",
 };
 
 const workspaceFiles = {
@@ -46,10 +46,12 @@ test("the chat in light, dark and high-contrast themes: empty, streamed, permiss
     await chat.locator(".session-agent", { hasText: "Looks" }).waitFor();
 
     // In every theme: each stage photographed, and the chat checked as a person would see it.
-    const inEveryTheme = async (stage) => {
+    // `show` brings back what the theme picker closed (the history's list).
+    const inEveryTheme = async (stage, show = async () => {}) => {
       for (const theme of THEMES) {
-        await vscode.updateUserSettings({ "workbench.colorTheme": theme.setting });
+        await vscode.chooseColorTheme(theme.label);
         await chat.locator(`body.${theme.bodyClass}`).waitFor();
+        await show();
         await assertLooksNative(chat, theme, stage);
         await vscode.screenshot(`looks-${stage}-${theme.name}.png`);
       }
@@ -65,10 +67,17 @@ test("the chat in light, dark and high-contrast themes: empty, streamed, permiss
 
     await vscode.sendPrompt("Show me every card");
     await chat.locator(".entry.agent pre", { hasText: "export function greet" }).waitFor();
-    // The permission to run the checks: the thread stops there until the person answers.
+    await chat.locator(".entry.agent table").waitFor();
+    // The write waits for the person's review: the turn stops there until it is decided.
+    const change = chat.locator(".file-change", { hasText: "greet.ts" }).first();
+    await change.locator("button.change-keep-all").waitFor();
+    await change.scrollIntoViewIfNeeded();
+    await inEveryTheme("change");
+    await change.locator("button.change-keep-all").click();
+
+    // Then the permission to run the checks.
     const run = chat.locator(".entry.tool-call", { hasText: "Run the checks" });
     await run.locator('.permission-card[data-state="waiting"]').waitFor();
-    await chat.locator(".entry.agent table").waitFor();
     await inEveryTheme("permission");
 
     await run.locator('button.permission-option[data-option-id="allow-once"]').click();
@@ -78,18 +87,15 @@ test("the chat in light, dark and high-contrast themes: empty, streamed, permiss
     await run.scrollIntoViewIfNeeded();
     await inEveryTheme("terminal");
 
-    const change = chat.locator(".file-change", { hasText: "greet.ts" }).first();
-    await change.scrollIntoViewIfNeeded();
-    await inEveryTheme("change");
-
     // The code block of the answer, scrolled to, once the highlighter has had its turn.
     const code = chat.locator(".entry.agent pre", { hasText: "export function greet" });
     await code.scrollIntoViewIfNeeded();
     await inEveryTheme("answer");
 
-    await chat.locator("button.session-history").click();
-    await vscode.quickPickLabels("Tether: History");
-    await inEveryTheme("history");
+    await inEveryTheme("history", async () => {
+      await chat.locator("button.session-history").click();
+      await vscode.quickPickLabels("Tether: History");
+    });
     await vscode.dismissQuickInput();
   });
 });

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
 
-import { exactText, repoRoot, STEP_TIMEOUT_MS, testAgent, withVSCode } from "./harness.mjs";
+import { repoRoot, STEP_TIMEOUT_MS, testAgent, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
 
@@ -39,18 +39,6 @@ async function activeEditorText(page) {
   );
   // The editor draws spaces as no-break spaces.
   return text.replaceAll("\u00a0", " ");
-}
-
-/** "Preferences: Color Theme", then the theme labelled `label`, as a person switches themes. */
-async function chooseColorTheme(vscode, label) {
-  await vscode.runCommand("Preferences: Color Theme");
-  const input = vscode.page.locator(".quick-input-widget input");
-  await input.fill(label);
-  await vscode.page
-    .locator(".quick-input-list .monaco-list-row.focused .label-name", { hasText: exactText(label) })
-    .waitFor();
-  await input.press("Enter");
-  await input.waitFor({ state: "hidden" });
 }
 
 test("a code block: highlighted once the turn ends, opened, inserted and copied through the host", {
@@ -87,7 +75,7 @@ test("a code block: highlighted once the turn ends, opened, inserted and copied 
       ["Dark High Contrast", "github-dark-high-contrast"],
       ["Dark Modern", "dark-plus"],
     ]) {
-      await chooseColorTheme(vscode, theme);
+      await vscode.chooseColorTheme(theme);
       await answer.locator(`pre > code[data-highlight="${colours}"]`).waitFor({ timeout: STEP_TIMEOUT_MS });
       await vscode.screenshot(`messages-${colours}.png`);
     }
