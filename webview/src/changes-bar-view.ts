@@ -9,7 +9,7 @@
 // is the webview's own UI state; the summary line is the toggle and is always visible.
 
 import { diffStats } from "./diff-view";
-import { element, icon } from "./element";
+import { element, icon, iconButton } from "./element";
 import type { ChangePhase, ChangedFileView, PostIntent } from "./protocol";
 import type { ChangesBarState } from "./ui-state";
 
@@ -77,16 +77,16 @@ export class ChangesBarView {
     row.append(label, diffStats("changes-stats", change.added, change.removed), state);
     if (change.pending > 0 && (change.phase.type === "proposed" || change.phase.type === "applied")) {
       const applied = change.phase.type === "applied";
-      const keep = iconButton("changes-keep-all", "check", `Keep all: keep every change still waiting in ${change.label}`);
+      const keep = iconButton("changes-keep-all", `Keep all: keep every change still waiting in ${change.label}`, "check");
       keep.addEventListener("click", () =>
         this.post({ type: "review", intent: { type: "all", change: change.change, keep: true } }),
       );
       const reject = iconButton(
         "changes-reject-all",
-        "discard",
         applied
           ? `Revert all: put back the old text of every hunk still waiting in ${change.label}`
           : `Reject all: write none of the hunks still waiting in ${change.label}`,
+        "discard",
       );
       reject.addEventListener("click", () =>
         this.post({ type: "review", intent: { type: "all", change: change.change, keep: false } }),
@@ -102,16 +102,6 @@ export class ChangesBarView {
     });
     return row;
   }
-}
-
-/** A row's small action: an icon, its words in the tooltip and the accessible name. */
-function iconButton(className: string, iconName: string, label: string): HTMLButtonElement {
-  const button = element("button", `icon-button ${className}`);
-  button.type = "button";
-  button.title = label;
-  button.setAttribute("aria-label", label);
-  button.append(icon(iconName));
-  return button;
 }
 
 function summaryText(changes: ChangedFileView[]): string {

@@ -24,3 +24,13 @@ export function icon(name: string): HTMLSpanElement {
   glyph.setAttribute("aria-hidden", "true");
   return glyph;
 }
+
+/** A button drawn as one codicon: `label` is its tooltip and its accessible name, as it has no text. */
+export function iconButton(className: string, label: string, iconName: string): HTMLButtonElement {
+  const button = element("button", className === "" ? "icon-button" : `icon-button ${className}`);
+  button.type = "button";
+  button.title = label;
+  button.setAttribute("aria-label", label);
+  button.append(icon(iconName));
+  return button;
+}

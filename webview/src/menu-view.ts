@@ -8,6 +8,7 @@
 // toggle), so the view that owns an action keeps its label and state up to date itself.
 
 import { element, icon } from "./element";
+import { indexForKey } from "./list-keys";
 
 let nextMenuId = 0;
 
@@ -104,34 +105,20 @@ export class MenuButton {
   }
 
   private moveByKey(event: KeyboardEvent): void {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      event.stopPropagation();
+      this.close(true);
+      return;
+    }
+    if (event.key === "Tab") {
+      this.close(false);
+      return;
+    }
     const items = this.items();
     const current = items.findIndex((item) => item === this.element.ownerDocument.activeElement);
-    const last = items.length - 1;
-    let next: number;
-    switch (event.key) {
-      case "Escape":
-        event.preventDefault();
-        event.stopPropagation();
-        this.close(true);
-        return;
-      case "Tab":
-        this.close(false);
-        return;
-      case "ArrowDown":
-        next = current >= last ? 0 : current + 1;
-        break;
-      case "ArrowUp":
-        next = current <= 0 ? last : current - 1;
-        break;
-      case "Home":
-        next = 0;
-        break;
-      case "End":
-        next = last;
-        break;
-      default:
-        return;
-    }
+    const next = indexForKey(event.key, current, items.length);
+    if (next === null) return;
     event.preventDefault();
     items[next]?.focus();
   }

@@ -11,6 +11,7 @@
 // only a person's choice does, so drawing the host's state can never send an intent back.
 
 import { element, icon } from "./element";
+import { indexForKey } from "./list-keys";
 
 export interface PickerChoice {
   value: string;
@@ -192,8 +193,6 @@ export class Picker {
   private moveByKey(event: KeyboardEvent): void {
     const items = this.items();
     const current = items.indexOf(this.element.ownerDocument.activeElement as HTMLElement);
-    const last = items.length - 1;
-    let next: number;
     switch (event.key) {
       case "Escape":
         event.preventDefault();
@@ -210,28 +209,16 @@ export class Picker {
         if (item !== undefined) this.pick(item);
         return;
       }
-      case "ArrowDown":
-        next = current >= last ? 0 : current + 1;
-        break;
-      case "ArrowUp":
-        next = current <= 0 ? last : current - 1;
-        break;
-      case "Home":
-        next = 0;
-        break;
-      case "End":
-        next = last;
-        break;
-      default: {
-        if (event.key.length !== 1 || event.ctrlKey || event.metaKey || event.altKey) return;
-        // Typing moves to the next choice that starts with what was typed.
-        const typed = event.key.toLowerCase();
-        const order = [...items.slice(current + 1), ...items.slice(0, current + 1)];
-        const match = order.find((item) => item.textContent?.trim().toLowerCase().startsWith(typed));
-        if (match === undefined) return;
-        next = items.indexOf(match);
-      }
     }
+    let next = indexForKey(event.key, current, items.length);
+    if (next === null && event.key.length === 1 && !event.ctrlKey && !event.metaKey && !event.altKey) {
+      // Typing moves to the next choice that starts with what was typed.
+      const typed = event.key.toLowerCase();
+      const order = [...items.slice(current + 1), ...items.slice(0, current + 1)];
+      const match = order.find((item) => item.textContent?.trim().toLowerCase().startsWith(typed));
+      next = match === undefined ? null : items.indexOf(match);
+    }
+    if (next === null) return;
     event.preventDefault();
     items[next]?.focus();
   }

@@ -9,7 +9,7 @@
 // changed, so a patch that arrives while the person types or tabs through the panel does not take
 // their input or their focus away.
 
-import { element, icon } from "./element";
+import { element, iconButton } from "./element";
 import { Picker } from "./picker-view";
 import { SCOPE_LABELS } from "./permission-labels";
 import { TOOL_KINDS } from "./protocol";
@@ -38,7 +38,7 @@ export class RulesPanelView {
   /** The "Permission rules (N)" item of the header's menu: opens and closes the panel. */
   readonly toggle = element("button", "rules-toggle");
   private readonly toggleLabel = element("span", "rules-toggle-label", "Permission rules (0)");
-  private readonly close = element("button", "icon-button rules-close");
+  private readonly close = iconButton("rules-close", "Close the permission rules", "close");
   readonly element = element("section", "rules-panel");
   private readonly problems = element("div", "rule-problems");
   private readonly list = element("ul", "rules-list");
@@ -69,10 +69,6 @@ export class RulesPanelView {
       this.state.rulesOpen = !this.state.rulesOpen;
       this.showOpen();
     });
-    this.close.type = "button";
-    this.close.title = "Close the permission rules";
-    this.close.setAttribute("aria-label", "Close the permission rules");
-    this.close.append(icon("close"));
     this.close.addEventListener("click", () => {
       this.state.rulesOpen = false;
       this.showOpen();

@@ -16,7 +16,7 @@
 // the step's `elapsedMs` as of its post and the header counts on with the webview's own clock,
 // on a timer that runs only while a step is shown.
 
-import { element, icon } from "./element";
+import { element, icon, iconButton } from "./element";
 import type { Clock } from "./markdown-view";
 import { MenuButton } from "./menu-view";
 import { Picker } from "./picker-view";
@@ -208,14 +208,4 @@ export class SessionHeaderView {
     const seconds = Math.floor(elapsedMs / 1000);
     this.statusText.textContent = seconds < 1 ? `${this.step.text}…` : `${this.step.text}… ${seconds} s`;
   }
-}
-
-/** A toolbar button drawn as a codicon, as VS Code's own view actions are. */
-function iconButton(className: string, label: string, iconName: string): HTMLButtonElement {
-  const button = element("button", `icon-button ${className}`);
-  button.type = "button";
-  button.title = label;
-  button.setAttribute("aria-label", label);
-  button.append(icon(iconName));
-  return button;
 }
