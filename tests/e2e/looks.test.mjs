@@ -119,6 +119,7 @@ async function assertLooksNative(chat, theme, stage) {
       boxBackground: getComputedStyle(box).backgroundColor,
       inputBackground: style.getPropertyValue("--vscode-input-background").trim(),
       rowHeight: row.getBoundingClientRect().height,
+      agentNameWidth: document.querySelector(".session-agent").getBoundingClientRect().width,
       headerHeight: header.getBoundingClientRect().height,
       trustShown: !document.querySelector(".session-trust-notice").hidden,
       codicons: document.fonts.check("16px codicon"),
@@ -131,6 +132,7 @@ async function assertLooksNative(chat, theme, stage) {
   assert.equal(sameColour(seen.boxBackground, seen.inputBackground), true,
     `${where}: the composer ${seen.boxBackground} is drawn like the theme's inputs ${seen.inputBackground}`);
   assert.ok(seen.rowHeight <= 30, `${where}: the header is one row (${seen.rowHeight}px)`);
+  assert.ok(seen.agentNameWidth > 0, `${where}: the agent's name is shown`);
   assert.ok(seen.trustShown || seen.headerHeight <= seen.rowHeight + 12, `${where}: nothing under the header row`);
   assert.equal(seen.codicons, true, `${where}: the codicon font is loaded`);
   assert.ok(seen.overflowing <= 0, `${where}: nothing is wider than the view (${seen.overflowing}px over)`);
