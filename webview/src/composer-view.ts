@@ -98,8 +98,8 @@ export class ComposerView {
   ) {
     this.element = element("footer", "composer");
     this.input.rows = 1;
-    this.input.placeholder = "Ask the agent… (@ files, / commands)";
-    this.input.setAttribute("aria-label", "Prompt (Enter to send, Shift+Enter for a new line, ↑ for earlier prompts)");
+    this.input.placeholder = "Ask the agent…";
+    this.input.setAttribute("aria-label", "Prompt (@ to mention files, / for commands, Enter to send, Shift+Enter for a new line, ↑ for earlier prompts)");
     this.input.value = uiState.composer;
     this.mentioned = new Map(uiState.mentions);
     this.send.type = "button";
@@ -183,7 +183,9 @@ export class ComposerView {
 
   /** Says which agent the prompt goes to, in the empty text area. */
   setAgentName(name: string | null): void {
-    this.input.placeholder = name === null ? "Ask the agent… (@ files, / commands)" : `Ask ${name}… (@ files, / commands)`;
+    // Short, so that it fits one line of a narrow side bar: "@" and "/" are in the empty state
+    // and the text area's accessible name.
+    this.input.placeholder = `Ask ${name ?? "the agent"}…`;
   }
 
   /** Puts `text` in the composer (an example prompt, an earlier prompt to edit) and focuses it. */

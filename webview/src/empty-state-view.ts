@@ -23,6 +23,7 @@ export class EmptyStateView {
   private readonly info = element("p", "empty-info");
   private readonly signIn = element("div", "empty-sign-in");
   private readonly abilities = element("ul", "empty-abilities");
+  private readonly examples = element("div", "empty-examples");
 
   constructor(post: PostIntent, fill: (text: string) => void) {
     this.element.setAttribute("aria-label", "New session");
@@ -30,7 +31,7 @@ export class EmptyStateView {
     signInButton.type = "button";
     signInButton.addEventListener("click", () => post({ type: "signIn" }));
     this.signIn.append(icon("account"), element("span", undefined, "This agent needs you to sign in first."), signInButton);
-    const examples = element("div", "empty-examples");
+    const examples = this.examples;
     examples.setAttribute("role", "group");
     examples.setAttribute("aria-label", "Example prompts");
     for (const prompt of EXAMPLE_PROMPTS) {
@@ -57,6 +58,11 @@ export class EmptyStateView {
     this.info.textContent = session?.agentInfo ?? "";
     this.info.hidden = (session?.agentInfo ?? null) === null;
     this.signIn.hidden = session?.canSignIn !== true;
+    // In a workspace VS Code does not trust nothing starts (the header says why): promising what
+    // the agent would do, or offering prompts, would mislead.
+    const untrusted = session?.status.type === "untrusted";
+    this.examples.hidden = untrusted;
+    this.abilities.hidden = untrusted;
     this.abilities.replaceChildren(
       ...(session === null ? [] : abilitiesOf(session)).map(([iconName, text]) => {
         const item = element("li", "empty-ability");

@@ -141,6 +141,6 @@ describe("composer", () => {
 
   it("names the agent the prompt goes to", () => {
     ui.frame(snapshot([]));
-    assert.equal(input().placeholder, "Ask Demo… (@ files, / commands)");
+    assert.equal(input().placeholder, "Ask Demo…");
   });
 });

@@ -71,4 +71,15 @@ describe("empty state", () => {
     ui.query<HTMLButtonElement>("button.empty-settings").click();
     assert.deepEqual(ui.posted, [{ type: "openAgentSettings" }]);
   });
+
+  it("promises nothing in a workspace VS Code does not trust, where nothing starts", () => {
+    const message = "This workspace is not trusted, so Tether starts nothing in it.";
+    ui.frame(snapshot([], { session: session({ status: { type: "untrusted", message } }) }));
+    assert.equal(empty().hidden, false, "the agent is still named");
+    assert.equal(ui.query(".empty-abilities").hidden, true);
+    assert.equal(ui.query(".empty-examples").hidden, true);
+    ui.frame(patch([], session()));
+    assert.equal(ui.query(".empty-abilities").hidden, false, "trusted: it says what it can do again");
+    assert.equal(ui.query(".empty-examples").hidden, false);
+  });
 });
