@@ -116,3 +116,34 @@ fn a_replayed_thought_is_timed_by_the_log() {
     client.handle_message(&text("Done."), 60);
     assert_eq!(durations(client.thread()), vec![Some(41_250), Some(1_100), None]);
 }
+
+#[test]
+fn a_log_with_times_tetherd_never_writes_still_replays() {
+    // A hand-edited or corrupted log: a year far past any clock's, a thirteenth month. The fuzzer
+    // found the first one overflowing the day count; such times now read as unknown.
+    let lines = [
+        (1, "2026-11-23T10:00:01.000Z", r#""event":"toAgent","message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#.to_owned()),
+        (2, "2026-11-23T10:00:01.500Z", r#""event":"fromAgent","message":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#.to_owned()),
+        (3, "2026-11-23T10:00:02.000Z", r#""event":"toAgent","message":{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/workspace","mcpServers":[]}}"#.to_owned()),
+        (4, "2026-11-23T10:00:02.000Z", r#""event":"fromAgent","message":{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#.to_owned()),
+        (5, "99999999999999999-11-23T10:00:03.000Z", format!(r#""event":"fromAgent","message":{}"#, thought("Hmm"))),
+        (6, "2026-13-23T10:00:44.250Z", format!(r#""event":"fromAgent","message":{}"#, text("Found it."))),
+    ];
+    let log: String =
+        lines.iter().map(|(seq, time, rest)| format!("{{\"seq\":{seq},\"time\":\"{time}\",{rest}}}\n")).collect();
+    let (client, problems) =
+        AcpClient::replay(info(), "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
+    assert_eq!(problems, Vec::<String>::new());
+    assert_eq!(durations(client.thread()).len(), 1, "the thought is still in the thread");
+    let said: Vec<&str> = client
+        .thread()
+        .entries()
+        .iter()
+        .filter_map(|entry| match entry {
+            Entry::Agent(message) => Some(message.chunks.iter().map(|chunk| chunk.text.as_str())),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(said, vec!["Hmm", "Found it."], "the thought and the answer are still in the thread");
+}

@@ -187,6 +187,18 @@ fn log_time_ms(time: &str) -> Option<u64> {
     let mut hms = hms.splitn(3, ':').map(str::parse::<i64>);
     let (hour, minute, second) = (hms.next()?.ok()?, hms.next()?.ok()?, hms.next()?.ok()?);
     let millis: i64 = format!("{millis:0<3}").get(..3)?.parse().ok()?;
+    // Tetherd writes four-digit years and clock fields in range; anything else is not its
+    // writing, and bounding it here keeps the arithmetic below from overflowing.
+    let in_range = (0..=9999).contains(&year)
+        && (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && (0..24).contains(&hour)
+        && (0..60).contains(&minute)
+        && (0..=60).contains(&second)
+        && (0..1000).contains(&millis);
+    if !in_range {
+        return None;
+    }
     // Days from the civil date (Howard Hinnant's algorithm), so no calendar crate is needed.
     let shifted_year = if month <= 2 { year - 1 } else { year };
     let era = shifted_year.div_euclid(400);
