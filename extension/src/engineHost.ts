@@ -90,7 +90,8 @@ export interface ReviewActions {
   show(review: ReviewDocument, open: boolean): void;
   update(change: number, hunks: ReviewHunk[], settled: boolean): void;
   open(changes: number[], title: string): void;
-  clear(): void;
+  /** Forget the changes of session `session` (`ReviewDocument.session`), or every change. */
+  clear(session?: number): void;
 }
 
 /**
@@ -450,7 +451,7 @@ export class EngineHost implements vscode.Disposable {
         this.reviews.open(action.changes, action.title);
         return;
       case "clearReviews":
-        this.reviews.clear();
+        this.reviews.clear(action.session);
         return;
       case "openTerminal":
         this.terminals.show(action);

@@ -112,8 +112,17 @@ export class ReviewRegistry implements vscode.Disposable {
     });
   }
 
-  clear(): void {
-    this.reviews.clear();
+  /** Forgets the changes of session `session` (a closed session's), or every change. */
+  clear(session?: number): void {
+    if (session === undefined) {
+      this.reviews.clear();
+    } else {
+      for (const [change, review] of this.reviews) {
+        if (review.session === session) {
+          this.reviews.delete(change);
+        }
+      }
+    }
     this.changed.fire();
   }
 

@@ -51,6 +51,7 @@ test("a file under review is reported once per burst of edits, on save and on di
     applied: true,
     hunks: [],
     settled: false,
+    session: 1,
   };
   registry.show(review, false);
   const watcher = fileWatchers[0];

@@ -134,7 +134,7 @@ class RecordingReviews implements ReviewActions {
   show(review: ReviewDocument, open: boolean) { this.calls.push(["show", review.change, open]); }
   update(change: number, hunks: ReviewHunk[], settled: boolean) { this.calls.push(["update", change, hunks.length, settled]); }
   open(changes: number[], title: string) { this.calls.push(["open", changes, title]); }
-  clear() { this.calls.push(["clear"]); }
+  clear(session?: number) { this.calls.push(session === undefined ? ["clear"] : ["clear", session]); }
 }
 
 /** Records the terminal actions the host carried out, as calls. */
@@ -574,19 +574,20 @@ test("review actions reach the review registry in the engine's order", () => {
     applied: false,
     hunks: [],
     settled: false,
+    session: 1,
   };
   engine.actions.push(
     { type: "showReview", document: review, open: true },
     { type: "updateReview", change: 5, hunks: [], settled: true },
     { type: "openReviews", changes: [5, 6], title: "Changes this turn" },
-    { type: "clearReviews" },
+    { type: "clearReviews", session: 2 },
   );
   host.command({ type: "cancel" });
   assert.deepEqual(reviews.calls, [
     ["show", 5, true],
     ["update", 5, 0, true],
     ["open", [5, 6], "Changes this turn"],
-    ["clear"],
+    ["clear", 2],
   ]);
   host.dispose();
 });

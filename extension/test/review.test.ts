@@ -50,6 +50,7 @@ const proposed: ReviewDocument = {
   applied: false,
   hunks: [hunk(0, 1, 1), hunk(1, 3, 2, "kept"), hunk(2, 5, 0)],
   settled: false,
+  session: 1,
 };
 
 /** A change the agent already made on disk (change 2): the right side is the file itself. */
@@ -62,6 +63,7 @@ const onDisk: ReviewDocument = {
   applied: true,
   hunks: [hunk(0, 0, 1)],
   settled: false,
+  session: 1,
 };
 
 /** A command argument with its URIs spelled out, for comparing. */
@@ -150,6 +152,20 @@ test("the diff editor shows the registered texts, follows a replaced change, and
   assert.deepEqual(registry.all(), []);
   assert.equal(content(right), "");
   assert.deepEqual(lenses(new TextDocument(right, "a\nX\nc\n")), []);
+  dispose();
+});
+
+test("closing a session forgets its changes and keeps the other sessions'", () => {
+  const { registry, content, dispose } = setup();
+  registry.show(proposed, false);
+  registry.show({ ...onDisk, session: 2 }, false);
+  registry.clear(1);
+  assert.deepEqual(
+    registry.all().map((review) => review.change),
+    [2],
+    "session 2's change is still there to decide",
+  );
+  assert.equal(content(reviewUri(proposed, "proposed")), "", "session 1's proposal is gone");
   dispose();
 });
 
@@ -259,6 +275,7 @@ test("a change's diff editor closes once it is decided, whether all at once or h
     applied: false,
     hunks: [hunk(0, 0, 1)],
     settled: false,
+    session: 1,
   };
   registry.show(proposed, false);
   registry.show(created, false);

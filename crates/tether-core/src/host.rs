@@ -17,13 +17,16 @@
 //! | `sign_in` | `SignInState`: the keys the person gave, asking how to sign in |
 //! | `policy` | `PolicyKeeper`: the permission policy between sessions; every change of mode or rule |
 //! | `chat_view` | `ChatView`: the header, the outbox posted once per frame, the badge |
+//! | `tabs` | the sessions open beside the shown one, and which session an input is for |
 //!
 //! This file keeps the engine's public face: its inputs (`handle_*`), its outputs (`poll_*`),
 //! and the one dispatcher of the person's [`Intent`]s.
 //!
-//! One session is live at a time: "New Session" and "Select Agent" stop the current agent and
-//! start another. The person's permission policy outlives sessions in the same window: a new
-//! session keeps the mode and the workspace rules (session rules end with their session).
+//! Several sessions can be open at once, each with its own agent, client, mode and rules; one is
+//! shown, the others go on in the background (`tabs.rs`). "New Session" and "Select Agent" open
+//! a new one beside them (replacing the shown one only when nothing was ever asked in it). The
+//! person's permission policy outlives sessions in the same window: a new session starts from the
+//! mode and the workspace rules (session rules end with their session).
 //!
 //! The webview gets a snapshot when it says `ready` and then patches, batched so that at most one
 //! post leaves per [`FRAME_MS`] of the host's clock however fast the agent streams: the engine holds
@@ -39,6 +42,7 @@ mod policy;
 mod session;
 mod session_io;
 mod sign_in;
+mod tabs;
 mod tetherd;
 
 pub use tetherd::{MAX_AUTOMATIC_SIDECAR_RESTARTS, SIDECAR_RESTART_WINDOW_MS};
@@ -46,11 +50,12 @@ pub use tetherd::{MAX_AUTOMATIC_SIDECAR_RESTARTS, SIDECAR_RESTART_WINDOW_MS};
 use std::collections::VecDeque;
 
 use crate::acp::IntentError;
+use crate::claude_cli::ClaudeCli;
 use crate::host_api::{AgentProfile, EngineConfig, FileReadReply, HostAction, HostCommand, HostEvent, LogLevel};
 use crate::intent::Intent;
 use crate::mentions::{self, FindOutcome, MentionIndex};
 use crate::permissions::{RequestPath, resolve_path};
-use crate::webview::{HostToWebview, PromptAttachment, ViewEvent, WebviewToHost};
+use crate::webview::{HostToWebview, PromptAttachment, SessionKey, ViewEvent, WebviewToHost};
 
 use chat_view::{ChatView, WebviewOutbox};
 use history::History;
@@ -66,8 +71,13 @@ pub const FRAME_MS: u64 = 16;
 pub struct HostEngine {
     config: EngineConfig,
     tetherd: TetherdLink,
-    /// The live session: its agent, thread, permissions, reviews and terminals.
+    /// The session in focus (the shown one, unless another is being handled: see `tabs.rs`):
+    /// its agent, thread, permissions, reviews and terminals.
     session: Option<Session>,
+    /// The other open sessions, going on in the background.
+    parked: Vec<tabs::ParkedSession>,
+    /// The key of the session shown in the chat view.
+    shown: SessionKey,
     /// Bumped for every new session, so that late messages about an older one are recognised.
     generation: u64,
     /// The profile the next session uses.
@@ -120,6 +130,8 @@ impl HostEngine {
             config,
             tetherd: TetherdLink::new(),
             session: None,
+            parked: Vec::new(),
+            shown: 0,
             generation: 0,
             selected_profile,
             configured_profiles: Vec::new(),
@@ -186,11 +198,34 @@ impl HostEngine {
     /// decides what each intent does.
     pub fn handle_intent(&mut self, intent: Intent, now: u64) {
         self.now = now;
+        // An answer to a card or a review decided in the diff editor may be a parked session's:
+        // it is handled with that session in focus.
+        let owner = match &intent {
+            Intent::AnswerPermission { key, .. } => Some(tabs::key_of_id(*key)),
+            Intent::Review { intent } => intent.change().map(tabs::key_of_id),
+            Intent::Terminal { intent } => self.key_of_terminal(intent.terminal()),
+            _ => None,
+        };
+        if let Some(key) = owner.filter(|key| *key != self.shown)
+            && self.with_session(key, |engine| engine.handle_session_intent(intent.clone(), now)).is_some()
+        {
+            self.refresh_permissions_view();
+            return self.finish(now);
+        }
+        self.handle_session_intent(intent, now);
+        self.refresh_permissions_view();
+        self.finish(now);
+    }
+
+    /// An intent, for the session in focus where it is about one.
+    fn handle_session_intent(&mut self, intent: Intent, now: u64) {
         match intent {
             Intent::Prompt { text, attachments } => self.prompt(&text, &attachments, now),
             Intent::Cancel => self.cancel(now),
             Intent::AnswerPermission { key, option_id } => self.answer_permission(key, &option_id, now),
             Intent::NewSession => self.start_session(now),
+            Intent::ShowSession { key } => self.show_session(key, now),
+            Intent::CloseSession { key } => self.close_session(key, now),
             Intent::SelectAgent { name } => self.select_agent(name, now),
             Intent::SetMode { mode } => self.set_mode(mode, now),
             Intent::SetConfigOption { config_id, value } => {
@@ -265,8 +300,6 @@ impl HostEngine {
                 }
             }
         }
-        self.refresh_permissions_view();
-        self.finish(now);
     }
 
     fn host_event(&mut self, event: HostEvent) {
@@ -293,15 +326,17 @@ impl HostEngine {
                 self.config.permissions = permissions;
             }
             HostEvent::OpenDocuments { paths } => self.open_documents = paths,
-            HostEvent::FileChanged { path } => {
-                if let Some(slot) = &mut self.session {
+            HostEvent::FileChanged { path } => self.for_each_session(|engine| {
+                if let Some(slot) = &mut engine.session {
                     slot.client.handle_file_changed(&path);
                 }
-            }
+            }),
             HostEvent::EditDone { edit, outcome } => {
-                if let Some(slot) = &mut self.session {
-                    slot.client.handle_edit_done(edit, outcome);
-                }
+                self.with_session(tabs::key_of_id(edit), |engine| {
+                    if let Some(slot) = &mut engine.session {
+                        slot.client.handle_edit_done(edit, outcome);
+                    }
+                });
             }
             HostEvent::EditorAnswered { question, answer, error } => self.on_editor_answered(question, answer, error),
             HostEvent::McpSecrets { values } => {
@@ -309,24 +344,35 @@ impl HostEngine {
                 self.read_mcp_settings();
             }
             HostEvent::PathsResolved { resolve, root, paths } => {
-                if let Some(slot) = &mut self.session {
-                    slot.client.handle_paths_resolved(resolve, root, paths, now);
-                }
+                self.with_session(tabs::key_of_id(resolve), |engine| {
+                    if let Some(slot) = &mut engine.session {
+                        slot.client.handle_paths_resolved(resolve, root, paths, now);
+                    }
+                });
             }
             HostEvent::TerminalInput { terminal, data } => {
-                if let Some(slot) = &mut self.session {
-                    slot.client.terminal_input(&terminal, data);
-                }
+                let key = self.key_of_terminal(&terminal).unwrap_or(self.shown);
+                self.with_session(key, |engine| {
+                    if let Some(slot) = &mut engine.session {
+                        slot.client.terminal_input(&terminal, data);
+                    }
+                });
             }
             HostEvent::TerminalResize { terminal, cols, rows } => {
-                if let Some(slot) = &mut self.session {
-                    slot.client.terminal_resize(&terminal, cols, rows);
-                }
+                let key = self.key_of_terminal(&terminal).unwrap_or(self.shown);
+                self.with_session(key, |engine| {
+                    if let Some(slot) = &mut engine.session {
+                        slot.client.terminal_resize(&terminal, cols, rows);
+                    }
+                });
             }
             HostEvent::TerminalClosed { terminal } => {
-                if let Some(slot) = &mut self.session {
-                    slot.client.terminal_closed(&terminal);
-                }
+                let key = self.key_of_terminal(&terminal).unwrap_or(self.shown);
+                self.with_session(key, |engine| {
+                    if let Some(slot) = &mut engine.session {
+                        slot.client.terminal_closed(&terminal);
+                    }
+                });
             }
             HostEvent::AgentSecrets { profile, env } => self.sign_in.secrets.add(&profile, env),
             HostEvent::WorkspaceFiles { files, selection } => {
@@ -341,9 +387,11 @@ impl HostEngine {
 
     /// The host's answer to a `ReadFile` action.
     pub fn handle_file_read(&mut self, reply: FileReadReply, data: &[u8], now: u64) {
-        if let Some(slot) = &mut self.session {
-            slot.client.handle_file_read(reply, data, now);
-        }
+        self.with_session(tabs::key_of_id(reply.read), |engine| {
+            if let Some(slot) = &mut engine.session {
+                slot.client.handle_file_read(reply, data, now);
+            }
+        });
         self.finish(now);
     }
 
@@ -355,12 +403,14 @@ impl HostEngine {
     pub fn handle_timeout(&mut self, now: u64) {
         self.now = now;
         self.expire_tetherd_requests(now);
-        if let Some(slot) = &mut self.session {
-            slot.client.handle_timeout(now);
-            if let Some(claude) = &mut slot.claude {
-                claude.handle_timeout(now);
+        self.for_each_session(|engine| {
+            if let Some(slot) = &mut engine.session {
+                slot.client.handle_timeout(now);
+                if let Some(claude) = &mut slot.claude {
+                    claude.handle_timeout(now);
+                }
             }
-        }
+        });
         self.finish(now);
     }
 
@@ -371,16 +421,12 @@ impl HostEngine {
     /// When `handle_timeout` must be called next.
     pub fn poll_timeout(&self) -> Option<u64> {
         let webview_due = self.frame_has_news().then(|| self.view.next_frame_at());
-        let session = self.session.as_ref();
-        [
-            self.tetherd.next_deadline(),
-            session.and_then(|slot| slot.client.poll_timeout()),
-            session.and_then(|slot| slot.claude.as_ref()?.poll_timeout()),
-            webview_due,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let sessions = self.session.iter().chain(self.parked.iter().filter_map(|parked| parked.session.as_ref()));
+        let session_due = sessions
+            .flat_map(|slot| [slot.client.poll_timeout(), slot.claude.as_ref().and_then(ClaudeCli::poll_timeout)])
+            .flatten()
+            .min();
+        [self.tetherd.next_deadline(), session_due, webview_due].into_iter().flatten().min()
     }
 
     fn log(&mut self, level: LogLevel, text: String) {

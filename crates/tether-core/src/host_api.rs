@@ -412,8 +412,9 @@ pub enum HostAction {
     UpdateReview { change: ChangeId, hunks: Vec<ReviewHunk>, settled: bool },
     /// Open registered changes: one in the diff editor, several in a multi-file diff view.
     OpenReviews { changes: Vec<ChangeId>, title: String },
-    /// Forget every registered change (a new session started).
-    ClearReviews,
+    /// Forget the registered changes of session `session` (`ReviewDocument::session`): it was
+    /// closed.
+    ClearReviews { session: u64 },
     /// Show the agent's terminal `terminal` as a VS Code terminal named `name`: create it (a
     /// Pseudoterminal) when it is not open, writing `replay` into it first (the output so far, when
     /// it is reopened), and bring it to the front without taking focus when `reveal`. Report its

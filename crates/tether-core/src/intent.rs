@@ -16,7 +16,7 @@ use ts_rs::TS;
 use crate::host_api::{EditorSelection, ExportFormat};
 use crate::permissions::{Mode, RuleId, RuleScope, RuleSpec};
 use crate::thread::PermissionKey;
-use crate::webview::{ConfigValue, PromptAttachment, ReviewIntent, TerminalIntent};
+use crate::webview::{ConfigValue, PromptAttachment, ReviewIntent, SessionKey, TerminalIntent};
 
 /// Something the person asked for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -34,7 +34,16 @@ pub enum Intent {
         key: PermissionKey,
         option_id: String,
     },
+    /// A new session in a tab of its own, with the selected agent; the others go on.
     NewSession,
+    /// Show this session's tab (the others go on in the background).
+    ShowSession {
+        key: SessionKey,
+    },
+    /// Close this session's tab: its agent is stopped; the session stays in the history.
+    CloseSession {
+        key: SessionKey,
+    },
     SelectAgent {
         name: String,
     },

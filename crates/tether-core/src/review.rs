@@ -188,6 +188,9 @@ pub struct ReviewDocument {
     pub hunks: Vec<ReviewHunk>,
     /// No hunk is left to decide.
     pub settled: bool,
+    /// The session whose change it is (set by the window, which knows its sessions).
+    #[serde(default)]
+    pub session: u64,
 }
 
 /// A hash of a file's content, to notice that a file changed while its change waited. FNV-1a:
@@ -411,6 +414,7 @@ impl FileChange {
             hunks: self.review_hunks(),
             applied: self.applied,
             settled: !self.has_pending(),
+            session: 0,
         }
     }
 

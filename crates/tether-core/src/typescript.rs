@@ -51,6 +51,8 @@ pub fn generate() -> String {
         // host ↔ webview
         webview::SessionView,
         webview::SessionStatus,
+        webview::SessionTabView,
+        webview::TabActivity,
         webview::ViewSnapshot,
         webview::HostToWebview,
         webview::WebviewToHost,
@@ -132,7 +134,7 @@ pub fn generate() -> String {
         sidecar::EditorSymbol,
     );
     out.push_str(
-        "\n/** Type aliases used above. */\nexport type EntryIndex = number;\nexport type PermissionKey = number;\nexport type RuleId = number;\n",
+        "\n/** Type aliases used above. */\nexport type EntryIndex = number;\nexport type PermissionKey = number;\nexport type RuleId = number;\nexport type SessionKey = number;\n",
     );
     facts(&mut out);
     out

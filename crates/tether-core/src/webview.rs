@@ -45,6 +45,41 @@ pub struct SessionView {
     /// What the agent offers beside the thread: the session's title, slash commands, config
     /// options and context usage.
     pub controls: SessionControlsView,
+    /// Every session open in the window, in the order they were opened: the tab strip. The
+    /// rest of this header and the thread are the shown one's.
+    pub tabs: Vec<SessionTabView>,
+    /// The key of the session shown (0 before any session exists).
+    pub shown: SessionKey,
+}
+
+/// A session open in the window, for as long as it is open: not the agent's session id nor
+/// tetherd's session folder (both come later, and a restart changes the agent's).
+pub type SessionKey = u64;
+
+/// One session's tab: what it is and whether it needs the person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTabView {
+    pub key: SessionKey,
+    /// The session's title (the agent's, else the first prompt's start), else the agent's name.
+    pub label: String,
+    /// The agent profile it runs.
+    pub agent: String,
+    pub activity: TabActivity,
+}
+
+/// What a session is doing, as its tab marks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum TabActivity {
+    /// Ready for a prompt (or being read from the history).
+    Idle,
+    /// Starting, or a turn is running.
+    Working,
+    /// A permission question or a change waits for the person.
+    Waiting,
+    /// The agent exited or could not start.
+    Stopped,
 }
 
 /// The session state an agent advertises with `session/update` (and in its `session/new`,
@@ -225,6 +260,19 @@ pub enum ReviewIntent {
     Retry { change: ChangeId },
 }
 
+impl ReviewIntent {
+    /// The change it decides on, when it is about one.
+    pub fn change(&self) -> Option<ChangeId> {
+        match self {
+            ReviewIntent::Hunk { change, .. }
+            | ReviewIntent::All { change, .. }
+            | ReviewIntent::Open { change }
+            | ReviewIntent::Retry { change } => Some(*change),
+            ReviewIntent::OpenAll => None,
+        }
+    }
+}
+
 /// The person's wish about an agent's terminal, from its card in the chat.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
@@ -234,6 +282,15 @@ pub enum TerminalIntent {
     Stop { terminal: String },
     /// Show the command's VS Code terminal, reopening it with the output so far if it was closed.
     Open { terminal: String },
+}
+
+impl TerminalIntent {
+    /// The terminal it is about (the client's id for it).
+    pub fn terminal(&self) -> &str {
+        match self {
+            TerminalIntent::Stop { terminal } | TerminalIntent::Open { terminal } => terminal,
+        }
+    }
 }
 
 /// The mode picker and the rules panel.

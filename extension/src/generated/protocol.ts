@@ -97,11 +97,11 @@ export type Intent = { "type": "prompt", text: string,
  * Files and selections the text mentions with `@`, images pasted or dropped; absent
  * from a webview older than mentions.
  */
-attachments: Array<PromptAttachment>, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setAgentMode", id: string, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "signIn" } | { "type": "authenticate", methodId: string, env: { [key in string]: string }, } | { "type": "setFollowAgent", on: boolean, } | { "type": "toggleFollowAgent" } | { "type": "manageTrust" } | { "type": "openAgentSettings" } | { "type": "copyText", text: string, } | { "type": "insertAtCursor", text: string, } | { "type": "openInNewFile", text: string, language: string | null, } | { "type": "openLocation", path: string, line: number | null, } | { "type": "mentionSelection", selection: EditorSelection, };
+attachments: Array<PromptAttachment>, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "showSession", key: number, } | { "type": "closeSession", key: number, } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setAgentMode", id: string, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "signIn" } | { "type": "authenticate", methodId: string, env: { [key in string]: string }, } | { "type": "setFollowAgent", on: boolean, } | { "type": "toggleFollowAgent" } | { "type": "manageTrust" } | { "type": "openAgentSettings" } | { "type": "copyText", text: string, } | { "type": "insertAtCursor", text: string, } | { "type": "openInNewFile", text: string, language: string | null, } | { "type": "openLocation", path: string, line: number | null, } | { "type": "mentionSelection", selection: EditorSelection, };
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
-export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, line: number | null, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews" } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, } | { "type": "closeTerminal", terminal: string, } | { "type": "showHistory", items: Array<HistoryItem>, } | { "type": "saveExport", suggestedName: string, content: string, } | { "type": "exportFile", source: string, suggestedName: string, } | { "type": "askAuthentication", agent: string, methods: Array<AuthMethodView>, } | { "type": "revealLocation", path: string, line: number | null, } | { "type": "listWorkspaceFiles" } | { "type": "resolvePaths", resolve: number, root: string, paths: Array<string>, } | { "type": "manageWorkspaceTrust" } | { "type": "writeClipboard", text: string, } | { "type": "insertAtCursor", text: string, } | { "type": "openUntitled", content: string, language: string | null, } | { "type": "openSettings", query: string, } | { "type": "askEditor", question: number, query: EditorQuery, maxResults: number, };
+export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, line: number | null, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews", session: number, } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, } | { "type": "closeTerminal", terminal: string, } | { "type": "showHistory", items: Array<HistoryItem>, } | { "type": "saveExport", suggestedName: string, content: string, } | { "type": "exportFile", source: string, suggestedName: string, } | { "type": "askAuthentication", agent: string, methods: Array<AuthMethodView>, } | { "type": "revealLocation", path: string, line: number | null, } | { "type": "listWorkspaceFiles" } | { "type": "resolvePaths", resolve: number, root: string, paths: Array<string>, } | { "type": "manageWorkspaceTrust" } | { "type": "writeClipboard", text: string, } | { "type": "insertAtCursor", text: string, } | { "type": "openUntitled", content: string, language: string | null, } | { "type": "openSettings", query: string, } | { "type": "askEditor", question: number, query: EditorQuery, maxResults: number, };
 
 export type PermissionSettings = { 
 /**
@@ -219,9 +219,30 @@ followAgent: boolean,
  * What the agent offers beside the thread: the session's title, slash commands, config
  * options and context usage.
  */
-controls: SessionControlsView, };
+controls: SessionControlsView, 
+/**
+ * Every session open in the window, in the order they were opened: the tab strip. The
+ * rest of this header and the thread are the shown one's.
+ */
+tabs: Array<SessionTabView>, 
+/**
+ * The key of the session shown (0 before any session exists).
+ */
+shown: number, };
 
 export type SessionStatus = { "type": "starting", step: string, elapsedMs: number, } | { "type": "ready" } | { "type": "failed", message: string, } | { "type": "exited", message: string, } | { "type": "untrusted", message: string, };
+
+export type SessionTabView = { key: number, 
+/**
+ * The session's title (the agent's, else the first prompt's start), else the agent's name.
+ */
+label: string, 
+/**
+ * The agent profile it runs.
+ */
+agent: string, activity: TabActivity, };
+
+export type TabActivity = "idle" | "working" | "waiting" | "stopped";
 
 export type ViewSnapshot = { session: SessionView, entries: Array<Entry>, plan: Array<PlanEntryView>, turn: TurnState, 
 /**
@@ -473,7 +494,11 @@ applied: boolean, hunks: Array<ReviewHunk>,
 /**
  * No hunk is left to decide.
  */
-settled: boolean, };
+settled: boolean, 
+/**
+ * The session whose change it is (set by the window, which knows its sessions).
+ */
+session: number, };
 
 export type Mode = "ask" | "acceptEdits" | "plan" | "bypass";
 
@@ -724,6 +749,7 @@ kind: string, path: string, range: EditorRange, container: string | null, };
 export type EntryIndex = number;
 export type PermissionKey = number;
 export type RuleId = number;
+export type SessionKey = number;
 
 /** Tether's permission modes in the picker's order, from the most careful to the least, with the words the chat uses for them. */
 export const MODES: readonly { mode: Mode; label: string; description: string }[] = [

@@ -70,7 +70,8 @@ impl HostEngine {
         self.start_session(now);
     }
 
-    /// Stops the current agent (if any) and starts a new session with the selected profile.
+    /// Starts a new session with the selected profile, shown; the shown one goes on beside it
+    /// (or is replaced, when nothing was asked in it: see `make_room_for_session`).
     pub(super) fn start_session(&mut self, now: u64) {
         match self.tetherd.state {
             SidecarState::Ready => {}
@@ -85,7 +86,9 @@ impl HostEngine {
                 return;
             }
         }
-        self.stop_session(now);
+        if !self.make_room_for_session(now) {
+            return;
+        }
         self.interrupted_by = None;
         let Some(profile) = self.current_profile() else {
             self.view.header.agent = String::new();
@@ -101,6 +104,7 @@ impl HostEngine {
         self.view.header.agent_info = None;
         let claude = self.claude_for(&profile);
         self.session = Some(Session::new(generation, profile, client, true, claude));
+        self.shown = generation;
         self.spawn_agent(now);
         self.refresh_permissions_view();
         self.post_snapshot(now);
@@ -124,18 +128,22 @@ impl HostEngine {
         ClientInfo { name: self.config.client_name.clone(), version: self.config.client_version.clone() }
     }
 
-    /// Stops the current session's agent (if any): requests it left waiting are settled (and
-    /// audited as cancelled) before it goes, and its changes can no longer be decided on.
+    /// Ends the session in focus (if any) and stops its agent: requests it left waiting are
+    /// settled (and audited as cancelled) before it goes, and its changes can no longer be
+    /// decided on.
     pub(super) fn stop_session(&mut self, now: u64) {
+        let Some(key) = self.session.as_ref().map(|slot| slot.key) else { return };
         if let Some(slot) = &mut self.session {
-            slot.client.handle_exited("was stopped: another session was started", true, "");
+            slot.client.handle_exited("was stopped: its session was closed", true, "");
         }
         self.drain_client();
         if let Some(agent_id) = self.end_session() {
             self.sidecar_request(method::AGENT_KILL, &AgentRef { agent_id }, SidecarRequest::Kill, now);
         }
-        self.history.load = None;
-        self.actions.push_back(HostAction::ClearReviews);
+        if self.focus_is_shown() {
+            self.history.load = None;
+        }
+        self.actions.push_back(HostAction::ClearReviews { session: key });
         self.refresh_changes_view();
         self.set_badge(0);
     }
@@ -208,13 +216,12 @@ impl HostEngine {
 
     /// Restart (the button, or the command): start the current session's agent again.
     pub(super) fn restart(&mut self, now: u64) {
-        let dir = self.session.as_ref().and_then(|slot| slot.session_dir.clone());
         match self.tetherd.state {
             SidecarState::Ready => {}
-            // tetherd is gone and took the agent with it: reopen the session from its log once
-            // a new tetherd is up.
+            // tetherd is gone and took the agents with it: reopen the open sessions from their
+            // logs once a new tetherd is up, the shown one last (so that it is shown).
             SidecarState::Disconnected => {
-                self.tetherd.after_hello = AfterHello::Reopen { dir };
+                self.tetherd.after_hello = AfterHello::Reopen { dirs: self.open_session_dirs() };
                 return self.start_sidecar();
             }
             SidecarState::Starting | SidecarState::Greeting => return,

@@ -15,8 +15,10 @@ pub(super) struct ChatView {
     /// The session header as the webview has it (or will, with the next post).
     pub(super) header: SessionView,
     pub(super) outbox: WebviewOutbox,
-    /// The count on the view's badge: permission questions waiting.
+    /// The permission questions waiting in the session in focus.
     badge: u32,
+    /// The count on the view's badge, as last set: the questions of every open session.
+    badge_posted: u32,
     /// The host's time when the current starting step began, for the header's "… 7 s".
     step_since: u64,
 }
@@ -36,9 +38,12 @@ impl ChatView {
                 can_stop: false,
                 follow_agent: false,
                 controls: SessionControlsView::default(),
+                tabs: Vec::new(),
+                shown: 0,
             },
             outbox: WebviewOutbox::default(),
             badge: 0,
+            badge_posted: 0,
             step_since: 0,
         }
     }
@@ -54,6 +59,18 @@ impl ChatView {
         if self.outbox.ready {
             self.outbox.patches.extend(patches);
         }
+    }
+
+    /// Exchanges the part of the view that belongs to the session in focus (when its starting
+    /// step began, its questions waiting) with a parked session's (see `tabs.rs`).
+    pub(super) fn swap_session_part(&mut self, step_since: &mut u64, badge: &mut u32) {
+        std::mem::swap(&mut self.step_since, step_since);
+        std::mem::swap(&mut self.badge, badge);
+    }
+
+    /// The questions waiting in the session in focus.
+    pub(super) fn badge(&self) -> u32 {
+        self.badge
     }
 
     /// When the next post may leave: a frame after the last.
@@ -75,11 +92,39 @@ pub(super) struct WebviewOutbox {
 }
 
 impl HostEngine {
-    /// After every input: move what the ACP client produced to the sidecar, the header, the log
-    /// and the webview.
+    /// After every input: move what every session's ACP client produced to the sidecar, the
+    /// host and the log, and the shown one's to the header and the webview.
     pub(super) fn finish(&mut self, now: u64) {
         self.now = now;
+        // Parked sessions go on: their lines reach their agents and their terminals their
+        // mirrors now; their threads reach the webview when they are shown (as a snapshot).
+        for key in self.open_keys() {
+            if key != self.shown {
+                self.with_session(key, |engine| {
+                    engine.drain_client();
+                    engine.flush_parked_terminals(now);
+                });
+            }
+        }
         self.drain_client();
+        self.update_header_flags();
+        self.refresh_tabs_view();
+        self.post_badge();
+        self.flush_webview(now);
+    }
+
+    /// Copies the open sessions into the header's tab strip.
+    fn refresh_tabs_view(&mut self) {
+        let tabs = self.tabs_view();
+        if self.view.header.tabs != tabs || self.view.header.shown != self.shown {
+            self.view.header.tabs = tabs;
+            self.view.header.shown = self.shown;
+            self.view.header_changed();
+        }
+    }
+
+    /// The header's offers that follow from the shown session's state: Restart, Stop, Sign in.
+    pub(super) fn update_header_flags(&mut self) {
         let can_restart =
             self.session.as_ref().is_some_and(|slot| slot.configured && slot.client.is_closed() && !slot.stopping)
                 && self.history.load.is_none();
@@ -104,7 +149,18 @@ impl HostEngine {
             self.view.header.can_sign_in = can_sign_in;
             self.view.header_changed();
         }
-        self.flush_webview(now);
+    }
+
+    /// A parked session's terminal output goes to its mirrored terminals at once (its cards are
+    /// drawn from the snapshot when it is shown).
+    fn flush_parked_terminals(&mut self, now: u64) {
+        if let Some(slot) = &mut self.session
+            && slot.client.terminals_dirty()
+        {
+            let writes = slot.client.flush_terminals(now);
+            self.actions.extend(writes);
+            slot.client.thread_mut().take_patches();
+        }
     }
 
     /// Copies the session's title, commands, config options and usage into the header.
@@ -170,10 +226,11 @@ impl HostEngine {
 
     /// Replaces the webview's state with the current one. Patches not yet posted are part of it.
     pub(super) fn post_snapshot(&mut self, now: u64) {
-        if !self.view.outbox.ready {
+        if !self.view.outbox.ready || !self.focus_is_shown() {
             return;
         }
         self.drain_client();
+        self.refresh_tabs_view();
         self.view.outbox.patches.clear();
         self.view.outbox.session_changed = false;
         self.view.outbox.last_post = Some(now);
@@ -219,9 +276,16 @@ impl HostEngine {
         session
     }
 
+    /// The session in focus has `count` questions waiting; the badge counts every session's
+    /// (set in [`HostEngine::finish`]).
     pub(super) fn set_badge(&mut self, count: u32) {
-        if self.view.badge != count {
-            self.view.badge = count;
+        self.view.badge = count;
+    }
+
+    fn post_badge(&mut self) {
+        let count = self.total_badge();
+        if self.view.badge_posted != count {
+            self.view.badge_posted = count;
             self.actions.push_back(HostAction::SetBadge { count });
         }
     }

@@ -31,6 +31,8 @@ pub(super) struct History {
     /// The agent's events that arrived while the engine was finding out which session to show:
     /// they may belong to a running agent it is about to go on with, so they wait for it.
     pub(super) held_agent_events: Option<Vec<String>>,
+    /// The sessions still to reopen after tetherd accepted the hello, one after the other.
+    pub(super) reopen: std::collections::VecDeque<SessionSummary>,
 }
 
 impl History {
@@ -72,37 +74,15 @@ impl HostEngine {
         now: u64,
     ) {
         match (purpose, result) {
-            (ListPurpose::Reopen { dir }, Ok(listed)) => {
-                let wanted = match &dir {
-                    Some(dir) => listed.sessions.iter().find(|summary| &summary.dir == dir),
-                    None => listed.sessions.first(),
-                };
-                // A session nobody has prompted in has nothing to show: a fresh one is as good,
-                // unless its agent runs (then it is the one to go on with).
-                match wanted.filter(|summary| summary.turns > 0 || summary.live_agent.is_some()) {
-                    // Its agent is no longer one of the person's: the person's default agent
-                    // starts instead, and the earlier session waits in the history.
-                    Some(summary)
-                        if summary.live_agent.is_none() && self.profile_named(&summary.meta.agent).is_none() =>
-                    {
-                        let text = format!(
-                            "The earlier session {:?} used {:?}, which is not configured. It is in the history.",
-                            summary.title, summary.meta.agent
-                        );
-                        self.release_held_agent_events(now);
-                        self.start_session(now);
-                        if let Some(slot) = &mut self.session {
-                            let notice = NoticeView { level: NoticeLevel::Warning, text, detail: None };
-                            slot.client.thread_mut().push(Entry::Notice(notice));
-                        }
-                    }
-                    Some(summary) => self.load_session(summary.clone(), LoadPurpose::Open, now),
-                    None => {
-                        self.release_held_agent_events(now);
-                        self.start_session(now);
-                    }
-                }
+            (ListPurpose::Reopen { dirs }, Ok(listed)) => {
+                self.history.reopen = reopen_order(&listed.sessions, &dirs).into();
                 self.history.sessions = listed.sessions;
+                if self.history.reopen.is_empty() {
+                    self.release_held_agent_events(now);
+                    self.start_session(now);
+                } else {
+                    self.reopen_next(now);
+                }
             }
             (ListPurpose::Reopen { .. }, Err(error)) => {
                 self.log(LogLevel::Warn, format!("could not list the workspace's sessions: {error}"));
@@ -120,12 +100,44 @@ impl HostEngine {
         }
     }
 
+    /// Opens the next session waiting to be reopened (see [`reopen_order`]), if any.
+    pub(super) fn reopen_next(&mut self, now: u64) {
+        let Some(summary) = self.history.reopen.pop_front() else { return };
+        // Its agent is no longer one of the person's: the person's default agent starts
+        // instead, and the earlier session waits in the history.
+        if summary.live_agent.is_none() && self.profile_named(&summary.meta.agent).is_none() {
+            let text = format!(
+                "The earlier session {:?} used {:?}, which is not configured. It is in the history.",
+                summary.title, summary.meta.agent
+            );
+            self.release_held_agent_events(now);
+            self.start_session(now);
+            if let Some(slot) = &mut self.session {
+                let notice = NoticeView { level: NoticeLevel::Warning, text, detail: None };
+                slot.client.thread_mut().push(Entry::Notice(notice));
+            }
+            return self.reopen_next(now);
+        }
+        self.load_session(summary, LoadPurpose::Open, now);
+    }
+
     /// Starts reading a session's log from tetherd, to show it (`Open`) or to export it.
     pub(super) fn load_session(&mut self, summary: SessionSummary, purpose: LoadPurpose, now: u64) {
         let Some(tether_dir) = self.config.tether_dir.clone() else { return };
 
         if purpose == LoadPurpose::Open {
-            self.stop_session(now);
+            // The session is open already (its tetherd was lost, and it is being reopened from
+            // its log): the copy being read replaces it.
+            if let Some(key) = self.key_of_session_dir(&summary.dir) {
+                self.with_session(key, |engine| engine.stop_session(now));
+                self.parked.retain(|parked| parked.session.is_some());
+            }
+            if !self.make_room_for_session(now) {
+                return self.release_held_agent_events(now);
+            }
+            // Agent events that arrive while the log is read wait for it: they may be its
+            // running agent's, past the end of what is read.
+            self.history.held_agent_events.get_or_insert_with(Vec::new);
             self.generation += 1;
             self.view.header.agent = summary.meta.agent.clone();
             self.view.header.agent_info = None;
@@ -151,6 +163,7 @@ impl HostEngine {
                 if load.purpose == LoadPurpose::Open {
                     self.release_held_agent_events(now);
                     self.set_status(SessionStatus::Failed { message });
+                    self.reopen_next(now);
                 }
                 return;
             }
@@ -237,6 +250,7 @@ impl HostEngine {
         session.session_dir = Some(load.summary.dir.clone());
         // Only the agent taken over has events in the log already; a new one starts after it.
         session.replayed_through = if live.is_some() { replayed_through } else { 0 };
+        self.shown = session.key;
         self.session = Some(session);
         self.log(LogLevel::Info, format!("reopened the session in {} ({} events)", load.summary.dir, replayed_through));
         match live {
@@ -297,6 +311,7 @@ impl HostEngine {
         self.refresh_controls_view();
         self.refresh_changes_view();
         self.post_snapshot(now);
+        self.reopen_next(now);
     }
 
     /// Hands the agent events held while the session to show was being found to their session.
@@ -372,8 +387,8 @@ impl HostEngine {
     }
 
     pub(super) fn open_history_session(&mut self, id: &str, now: u64) {
-        if self.is_current_session(id) {
-            return; // It is on screen already.
+        if let Some(key) = self.key_of_session_dir(id) {
+            return self.show_session(key, now); // It is open already.
         }
         if let Some(agent_session) = id.strip_prefix(AGENT_SESSION_PREFIX) {
             // A session only the agent keeps: a new Tether session that loads it, showing what
@@ -488,11 +503,34 @@ fn export_file_name(title: &str, extension: &str) -> String {
 /// Why the sessions are listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum ListPurpose {
-    /// tetherd has just accepted the hello: reopen the session in `dir`, or the workspace's last
-    /// one when `dir` is absent (or no longer there).
-    Reopen { dir: Option<String> },
+    /// tetherd has just accepted the hello: reopen the sessions in `dirs` (those that were open
+    /// when tetherd was lost), or, when there are none, every session whose agent still runs and
+    /// the workspace's last one (see [`reopen_order`]).
+    Reopen { dirs: Vec<String> },
     /// To show the history picker.
     History,
+}
+
+/// Which of the listed sessions (newest first) to reopen, in the order to open them: the one to
+/// show last, since each opened is shown.
+///
+/// With `dirs` (the sessions open when tetherd was lost, the shown one last), those still
+/// listed. Without: every session whose agent still runs (a window reload: they were open in
+/// it, and they go on), oldest first, then the workspace's last one, unless nobody ever prompted
+/// in it (a fresh session is as good).
+fn reopen_order(listed: &[SessionSummary], dirs: &[String]) -> Vec<SessionSummary> {
+    if !dirs.is_empty() {
+        return dirs.iter().filter_map(|dir| listed.iter().find(|summary| &summary.dir == dir)).cloned().collect();
+    }
+    let last = listed.first().filter(|summary| summary.turns > 0 || summary.live_agent.is_some());
+    let mut order: Vec<SessionSummary> = listed
+        .iter()
+        .rev()
+        .filter(|summary| summary.live_agent.is_some() && last.is_none_or(|last| last.dir != summary.dir))
+        .cloned()
+        .collect();
+    order.extend(last.cloned());
+    order
 }
 
 /// A session's log being read from tetherd, piece by piece, and folded as it comes.

@@ -72,9 +72,12 @@ impl HostEngine {
             self.show(LogLevel::Warn, format!("Tether skipped rules it cannot use: {}", problems.join("; ")));
         }
         self.policy.unusable_rules = unusable;
-        if let Some(slot) = &mut self.session {
-            slot.client.set_workspace_rules(specs.clone());
-        }
+        // The workspace's rules are every open session's.
+        self.for_each_session(|engine| {
+            if let Some(slot) = &mut engine.session {
+                slot.client.set_workspace_rules(specs.clone());
+            }
+        });
         self.policy.idle.set_workspace_rules(specs);
         self.refresh_permissions_view();
     }

@@ -12,6 +12,7 @@ use crate::acp::AcpClient;
 use crate::claude_cli::ClaudeCli;
 use crate::host_api::AgentProfile;
 use crate::sidecar::{AgentId, method};
+use crate::webview::SessionKey;
 
 /// How much of an agent's stderr is kept to explain a crash.
 pub(super) const STDERR_TAIL_LINES: usize = 40;
@@ -20,10 +21,16 @@ pub(super) const STDERR_TAIL_BYTES: usize = 8 * 1024;
 /// One session of the window: the agent process that serves it and its ACP client, which holds
 /// the thread, the permission policy in force, the changes under review and the terminals.
 ///
-/// The window has at most one live session today; a second would be a second value of this
-/// type, each with its own generation, agent and client.
+/// The window has as many as the person opened, each a value of this type with its own key,
+/// agent and client (see `tabs.rs`).
 #[derive(Debug)]
 pub(super) struct Session {
+    /// The session's key for as long as the window has it open: the generation it was made in.
+    /// Its client numbers everything it hands out (permission keys, changes, edits, reads) from
+    /// `key << 32`, so an id says which session it belongs to (see `tabs.rs`).
+    pub(super) key: SessionKey,
+    /// The agent process now serving it: bumped for every new process, so that late messages
+    /// about an older one are recognised.
     pub(super) generation: u64,
     pub(super) profile: AgentProfile,
     /// Known once tetherd answered `agent/spawn`.
@@ -70,6 +77,7 @@ impl Session {
         claude: Option<ClaudeCli>,
     ) -> Self {
         Session {
+            key: generation,
             generation,
             profile,
             agent_id: None,

@@ -55,7 +55,10 @@ impl HostEngine {
         if !writes.is_empty() {
             self.actions.push_back(HostAction::SidecarWrite { data: writes });
         }
-        self.view.queue_patches(patches);
+        // A parked session's thread reaches the webview as a snapshot when it is shown.
+        if self.focus_is_shown() {
+            self.view.queue_patches(patches);
+        }
         for event in cli_logs {
             match event {
                 CliEvent::Log(text) => self.log(LogLevel::Info, format!("[Claude Code] {text}")),
@@ -101,7 +104,10 @@ impl HostEngine {
             AcpEvent::PermissionsWaiting { count } => self.set_badge(count),
             AcpEvent::PolicyChanged => self.refresh_permissions_view(),
             AcpEvent::ControlsChanged => self.refresh_controls_view(),
-            AcpEvent::Host(action) => self.actions.push_back(*action),
+            AcpEvent::Host(mut action) => {
+                self.label_host_action(&mut action);
+                self.actions.push_back(*action);
+            }
             AcpEvent::TakeSnapshot => self.take_snapshot(),
             AcpEvent::ScanChanges { base } => self.scan_changes(base),
             AcpEvent::ChangesChanged => self.refresh_changes_view(),

@@ -19,10 +19,10 @@ use crate::jsonrpc::{self, Message, Outgoing, Pending, RequestId, RpcError};
 use crate::sidecar::{
     AgentBadLine, AgentExited, AgentId, AgentLogFailed, AgentMessage, AgentRef, AgentStderr, HelloParams,
     McpToolCalled, SIDECAR_PROTOCOL_VERSION, SessionListResult, SessionReadResult, SpawnResult, TerminalData,
-    TerminalExited, TetherdStopping, method,
+    TerminalExited, TerminalId, TetherdStopping, method,
 };
 use crate::thread::{Entry, NoticeLevel, NoticeView};
-use crate::webview::SessionStatus;
+use crate::webview::{SessionKey, SessionStatus};
 
 use super::HostEngine;
 use super::history::ListPurpose;
@@ -88,9 +88,9 @@ pub(super) enum SidecarRequest {
 /// What to do once tetherd has accepted the hello.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum AfterHello {
-    /// Reopen a session (see [`ListPurpose::Reopen`]): at start, and to restart a session whose
-    /// tetherd was lost.
-    Reopen { dir: Option<String> },
+    /// Reopen sessions (see [`ListPurpose::Reopen`]): at start, and to go on with the sessions
+    /// whose tetherd was lost.
+    Reopen { dirs: Vec<String> },
     /// Start a new session (the person asked for one while tetherd was not connected).
     NewSession,
 }
@@ -121,13 +121,33 @@ pub(super) struct TetherdLink {
     automatic_restarts: VecDeque<u64>,
 }
 
+impl SidecarRequest {
+    /// The generation of the agent the request was made for, when it was made for one.
+    pub(super) fn generation(&self) -> Option<u64> {
+        match self {
+            SidecarRequest::Spawn { generation }
+            | SidecarRequest::SpawnCli { generation, .. }
+            | SidecarRequest::KillToSignIn { generation }
+            | SidecarRequest::Stop { generation }
+            | SidecarRequest::Snapshot { generation }
+            | SidecarRequest::Scan { generation }
+            | SidecarRequest::Terminal { generation, .. } => Some(*generation),
+            SidecarRequest::Hello
+            | SidecarRequest::Kill
+            | SidecarRequest::SessionList { .. }
+            | SidecarRequest::SessionRead { .. }
+            | SidecarRequest::SessionChange => None,
+        }
+    }
+}
+
 impl TetherdLink {
     pub(super) fn new() -> Self {
         TetherdLink {
             state: SidecarState::Disconnected,
             framer: LineFramer::new(SIDECAR_MAX_LINE_BYTES),
             rpc: Outgoing::new(),
-            after_hello: AfterHello::Reopen { dir: None },
+            after_hello: AfterHello::Reopen { dirs: Vec::new() },
             stopping: None,
             automatic_restarts: VecDeque::new(),
         }
@@ -198,6 +218,18 @@ impl HostEngine {
     /// had answered with it.
     pub(super) fn expire_tetherd_requests(&mut self, now: u64) {
         for (_, pending) in self.tetherd.expire(now) {
+            match pending.tag.generation().and_then(|generation| self.key_of_generation(generation)) {
+                Some(key) => {
+                    self.with_session(key, |engine| engine.on_sidecar_request_expired(pending, now));
+                }
+                None => self.on_sidecar_request_expired(pending, now),
+            }
+        }
+    }
+
+    /// Request `pending` got no answer by its deadline: it fails as if tetherd had said so.
+    fn on_sidecar_request_expired(&mut self, pending: Pending<SidecarRequest>, now: u64) {
+        {
             match pending.tag {
                 SidecarRequest::Snapshot { generation } | SidecarRequest::Scan { generation } => {
                     let message =
@@ -283,28 +315,31 @@ impl HostEngine {
         let (was_ready, stopped_on_purpose) = self.tetherd.closed();
         self.editor_questions.forget();
         let message = format!("lost the connection to tetherd ({reason})");
-        if let Some(slot) = &mut self.session {
-            slot.client.terminals_lost("the connection to tetherd was lost", now);
-            slot.client.handle_exited(&format!("is out of reach: Tether {message}"), false, "");
-            // tetherd took a Claude CLI session's CLIs with it.
-            if let Some(claude) = &mut slot.claude {
-                for (_, process) in std::mem::take(&mut slot.cli_processes) {
-                    claude.handle_process_exited(Some(process), "is out of reach", "");
+        // Every open session lost its agent.
+        self.for_each_session(|engine| {
+            if let Some(slot) = &mut engine.session {
+                slot.client.terminals_lost("the connection to tetherd was lost", now);
+                slot.client.handle_exited(&format!("is out of reach: Tether {message}"), false, "");
+                // tetherd took a Claude CLI session's CLIs with it.
+                if let Some(claude) = &mut slot.claude {
+                    for (_, process) in std::mem::take(&mut slot.cli_processes) {
+                        claude.handle_process_exited(Some(process), "is out of reach", "");
+                    }
+                    // What it would tell the client of that (the turn failed), the client has
+                    // settled itself already, as its agent is out of reach.
+                    while claude.poll_client_line().is_some() {}
                 }
-                // What it would tell the client of that (the turn failed), the client has settled
-                // itself already, as its agent is out of reach.
-                while claude.poll_client_line().is_some() {}
             }
-        }
-        // The client's last words (cancelled requests, their audit records) are drained; the
-        // records cannot reach tetherd now and are logged instead. The thread stays on screen:
-        // a restart reopens the session from its log with a new tetherd.
-        self.drain_client();
-        if let Some(slot) = &mut self.session {
-            slot.agent_id = None;
-            // tetherd took the agent being stopped with it: there is nothing left to wait for.
-            slot.stopping = false;
-        }
+            // The client's last words (cancelled requests, their audit records) are drained;
+            // the records cannot reach tetherd now and are logged instead. The thread stays on
+            // screen: a restart reopens the session from its log with a new tetherd.
+            engine.drain_client();
+            if let Some(slot) = &mut engine.session {
+                slot.agent_id = None;
+                // tetherd took the agent being stopped with it: there is nothing left to wait for.
+                slot.stopping = false;
+            }
+        });
         self.history.load = None;
         self.history.held_agent_events = None;
         self.drop_prompt_after_restart(&format!("Tether {message}"));
@@ -360,12 +395,12 @@ impl HostEngine {
     /// tetherd accepted the hello: reopen a session, or start one.
     pub(super) fn on_hello_accepted(&mut self, now: u64) {
         match std::mem::replace(&mut self.tetherd.after_hello, AfterHello::NewSession) {
-            AfterHello::Reopen { dir } if self.config.tether_dir.is_some() => {
+            AfterHello::Reopen { dirs } if self.config.tether_dir.is_some() => {
                 // Agent events that arrive before the engine knows which session it shows wait:
                 // they may be the running agent's it is about to go on with.
                 self.history.held_agent_events = Some(Vec::new());
                 self.set_status(SessionStatus::starting("Looking for the last session"));
-                self.list_sessions(ListPurpose::Reopen { dir }, now);
+                self.list_sessions(ListPurpose::Reopen { dirs }, now);
             }
             AfterHello::Reopen { .. } | AfterHello::NewSession => self.start_session(now),
         }
@@ -387,7 +422,17 @@ impl HostEngine {
             {
                 held.push(line.to_owned());
             }
-            Message::Notification { method, params } => self.handle_sidecar_notification(&method, params, now),
+            Message::Notification { method, params } => {
+                // A notification about a session's agent or terminal is handled with that
+                // session in focus (only worth finding out when there is more than one).
+                let key = if self.parked.is_empty() { None } else { self.session_of_notification(params) };
+                match key {
+                    Some(key) => {
+                        self.with_session(key, |engine| engine.handle_sidecar_notification(&method, params, now));
+                    }
+                    None => self.handle_sidecar_notification(&method, params, now),
+                }
+            }
             Message::Request { id, method, params } if method == method::EDITOR_QUERY => {
                 self.on_editor_query(id, params)
             }
@@ -404,7 +449,17 @@ impl HostEngine {
             self.log(LogLevel::Warn, format!("tetherd answered a request Tether never sent (id {id})"));
             return;
         };
-        match (pending.tag, result) {
+        // An answer about a session's agent is handled with that session in focus.
+        match pending.tag.generation().and_then(|generation| self.key_of_generation(generation)) {
+            Some(key) => {
+                self.with_session(key, |engine| engine.on_sidecar_answer(pending.tag, result, now));
+            }
+            None => self.on_sidecar_answer(pending.tag, result, now),
+        }
+    }
+
+    fn on_sidecar_answer(&mut self, tag: SidecarRequest, result: Result<&RawValue, RpcError>, now: u64) {
+        match (tag, result) {
             (SidecarRequest::Hello, Ok(_)) => {
                 self.tetherd.state = SidecarState::Ready;
                 self.log(LogLevel::Info, "connected to tetherd".to_owned());
@@ -503,6 +558,23 @@ impl HostEngine {
             (SidecarRequest::Kill, Err(error)) => {
                 self.log(LogLevel::Warn, format!("tetherd could not stop an agent: {}", error.message));
             }
+        }
+    }
+
+    /// The open session a notification from tetherd is about: the one of the agent or the
+    /// terminal it names.
+    fn session_of_notification(&self, params: Option<&RawValue>) -> Option<SessionKey> {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Subject {
+            agent_id: Option<AgentId>,
+            terminal_id: Option<TerminalId>,
+        }
+        let subject = serde_json::from_str::<Subject>(params?.get()).ok()?;
+        match (subject.agent_id, subject.terminal_id) {
+            (Some(agent_id), _) => self.key_of_agent(agent_id),
+            (None, Some(terminal)) => self.key_of_sidecar_terminal(terminal),
+            (None, None) => None,
         }
     }
 

@@ -163,3 +163,13 @@ fn tethers_mcp_server_is_offered_and_the_editors_answers_go_back_to_tetherd() {
 fn after_a_window_reload_the_header_has_the_agents_model_picker_and_options_again() {
     check("reload-model");
 }
+
+#[test]
+fn two_sessions_run_at_once_and_each_input_reaches_its_own() {
+    check("two-sessions");
+}
+
+#[test]
+fn a_window_reload_reopens_every_session_whose_agent_runs() {
+    check("reload-two");
+}

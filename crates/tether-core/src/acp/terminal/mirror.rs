@@ -4,6 +4,17 @@
 use super::*;
 
 impl AcpClient {
+    /// Whether this client's thread has the terminal `terminal` (its own id, as cards and
+    /// mirrors name it): a window with several sessions asks each.
+    pub fn has_terminal(&self, terminal: &str) -> bool {
+        self.terminals.get(terminal).is_some()
+    }
+
+    /// Whether tetherd's terminal `terminal` is one of this client's.
+    pub fn has_sidecar_terminal(&self, terminal: TerminalId) -> bool {
+        self.terminals.list.iter().any(|entry| entry.sidecar == Some(terminal))
+    }
+
     /// The person typed into a mirrored terminal.
     pub fn terminal_input(&mut self, terminal: &str, data: String) {
         let Some(entry) = self.terminals.get(terminal) else { return };
