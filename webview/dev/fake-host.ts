@@ -13,6 +13,9 @@
 //                                   one message per chunk (worse than the real host, which
 //                                   batches per frame), to measure how the webview keeps up;
 //                                   shape is blocks, paragraph or code (see `stress`)
+//   ?scenario=tabs                  three sessions open as tabs: the shown one idle, one whose
+//                                   agent is working and one that waits for a permission answer;
+//                                   clicking a tab shows its thread, closing one takes it away
 //
 // What happened is recorded on `window.tetherDev` for dev/run.mjs to read.
 
@@ -27,6 +30,7 @@ import type {
   RuleSpec,
   ReviewIntent,
   RuleView,
+  SessionTabView,
   SessionView,
   ThreadPatch,
   ToolCallView,
@@ -132,6 +136,8 @@ let session: SessionView = {
       { name: "docs", transport: "http", builtIn: false, leftOut: "The MCP server \"docs\" was left out: this agent does not connect to MCP servers over HTTP.", state: null },
     ],
   },
+  tabs: [{ key: 1, label: "Tidy the notes", agent: "Demo", activity: "idle" }],
+  shown: 1,
 };
 let nextRuleId = 3;
 
@@ -469,10 +475,74 @@ async function stress(chunkCount: number, shape: string): Promise<void> {
   sendPatch([{ op: "turn", state: { type: "ended", stopReason: "end_turn" } }]);
 }
 
+/** The tabs scenario's sessions that are not shown: their threads, by session key. */
+const parkedThreads = new Map<number, Entry[]>();
+
+/** Opens the tabs scenario's three sessions, the first one shown. */
+function openTabs(): void {
+  const tabs: SessionTabView[] = [
+    { key: 1, label: "Tidy the notes", agent: "Demo", activity: "idle" },
+    { key: 2, label: "Fix the flaky parser test", agent: "Claude Code", activity: "working" },
+    { key: 3, label: "Review the release notes before tagging v0.2", agent: "Gemini CLI", activity: "waiting" },
+  ];
+  session = { ...session, status: { type: "ready" }, tabs, shown: 1 };
+  entries = [
+    { type: "user", text: "Tidy the notes: one heading per topic.", attachments: [] },
+    { type: "agent", chunks: [{ kind: "text", text: "Done: **notes.md** now has a heading per topic." }] },
+  ];
+  parkedThreads.set(2, [
+    { type: "user", text: "Why does the parser test fail one run in ten?", attachments: [] },
+    { type: "agent", chunks: [{ kind: "text", text: "Looking at `parser.rs`: the test shares a temporary directory with" }] },
+  ]);
+  parkedThreads.set(3, [
+    { type: "user", text: "Review the release notes before tagging v0.2.", attachments: [] },
+    toolCall({
+      id: "call-9",
+      title: "Edit CHANGELOG.md",
+      kind: "edit",
+      status: "waiting_for_confirmation",
+      locations: [{ path: "/demo/CHANGELOG.md", line: 3, label: "CHANGELOG.md" }],
+      permission: {
+        key: 9,
+        options: [
+          { id: "allow-once", name: "Allow once", kind: "allow_once" },
+          { id: "reject-once", name: "Reject", kind: "reject_once" },
+        ],
+        outcome: null,
+      },
+    }),
+  ]);
+}
+
+/** Shows session `key` of the tabs scenario with a snapshot, as the engine does. */
+function showTab(key: number): void {
+  const tab = session.tabs.find((each) => each.key === key);
+  if (tab === undefined || key === session.shown) return;
+  if (session.tabs.some((each) => each.key === session.shown)) parkedThreads.set(session.shown, entries);
+  entries = parkedThreads.get(key) ?? [];
+  parkedThreads.delete(key);
+  session = { ...session, shown: key, agent: tab.agent, controls: { ...session.controls, title: tab.label } };
+  const turn = tab.activity === "working" ? { type: "running" as const } : { type: "idle" as const };
+  send({ type: "snapshot", snapshot: { session, entries, plan: [], turn, terminals: [] } });
+}
+
+/** Closes session `key`'s tab; closing the shown one shows its neighbour, as the engine does. */
+function closeTab(key: number): void {
+  const index = session.tabs.findIndex((each) => each.key === key);
+  if (index < 0) return;
+  const tabs = session.tabs.filter((each) => each.key !== key);
+  parkedThreads.delete(key);
+  session = { ...session, tabs };
+  const neighbour = tabs[index] ?? tabs[index - 1];
+  if (key === session.shown && neighbour !== undefined) showTab(neighbour.key);
+  else sendPatch([], session);
+}
+
 async function onIntent(message: WebviewToHost): Promise<void> {
   record.posted.push(message);
   switch (message.type) {
     case "ready":
+      if (scenario === "tabs" && session.tabs.length === 1) openTabs();
       send({ type: "snapshot", snapshot: { session, entries, plan: [], turn: { type: "idle" }, terminals: [] } });
       if (session.status.type === "starting") {
         await sleep(200);
@@ -548,6 +618,12 @@ async function onIntent(message: WebviewToHost): Promise<void> {
       return;
     case "review":
       review(message.intent);
+      return;
+    case "showSession":
+      showTab(message.key);
+      return;
+    case "closeSession":
+      closeTab(message.key);
       return;
   }
 }

@@ -1,7 +1,8 @@
 // Opens the dev page in headless Chromium and checks the webview as a person would see it:
 // the demo turn (screenshots before and after answering the permission request, the file
 // changes it leaves for review before and after deciding some hunks, then the rules panel open
-// and Bypass mode's warning, answered through the fake host) and a stress
+// and Bypass mode's warning, answered through the fake host), three sessions as tabs (one
+// working, one waiting, a draft kept per tab) and a stress
 // stream (how long after the last chunk the reply is fully shown). Screenshots go to
 // dist/dev/*.png. Needs `npm run build -- --dev` first (`npm run dev` does both).
 //
@@ -111,6 +112,31 @@ try {
   console.log(`demo: intents ${JSON.stringify(await demo.evaluate(() => window.tetherDev.posted))}`);
   const demoViolations = await demo.evaluate(() => window.tetherDev.cspViolations);
   if (demoViolations.length > 0) failures.push(`CSP violations (demo): ${demoViolations.join(", ")}`);
+
+  // Three sessions as tabs: the strip, a waiting tab in the background, a draft kept per tab.
+  const tabs = await openPage("scenario=tabs");
+  await tabs.waitForSelector('.session-tab[data-key="3"][data-activity="waiting"]');
+  await tabs.fill("textarea.composer-input", "A draft for the notes");
+  await tabs.screenshot({ path: join(out, "tabs.png") });
+  await tabs.click('.session-tab[data-key="3"]');
+  await tabs.waitForSelector('.session-tab[data-key="3"][aria-selected="true"]');
+  await tabs.waitForSelector("button.permission-option");
+  await tabs.screenshot({ path: join(out, "tabs-waiting.png") });
+  const otherDraft = await tabs.inputValue("textarea.composer-input");
+  await tabs.click('.session-tab[data-key="1"]');
+  await tabs.waitForSelector('.session-tab[data-key="1"][aria-selected="true"]');
+  const keptDraft = await tabs.inputValue("textarea.composer-input");
+  if (otherDraft !== "" || keptDraft !== "A draft for the notes") {
+    failures.push(`tabs: the draft did not stay with its tab ("${otherDraft}" in tab 3, "${keptDraft}" back in tab 1)`);
+  }
+  await tabs.setViewportSize({ width: 260, height: 820 });
+  await tabs.screenshot({ path: join(out, "tabs-narrow.png") });
+  await tabs.click('.session-tab[data-key="2"] button.session-tab-close');
+  await tabs.waitForFunction(() => document.querySelectorAll(".session-tab").length === 2);
+  console.log(`tabs: intents ${JSON.stringify(await tabs.evaluate(() => window.tetherDev.posted.filter((message) => message.type.endsWith("Session"))))}`);
+  const tabsViolations = await tabs.evaluate(() => window.tetherDev.cspViolations);
+  if (tabsViolations.length > 0) failures.push(`CSP violations (tabs): ${tabsViolations.join(", ")}`);
+  await tabs.close();
 
   // The stress stream: how long after the last chunk was posted is the whole reply shown?
   const runs = [

@@ -7,6 +7,11 @@
 // focused ("Tether: Focus Chat", or clicking into the view).
 //
 // Before the first prompt the thread gives its place to the empty state (`EmptyStateView`).
+//
+// With more than one session open, their tabs (`SessionTabsView`) sit between the header and
+// the thread. The host sends a snapshot when another session is shown, so the thread simply
+// redraws; what is the webview's own follows the session shown: the composer's draft and where
+// the thread was scrolled.
 
 import { ChangesBarView } from "./changes-bar-view";
 import { ComposerView } from "./composer-view";
@@ -17,10 +22,11 @@ import type { MarkdownRenderer } from "./markdown";
 import type { Clock } from "./markdown-view";
 import type { ChangeSet, ChatModel } from "./model";
 import { PlanView } from "./plan-view";
-import type { HostToWebview, PermissionKey, PostIntent } from "./protocol";
+import type { HostToWebview, PermissionKey, PostIntent, SessionView } from "./protocol";
 import { RulesPanelView } from "./rules-panel-view";
 import { SessionControlsPanel } from "./session-controls-view";
 import { SessionHeaderView } from "./session-header-view";
+import { SessionTabsView } from "./session-tabs-view";
 import { type Repeat, TerminalCards, repeatWithInterval } from "./terminal-view";
 import { ThreadView } from "./thread-view";
 import { TurnView, turnAnnouncement } from "./turn-view";
@@ -28,6 +34,7 @@ import type { UiState } from "./ui-state";
 
 export class ChatView {
   private readonly header: SessionHeaderView;
+  private readonly tabs: SessionTabsView;
   private readonly rules: RulesPanelView;
   private readonly thread: ThreadView;
   private readonly terminals: TerminalCards;
@@ -68,6 +75,7 @@ export class ChatView {
     }, clock);
     this.changesBar = new ChangesBarView(post, uiState);
     this.composer = new ComposerView(post, uiState);
+    this.tabs = new SessionTabsView(post, () => this.composer.input.focus());
     this.controls = new SessionControlsPanel(post);
     this.composer.controlsSlot.append(this.controls.element);
     this.empty = new EmptyStateView(post, (text) => this.composer.fill(text));
@@ -75,6 +83,7 @@ export class ChatView {
     this.announcer.setAttribute("role", "status");
     root.replaceChildren(
       this.header.element,
+      this.tabs.element,
       this.rules.element,
       this.empty.element,
       this.thread.element,
@@ -116,7 +125,9 @@ export class ChatView {
   render(model: ChatModel, changes: ChangeSet): boolean {
     if (changes.reset) this.uiState.forgetEntriesFrom(model.entries.length);
     if (changes.reset || changes.session) {
+      if (model.session !== null) this.showSession(model.session);
       this.header.render(model.session);
+      this.tabs.render(model.session);
       this.empty.render(model.session);
       this.controls.render(model.session?.permissions ?? null, model.session?.controls ?? null);
       this.composer.setAgentName(model.session?.agent ?? null);
@@ -153,6 +164,16 @@ export class ChatView {
     this.focusPermission();
     this.announcePermissions();
     return textWaiting;
+  }
+
+  /**
+   * Gives the composer and the thread's scrolling to the session shown, before its thread is
+   * drawn (a no-op while it stays the same).
+   */
+  private showSession(session: SessionView): void {
+    const open = session.tabs.map((tab) => tab.key);
+    this.composer.showSession(session.shown, open);
+    this.follow.showSession(session.shown, open);
   }
 
   /**

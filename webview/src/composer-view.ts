@@ -25,6 +25,10 @@
 // Images pasted or dropped into the composer are shown as chips with a thumbnail, each with a
 // remove button, and sent with the prompt; an agent that does not accept images (its
 // `promptCapabilities`) gets none, and the composer says so.
+//
+// Each session open in the tabs has its own draft: showing another tab keeps the text, its
+// mentions and its images with the session they were written for (`UiState`), and gives back
+// the draft of the session shown.
 
 import { element, icon } from "./element";
 import type {
@@ -32,6 +36,7 @@ import type {
   PostIntent,
   PromptAttachment,
   PromptCapabilitiesView,
+  SessionKey,
   SlashCommandView,
 } from "./protocol";
 import type { UiState } from "./ui-state";
@@ -86,6 +91,8 @@ export class ComposerView {
   /** What each "@label" picked so far stands for (kept in the UI state with the text). */
   private readonly mentioned: Map<string, PromptAttachment>;
   private images: PendingImage[] = [];
+  /** The images of the drafts of the sessions not shown (not saved: setState is no place for them). */
+  private readonly imagesOf = new Map<SessionKey, PendingImage[]>();
   /** The prompts sent in this session, oldest first, for ↑ and ↓. */
   private history: string[] = [];
   /** Where ↑/↓ are in `history` (its length: the text being written), and that text. */
@@ -195,6 +202,36 @@ export class ComposerView {
     this.historyAt = this.history.length;
     this.input.focus();
     this.input.setSelectionRange(text.length, text.length);
+    this.showSuggestions();
+    this.showMentionChips();
+    this.fitHeight();
+  }
+
+  /**
+   * Shows session `key`'s draft (`open`: the sessions in the tabs). A list that was open closes
+   * until the person types, and ↑/↓ walk the prompts of the session shown once the thread gives
+   * them.
+   */
+  showSession(key: SessionKey, open: readonly SessionKey[]): void {
+    if (key === 0) return;
+    for (const session of this.imagesOf.keys()) {
+      if (!open.includes(session)) this.imagesOf.delete(session);
+    }
+    const left = this.uiState.showSession(key, open);
+    if (left === null) return;
+    if (open.includes(left) && this.images.length > 0) this.imagesOf.set(left, this.images);
+    this.images = this.imagesOf.get(key) ?? [];
+    this.imagesOf.delete(key);
+    this.input.value = this.uiState.composer;
+    this.mentioned.clear();
+    for (const [label, attachment] of this.uiState.mentions) this.mentioned.set(label, attachment);
+    this.history = [];
+    this.historyAt = 0;
+    this.draft = "";
+    this.mention = null;
+    this.mentionItems = null;
+    this.dismissed = true;
+    this.say(null);
     this.showSuggestions();
     this.showMentionChips();
     this.fitHeight();

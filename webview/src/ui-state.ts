@@ -1,15 +1,25 @@
-// Local UI state that survives a webview reload: the unsent composer text, which thoughts the
-// person opened, whether the rules panel is open, and whether the changes bar shows its files.
-// It is the webview's own state (kept with `vscode.setState`), never sent to the host: the
-// host's state arrives in the snapshot.
+// Local UI state that survives a webview reload: the unsent composer text of each session open
+// in the tabs, which thoughts the person opened, whether the rules panel is open, and whether
+// the changes bar shows its files. It is the webview's own state (kept with `vscode.setState`),
+// never sent to the host: the host's state arrives in the snapshot.
+//
+// The composer shows one session's draft at a time; the others wait here under their session's
+// key until their tab is shown again, and go when their tab closes.
 
 import type { ThoughtOpenState } from "./agent-message-view";
-import type { PromptAttachment, VsCodeApi } from "./protocol";
+import type { PromptAttachment, SessionKey, VsCodeApi } from "./protocol";
 
-interface SavedState {
+/** A session's unsent text, and what each "@label" in it stands for. */
+interface Draft {
   composer: string;
-  /** What each "@label" in the unsent text stands for. */
   mentions: [string, PromptAttachment][];
+}
+
+interface SavedState extends Draft {
+  /** The session the composer's draft is for (0: not known yet, as before the first session). */
+  draftSession: SessionKey;
+  /** The drafts of the other sessions open, by session key. */
+  drafts: [SessionKey, Draft][];
   openThoughts: string[];
   rulesOpen: boolean;
   changesOpen: boolean;
@@ -31,6 +41,10 @@ export interface ChangesBarState {
 export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarState {
   private composerText: string;
   private composerMentions: [string, PromptAttachment][];
+  private draftSession: SessionKey;
+  private readonly otherDrafts: Map<SessionKey, Draft>;
+  /** The sessions open at the last `showSession`. */
+  private openSessions = new Set<SessionKey>();
   private readonly openThoughts: Set<string>;
   private rulesPanelOpen: boolean;
   private changesBarOpen: boolean;
@@ -40,6 +54,8 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
     const saved = readSaved(api.getState());
     this.composerText = saved.composer;
     this.composerMentions = saved.mentions;
+    this.draftSession = saved.draftSession;
+    this.otherDrafts = new Map(saved.drafts);
     this.openThoughts = new Set(saved.openThoughts);
     this.rulesPanelOpen = saved.rulesOpen;
     this.changesBarOpen = saved.changesOpen;
@@ -62,6 +78,42 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
   set mentions(mentions: [string, PromptAttachment][]) {
     this.composerMentions = mentions;
     this.saveSoon();
+  }
+
+  /**
+   * Makes the composer's draft session `key`'s (one of `open`, the sessions in the tabs): the
+   * draft shown so far stays with its own session and `key`'s comes back. Returns the session
+   * whose draft was shown until now when the composer must show another, or null when the draft
+   * shown stays: it is `key`'s already, or it carries over to `key` because it was written before
+   * any session, or for a session that `key` replaced (another agent chosen, say). Key 0 is no
+   * session: the draft waits for the first one. The drafts of closed sessions are dropped.
+   */
+  showSession(key: SessionKey, open: readonly SessionKey[]): SessionKey | null {
+    if (key === 0) return null;
+    const left = this.draftSession;
+    // `key` replaced the session left when that one closed as `key` appeared.
+    const replaced = !open.includes(left) && !this.openSessions.has(key);
+    this.openSessions = new Set(open);
+    for (const session of this.otherDrafts.keys()) {
+      if (this.openSessions.has(session)) continue;
+      this.otherDrafts.delete(session);
+      this.saveSoon();
+    }
+    if (left === key) return null;
+    this.draftSession = key;
+    if (left === 0 || (replaced && !this.otherDrafts.has(key))) {
+      this.saveSoon();
+      return null;
+    }
+    if (this.openSessions.has(left) && this.composerText !== "") {
+      this.otherDrafts.set(left, { composer: this.composerText, mentions: this.composerMentions });
+    }
+    const draft = this.otherDrafts.get(key);
+    this.otherDrafts.delete(key);
+    this.composerText = draft?.composer ?? "";
+    this.composerMentions = draft?.mentions ?? [];
+    this.saveSoon();
+    return left;
   }
 
   get rulesOpen(): boolean {
@@ -107,6 +159,8 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
       const state: SavedState = {
         composer: this.composerText,
         mentions: this.composerMentions,
+        draftSession: this.draftSession,
+        drafts: [...this.otherDrafts],
         openThoughts: [...this.openThoughts],
         rulesOpen: this.rulesPanelOpen,
         changesOpen: this.changesBarOpen,
@@ -118,15 +172,27 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
 
 function readSaved(value: unknown): SavedState {
   // The changes bar starts open: the files an agent changed are what a person must not miss.
-  const saved: SavedState = { composer: "", mentions: [], openThoughts: [], rulesOpen: false, changesOpen: true };
+  const saved: SavedState = {
+    composer: "",
+    mentions: [],
+    draftSession: 0,
+    drafts: [],
+    openThoughts: [],
+    rulesOpen: false,
+    changesOpen: true,
+  };
   if (typeof value !== "object" || value === null) return saved;
   const candidate = value as Partial<Record<keyof SavedState, unknown>>;
-  if (typeof candidate.composer === "string") saved.composer = candidate.composer;
-  if (Array.isArray(candidate.mentions)) {
-    // Saved by this webview; an entry of another shape (an older version's) is dropped.
-    saved.mentions = candidate.mentions.filter(
-      (entry): entry is [string, PromptAttachment] =>
-        Array.isArray(entry) && typeof entry[0] === "string" && typeof entry[1] === "object" && entry[1] !== null,
+  const draft = readDraft(candidate);
+  saved.composer = draft.composer;
+  saved.mentions = draft.mentions;
+  // An older version saved one draft and no session: it goes to the first session shown.
+  if (typeof candidate.draftSession === "number") saved.draftSession = candidate.draftSession;
+  if (Array.isArray(candidate.drafts)) {
+    saved.drafts = candidate.drafts.flatMap((entry): [SessionKey, Draft][] =>
+      Array.isArray(entry) && typeof entry[0] === "number" && typeof entry[1] === "object" && entry[1] !== null
+        ? [[entry[0], readDraft(entry[1] as Partial<Record<keyof Draft, unknown>>)]]
+        : [],
     );
   }
   if (Array.isArray(candidate.openThoughts)) {
@@ -135,4 +201,17 @@ function readSaved(value: unknown): SavedState {
   if (typeof candidate.rulesOpen === "boolean") saved.rulesOpen = candidate.rulesOpen;
   if (typeof candidate.changesOpen === "boolean") saved.changesOpen = candidate.changesOpen;
   return saved;
+}
+
+function readDraft(candidate: Partial<Record<keyof Draft, unknown>>): Draft {
+  const draft: Draft = { composer: "", mentions: [] };
+  if (typeof candidate.composer === "string") draft.composer = candidate.composer;
+  if (Array.isArray(candidate.mentions)) {
+    // Saved by this webview; an entry of another shape (an older version's) is dropped.
+    draft.mentions = candidate.mentions.filter(
+      (entry): entry is [string, PromptAttachment] =>
+        Array.isArray(entry) && typeof entry[0] === "string" && typeof entry[1] === "object" && entry[1] !== null,
+    );
+  }
+  return draft;
 }

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import type { MentionSuggestion, SessionControlsView } from "../src/protocol";
 import { session, snapshot } from "./fixtures";
-import { type Harness, harness } from "./support";
+import { type Harness, harness, until } from "./support";
 
 function controls(image: boolean): SessionControlsView {
   return { title: null, commands: [], configOptions: [], usage: null, prompt: { image, embeddedContext: true }, mcpServers: [] };
@@ -182,12 +182,3 @@ describe("@-mentions and images in the composer", () => {
     input().dispatchEvent(event);
   }
 });
-
-/** Waits for what the FileReader does in the background; fails after many turns of the loop. */
-async function until(done: () => boolean): Promise<void> {
-  for (let turn = 0; turn < 1000; turn++) {
-    if (done()) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  assert.fail("the composer never got there");
-}

@@ -9,6 +9,7 @@ import type {
   PermissionOutcome,
   PermissionsView,
   RuleView,
+  SessionTabView,
   SessionView,
   TerminalLine,
   TerminalStyle,
@@ -35,8 +36,15 @@ export function session(overrides: Partial<SessionView> = {}): SessionView {
     canSignIn: false,
     followAgent: false,
     controls: { title: null, commands: [], configOptions: [], usage: null, prompt: { image: false, embeddedContext: false }, mcpServers: [] },
+    tabs: [tab(1)],
+    shown: 1,
     ...overrides,
   };
+}
+
+/** Session `key`'s tab: idle, labelled "Session <key>", running Demo. */
+export function tab(key: number, overrides: Partial<SessionTabView> = {}): SessionTabView {
+  return { key, label: `Session ${key}`, agent: "Demo", activity: "idle", ...overrides };
 }
 
 export function snapshot(entries: Entry[], overrides: Partial<ViewSnapshot> = {}): HostToWebview {

@@ -1,5 +1,6 @@
 // What the unit tests share: a jsdom window for DOMPurify and the views, the whole chat drawn in
-// it frame by frame, and a seeded random source so a failing property test can be replayed.
+// it frame by frame, a wait for what jsdom does in the background (reading a pasted image), and
+// a seeded random source so a failing property test can be replayed.
 
 import assert from "node:assert/strict";
 import DOMPurify from "dompurify";
@@ -134,6 +135,15 @@ export function harness(savedState: unknown = undefined): Harness {
     advance: (ms) => time.advance(ms),
     timers: () => time.running,
   };
+}
+
+/** Waits for what the FileReader does in the background; fails after many turns of the loop. */
+export async function until(done: () => boolean): Promise<void> {
+  for (let turn = 0; turn < 1000; turn++) {
+    if (done()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.fail("the composer never got there");
 }
 
 /** mulberry32: small, fast, and the same sequence for the same seed on every machine. */
