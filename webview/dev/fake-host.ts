@@ -16,6 +16,10 @@
 //   ?scenario=tabs                  three sessions open as tabs: the shown one idle, one whose
 //                                   agent is working and one that waits for a permission answer;
 //                                   clicking a tab shows its thread, closing one takes it away
+//   ?scenario=restore               two prompts, then the code restored to before the first: the
+//                                   restore card (planned, one file edited by the person since,
+//                                   undoable) above its two file change cards; Undo answers with
+//                                   an undo's card, Restore on a prompt with a new restore
 //
 // What happened is recorded on `window.tetherDev` for dev/run.mjs to read.
 
@@ -27,6 +31,7 @@ import type {
   HostToWebview,
   HunkView,
   PlanEntryView,
+  RestoreView,
   RuleSpec,
   ReviewIntent,
   RuleView,
@@ -475,6 +480,87 @@ async function stress(chunkCount: number, shape: string): Promise<void> {
   sendPatch([{ op: "turn", state: { type: "ended", stopReason: "end_turn" } }]);
 }
 
+/** The restore scenario's restores, by id, with their entry index. */
+const restores = new Map<number, { index: number; view: RestoreView }>();
+
+/** Pushes a restore's card, or replaces it, as the engine does. */
+function showRestore(view: RestoreView): void {
+  const entry: Entry = { type: "restore", ...view };
+  const known = restores.get(view.id);
+  if (known === undefined) restores.set(view.id, { index: push(entry), view });
+  else {
+    known.view = view;
+    sendPatch([{ op: "replace", index: known.index, entry }]);
+  }
+}
+
+/** The restore scenario's thread: two prompts, the agent's changes, and a restore to the first. */
+function openRestore(): void {
+  session = { ...session, status: { type: "ready" } };
+  entries = [
+    { type: "user", text: "Rename greet to welcome and make it friendlier.", attachments: [] },
+    { type: "agent", chunks: [{ kind: "text", text: "Done: `welcome()` in **src/greet.ts**, and a note in **notes.md**." }] },
+    { type: "fileChange", ...agentEdit, phase: { type: "settled" }, hunks: agentEdit.hunks.map((hunk) => ({ ...hunk, state: "kept" })) },
+    { type: "user", text: "Now add a test for it.", attachments: [] },
+    { type: "agent", chunks: [{ kind: "text", text: "Added `greet.test.ts`." }] },
+  ];
+  const view: RestoreView = {
+    id: 1,
+    checkpoint: 0,
+    prompt: "Rename greet to welcome and make it friendlier.",
+    undoes: null,
+    state: "planned",
+    undoable: true,
+    files: [
+      { path: "/workspace/src/greet.ts", label: "src/greet.ts", change: 11, conflict: true, problem: null },
+      { path: "/workspace/notes.md", label: "notes.md", change: 12, conflict: false, problem: null },
+    ],
+  };
+  restores.set(view.id, { index: entries.length, view });
+  entries.push({ type: "restore", ...view });
+  const back = (change: FileChangeView, id: number): FileChangeView => ({
+    ...change,
+    id,
+    origin: "restore",
+    phase: { type: "proposed" },
+    added: change.removed,
+    removed: change.added,
+    applied: false,
+    hunks: change.hunks.map((hunk) => ({
+      ...hunk,
+      newCount: hunk.oldCount,
+      oldCount: hunk.newCount,
+      // What the agent added is taken out again, and what it took out comes back, in that order.
+      lines: [
+        ...hunk.lines.filter((shown) => shown.sign === "added").map((shown) => ({ ...shown, sign: "removed" as const })),
+        ...hunk.lines.filter((shown) => shown.sign === "removed").map((shown) => ({ ...shown, sign: "added" as const })),
+      ],
+    })),
+  });
+  for (const change of [back(agentEdit, 11), back(proposedWrite, 12)]) {
+    reviews.set(change.id, { index: entries.length, change });
+    entries.push({ type: "fileChange", ...change });
+  }
+}
+
+/** Restore on a prompt: a card with nothing to restore, enough for the dev page. */
+function restoreCode(entry: number): void {
+  const prompt = entries[entry];
+  if (prompt?.type !== "user") return;
+  const id = Math.max(0, ...restores.keys()) + 1;
+  showRestore({ id, checkpoint: entry, prompt: prompt.text, undoes: null, state: "reading", undoable: false, files: [] });
+  void sleep(300).then(() => showRestore({ ...restores.get(id)!.view, state: "nothingToRestore" }));
+}
+
+/** Undo: the restore is marked undone and an undo's card says what it puts back. */
+function undoRestore(id: number): void {
+  const known = restores.get(id);
+  if (known === undefined) return;
+  showRestore({ ...known.view, state: "undone", undoable: false });
+  const undo = Math.max(0, ...restores.keys()) + 1;
+  showRestore({ ...known.view, id: undo, undoes: id, state: "planned", undoable: false, files: known.view.files.map((file) => ({ ...file, change: null, conflict: false })) });
+}
+
 /** The tabs scenario's sessions that are not shown: their threads, by session key. */
 const parkedThreads = new Map<number, Entry[]>();
 
@@ -543,6 +629,7 @@ async function onIntent(message: WebviewToHost): Promise<void> {
   switch (message.type) {
     case "ready":
       if (scenario === "tabs" && session.tabs.length === 1) openTabs();
+      if (scenario === "restore" && entries.length === 0) openRestore();
       send({ type: "snapshot", snapshot: { session, entries, plan: [], turn: { type: "idle" }, terminals: [] } });
       if (session.status.type === "starting") {
         await sleep(200);
@@ -624,6 +711,12 @@ async function onIntent(message: WebviewToHost): Promise<void> {
       return;
     case "closeSession":
       closeTab(message.key);
+      return;
+    case "restoreCode":
+      restoreCode(message.entry);
+      return;
+    case "undoRestore":
+      undoRestore(message.restore);
       return;
   }
 }

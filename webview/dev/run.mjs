@@ -2,7 +2,8 @@
 // the demo turn (screenshots before and after answering the permission request, the file
 // changes it leaves for review before and after deciding some hunks, then the rules panel open
 // and Bypass mode's warning, answered through the fake host), three sessions as tabs (one
-// working, one waiting, a draft kept per tab) and a stress
+// working, one waiting, a draft kept per tab), a restore to a checkpoint (its card, then Undo)
+// and a stress
 // stream (how long after the last chunk the reply is fully shown). Screenshots go to
 // dist/dev/*.png. Needs `npm run build -- --dev` first (`npm run dev` does both).
 //
@@ -137,6 +138,25 @@ try {
   const tabsViolations = await tabs.evaluate(() => window.tetherDev.cspViolations);
   if (tabsViolations.length > 0) failures.push(`CSP violations (tabs): ${tabsViolations.join(", ")}`);
   await tabs.close();
+
+  // A restore to the first prompt: the card with a file the person edited since, then Undo.
+  const restore = await openPage("scenario=restore");
+  await restore.waitForSelector('.entry.restore[data-state="planned"] button.restore-undo');
+  await restore.locator(".entry.restore").scrollIntoViewIfNeeded();
+  await restore.screenshot({ path: join(out, "restore.png") });
+  await restore.locator(".entry.restore").screenshot({ path: join(out, "restore-card.png") });
+  await restore.hover(".entry.user >> nth=0");
+  await restore.locator(".entry.user >> nth=0").screenshot({ path: join(out, "restore-action.png") });
+  await restore.click('.restore-file[data-change-id="11"] button.restore-file-link');
+  const focusedCard = await restore.evaluate(() => document.activeElement?.closest(".file-change")?.dataset.changeId);
+  if (focusedCard !== "11") failures.push(`restore: the file link focused change ${focusedCard}, not 11`);
+  await restore.click(".entry.restore button.restore-undo");
+  await restore.waitForSelector('.entry.restore[data-undoes="1"]');
+  await restore.screenshot({ path: join(out, "restore-undone.png") });
+  console.log(`restore: intents ${JSON.stringify(await restore.evaluate(() => window.tetherDev.posted.filter((message) => message.type !== "ready")))}`);
+  const restoreViolations = await restore.evaluate(() => window.tetherDev.cspViolations);
+  if (restoreViolations.length > 0) failures.push(`CSP violations (restore): ${restoreViolations.join(", ")}`);
+  await restore.close();
 
   // The stress stream: how long after the last chunk was posted is the whole reply shown?
   const runs = [

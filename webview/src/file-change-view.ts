@@ -4,14 +4,16 @@
 // Two kinds of change reach the chat. A write the agent proposed (origin `write`) waits in
 // phase `proposed` with nothing on disk: each hunk is kept or rejected. An edit already on disk
 // (origin `agent`, or a write the mode or a rule let through) is in phase `applied`: each hunk is
-// kept or reverted. The engine decides what every decision means and what is written; the card
+// kept or reverted. A restore to a checkpoint (origin `restore`, see restore-view.ts) proposes
+// each file's old text the same way, and the card says it is a restore rather than the agent's
+// write. The engine decides what every decision means and what is written; the card
 // shows the change as the host last sent it and sends intents. A click disables the buttons it
 // decided until the host's next `replace` of the entry redraws the card, and the focus is put
 // back on the matching button of the redrawn card, so deciding hunk after hunk from the keyboard
 // does not lose the person's place.
 
 import { diffBlock, diffStats, hiddenLinesNote } from "./diff-view";
-import { element } from "./element";
+import { element, icon } from "./element";
 import type { ChangePhase, FileChangeKind, FileChangeView, HunkView, PostIntent, ReviewIntent } from "./protocol";
 
 const KIND_LABELS: Record<FileChangeKind, string> = {
@@ -44,7 +46,7 @@ export class FileChangeCard {
     card.dataset["phase"] = change.phase.type;
     card.dataset["origin"] = change.origin;
     card.dataset["kind"] = change.kind;
-    card.setAttribute("aria-label", `File change: ${change.label}`);
+    card.setAttribute("aria-label", `${change.origin === "restore" ? "Restore" : "File change"}: ${change.label}`);
 
     const decidable = isDecidable(change.phase);
     const children: HTMLElement[] = [this.header(change), phaseLine(change)];
@@ -61,7 +63,7 @@ export class FileChangeCard {
     }
     if (change.outcome !== null && change.outcome !== "") {
       const outcome = element("div", "change-outcome", change.outcome);
-      outcome.title = "What the agent was told";
+      outcome.title = change.origin === "restore" ? "What was written" : "What the agent was told";
       children.push(outcome);
     }
     card.replaceChildren(...children);
@@ -76,6 +78,8 @@ export class FileChangeCard {
     label.disabled = change.phase.type === "unreviewable";
     label.addEventListener("click", () => this.post({ type: "review", intent: { type: "open", change: change.id } }));
     header.append(label);
+    // A restore's card sits among the agent's: the badge says whose change this is.
+    if (change.origin === "restore") header.append(element("span", "file-change-kind file-change-origin", "restore"));
     const kind = KIND_LABELS[change.kind] ?? change.kind;
     if (kind !== "") header.append(element("span", "file-change-kind", kind));
     header.append(diffStats("file-change-stats", change.added, change.removed));
@@ -257,18 +261,27 @@ function hunkStateLabel(change: FileChangeView, hunk: HunkView): string {
   return wasOnDisk(change) ? "Reverted" : "Rejected";
 }
 
+/** How a change already on disk came to be there, by its origin. */
+const APPLIED_LINES: Record<string, string> = {
+  agent: "Changed on disk by the agent",
+  write: "Written (allowed by your mode/rule)",
+  restore: "Restored on disk",
+};
+
 /** One short line saying where the change stands. */
 function phaseLine(change: FileChangeView): HTMLElement {
   const phase = change.phase;
   switch (phase.type) {
     case "proposed":
-      return element("div", "change-phase", "Waiting for your review — nothing written yet");
-    case "applied":
       return element(
         "div",
         "change-phase",
-        change.origin === "agent" ? "Changed on disk by the agent" : "Written (allowed by your mode/rule)",
+        change.origin === "restore"
+          ? "Restore waiting for your review — nothing written yet"
+          : "Waiting for your review — nothing written yet",
       );
+    case "applied":
+      return element("div", "change-phase", APPLIED_LINES[change.origin] ?? "Changed on disk");
     case "writing":
       return element("div", "change-phase", "Writing…");
     case "settled": {
@@ -290,4 +303,30 @@ function phaseLine(change: FileChangeView): HTMLElement {
   }
   // A phase a newer host added: the card still says something true.
   return element("div", "change-phase", "Changed");
+}
+
+/**
+ * A button that brings the person to the file change card of `change` (scrolled to, its first
+ * control focused), from a card above it in the same thread: a tool call's diff, a restore's file.
+ */
+export function changeLink(
+  from: HTMLElement,
+  change: number,
+  label: string,
+  className = "tool-diff-change",
+  text = "Review in the change below",
+): HTMLButtonElement {
+  const link = element("button", className);
+  link.type = "button";
+  link.append(icon("arrow-down"), text);
+  link.title = `Go to the change to ${label}`;
+  link.setAttribute("aria-label", `Go to the change to ${label}`);
+  link.addEventListener("click", () => {
+    const target = from.parentElement?.querySelector<HTMLElement>(`.file-change[data-change-id="${change}"]`);
+    if (target === null || target === undefined) return;
+    target.scrollIntoView?.({ block: "nearest" });
+    const first = target.querySelector<HTMLButtonElement>("button:not(:disabled)");
+    (first ?? target).focus({ preventScroll: true });
+  });
+  return link;
 }

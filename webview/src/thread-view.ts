@@ -16,6 +16,7 @@ import { type CodeHighlighter, LazyHighlighter } from "./highlighter";
 import type { ChangeSet, ChatModel } from "./model";
 import type { Entry, NoticeView } from "./protocol";
 import { isJsonText, rawDisclosure } from "./raw-json";
+import { RestoreCard } from "./restore-view";
 import { ToolCallCard, type ToolCallContext } from "./tool-call-view";
 import { UserMessageView } from "./user-message-view";
 
@@ -25,7 +26,9 @@ type EntryView =
   | { type: "agent"; view: AgentMessageView; element: HTMLElement }
   | { type: "toolCall"; view: ToolCallCard; element: HTMLElement }
   | { type: "fileChange"; view: FileChangeCard; element: HTMLElement }
-  | { type: "user" | "notice"; element: HTMLElement };
+  | { type: "restore"; view: RestoreCard; element: HTMLElement }
+  | { type: "user"; view: UserMessageView; element: HTMLElement }
+  | { type: "notice"; element: HTMLElement };
 
 export class ThreadView {
   readonly element: HTMLElement;
@@ -52,6 +55,9 @@ export class ThreadView {
 
   /** Returns true when some text is still waiting to be shown: render again next frame. */
   render(model: ChatModel, changes: ChangeSet): boolean {
+    // Known before building, so that a prompt built this frame offers Restore as the turn allows.
+    const wasRunning = this.turnRunning;
+    this.turnRunning = model.turn.type === "running";
     if (changes.reset) {
       this.views.length = 0;
       this.waiting.clear();
@@ -67,7 +73,9 @@ export class ThreadView {
         else this.extend(index, entry);
       }
     }
-    this.turnRunning = model.turn.type === "running";
+    if (this.turnRunning !== wasRunning) {
+      for (const view of this.views) if (view?.type === "user") view.view.setTurnRunning(this.turnRunning);
+    }
     this.completeMessages(model);
     for (const index of [...this.waiting]) {
       const view = this.views[index];
@@ -104,8 +112,8 @@ export class ThreadView {
   }
 
   /**
-   * Builds (or, for a tool call or a file change, refills) the node of `entry` and puts it at
-   * `index`. Refilling keeps the card's node, so its place and the focus inside it survive.
+   * Builds (or, for a tool call, a file change or a restore, refills) the node of `entry` and puts
+   * it at `index`. Refilling keeps the card's node, so its place and the focus inside it survive.
    */
   private build(index: number, entry: Entry): void {
     const current = this.views[index];
@@ -114,6 +122,10 @@ export class ThreadView {
       return;
     }
     if (current?.type === "fileChange" && entry.type === "fileChange") {
+      current.view.update(entry);
+      return;
+    }
+    if (current?.type === "restore" && entry.type === "restore") {
       current.view.update(entry);
       return;
     }
@@ -147,11 +159,15 @@ export class ThreadView {
         view.update(entry);
         return { type: "fileChange", view, element: view.element };
       }
-      case "user":
-        return {
-          type: "user",
-          element: new UserMessageView(index, entry, this.renderer, this.toolCalls.post, () => !this.turnRunning).element,
-        };
+      case "restore": {
+        const view = new RestoreCard(index, this.toolCalls.post);
+        view.update(entry);
+        return { type: "restore", view, element: view.element };
+      }
+      case "user": {
+        const view = new UserMessageView(index, entry, this.renderer, this.toolCalls.post, () => !this.turnRunning);
+        return { type: "user", view, element: view.element };
+      }
       case "notice":
         return { type: "notice", element: noticeElement(index, entry) };
     }

@@ -21,6 +21,7 @@
 
 import { diffBlock, diffStats, hiddenLinesNote } from "./diff-view";
 import { element, icon } from "./element";
+import { changeLink } from "./file-change-view";
 import type { MarkdownRenderer } from "./markdown";
 import { pathLink } from "./path-link";
 import { SCOPE_LABELS, modeLabel } from "./permission-labels";
@@ -418,24 +419,4 @@ function firstLines(text: string, count: number): string {
   const fences = lines.filter((line) => /^\s*(```|~~~)/.test(line)).length;
   if (fences % 2 === 1) lines.push("```");
   return lines.join("\n");
-}
-
-/**
- * The line that stands for a diff a file change card shows: a button that brings the person to
- * that card (scrolled to, its first control focused).
- */
-function changeLink(card: HTMLElement, change: number, label: string): HTMLElement {
-  const link = element("button", "tool-diff-change");
-  link.type = "button";
-  link.append(icon("arrow-down"), "Review in the change below");
-  link.title = `Go to the change to ${label}`;
-  link.setAttribute("aria-label", `Go to the change to ${label}`);
-  link.addEventListener("click", () => {
-    const target = card.parentElement?.querySelector<HTMLElement>(`.file-change[data-change-id="${change}"]`);
-    if (target === null || target === undefined) return;
-    target.scrollIntoView?.({ block: "nearest" });
-    const first = target.querySelector<HTMLButtonElement>("button:not(:disabled)");
-    (first ?? target).focus({ preventScroll: true });
-  });
-  return link;
 }

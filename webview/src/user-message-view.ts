@@ -1,21 +1,31 @@
 // The person's prompt in the thread, with an Edit button that turns it into an editor holding its
-// text: sending the edited text starts a new turn from it.
+// text (sending the edited text starts a new turn from it), and a Restore button that asks the
+// engine to put the files the agent changed back to how they were before this prompt.
 //
-// The new turn is a new prompt at the end of the thread, as the peers do without checkpoints;
-// going back to the prompt's point in the conversation (a checkpoint, a fork of the session)
-// comes with issue 21. Only the text is sent again: the prompt's attachments are shown by their
-// labels, and the `@` mentions in the text are resolved again by the engine.
+// The new turn is a new prompt at the end of the thread, as the peers do; going back to the
+// prompt's point in the conversation (a fork of the session) comes with issue 21. Only the text
+// is sent again: the prompt's attachments are shown by their labels, and the `@` mentions in the
+// text are resolved again by the engine. Every prompt is a checkpoint: the engine proposes the
+// restore as a card of its own (restore-view.ts) with a change per file to review, so the button
+// only names the prompt by its entry index.
 
 import { actionButton } from "./code-block-view";
 import { element } from "./element";
 import type { MarkdownRenderer } from "./markdown";
 import type { AttachmentView, PostIntent, UserMessage } from "./protocol";
 
+/** The Restore button's words, which say what it does and to which files. */
+const RESTORE_LABEL = "Restore the files the agent changed to how they were before this prompt";
+
+/** Why Restore waits: the agent may still be changing the files. */
+const RESTORE_BUSY = "The agent is still working: stop it or wait for it, then restore the files to how they were before this prompt";
+
 export class UserMessageView {
   readonly element: HTMLElement;
   private readonly body: HTMLElement;
   private editor: HTMLElement | null = null;
   private busy: HTMLElement | null = null;
+  private readonly restore: HTMLButtonElement;
 
   constructor(
     index: number,
@@ -42,8 +52,23 @@ export class UserMessageView {
       this.body.append(list);
     }
     const actions = element("div", "message-actions");
-    actions.append(actionButton("edit", "Edit and send again", () => this.edit()));
+    this.restore = actionButton("discard", RESTORE_LABEL, () => {
+      // The agent may still be changing the files while its turn runs: the tooltip says so.
+      if (this.canSend()) this.post({ type: "restoreCode", entry: index });
+    });
+    this.restore.classList.add("restore-code");
+    actions.append(actionButton("edit", "Edit and send again", () => this.edit()), this.restore);
     this.element.append(actions, this.body);
+    this.setTurnRunning(!canSend());
+  }
+
+  /**
+   * Marks Restore unavailable while a turn runs. It stays focusable (aria-disabled rather than
+   * disabled) so that its tooltip, which says why, can still be read; its name stays what it does.
+   */
+  setTurnRunning(running: boolean): void {
+    this.restore.setAttribute("aria-disabled", String(running));
+    this.restore.title = running ? RESTORE_BUSY : RESTORE_LABEL;
   }
 
   /** Shows the editor in place of the message, with the prompt's text, focused. */
@@ -107,7 +132,7 @@ export class UserMessageView {
     this.editor = null;
     this.element.classList.remove("editing");
     this.body.hidden = false;
-    if (hadFocus) this.element.querySelector<HTMLButtonElement>(".message-actions button")?.focus();
+    if (hadFocus) this.element.querySelector<HTMLButtonElement>('.message-actions button[data-action="edit"]')?.focus();
   }
 }
 

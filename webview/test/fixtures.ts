@@ -8,6 +8,8 @@ import type {
   HunkView,
   PermissionOutcome,
   PermissionsView,
+  RestoreFileView,
+  RestoreView,
   RuleView,
   SessionTabView,
   SessionView,
@@ -244,4 +246,29 @@ export function terminalToolCall(index: number, terminalId: string, overrides: P
     content: [{ type: "terminal", terminalId }],
     ...overrides,
   });
+}
+
+/** A prompt's entry with `text` and nothing attached. */
+export function userMessage(text: string): Entry {
+  return { type: "user", text, attachments: [] };
+}
+
+/** A file a restore puts back: src/app.ts, its change 7 to review, edited by no one since. */
+export function restoreFile(overrides: Partial<RestoreFileView> = {}): RestoreFileView {
+  return { path: "/workspace/src/app.ts", label: "src/app.ts", change: 7, conflict: false, problem: null, ...overrides };
+}
+
+/** Restore 1 to the checkpoint of the prompt at entry 0, planned, with src/app.ts to review. */
+export function restoreEntry(overrides: Partial<RestoreView> = {}): Entry {
+  return {
+    type: "restore",
+    id: 1,
+    checkpoint: 0,
+    prompt: "Add a greeting",
+    undoes: null,
+    state: "planned",
+    undoable: false,
+    files: [restoreFile()],
+    ...overrides,
+  };
 }

@@ -198,6 +198,12 @@ pub enum IntentError {
     NotAnImage(String),
     #[error("an image is larger than {max_mib} MiB")]
     ImageTooLarge { max_mib: usize },
+    #[error("that prompt is not in this session's thread")]
+    UnknownCheckpoint,
+    #[error("that restore is no longer known")]
+    UnknownRestore,
+    #[error("nothing of that restore was written, so there is nothing to undo")]
+    NothingToUndo,
 }
 
 /// What each request in flight was for.
@@ -249,6 +255,8 @@ pub struct AcpClient {
     turn: turn::Turn,
     policy: PermissionPolicy,
     files: fs::Files,
+    /// The restores to checkpoints the person asked for (see `fs/restore.rs`).
+    restores: fs::Restores,
     links: links::Links,
     terminals: terminal::Terminals,
     /// The time of the input being handled.
@@ -292,6 +300,7 @@ impl AcpClient {
             turn: turn::Turn::default(),
             policy,
             files: fs::Files::new(first_permission_key),
+            restores: fs::Restores::default(),
             links: links::Links::new(first_permission_key),
             terminals: terminal::Terminals::default(),
             now: 0,

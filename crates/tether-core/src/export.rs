@@ -22,7 +22,7 @@ use crate::permissions::{DecidedBy, RuleScope};
 use crate::review::{ChangeOrigin, ChangePhase, DiffLineView, DiffSign, FileChangeKind, FileChangeView, HunkState};
 use crate::thread::{
     AttachmentView, ChunkKind, Entry, NoticeLevel, NoticeView, PermissionOutcome, PermissionView, PlanEntryView,
-    TerminalOrigin, TerminalState, TerminalView, Thread, ToolCallView, ToolContent, ToolStatus, TurnState,
+    RestoreState, RestoreView, TerminalOrigin, TerminalState, TerminalView, Thread, ToolCallView, ToolContent, ToolStatus, TurnState,
 };
 
 /// What the document says about the session before its conversation.
@@ -78,6 +78,8 @@ pub fn thread_markdown(header: &ExportHeader, thread: &Thread) -> String {
             // A notice is Tether's, not the person's or the agent's: it stays in the section it
             // interrupts rather than opening one.
             Entry::Notice(notice) => document.push(notice_block(notice)),
+            // So is a restore: the person's, done by Tether, between the turns.
+            Entry::Restore(restore) => document.push(restore_block(restore)),
         }
     }
     if let Some(line) = turn_line(thread.turn()) {
@@ -551,6 +553,30 @@ fn file_change(change: &FileChangeView) -> String {
     line
 }
 
+/// A restore of the code to a checkpoint (or its undoing), as a quoted line with its files.
+fn restore_block(restore: &RestoreView) -> String {
+    let what = match restore.undoes {
+        Some(_) => format!("Undo the restore to before \u{201c}{}\u{201d}", plain_text(&restore.prompt)),
+        None => format!("Restore the code to before \u{201c}{}\u{201d}", plain_text(&restore.prompt)),
+    };
+    let state = match restore.state {
+        RestoreState::Reading => "reading the files",
+        RestoreState::Planned => "each file's change below",
+        RestoreState::NothingToRestore => "nothing to restore: the files are as they were",
+        RestoreState::Undone => "undone later",
+    };
+    let mut block = format!("> **{what}** ({state})");
+    for file in &restore.files {
+        let note = match (&file.problem, file.conflict) {
+            (Some(problem), _) => format!(": {}", plain_text(problem)),
+            (None, true) => ": edited after the checkpoint, restoring reverts those edits too".to_owned(),
+            (None, false) => String::new(),
+        };
+        block.push_str(&format!("\n> - `{}`{note}", file.label));
+    }
+    block
+}
+
 /// Where a change stands, in the file change card's words.
 fn change_phase(change: &FileChangeView) -> String {
     // "Rejected" meant putting back text already on disk for an edit the agent made itself or
@@ -562,6 +588,7 @@ fn change_phase(change: &FileChangeView) -> String {
         ChangePhase::Applied => match change.origin {
             ChangeOrigin::Agent => "changed on disk by the agent, not reviewed".to_owned(),
             ChangeOrigin::Write => "written (allowed by your mode or a rule), not reviewed".to_owned(),
+            ChangeOrigin::Restore => "restored".to_owned(),
         },
         ChangePhase::Writing => "being written".to_owned(),
         ChangePhase::Settled if change.hunks.is_empty() => match change.whole {

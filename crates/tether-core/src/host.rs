@@ -224,6 +224,24 @@ impl HostEngine {
             Intent::Cancel => self.cancel(now),
             Intent::AnswerPermission { key, option_id } => self.answer_permission(key, &option_id, now),
             Intent::NewSession => self.start_session(now),
+            Intent::RestoreCode { entry } => {
+                let result = match &mut self.session {
+                    Some(slot) => slot.client.restore_code(entry),
+                    None => Err(IntentError::NotReady),
+                };
+                if let Err(error) = result {
+                    self.show(LogLevel::Warn, format!("The code was not restored: {error}."));
+                }
+            }
+            Intent::UndoRestore { restore } => {
+                let result = match &mut self.session {
+                    Some(slot) => slot.client.undo_restore(restore),
+                    None => Err(IntentError::NotReady),
+                };
+                if let Err(error) = result {
+                    self.show(LogLevel::Warn, format!("The restore was not undone: {error}."));
+                }
+            }
             Intent::ShowSession { key } => self.show_session(key, now),
             Intent::CloseSession { key } => self.close_session(key, now),
             Intent::SelectAgent { name } => self.select_agent(name, now),

@@ -15,7 +15,7 @@ use ts_rs::TS;
 
 use crate::host_api::{EditorSelection, ExportFormat};
 use crate::permissions::{Mode, RuleId, RuleScope, RuleSpec};
-use crate::thread::PermissionKey;
+use crate::thread::{EntryIndex, PermissionKey, RestoreId};
 use crate::webview::{ConfigValue, PromptAttachment, ReviewIntent, SessionKey, TerminalIntent};
 
 /// Something the person asked for.
@@ -43,6 +43,15 @@ pub enum Intent {
     /// Close this session's tab: its agent is stopped; the session stays in the history.
     CloseSession {
         key: SessionKey,
+    },
+    /// Restore the files the agent changed to how they were before the prompt at `entry` (its
+    /// checkpoint), through the review of each file's change.
+    RestoreCode {
+        entry: EntryIndex,
+    },
+    /// Undo a restore: the files go back to how the restore found them, through the same review.
+    UndoRestore {
+        restore: RestoreId,
     },
     SelectAgent {
         name: String,

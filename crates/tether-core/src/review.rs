@@ -42,6 +42,8 @@ pub enum ChangeOrigin {
     Write,
     /// The agent wrote the file itself; Tether found the change afterwards.
     Agent,
+    /// The person restored the file to a checkpoint (or undid such a restore).
+    Restore,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

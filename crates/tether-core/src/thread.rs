@@ -39,6 +39,58 @@ pub enum Entry {
     /// Something the person should know that is not part of the conversation with the agent: the
     /// agent exited, printed a malformed line, a request failed.
     Notice(NoticeView),
+    /// The person asked to restore the code to a checkpoint (before a prompt), or to undo such a
+    /// restore: what will change, each file's change following as a `FileChange` to review.
+    Restore(RestoreView),
+}
+
+/// A restore of the workspace's files to a checkpoint, or the undoing of one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoreView {
+    pub id: RestoreId,
+    /// The prompt whose checkpoint it restores (its entry), or, for an undo, the restore's
+    /// checkpoint.
+    pub checkpoint: EntryIndex,
+    /// The prompt's words, shortened as a title.
+    pub prompt: String,
+    /// The restore this one undoes.
+    pub undoes: Option<RestoreId>,
+    pub state: RestoreState,
+    /// Something it restored was written and it was not undone yet: Undo is offered.
+    pub undoable: bool,
+    /// The files the agent changed since the checkpoint that differ from it now, in the order
+    /// they were first changed.
+    pub files: Vec<RestoreFileView>,
+}
+
+pub type RestoreId = u64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum RestoreState {
+    /// The files are being read.
+    Reading,
+    /// Each file's change waits for the person (or was decided): see `files`.
+    Planned,
+    /// Every file is as it was at the checkpoint already: nothing to do.
+    NothingToRestore,
+    /// Undone by a later restore.
+    Undone,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoreFileView {
+    pub path: String,
+    pub label: String,
+    /// Its change to review (absent for a file that could not be read).
+    pub change: Option<ChangeId>,
+    /// The file changed since the agent last left it: the person edited it after the
+    /// checkpoint, and restoring reverts those edits too.
+    pub conflict: bool,
+    /// Why nothing is proposed for it, when nothing is.
+    pub problem: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

@@ -110,6 +110,9 @@ pub fn generate() -> String {
         thread::PermissionOutcome,
         thread::NoticeLevel,
         thread::NoticeView,
+        thread::RestoreView,
+        thread::RestoreState,
+        thread::RestoreFileView,
         thread::PlanEntryView,
         thread::TurnState,
         thread::ThreadPatch,
@@ -134,7 +137,7 @@ pub fn generate() -> String {
         sidecar::EditorSymbol,
     );
     out.push_str(
-        "\n/** Type aliases used above. */\nexport type EntryIndex = number;\nexport type PermissionKey = number;\nexport type RuleId = number;\nexport type SessionKey = number;\n",
+        "\n/** Type aliases used above. */\nexport type EntryIndex = number;\nexport type PermissionKey = number;\nexport type RuleId = number;\nexport type SessionKey = number;\nexport type RestoreId = number;\n",
     );
     facts(&mut out);
     out

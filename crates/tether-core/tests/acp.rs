@@ -25,6 +25,8 @@
 //! - `> edited <edit id> <applied|unsaved|conflict|failed <why>>`: how an edit went
 //! - `> review <json ReviewIntent>`: a decision on a change; `> changed <path>`: a file under review
 //!   changed
+//! - `> restore <entry>`: restore the code to before the prompt at that entry; `> undo-restore
+//!   <id>`: undo restore `id`
 //! - `> term-answer <call> <json result>` / `> term-error <call> <code> <message>`: tetherd answered a
 //!   terminal call; `> term-data <tetherd id> <json string>`: output; `> term-exited <tetherd id>
 //!   <json exit status> [killed]`: the command ended
@@ -215,6 +217,16 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
                 }
             }
             "changed" => client.handle_file_changed(rest),
+            "restore" => {
+                if let Err(error) = client.restore_code(rest.parse().unwrap()) {
+                    writeln!(out, "  refused: {error}").unwrap();
+                }
+            }
+            "undo-restore" => {
+                if let Err(error) = client.undo_restore(rest.parse().unwrap()) {
+                    writeln!(out, "  refused: {error}").unwrap();
+                }
+            }
             "term-answer" => {
                 let (call, result) = rest.split_once(' ').expect("term-answer <call> <json>");
                 let raw = serde_json::value::RawValue::from_string(result.to_owned()).unwrap();
@@ -623,4 +635,9 @@ fn replaying_the_log_of_a_run_gives_the_thread_of_the_run() {
 #[test]
 fn commands_the_agent_did_not_ask_about_wait_for_the_persons_answer_on_a_card() {
     check("terminals-unasked");
+}
+
+#[test]
+fn restoring_to_a_checkpoint_proposes_each_file_back_and_can_be_undone() {
+    check("restore");
 }

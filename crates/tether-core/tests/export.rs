@@ -280,3 +280,20 @@ fn backticks_in_diffs_output_and_details_stay_inside_their_blocks() {
     "#]]
     .assert_eq(&live.markdown());
 }
+
+/// A restore to a checkpoint is the person's, between the turns: its line names the prompt and
+/// the files it puts back, and the change it proposed follows.
+#[test]
+fn a_restore_to_a_checkpoint_reads_as_what_it_puts_back() {
+    let mut live = Live::prompted("Rename the tool");
+    live.agent(
+        r##"{"jsonrpc":"2.0","id":20,"method":"fs/write_text_file","params":{"sessionId":"s1","path":"/workspace/README.md","content":"# tool\n"}}"##,
+    );
+    live.read(1, "# cli\n");
+    live.review(r#"{"type":"all","change":1,"keep":true}"#);
+    live.client.handle_edit_done(1, EditOutcome::Applied { saved: true });
+    live.agent(r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#);
+    live.client.restore_code(0).unwrap();
+    live.read(2, "# tool\n");
+    expect_test::expect_file![export_dir().join("restore.md")].assert_eq(&live.markdown());
+}

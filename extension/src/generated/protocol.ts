@@ -97,7 +97,7 @@ export type Intent = { "type": "prompt", text: string,
  * Files and selections the text mentions with `@`, images pasted or dropped; absent
  * from a webview older than mentions.
  */
-attachments: Array<PromptAttachment>, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "showSession", key: number, } | { "type": "closeSession", key: number, } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setAgentMode", id: string, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "signIn" } | { "type": "authenticate", methodId: string, env: { [key in string]: string }, } | { "type": "setFollowAgent", on: boolean, } | { "type": "toggleFollowAgent" } | { "type": "manageTrust" } | { "type": "openAgentSettings" } | { "type": "copyText", text: string, } | { "type": "insertAtCursor", text: string, } | { "type": "openInNewFile", text: string, language: string | null, } | { "type": "openLocation", path: string, line: number | null, } | { "type": "mentionSelection", selection: EditorSelection, };
+attachments: Array<PromptAttachment>, } | { "type": "cancel" } | { "type": "answerPermission", key: number, optionId: string, } | { "type": "newSession" } | { "type": "showSession", key: number, } | { "type": "closeSession", key: number, } | { "type": "restoreCode", entry: number, } | { "type": "undoRestore", restore: number, } | { "type": "selectAgent", name: string, } | { "type": "setMode", mode: Mode, } | { "type": "setAgentMode", id: string, } | { "type": "setConfigOption", configId: string, value: ConfigValue, } | { "type": "addRule", spec: RuleSpec, scope: RuleScope, } | { "type": "removeRule", id: number, } | { "type": "clearRules", scope: RuleScope, } | { "type": "keepRuleForWorkspace", id: number, } | { "type": "openAuditLog" } | { "type": "review", intent: ReviewIntent, } | { "type": "terminal", intent: TerminalIntent, } | { "type": "showHistory" } | { "type": "openSession", id: string, } | { "type": "renameSession", id: string, title: string, } | { "type": "deleteSession", id: string, } | { "type": "exportSession", id: string | null, format: ExportFormat, } | { "type": "restart" } | { "type": "stopAgent" } | { "type": "signIn" } | { "type": "authenticate", methodId: string, env: { [key in string]: string }, } | { "type": "setFollowAgent", on: boolean, } | { "type": "toggleFollowAgent" } | { "type": "manageTrust" } | { "type": "openAgentSettings" } | { "type": "copyText", text: string, } | { "type": "insertAtCursor", text: string, } | { "type": "openInNewFile", text: string, language: string | null, } | { "type": "openLocation", path: string, line: number | null, } | { "type": "mentionSelection", selection: EditorSelection, };
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
@@ -411,7 +411,7 @@ label: string,
  */
 detail: string | null, attachment: PromptAttachment, };
 
-export type ChangeOrigin = "write" | "agent";
+export type ChangeOrigin = "write" | "agent" | "restore";
 
 export type FileChangeKind = "modified" | "created" | "deleted";
 
@@ -536,7 +536,7 @@ description: string, };
 
 export type DecidedBy = { "type": "rule", id: number, description: string, scope: RuleScope, } | { "type": "mode", mode: Mode, };
 
-export type Entry = { "type": "user" } & UserMessage | { "type": "agent" } & AgentMessage | { "type": "toolCall" } & ToolCallView | { "type": "fileChange" } & FileChangeView | { "type": "notice" } & NoticeView;
+export type Entry = { "type": "user" } & UserMessage | { "type": "agent" } & AgentMessage | { "type": "toolCall" } & ToolCallView | { "type": "fileChange" } & FileChangeView | { "type": "notice" } & NoticeView | { "type": "restore" } & RestoreView;
 
 export type UserMessage = { 
 /**
@@ -651,6 +651,47 @@ export type NoticeView = { level: NoticeLevel, text: string,
  */
 detail: string | null, };
 
+export type RestoreView = { id: number, 
+/**
+ * The prompt whose checkpoint it restores (its entry), or, for an undo, the restore's
+ * checkpoint.
+ */
+checkpoint: number, 
+/**
+ * The prompt's words, shortened as a title.
+ */
+prompt: string, 
+/**
+ * The restore this one undoes.
+ */
+undoes: number | null, state: RestoreState, 
+/**
+ * Something it restored was written and it was not undone yet: Undo is offered.
+ */
+undoable: boolean, 
+/**
+ * The files the agent changed since the checkpoint that differ from it now, in the order
+ * they were first changed.
+ */
+files: Array<RestoreFileView>, };
+
+export type RestoreState = "reading" | "planned" | "nothingToRestore" | "undone";
+
+export type RestoreFileView = { path: string, label: string, 
+/**
+ * Its change to review (absent for a file that could not be read).
+ */
+change: number | null, 
+/**
+ * The file changed since the agent last left it: the person edited it after the
+ * checkpoint, and restoring reverts those edits too.
+ */
+conflict: boolean, 
+/**
+ * Why nothing is proposed for it, when nothing is.
+ */
+problem: string | null, };
+
 export type PlanEntryView = { content: string, 
 /**
  * `high`, `medium`, `low`.
@@ -750,6 +791,7 @@ export type EntryIndex = number;
 export type PermissionKey = number;
 export type RuleId = number;
 export type SessionKey = number;
+export type RestoreId = number;
 
 /** Tether's permission modes in the picker's order, from the most careful to the least, with the words the chat uses for them. */
 export const MODES: readonly { mode: Mode; label: string; description: string }[] = [

@@ -19,10 +19,14 @@
 //! changed meanwhile is a conflict the person is told about.
 //!
 //! This file serves reads and holds the state of all three ([`Files`]); `review` handles writes
-//! under review and `disk_changes` the edits found after the fact.
+//! under review, `disk_changes` the edits found after the fact, and `restore` putting files back
+//! as they were before a prompt (a checkpoint) through the same review.
 
 mod disk_changes;
+mod restore;
 mod review;
+
+pub(super) use restore::Restores;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -57,6 +61,8 @@ pub(super) enum ReadTag {
     ToolDiff { path: String, old_text: Option<String>, new_text: String },
     /// A file the prompt `prompt` mentions, embedded as its block `block`.
     Mention { prompt: u64, block: usize, path: String },
+    /// A file restore `restore` puts back, as it is now.
+    Restore { restore: crate::thread::RestoreId, path: String },
 }
 
 /// What an edit in flight carries out.
@@ -284,6 +290,9 @@ impl AcpClient {
             }
             ReadTag::Mention { prompt, block, path } => {
                 self.on_mention_read(prompt, block, &path, result.map(|(text, _, _)| text))
+            }
+            ReadTag::Restore { restore, path } => {
+                self.on_restore_read(restore, &path, result.map(|(text, _, _)| text))
             }
         }
     }

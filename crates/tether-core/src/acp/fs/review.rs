@@ -558,7 +558,8 @@ impl AcpClient {
         let id = change.id;
         let entry = self.thread.push(Entry::FileChange(change.view()));
         let reviewable = !matches!(change.phase, ChangePhase::Unreviewable { .. });
-        if reviewable {
+        // A restore is the person's, not a tool call's: the agent's diffs keep their changes.
+        if reviewable && change.origin != ChangeOrigin::Restore {
             self.link_tool_diffs(id, &change.path);
         }
         let document = change.document();
@@ -593,8 +594,12 @@ impl AcpClient {
         let entry = tracked.entry;
         let hunks = tracked.change.review_hunks();
         let settled = !tracked.change.is_decidable();
+        let restored = tracked.change.origin == ChangeOrigin::Restore;
         self.thread.replace(entry, Entry::FileChange(view));
         self.host(HostAction::UpdateReview { change, hunks, settled });
         self.events.push_back(AcpEvent::ChangesChanged);
+        if restored {
+            self.refresh_restore_of(change);
+        }
     }
 }

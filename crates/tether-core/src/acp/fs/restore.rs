@@ -1,0 +1,220 @@
+//! Checkpoints: every prompt is one. Restoring the code to a checkpoint puts every file the
+//! agent changed after that prompt back as it was before it, through the same review as the
+//! agent's writes (a proposed change per file, kept or rejected hunk by hunk, written only if
+//! the file still holds what it was computed against); undoing a restore puts those files back
+//! as the restore found them, the same way.
+//!
+//! What a file was at a checkpoint comes from the session's own change records: the text
+//! before the first change to it after the prompt. What the agent left is the text the last
+//! change put there, as the person decided it. A file that holds anything else now was edited
+//! by the person since the checkpoint: its restore is still proposed (it is theirs to decide)
+//! but marked as a conflict, since keeping it reverts their edits too. Nothing is written
+//! until the person keeps it.
+//!
+//! Deliberately absent: files the agent never changed through a change Tether saw (its
+//! terminal commands' side effects outside the snapshot's reach) are not restored.
+
+use crate::thread::{RestoreFileView, RestoreId, RestoreState, RestoreView};
+
+use super::*;
+
+/// The restores of one session, and what each is waiting for.
+#[derive(Debug, Default)]
+pub(in crate::acp) struct Restores {
+    plans: BTreeMap<RestoreId, Plan>,
+    next: RestoreId,
+}
+
+/// One restore (or undo), from the files it reads to the changes it proposed.
+#[derive(Debug)]
+struct Plan {
+    /// Its entry in the thread.
+    entry: EntryIndex,
+    view: RestoreView,
+    /// Each file to restore, in the order the agent first changed them.
+    files: Vec<FileTarget>,
+    /// The files still being read.
+    reading: usize,
+    /// The changes it proposed, one a file.
+    changes: Vec<ChangeId>,
+}
+
+/// A file to put back: its text at the checkpoint (`None`: it did not exist) and the text Tether
+/// knows was left in it (`None`: absent); `now` once read.
+#[derive(Debug)]
+struct FileTarget {
+    path: String,
+    label: String,
+    target: Option<String>,
+    expected: Option<String>,
+    now: Option<Result<Option<String>, String>>,
+}
+
+impl AcpClient {
+    /// Proposes restoring every file the agent changed after the prompt at `entry` to how it was
+    /// before that prompt.
+    pub fn restore_code(&mut self, entry: EntryIndex) -> Result<(), IntentError> {
+        if self.thread.turn() == &TurnState::Running {
+            return Err(IntentError::TurnRunning);
+        }
+        let Some(Entry::User(message)) = self.thread.entries().get(entry as usize) else {
+            return Err(IntentError::UnknownCheckpoint);
+        };
+        let prompt = crate::session_log::prompt_title(&message.text);
+        // The changes after the prompt, oldest first: ids grow with time.
+        let mut files: Vec<FileTarget> = Vec::new();
+        for tracked in self.files.changes.values().filter(|tracked| tracked.entry > entry) {
+            let change = &tracked.change;
+            if matches!(change.phase, ChangePhase::Unreviewable { .. }) {
+                continue;
+            }
+            let left = change.on_disk().ok().flatten();
+            match files.iter_mut().find(|file| file.path == change.path) {
+                Some(file) => file.expected = left,
+                None => files.push(FileTarget {
+                    path: change.path.clone(),
+                    label: change.label.clone(),
+                    target: change.old.clone(),
+                    expected: left,
+                    now: None,
+                }),
+            }
+        }
+        self.plan_restore(entry, prompt, None, files);
+        Ok(())
+    }
+
+    /// Proposes undoing restore `restore`: the files it wrote go back to how it found them.
+    pub fn undo_restore(&mut self, restore: RestoreId) -> Result<(), IntentError> {
+        if self.thread.turn() == &TurnState::Running {
+            return Err(IntentError::TurnRunning);
+        }
+        let plan = self.restores.plans.get(&restore).ok_or(IntentError::UnknownRestore)?;
+        if !plan.view.undoable {
+            return Err(IntentError::NothingToUndo);
+        }
+        let files: Vec<FileTarget> = plan
+            .changes
+            .iter()
+            .filter_map(|id| self.files.changes.get(id))
+            .filter(|tracked| tracked.change.applied)
+            .map(|tracked| FileTarget {
+                path: tracked.change.path.clone(),
+                label: tracked.change.label.clone(),
+                target: tracked.change.old.clone(),
+                expected: tracked.change.on_disk().ok().flatten(),
+                now: None,
+            })
+            .collect();
+        let (checkpoint, prompt) = (plan.view.checkpoint, plan.view.prompt.clone());
+        self.plan_restore(checkpoint, prompt, Some(restore), files);
+        Ok(())
+    }
+
+    /// Shows the restore and reads each of its files as they are now.
+    fn plan_restore(&mut self, checkpoint: EntryIndex, prompt: String, undoes: Option<RestoreId>, files: Vec<FileTarget>) {
+        let id = self.restores.next;
+        self.restores.next += 1;
+        let state = if files.is_empty() { RestoreState::NothingToRestore } else { RestoreState::Reading };
+        let view = RestoreView { id, checkpoint, prompt, undoes, state, undoable: false, files: Vec::new() };
+        let entry = self.thread.push(Entry::Restore(view.clone()));
+        let paths: Vec<String> = files.iter().map(|file| file.path.clone()).collect();
+        self.restores.plans.insert(id, Plan { entry, view, reading: files.len(), files, changes: Vec::new() });
+        for path in paths {
+            self.read_whole(path.clone(), ReadTag::Restore { restore: id, path });
+        }
+    }
+
+    /// A file of restore `restore` was read (`None`: it does not exist).
+    pub(in crate::acp) fn on_restore_read(&mut self, restore: RestoreId, path: &str, now: Result<Option<String>, String>) {
+        let Some(plan) = self.restores.plans.get_mut(&restore) else { return };
+        let Some(file) = plan.files.iter_mut().find(|file| file.path == path && file.now.is_none()) else { return };
+        file.now = Some(now);
+        plan.reading -= 1;
+        if plan.reading == 0 {
+            self.propose_restore(restore);
+        }
+    }
+
+    /// Every file of the restore is read: a change is proposed for each that differs from its
+    /// target.
+    fn propose_restore(&mut self, restore: RestoreId) {
+        let Some(plan) = self.restores.plans.get_mut(&restore) else { return };
+        let files = std::mem::take(&mut plan.files);
+        let mut views = Vec::new();
+        let mut changes = Vec::new();
+        for file in files {
+            let now = match file.now {
+                Some(Ok(now)) => now,
+                Some(Err(message)) => {
+                    views.push(RestoreFileView {
+                        path: file.path,
+                        label: file.label,
+                        change: None,
+                        conflict: false,
+                        problem: Some(format!("Cannot read it: {message}")),
+                    });
+                    continue;
+                }
+                None => continue,
+            };
+            if now == file.target {
+                continue; // As it was at the checkpoint already.
+            }
+            let conflict = now != file.expected;
+            let id = self.files.next_change;
+            self.files.next_change += 1;
+            let mut change =
+                FileChange::new(id, file.path.clone(), file.label.clone(), ChangeOrigin::Restore, now, file.target, false);
+            if conflict {
+                change.outcome = Some(
+                    "You changed this file after the checkpoint: keeping the restore reverts your changes too"
+                        .to_owned(),
+                );
+            }
+            self.add_change(change);
+            changes.push(id);
+            views.push(RestoreFileView { path: file.path, label: file.label, change: Some(id), conflict, problem: None });
+        }
+        let Some(plan) = self.restores.plans.get_mut(&restore) else { return };
+        plan.view.state = if changes.is_empty() { RestoreState::NothingToRestore } else { RestoreState::Planned };
+        plan.view.files = views;
+        plan.changes = changes;
+        self.emit_permission_count();
+        self.refresh_restore(restore);
+    }
+
+    /// A change was decided or written: the restore it belongs to (and the one that restore
+    /// undoes) are redrawn.
+    pub(in crate::acp) fn refresh_restore_of(&mut self, change: ChangeId) {
+        let owner = self.restores.plans.iter().find(|(_, plan)| plan.changes.contains(&change)).map(|(id, _)| *id);
+        if let Some(restore) = owner {
+            self.refresh_restore(restore);
+        }
+    }
+
+    fn refresh_restore(&mut self, restore: RestoreId) {
+        let Some(plan) = self.restores.plans.get(&restore) else { return };
+        let written = plan
+            .changes
+            .iter()
+            .filter_map(|id| self.files.changes.get(id))
+            .any(|tracked| tracked.change.applied && tracked.change.on_disk().ok() != Some(tracked.change.old.clone()));
+        let undoes = plan.view.undoes;
+        let Some(plan) = self.restores.plans.get_mut(&restore) else { return };
+        plan.view.undoable = written && plan.view.state != RestoreState::Undone;
+        let (entry, view) = (plan.entry, plan.view.clone());
+        self.thread.replace(entry, Entry::Restore(view));
+        // An undo that wrote something has undone its restore.
+        if let Some(undone) = undoes.filter(|_| written)
+            && let Some(plan) = self.restores.plans.get_mut(&undone)
+            && plan.view.state != RestoreState::Undone
+        {
+            plan.view.state = RestoreState::Undone;
+            plan.view.undoable = false;
+            let (entry, view) = (plan.entry, plan.view.clone());
+            self.thread.replace(entry, Entry::Restore(view));
+        }
+    }
+}
+

@@ -1,0 +1,115 @@
+// End to end: every prompt is a checkpoint. The scripted test agent runs
+// scenarios/checkpoints.toml: its first prompt edits a.txt and creates b.txt, its second edits
+// a.txt again and c.txt, each through the client (acceptEdits lets them through at once).
+//
+// In one VS Code, in order (a step that fails skips the rest):
+// 1. two turns change three files (checked on disk);
+// 2. "Restore code to here" on the first prompt proposes each file back as it was before it;
+//    keeping them puts the disk back (a.txt and c.txt as they were, b.txt gone);
+// 3. the restore is undone: the files are as the agent left them again.
+//
+// Every wait is for something to appear or for a file's text; none measures time.
+
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+
+import { STEP_TIMEOUT_MS, orderedSteps, repoRoot, testAgent, waitForFile, withVSCode } from "./harness.mjs";
+
+const TEST_TIMEOUT_MS = 10 * 60_000;
+
+const scenario = path.join(repoRoot, "tests", "e2e", "scenarios", "checkpoints.toml");
+const settings = {
+  "tether.agents": [{ name: "Checkpoints", command: testAgent, args: ["--scenario", scenario] }],
+  "tether.defaultAgent": "Checkpoints",
+  "tether.permissions.defaultMode": "acceptEdits",
+};
+const workspaceFiles = { "a.txt": "a\n", "c.txt": "c\n" };
+
+test("restoring the code to a checkpoint puts three files back over two turns, and the restore is undone", {
+  timeout: TEST_TIMEOUT_MS,
+}, async (t) => {
+  await withVSCode({ name: "checkpoints", settings, workspaceFiles }, async (vscode) => {
+    const { chat, prompt, turnEnded } = await vscode.startChat();
+    const step = orderedSteps(t, vscode);
+    const file = (name) => path.join(vscode.workspace, name);
+    const onDisk = (name) => (fs.existsSync(file(name)) ? fs.readFileSync(file(name), "utf8") : null);
+    // Waits until `name` holds `text` (`null`: until it is gone).
+    const waitForText = async (name, text) => {
+      if (text === null) {
+        await waitForGone(file(name));
+      } else {
+        await waitForFile(file(name), (written) => written === text);
+      }
+    };
+    // Keeps every change a restore card proposes, from each file's own card.
+    const keepEachFile = async (restore) => {
+      const changes = await restore.locator("[data-change-id]").evaluateAll((items) =>
+        items.map((item) => item.getAttribute("data-change-id")),
+      );
+      assert.equal(changes.length, 3, "one change a file");
+      for (const change of changes) {
+        const card = chat.locator(`.file-change[data-change-id="${change}"]`);
+        await card.locator("button.change-keep-all").click();
+        await card.locator("button.change-keep-all").waitFor({ state: "detached" });
+      }
+    };
+
+    await step("1. two turns change three files", async () => {
+      await prompt("Do the first thing");
+      await chat.locator(".entry.agent", { hasText: "Done with the first." }).waitFor();
+      await turnEnded();
+      await prompt("Now the second thing");
+      await chat.locator(".entry.agent", { hasText: "Done with the second." }).waitFor();
+      await chat.locator('.turn-state[data-state="ended"]').last().waitFor();
+      await waitForText("a.txt", "a, twice\n");
+      await waitForText("b.txt", "b, new\n");
+      await waitForText("c.txt", "c, by the agent\n");
+    });
+
+    await step("2. restoring the code to before the first prompt puts the three files back", async () => {
+      // A message's actions show when the pointer is on it, as a person finds them.
+      const first = chat.locator(".entry.user").first();
+      await first.hover();
+      await first.locator("button.restore-code").click();
+      const restore = chat.locator('.entry.restore[data-state="planned"]').first();
+      await restore.waitFor();
+      assert.match(await restore.innerText(), /Do the first thing/);
+      for (const name of ["a.txt", "b.txt", "c.txt"]) {
+        assert.match(await restore.innerText(), new RegExp(name.replace(".", "\\.")));
+      }
+      // Nothing is written until kept.
+      assert.equal(onDisk("a.txt"), "a, twice\n");
+      await vscode.screenshot("checkpoints-restore-planned.png");
+      await keepEachFile(restore);
+      await waitForText("a.txt", "a\n");
+      await waitForText("b.txt", null);
+      await waitForText("c.txt", "c\n");
+    });
+
+    await step("3. the restore is undone: the files are as the agent left them", async () => {
+      const restore = chat.locator(".entry.restore").first();
+      await restore.locator("button.restore-undo").click();
+      // The first restore stays "planned" until the undo is written: the undo is the second.
+      const undo = chat.locator('.entry.restore[data-state="planned"]').nth(1);
+      await undo.waitFor();
+      assert.match(await undo.innerText(), /Undo/);
+      await keepEachFile(undo);
+      await waitForText("a.txt", "a, twice\n");
+      await waitForText("b.txt", "b, new\n");
+      await waitForText("c.txt", "c, by the agent\n");
+      await chat.locator('.entry.restore[data-state="undone"]').waitFor();
+      await vscode.screenshot("checkpoints-undone.png");
+    });
+  });
+});
+
+// Waits until `file` does not exist (the restore deleted it), within a step's time.
+async function waitForGone(file) {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  while (fs.existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`${file} is still there`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
