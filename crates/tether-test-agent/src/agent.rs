@@ -26,8 +26,8 @@ use agent_client_protocol_schema::v1::{
     ToolCallUpdate, ToolCallUpdateFields, ToolKind, WaitForTerminalExitRequest, WaitForTerminalExitResponse,
     WriteTextFileRequest,
 };
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::history::History;
@@ -64,9 +64,26 @@ struct Session {
     mode: Option<String>,
     /// The current model; `None` when the scenario declares no models.
     model: Option<String>,
-    /// The MCP servers `session/new` or `session/load` named.
+    /// The MCP servers `session/new`, `session/load` or `session/fork` named.
     mcp_servers: Vec<McpServer>,
+    /// The session `session/fork` made this one from, for `report_fork`. A fork loaded again
+    /// with `session/load` does not know it any more: the stored updates do not say.
+    forked_from: Option<SessionId>,
     turn: Option<Turn>,
+}
+
+/// The params of `session/fork`, as the schema's unstable `ForkSessionRequest` has them on the
+/// wire (its `additionalDirectories` is ignored). Written out here rather than taken from the
+/// schema crate's `unstable_session_fork` feature because Cargo unifies features across the
+/// packages of one build: enabling it for this crate would change the schema types `tether-core`
+/// is compiled against whenever both are built together.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ForkSessionParams {
+    session_id: SessionId,
+    cwd: PathBuf,
+    #[serde(default)]
+    mcp_servers: Vec<McpServer>,
 }
 
 struct ToolCallSummary {
@@ -294,6 +311,7 @@ impl Agent {
             "initialize" => self.initialize(params),
             "session/new" => self.new_session(params),
             "session/load" => return self.load_session(id, params),
+            "session/fork" => self.fork_session(params),
             "session/prompt" => return self.start_prompt(id, params),
             "session/set_mode" => return self.set_mode(id, params),
             "session/set_model" => self.set_model(params),
@@ -329,7 +347,12 @@ impl Agent {
             )
             .auth_methods(Vec::new())
             .agent_info(Implementation::new("tether-test-agent", env!("CARGO_PKG_VERSION")));
-        Ok(to_json(response))
+        let mut answer = to_json(response);
+        if self.scenario.fork {
+            // Added by hand, as the stable schema types have no `fork` (see `ForkSessionParams`).
+            answer["agentCapabilities"]["sessionCapabilities"]["fork"] = json!({});
+        }
+        Ok(answer)
     }
 
     fn new_session(&mut self, params: Value) -> Result<Value, Error> {
@@ -340,8 +363,7 @@ impl Agent {
                 format!("Invalid params: cwd must be an absolute path, got {}", request.cwd.display()),
             ));
         }
-        self.sessions_created += 1;
-        let key = format!("test-session-{}", self.sessions_created);
+        let key = self.fresh_session_id(None);
         let session = Session {
             id: SessionId::new(key.as_str()),
             cwd: request.cwd,
@@ -349,6 +371,7 @@ impl Agent {
             mode: self.scenario.modes.as_ref().map(|modes| modes.initial.clone()),
             model: self.scenario.models.as_ref().map(|models| models.initial.clone()),
             mcp_servers: request.mcp_servers,
+            forked_from: None,
             turn: None,
         };
         self.sessions.insert(key.clone(), session);
@@ -358,6 +381,76 @@ impl Agent {
             })?;
         }
         Ok(self.with_models(to_json(NewSessionResponse::new(key).modes(self.session_modes()))))
+    }
+
+    /// `session/fork` (offered with `fork = true`): a new session that goes on from the one named,
+    /// answered with its id. Prompts name the session they are for, so the fork is the session
+    /// the client prompts from then on simply by using that id. The source may be a session of
+    /// an earlier agent process, as when a client restores a conversation in a new agent, so any
+    /// non-empty id is taken. The fork starts in the scenario's initial mode and model, like a
+    /// new session. With `--state-dir`, a stored source's updates are copied to the fork, so that
+    /// `session/load` of the fork replays the conversation it was forked from.
+    fn fork_session(&mut self, params: Value) -> Result<Value, Error> {
+        if !self.scenario.fork {
+            // Not offered (no `sessionCapabilities.fork`), like any method this agent does not have.
+            return Err(Error::new(ErrorCode::MethodNotFound.into(), "Method not found: session/fork"));
+        }
+        let request: ForkSessionParams = parse_params(params)?;
+        let source = request.session_id;
+        if source.0.is_empty() {
+            return Err(Error::new(ErrorCode::InvalidParams.into(), "Invalid params: sessionId must not be empty"));
+        }
+        if !request.cwd.is_absolute() {
+            return Err(Error::new(
+                ErrorCode::InvalidParams.into(),
+                format!("Invalid params: cwd must be an absolute path, got {}", request.cwd.display()),
+            ));
+        }
+        let key = self.fresh_session_id(Some(&source.0));
+        if let Some(history) = &self.wire.history {
+            let copied = history.fork(&source.0, &key).map_err(|error| {
+                Error::new(ErrorCode::InternalError.into(), format!("cannot store the session {key}: {error}"))
+            })?;
+            let what = if copied { "with its stored updates" } else { "which is not stored here" };
+            self.wire.trace.note(&format!("forked {key} from {source}, {what}"));
+        }
+        let session = Session {
+            id: SessionId::new(key.as_str()),
+            cwd: request.cwd,
+            tool_calls: HashMap::new(),
+            mode: self.scenario.modes.as_ref().map(|modes| modes.initial.clone()),
+            model: self.scenario.models.as_ref().map(|models| models.initial.clone()),
+            mcp_servers: request.mcp_servers,
+            forked_from: Some(source),
+            turn: None,
+        };
+        self.sessions.insert(key.clone(), session);
+        // ACP's `ForkSessionResponse`: `sessionId`, and `modes` as `session/new` has them.
+        let mut answer = json!({ "sessionId": key });
+        if let Some(modes) = self.session_modes() {
+            answer["modes"] = to_json(modes);
+        }
+        Ok(self.with_models(answer))
+    }
+
+    /// An id no session of this process has and no stored session has: `test-session-N`, N one
+    /// more than the last. A fork's N is also above its source's, so that along a chain of forks
+    /// across agent processes (which, without `--state-dir`, each count from 1 again) a fork
+    /// never gets the id of its source or of an earlier session of the chain.
+    fn fresh_session_id(&mut self, fork_source: Option<&str>) -> String {
+        let source_number =
+            fork_source.and_then(|id| id.strip_prefix("test-session-")).and_then(|number| number.parse::<u64>().ok());
+        if let Some(number) = source_number {
+            self.sessions_created = self.sessions_created.max(number);
+        }
+        loop {
+            self.sessions_created += 1;
+            let key = format!("test-session-{}", self.sessions_created);
+            let stored = self.wire.history.as_ref().is_some_and(|history| history.contains(&key));
+            if !stored && !self.sessions.contains_key(&key) {
+                return key;
+            }
+        }
     }
 
     /// A session answer with the scenario's models added as Claude Code's and Gemini CLI's ACP
@@ -449,6 +542,7 @@ impl Agent {
             mode: self.scenario.modes.as_ref().map(|modes| modes.initial.clone()),
             model: self.scenario.models.as_ref().map(|models| models.initial.clone()),
             mcp_servers: request.mcp_servers,
+            forked_from: None,
             turn: None,
         };
         self.sessions.insert(key, session);
@@ -892,6 +986,13 @@ impl Agent {
             Step::ReportModel => {
                 let model = session.model.as_deref().unwrap_or("none");
                 wire.say(&session.id, format!("Model: {model}.\n\n"))?;
+            }
+            Step::ReportFork => {
+                let report = match &session.forked_from {
+                    Some(source) => format!("This session was forked from {source}.\n\n"),
+                    None => "This session was not forked.\n\n".to_owned(),
+                };
+                wire.say(&session.id, report)?;
             }
             Step::ReportMcpServers => {
                 let servers: Vec<String> = session.mcp_servers.iter().map(describe_mcp_server).collect();

@@ -5,6 +5,9 @@
 //! (as a `user_message_chunk`), is appended to `DIR/<session id>.jsonl`, one update per line.
 //! Loading a session sends the same updates again, in order: what ACP's `session/load` asks of
 //! an agent (replay the conversation as updates, then answer).
+//!
+//! A fork (`session/fork`) starts as a copy of its source's file, so loading the fork replays
+//! the conversation it was forked from, followed by its own.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write as _};
@@ -31,13 +34,31 @@ impl History {
     }
 
     fn file(&self, session_id: &str) -> PathBuf {
-        // Session ids are the agent's own (`test-session-N`), never a path.
+        // Session ids are the agent's own (`test-session-N`), but the ones `session/load` and
+        // `session/fork` name come from the client: separators are replaced so that an id never
+        // reaches outside the folder.
         self.dir.join(format!("{}.jsonl", session_id.replace(['/', '\\'], "_")))
     }
 
     /// Starts an empty history for a new session.
     pub fn create(&self, session_id: &str) -> io::Result<()> {
         fs::write(self.file(session_id), "")
+    }
+
+    /// Whether a session with this id is stored, so that a new id never takes over its file.
+    pub fn contains(&self, session_id: &str) -> bool {
+        self.file(session_id).exists()
+    }
+
+    /// Starts the history of a fork: a copy of the source's when the source is stored, else an
+    /// empty one (a source this folder never saw has nothing to copy). Returns whether the
+    /// source was stored.
+    pub fn fork(&self, source_id: &str, fork_id: &str) -> io::Result<bool> {
+        match fs::copy(self.file(source_id), self.file(fork_id)) {
+            Ok(_) => Ok(true),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => self.create(fork_id).map(|()| false),
+            Err(error) => Err(error),
+        }
     }
 
     pub fn append(&self, session_id: &str, update: &SessionUpdate) -> io::Result<()> {

@@ -41,7 +41,8 @@ struct Arguments {
     record_stdout: Option<PathBuf>,
 
     /// Store every session in this folder and offer `session/load`, so that a restarted agent
-    /// can resume a session as real agents do.
+    /// can resume a session as real agents do. A fork (`session/fork`, offered by scenarios with
+    /// `fork = true`) of a stored session starts with a copy of its updates.
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
 

@@ -22,6 +22,14 @@
 //! `currentModelId`) and `session/set_model` switches, as Claude Code's and Gemini CLI's ACP
 //! adapters do, and a `report_model = true` step says which model is current.
 //!
+//! `fork = true` at top level offers ACP's (unstable) `session/fork`: `initialize` advertises
+//! `sessionCapabilities.fork = {}`, and `session/fork` answers with a new session forked from the
+//! one it names, which may be a session of an earlier agent process (a client restoring a
+//! conversation starts a new agent and forks the session the old one had). With `--state-dir`,
+//! the fork starts with a copy of the source's stored updates, so loading the fork replays them.
+//! A `report_fork = true` step says in the chat `This session was forked from <source id>.` or
+//! `This session was not forked.` Without `fork`, `session/fork` is an unknown method.
+//!
 //! Two top-level switches make the agent misbehave the way hung agents do, for testing how a
 //! client gets rid of one: `hang_initialize = true` never answers `initialize`, and
 //! `ignore_cancel = true` notes `session/cancel` and goes on with the turn as if it had not come.
@@ -88,6 +96,8 @@ pub struct Scenario {
     /// The models every session offers (`models` in the session answers, `session/set_model`);
     /// `None` when the scenario declares none.
     pub models: Option<Choices>,
+    /// Offer `session/fork` (advertised as `sessionCapabilities.fork`).
+    pub fork: bool,
     /// Never answer `initialize`: an agent that hangs while starting.
     pub hang_initialize: bool,
     /// Go on with a turn whatever `session/cancel` says: an agent that does not stop when asked.
@@ -156,6 +166,8 @@ pub enum Step {
     ReportMode,
     /// Say which model is current.
     ReportModel,
+    /// Say which session the current one was forked from, if any.
+    ReportFork,
     /// Say which MCP servers `session/new` (or `session/load`) named.
     ReportMcpServers,
     /// Call a tool of an MCP server `session/new` named (a stdio one), and say what came back.
@@ -436,6 +448,8 @@ struct RawScenario {
     hang_initialize: bool,
     #[serde(default)]
     ignore_cancel: bool,
+    #[serde(default)]
+    fork: bool,
     modes: Option<Spanned<Vec<ChoiceSpec>>>,
     current_mode: Option<Spanned<String>>,
     models: Option<Spanned<Vec<ChoiceSpec>>>,
@@ -484,6 +498,8 @@ struct StepContext {
     has_modes: bool,
     /// Whether the scenario declares `models`, which `report_model` needs.
     has_models: bool,
+    /// Whether the scenario offers `session/fork` (`fork = true`), which `report_fork` needs.
+    has_fork: bool,
 }
 
 fn convert_steps(raw_steps: Vec<Spanned<RawStep>>, context: StepContext) -> Result<Vec<Step>, StepError> {
@@ -514,6 +530,7 @@ struct RawStep {
     cancel_permission: Option<CancelPermissionSpec>,
     report_mode: Option<bool>,
     report_model: Option<bool>,
+    report_fork: Option<bool>,
     report_mcp_servers: Option<bool>,
     mcp_call: Option<McpCallSpec>,
     read_file: Option<ReadFileSpec>,
@@ -545,6 +562,7 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
         cancel_permission,
         report_mode,
         report_model,
+        report_fork,
         report_mcp_servers,
         mcp_call,
         read_file,
@@ -628,6 +646,15 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
         }
         actions.push(("report_model", Step::ReportModel));
     }
+    if let Some(value) = report_fork {
+        if !value {
+            return Err(here("`report_fork` only accepts `true`".to_owned()));
+        }
+        if !context.has_fork {
+            return Err(here("`report_fork` needs the scenario to say `fork = true` at top level".to_owned()));
+        }
+        actions.push(("report_fork", Step::ReportFork));
+    }
     if let Some(value) = report_mcp_servers {
         if !value {
             return Err(here("`report_mcp_servers` only accepts `true`".to_owned()));
@@ -674,9 +701,9 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
     match actions.len() {
         0 => Err(here(
             "a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, \
-             await_permissions, cancel_permission, report_mode, report_model, report_mcp_servers, mcp_call, read_file, \
-             write_file, write_disk, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die \
-             or stop"
+             await_permissions, cancel_permission, report_mode, report_model, report_fork, report_mcp_servers, \
+             mcp_call, read_file, write_file, write_disk, terminal, sleep_ms, stderr, malformed, malformed_bytes, \
+             long_line, die or stop"
                 .to_owned(),
         )),
         1 => Ok(actions.remove(0).1),
@@ -765,7 +792,7 @@ pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         .map_err(|error| located(Some(error.span), &error.message))?;
     let models = convert_choices(raw.models, raw.current_model, MODEL_KEYS)
         .map_err(|error| located(Some(error.span), &error.message))?;
-    let context = StepContext { has_modes: modes.is_some(), has_models: models.is_some() };
+    let context = StepContext { has_modes: modes.is_some(), has_models: models.is_some(), has_fork: raw.fork };
     let prompts = raw
         .prompts
         .into_iter()
@@ -777,6 +804,7 @@ pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         prompts,
         modes,
         models,
+        fork: raw.fork,
         hang_initialize: raw.hang_initialize,
         ignore_cancel: raw.ignore_cancel,
     })
@@ -913,7 +941,7 @@ mod tests {
     fn an_invalid_step_inside_a_permission_branch_is_reported_at_its_own_line() {
         let source = "description = \"x\"\n[[prompt]]\nsteps = [\n  { ask_permission = { tool_call_id = \"t\",\n      allowed = [\n        { say = \"ok\" },\n        { },\n      ] } },\n]\n";
         let error = parse(source, "branch.toml").expect_err("an empty step");
-        expect_test::expect!["invalid scenario branch.toml, line 7, column 9: a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, await_permissions, cancel_permission, report_mode, report_model, report_mcp_servers, mcp_call, read_file, write_file, write_disk, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"].assert_eq(&error.to_string());
+        expect_test::expect!["invalid scenario branch.toml, line 7, column 9: a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, await_permissions, cancel_permission, report_mode, report_model, report_fork, report_mcp_servers, mcp_call, read_file, write_file, write_disk, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"].assert_eq(&error.to_string());
     }
 
     #[test]
@@ -1037,6 +1065,31 @@ mod tests {
         );
         let scenario = parse(&source, "models.toml").expect("valid scenario");
         assert_eq!(scenario.models.map(|models| models.initial).as_deref(), Some("opus"));
+    }
+
+    #[test]
+    fn fork_is_off_unless_asked_for_and_report_fork_needs_it() {
+        let cases = [
+            ("fork = true", "{ report_fork = true }"),
+            ("", "{ report_fork = true }"),
+            ("fork = false", "{ report_fork = true }"),
+            ("fork = true", "{ report_fork = false }"),
+            ("fork = \"yes\"", "{ say = \"hi\" }"),
+        ];
+        let outcomes: Vec<String> = cases.iter().map(|(top, steps)| parse_outcome(top, steps)).collect();
+        expect_test::expect![[r#"
+            ok
+            invalid scenario new.toml, line 5, column 3: `report_fork` needs the scenario to say `fork = true` at top level
+            invalid scenario new.toml, line 5, column 3: `report_fork` needs the scenario to say `fork = true` at top level
+            invalid scenario new.toml, line 5, column 3: `report_fork` only accepts `true`
+            invalid scenario new.toml, line 2, column 8: invalid type: string "yes", expected a boolean"#]]
+        .assert_eq(&outcomes.join("\n"));
+        let fork = |top: &str| {
+            let source = format!("description = \"x\"\n{top}\n[[prompt]]\nsteps = [{{ say = \"hi\" }}]\n");
+            parse(&source, "fork.toml").expect("valid scenario").fork
+        };
+        assert!(!fork(""));
+        assert!(fork("fork = true"));
     }
 
     #[test]

@@ -800,3 +800,120 @@ fn a_stored_session_is_loaded_by_a_restarted_agent() {
     let initialized = stateless.initialize(no_capabilities());
     assert_eq!(initialized["result"]["agentCapabilities"]["loadSession"], json!(false));
 }
+
+/// A scenario that offers `session/fork` and says, for any prompt, whether the session is a fork.
+const FORK_SCENARIO: &str =
+    "description = \"offers session/fork\"\nfork = true\n\n[[prompt]]\nsteps = [{ report_fork = true }]\n";
+
+/// Writes [`FORK_SCENARIO`] into `dir` and returns its path, for `--scenario`.
+fn write_fork_scenario(dir: &std::path::Path) -> String {
+    let path = dir.join("fork.toml");
+    std::fs::write(&path, FORK_SCENARIO).expect("the test can write its scenario");
+    path.to_str().expect("a UTF-8 path").to_owned()
+}
+
+/// What the agent says in the chat for one prompt, its last paragraph break left out.
+fn chat_answer(agent: &mut AgentProcess, session: &str, prompt: &str) -> String {
+    let transcript = run_turn(agent, session, prompt, |_, request| panic!("unexpected {request}"));
+    chat_text(&transcript).trim_end().to_owned()
+}
+
+/// `fork = true` advertises `sessionCapabilities.fork` and answers `session/fork` with a new
+/// session, which says where it came from; the source may be one this process never saw, as when
+/// a client restores a conversation in a new agent. Without it, `session/fork` is unknown.
+#[test]
+fn session_fork_is_offered_with_fork_true_and_the_fork_says_its_source() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let mut agent = AgentProcess::scenario(&write_fork_scenario(dir.path()));
+    let initialized = agent.initialize(no_capabilities());
+    assert_eq!(initialized["result"]["agentCapabilities"]["sessionCapabilities"]["fork"], json!({}), "{initialized}");
+    let session =
+        agent.request("session/new", json!({ "cwd": line_client::WORKSPACE, "mcpServers": [] }))["result"]["sessionId"]
+            .as_str()
+            .expect("a session id")
+            .to_owned();
+
+    let mut answers = vec![chat_answer(&mut agent, &session, "forked?")];
+    let fork = |agent: &mut AgentProcess, params: Value| describe(&agent.request("session/fork", params));
+    answers.push(fork(
+        &mut agent,
+        json!({ "sessionId": "test-session-7", "cwd": line_client::WORKSPACE, "mcpServers": [] }),
+    ));
+    answers.push(chat_answer(&mut agent, "test-session-8", "forked?"));
+    answers.push(fork(&mut agent, json!({ "sessionId": session, "cwd": line_client::WORKSPACE, "mcpServers": [] })));
+    answers.push(chat_answer(&mut agent, "test-session-9", "forked?"));
+    // The source goes on as it was.
+    answers.push(chat_answer(&mut agent, &session, "forked?"));
+    answers.push(fork(&mut agent, json!({ "sessionId": "", "cwd": line_client::WORKSPACE, "mcpServers": [] })));
+    answers.push(fork(&mut agent, json!({ "sessionId": session, "cwd": "relative", "mcpServers": [] })));
+    answers.push(fork(&mut agent, json!({ "sessionId": session, "mcpServers": [] })));
+
+    let mut demo = AgentProcess::scenario("demo");
+    let initialized = demo.initialize(no_capabilities());
+    assert_eq!(initialized["result"]["agentCapabilities"]["sessionCapabilities"].get("fork"), None, "{initialized}");
+    let demo_session = demo.request("session/new", json!({ "cwd": line_client::WORKSPACE, "mcpServers": [] }));
+    assert_eq!(demo_session["result"]["sessionId"], "test-session-1", "{demo_session}");
+    answers.push(fork(
+        &mut demo,
+        json!({ "sessionId": "test-session-1", "cwd": line_client::WORKSPACE, "mcpServers": [] }),
+    ));
+    expect![[r#"
+        This session was not forked.
+        result {"sessionId":"test-session-8"}
+        This session was forked from test-session-7.
+        result {"sessionId":"test-session-9"}
+        This session was forked from test-session-1.
+        This session was not forked.
+        error {"code":-32602,"message":"Invalid params: sessionId must not be empty"}
+        error {"code":-32602,"message":"Invalid params: cwd must be an absolute path, got relative"}
+        error {"code":-32602,"message":"Invalid params: missing field `cwd`"}
+        error {"code":-32601,"message":"Method not found: session/fork"}"#]]
+    .assert_eq(&answers.join("\n"));
+}
+
+/// With a state folder, a restarted agent forks a session of the earlier process: the fork
+/// starts with a copy of the stored conversation, so loading it replays the source's turns
+/// before its own, and the source is left as it was.
+#[test]
+fn a_fork_of_a_stored_session_starts_with_its_updates() {
+    let state = tempfile::tempdir().expect("a temporary folder");
+    let state_dir = state.path().join("state");
+    let state_dir = state_dir.to_str().expect("a UTF-8 path");
+    let scenario = write_fork_scenario(state.path());
+    let mut first = AgentProcess::spawn(&["--scenario", &scenario, "--state-dir", state_dir]);
+    let source = first.start_session(no_capabilities());
+    assert_eq!(chat_answer(&mut first, &source, "first"), "This session was not forked.");
+    drop(first);
+
+    let mut restarted = AgentProcess::spawn(&["--scenario", &scenario, "--state-dir", state_dir]);
+    restarted.initialize(no_capabilities());
+    let forked = restarted.request("session/fork", json!({ "sessionId": source, "cwd": line_client::WORKSPACE }));
+    let fork = forked["result"]["sessionId"].as_str().expect("a fork id").to_owned();
+    assert_ne!(fork, source);
+    assert_eq!(chat_answer(&mut restarted, &fork, "second"), format!("This session was forked from {source}."));
+    drop(restarted);
+
+    let mut third = AgentProcess::spawn(&["--scenario", &scenario, "--state-dir", state_dir]);
+    third.initialize(no_capabilities());
+    let mut replays = Vec::new();
+    for session in [&fork, &source] {
+        let load_id = third.send_request(
+            "session/load",
+            json!({ "sessionId": session, "cwd": line_client::WORKSPACE, "mcpServers": [] }),
+        );
+        replays.push(format!("load {session}"));
+        read_until_answer(&third, load_id, &mut replays);
+    }
+    expect![[r#"
+        load test-session-2
+        update user_message_chunk {"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"first"}}
+        say "This session was not forked.\n\n"
+        update user_message_chunk {"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"second"}}
+        say "This session was forked from test-session-1.\n\n"
+        result {}
+        load test-session-1
+        update user_message_chunk {"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"first"}}
+        say "This session was not forked.\n\n"
+        result {}"#]]
+    .assert_eq(&replays.join("\n"));
+}
