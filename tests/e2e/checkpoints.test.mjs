@@ -6,7 +6,11 @@
 // 1. two turns change three files (checked on disk);
 // 2. "Restore code to here" on the first prompt proposes each file back as it was before it;
 //    keeping them puts the disk back (a.txt and c.txt as they were, b.txt gone);
-// 3. the restore is undone: the files are as the agent left them again.
+// 3. the restore is undone: the files are as the agent left them again;
+// 4. going on from before the second prompt, with an agent that offers session/fork: a new tab
+//    with the first turn alone, the agent's session forked (the agent says from which);
+// 5. the same with an agent that cannot fork: a new session, told so plainly, whose first
+//    prompt carries the earlier turns to the agent (checked in the session's log).
 //
 // Every wait is for something to appear or for a file's text; none measures time.
 
@@ -15,13 +19,27 @@ import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 
-import { STEP_TIMEOUT_MS, orderedSteps, repoRoot, testAgent, waitForFile, withVSCode } from "./harness.mjs";
+import {
+  STEP_TIMEOUT_MS,
+  newestSessionLog,
+  orderedSteps,
+  pick,
+  repoRoot,
+  testAgent,
+  waitForFile,
+  withVSCode,
+} from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
 
 const scenario = path.join(repoRoot, "tests", "e2e", "scenarios", "checkpoints.toml");
+// An agent without session/fork: the tabs test's, whose other prompts get one short answer.
+const plainScenario = path.join(repoRoot, "tests", "e2e", "scenarios", "tabs.toml");
 const settings = {
-  "tether.agents": [{ name: "Checkpoints", command: testAgent, args: ["--scenario", scenario] }],
+  "tether.agents": [
+    { name: "Checkpoints", command: testAgent, args: ["--scenario", scenario] },
+    { name: "Plain", command: testAgent, args: ["--scenario", plainScenario] },
+  ],
   "tether.defaultAgent": "Checkpoints",
   "tether.permissions.defaultMode": "acceptEdits",
 };
@@ -101,6 +119,57 @@ test("restoring the code to a checkpoint puts three files back over two turns, a
       await waitForText("c.txt", "c, by the agent\n");
       await chat.locator('.entry.restore[data-state="undone"]').waitFor();
       await vscode.screenshot("checkpoints-undone.png");
+    });
+
+    const tabs = () => chat.locator(".session-tabs:not([hidden]) .session-tab");
+    // Goes on from before the `n`th prompt (from 0) of the session shown, in a new tab.
+    const goBackBefore = async (n) => {
+      const before = await tabs().count();
+      const message = chat.locator(".entry.user").nth(n);
+      await message.hover();
+      await message.locator("button.restore-conversation").click();
+      await tabs().nth(Math.max(before, 1)).waitFor();
+      await chat.locator('.session-status[data-status="ready"]').waitFor();
+    };
+
+    await step("4. going on from before the second prompt forks the agent's session", async () => {
+      await goBackBefore(1);
+      await chat.locator(".entry.notice", { hasText: "The agent forked its earlier session" }).waitFor();
+      assert.deepEqual(await chat.locator(".entry.user").allInnerTexts(), ["Do the first thing"], "the first turn alone");
+      await chat.locator(".entry.agent", { hasText: "Done with the first." }).waitFor();
+      await vscode.sendPrompt("Which session is this?");
+      const report = chat.locator(".entry.agent", { hasText: "This session was forked from" });
+      await report.waitFor();
+      assert.match(await report.innerText(), /This session was forked from test-session-\d+\./);
+      await vscode.screenshot("checkpoints-forked.png");
+    });
+
+    await step("5. an agent that cannot fork gets the earlier turns with the next prompt", async () => {
+      await pick(chat.locator(".session-picker"), "Plain");
+      await chat.locator(".session-agent", { hasText: "Plain" }).waitFor();
+      await chat.locator('.session-status[data-status="ready"]').waitFor();
+      const answers = () => chat.locator(".entry.agent", { hasText: "Answered: the agent is listening." });
+      await vscode.sendPrompt("Hello, plain agent");
+      await answers().nth(0).waitFor();
+      await chat.locator('.turn-state[data-state="ended"]').waitFor();
+      await vscode.sendPrompt("A second thing");
+      await answers().nth(1).waitFor();
+      await chat.locator('.turn-state[data-state="ended"]').last().waitFor();
+
+      await goBackBefore(1);
+      await chat.locator(".entry.notice", { hasText: "This agent cannot fork a session" }).waitFor();
+      assert.deepEqual(await chat.locator(".entry.user").allInnerTexts(), ["Hello, plain agent"]);
+      await vscode.sendPrompt("Something else instead");
+      await chat.locator(".entry.user", { hasText: "Something else instead" }).waitFor();
+      await answers().nth(1).waitFor();
+      // The person's message shows their words alone; the agent got the earlier turns with it.
+      assert.equal(await chat.locator(".entry.user").nth(1).innerText(), "Something else instead");
+      const log = await waitForFile(newestSessionLog(vscode.workspace), (text) =>
+        text.includes("Something else instead"),
+      );
+      assert.match(log, /restoredContext/);
+      assert.match(log, /That conversation, up to that point, was:/);
+      assert.match(log, /Hello, plain agent/);
     });
   });
 });

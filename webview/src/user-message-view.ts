@@ -1,9 +1,10 @@
 // The person's prompt in the thread, with an Edit button that turns it into an editor holding its
-// text (sending the edited text starts a new turn from it), and a Restore button that asks the
-// engine to put the files the agent changed back to how they were before this prompt.
+// text (sending the edited text starts a new turn from it), a Restore button that asks the engine
+// to put the files the agent changed back to how they were before this prompt, and a Go back
+// button that goes on with the conversation from before this prompt in a new session (a tab of
+// its own; the engine forks the agent's session where it can, and says so in the thread).
 //
-// The new turn is a new prompt at the end of the thread, as the peers do; going back to the
-// prompt's point in the conversation (a fork of the session) comes with issue 21. Only the text
+// The edited turn is a new prompt at the end of the thread, as the peers do. Only the text
 // is sent again: the prompt's attachments are shown by their labels, and the `@` mentions in the
 // text are resolved again by the engine. Every prompt is a checkpoint: the engine proposes the
 // restore as a card of its own (restore-view.ts) with a change per file to review, so the button
@@ -17,6 +18,12 @@ import type { AttachmentView, PostIntent, UserMessage } from "./protocol";
 /** The Restore button's words, which say what it does and to which files. */
 const RESTORE_LABEL = "Restore the files the agent changed to how they were before this prompt";
 
+/** The Go back button's words. */
+const BRANCH_LABEL = "Go on from before this prompt in a new session (this one stays as it is)";
+
+/** Why Go back waits: the agent is in the middle of a turn. */
+const BRANCH_BUSY = "The agent is still working: stop it or wait for it, then go on from before this prompt";
+
 /** Why Restore waits: the agent may still be changing the files. */
 const RESTORE_BUSY = "The agent is still working: stop it or wait for it, then restore the files to how they were before this prompt";
 
@@ -26,6 +33,7 @@ export class UserMessageView {
   private editor: HTMLElement | null = null;
   private busy: HTMLElement | null = null;
   private readonly restore: HTMLButtonElement;
+  private readonly branch: HTMLButtonElement;
 
   constructor(
     index: number,
@@ -57,18 +65,24 @@ export class UserMessageView {
       if (this.canSend()) this.post({ type: "restoreCode", entry: index });
     });
     this.restore.classList.add("restore-code");
-    actions.append(actionButton("edit", "Edit and send again", () => this.edit()), this.restore);
+    this.branch = actionButton("repo-forked", BRANCH_LABEL, () => {
+      if (this.canSend()) this.post({ type: "restoreConversation", entry: index });
+    });
+    this.branch.classList.add("restore-conversation");
+    actions.append(actionButton("edit", "Edit and send again", () => this.edit()), this.restore, this.branch);
     this.element.append(actions, this.body);
     this.setTurnRunning(!canSend());
   }
 
   /**
-   * Marks Restore unavailable while a turn runs. It stays focusable (aria-disabled rather than
+   * Marks Restore and Go back unavailable while a turn runs. It stays focusable (aria-disabled rather than
    * disabled) so that its tooltip, which says why, can still be read; its name stays what it does.
    */
   setTurnRunning(running: boolean): void {
     this.restore.setAttribute("aria-disabled", String(running));
     this.restore.title = running ? RESTORE_BUSY : RESTORE_LABEL;
+    this.branch.setAttribute("aria-disabled", String(running));
+    this.branch.title = running ? BRANCH_BUSY : BRANCH_LABEL;
   }
 
   /** Shows the editor in place of the message, with the prompt's text, focused. */

@@ -33,6 +33,28 @@ function cardText(ui: Harness): { title: string; state: string; files: string[] 
   };
 }
 
+describe("going on from before a prompt in a new session", () => {
+  it("offers Go back on every prompt, sends that prompt's entry, and waits while the agent works", () => {
+    const ui = harness();
+    ui.frame(snapshot(conversation, { turn: { type: "running" } }));
+    const buttons = () => ui.queryAll<HTMLButtonElement>(".entry.user button.restore-conversation");
+    assert.equal(buttons().length, 2, "one per prompt");
+    for (const button of buttons()) {
+      assert.equal(button.getAttribute("aria-disabled"), "true");
+      assert.match(button.title, /^The agent is still working/);
+      button.click();
+    }
+    assert.deepEqual(ui.posted, [], "nothing is sent while the turn runs");
+
+    ui.frame(patch([{ op: "turn", state: { type: "ended", stopReason: "end_turn" } }]));
+    const second = buttons()[1]!;
+    assert.equal(second.getAttribute("aria-disabled"), "false");
+    assert.equal(second.getAttribute("aria-label"), "Go on from before this prompt in a new session (this one stays as it is)");
+    second.click();
+    assert.deepEqual(ui.posted, [{ type: "restoreConversation", entry: 2 }]);
+  });
+});
+
 describe("restoring the code to a prompt", () => {
   it("offers Restore on every prompt, the first one too, and sends that prompt's entry", () => {
     const ui = harness();

@@ -216,6 +216,8 @@ enum RequestKind {
     SetAgentMode,
     /// `session/load` or `session/resume` of the session in `resume`.
     ResumeSession,
+    /// `session/fork` of an earlier session, to go on from a checkpoint.
+    ForkSession,
     /// `session/list`.
     ListSessions,
     /// `authenticate`, with the method the person chose.
@@ -453,7 +455,9 @@ impl AcpClient {
         }
         self.emit_permission_count();
         for (_, pending) in self.wire.rpc.drain() {
-            if report_handshake && matches!(pending.tag, RequestKind::Initialize | RequestKind::NewSession) {
+            if report_handshake
+                && matches!(pending.tag, RequestKind::Initialize | RequestKind::NewSession | RequestKind::ForkSession)
+            {
                 self.events.push_back(AcpEvent::Failed { message: format!("the agent {description}") });
             }
         }

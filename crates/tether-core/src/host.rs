@@ -242,6 +242,7 @@ impl HostEngine {
                     self.show(LogLevel::Warn, format!("The restore was not undone: {error}."));
                 }
             }
+            Intent::RestoreConversation { entry } => self.restore_conversation(entry, now),
             Intent::ShowSession { key } => self.show_session(key, now),
             Intent::CloseSession { key } => self.close_session(key, now),
             Intent::SelectAgent { name } => self.select_agent(name, now),

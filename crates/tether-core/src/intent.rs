@@ -53,6 +53,12 @@ pub enum Intent {
     UndoRestore {
         restore: RestoreId,
     },
+    /// Go on with the conversation from before the prompt at `entry`, in a new session (a tab):
+    /// the agent's session forked where it offers `session/fork`, else a new one given the
+    /// earlier turns as context with the next prompt. The session it came from stays as it is.
+    RestoreConversation {
+        entry: EntryIndex,
+    },
     SelectAgent {
         name: String,
     },

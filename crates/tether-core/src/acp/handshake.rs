@@ -28,7 +28,30 @@ pub(super) struct AgentSessionState {
     /// The agent offers `session/load` and `session/resume`.
     pub(super) can_load: bool,
     pub(super) can_resume: bool,
+    /// The agent offers `session/fork` (`sessionCapabilities.fork`).
+    pub(super) can_fork: bool,
+    /// Going on from a checkpoint of another session (see [`AcpClient::restore_conversation`]).
+    pub(super) restored: Option<RestoredConversation>,
+    /// Text the next prompt carries for the agent alone: what it must know of a restored
+    /// conversation.
+    pub(super) preface: Option<String>,
 }
+
+/// The `_meta.tether` key of a prompt's text block that only the agent reads: a restored
+/// conversation's context. The thread does not show it as part of the person's message.
+pub(super) const CONTEXT_META_KEY: &str = "restoredContext";
+
+/// A conversation being restored from a checkpoint into this session.
+#[derive(Debug, Clone)]
+pub(super) struct RestoredConversation {
+    /// The agent's session it came from, to fork when the agent offers that.
+    pub(super) source: Option<String>,
+    /// The prompt it went back to before, as a title.
+    pub(super) withdrawn: String,
+    /// The earlier turns as a transcript, for an agent that cannot fork.
+    pub(super) transcript: String,
+}
+
 
 impl AcpClient {
     /// Asks for the agent's session `agent_session_id` to be resumed, once the agent is
@@ -44,6 +67,23 @@ impl AcpClient {
     pub fn resume_agent_session(&mut self, agent_session_id: String) {
         self.session.resume = Some(agent_session_id);
         self.session.show_resumed_history = true;
+    }
+
+    /// Makes this (not yet started) session go on from a checkpoint of another: its thread starts
+    /// with `earlier` (the turns before the prompt `withdrawn`), and the agent's session is
+    /// `source` forked, when the agent offers `session/fork`, else a new one whose first prompt
+    /// carries `transcript` (the earlier turns) as context. A notice says which, plainly.
+    pub fn restore_conversation(
+        &mut self,
+        earlier: Vec<crate::thread::Entry>,
+        source: Option<String>,
+        withdrawn: String,
+        transcript: String,
+    ) {
+        for entry in earlier {
+            self.thread.push(entry);
+        }
+        self.session.restored = Some(RestoredConversation { source, withdrawn, transcript });
     }
 
     /// Asks the agent for its sessions of this workspace when it offers `session/list`; the
@@ -111,6 +151,7 @@ impl AcpClient {
         self.session.can_resume = !session_capabilities["resume"].is_null();
         self.session.can_load = response.agent_capabilities.load_session;
         self.session.can_list = !session_capabilities["list"].is_null();
+        self.session.can_fork = !session_capabilities["fork"].is_null();
         self.on_mcp_capabilities(response.agent_capabilities.mcp_capabilities.clone());
         let prompt = &response.agent_capabilities.prompt_capabilities;
         self.controls.view.prompt =
@@ -124,8 +165,12 @@ impl AcpClient {
         self.open_session(now);
     }
 
-    /// Resumes the agent's session when asked to, else creates one.
+    /// Resumes the agent's session when asked to, forks one to go on from a checkpoint, else
+    /// creates one.
     pub(super) fn open_session(&mut self, now: u64) {
+        if let Some(restored) = self.session.restored.clone() {
+            return self.open_restored_session(restored, now);
+        }
         match self.session.resume.clone() {
             Some(target) if self.session.can_load => {
                 let servers = self.mcp_servers_for_session();
@@ -159,6 +204,72 @@ impl AcpClient {
                 self.new_session(now);
             }
             None => self.new_session(now),
+        }
+    }
+
+    /// A conversation restored from a checkpoint: the earlier session forked when the agent
+    /// offers it, else a new session told the earlier turns with the first prompt.
+    fn open_restored_session(&mut self, restored: RestoredConversation, now: u64) {
+        match restored.source {
+            Some(source) if self.session.can_fork => {
+                let servers = self.mcp_servers_for_session();
+                let params = serde_json::json!({ "sessionId": source, "cwd": self.cwd, "mcpServers": servers });
+                self.send_request("session/fork", &params, RequestKind::ForkSession, Some(now + HANDSHAKE_TIMEOUT_MS));
+                self.phase = Phase::CreatingSession;
+            }
+            _ => self.restore_into_new_session(None, now),
+        }
+    }
+
+    /// The restored conversation goes on in a new agent session (the agent cannot fork, or its
+    /// fork failed with `why`): its first prompt carries the earlier turns.
+    fn restore_into_new_session(&mut self, why: Option<String>, now: u64) {
+        let Some(restored) = self.session.restored.take() else { return self.new_session(now) };
+        let because = match why {
+            Some(why) => format!("The agent could not fork the earlier session ({why})"),
+            None => "This agent cannot fork a session".to_owned(),
+        };
+        let text = format!(
+            "{because}: a new one starts, and your next message carries the conversation above to it as context. \
+             The agent does not otherwise remember it."
+        );
+        self.notice(NoticeLevel::Info, text.clone());
+        self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text });
+        self.session.preface = Some(format!(
+            "The person went back in an earlier conversation to just before their message \u{201c}{}\u{201d} and goes \
+             on from there. That conversation, up to that point, was:\n\n{}",
+            restored.withdrawn, restored.transcript
+        ));
+        self.new_session(now);
+    }
+
+    /// The agent answered `session/fork`.
+    pub(super) fn on_session_forked(&mut self, result: Result<&RawValue, RpcError>, now: u64) {
+        match result {
+            Ok(result) => {
+                if let Some(restored) = self.session.restored.take() {
+                    let text = format!(
+                        "The agent forked its earlier session: it remembers the conversation above. Your message \
+                         \u{201c}{}\u{201d} and what followed it are withdrawn, and your next message tells the agent so.",
+                        restored.withdrawn
+                    );
+                    self.notice(NoticeLevel::Info, text.clone());
+                    self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text });
+                    self.session.preface = Some(format!(
+                        "The person went back in this conversation to just before their message \u{201c}{}\u{201d}: \
+                         that message and everything after it are withdrawn. Go on from the point before it.",
+                        restored.withdrawn
+                    ));
+                } else {
+                    // Read back from a log: what the person was told then is not in it.
+                    self.notice(NoticeLevel::Info, "The agent forked an earlier session.".to_owned());
+                }
+                self.on_session_created(result, now);
+            }
+            Err(error) if self.session.restored.is_some() => {
+                self.restore_into_new_session(Some(describe_error(&error)), now)
+            }
+            Err(error) => self.fail(format!("session/fork failed: {}", describe_error(&error))),
         }
     }
 

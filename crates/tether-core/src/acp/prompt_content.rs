@@ -124,6 +124,22 @@ pub(super) fn embed_file(
     }
 }
 
+/// A text block only the agent reads (the thread does not show it with the person's message):
+/// what a restored conversation tells the agent, marked in `_meta.tether`.
+pub(super) fn context_block(text: String) -> acp::ContentBlock {
+    let mut tether = serde_json::Map::new();
+    tether.insert(super::handshake::CONTEXT_META_KEY.to_owned(), serde_json::Value::Bool(true));
+    let mut meta = serde_json::Map::new();
+    meta.insert("tether".to_owned(), serde_json::Value::Object(tether));
+    acp::ContentBlock::Text(acp::TextContent::new(text).meta(meta))
+}
+
+/// Whether `block` is a [`context_block`].
+fn is_context_block(block: &acp::ContentBlock) -> bool {
+    matches!(block, acp::ContentBlock::Text(text)
+        if text.meta.as_ref().is_some_and(|meta| meta["tether"][super::handshake::CONTEXT_META_KEY] == true))
+}
+
 /// The user message a prompt's blocks show as.
 pub(super) fn user_message(blocks: &[acp::ContentBlock], root: &str) -> UserMessage {
     let mut message = UserMessage::text("");
@@ -133,6 +149,9 @@ pub(super) fn user_message(blocks: &[acp::ContentBlock], root: &str) -> UserMess
         blocks.next();
     }
     while let Some(block) = blocks.next() {
+        if is_context_block(block) {
+            continue;
+        }
         let attachment = attachment_of(block, root);
         // A selection sent as a link is followed by its text (see `prompt_blocks`).
         if matches!((block, &attachment), (acp::ContentBlock::ResourceLink(_), Some(AttachmentView::Selection { .. })))

@@ -368,6 +368,10 @@ impl AcpClient {
                         self.phase = Phase::CreatingSession;
                         RequestKind::NewSession
                     }
+                    "session/fork" => {
+                        self.phase = Phase::CreatingSession;
+                        RequestKind::ForkSession
+                    }
                     "session/load" | "session/resume" => {
                         let params: serde_json::Value =
                             params.and_then(|params| serde_json::from_str(params.get()).ok()).unwrap_or_default();

@@ -43,10 +43,16 @@ impl AcpClient {
         if self.turn.held.is_some() {
             return Err(IntentError::TurnRunning);
         }
-        let (blocks, reads) = prompt_content::prompt_blocks(text, attachments, self.controls.view.prompt, &self.cwd)?;
+        let (mut blocks, reads) =
+            prompt_content::prompt_blocks(text, attachments, self.controls.view.prompt, &self.cwd)?;
         self.start_turn_files();
         self.remember_prompt(text, attachments);
         self.thread.push(Entry::User(prompt_content::user_message(&blocks, &self.cwd)));
+        // What a restored conversation must tell the agent goes with the first prompt, after the
+        // person's blocks (whose places the reads below refer to), for the agent alone.
+        if let Some(preface) = self.session.preface.take() {
+            blocks.push(prompt_content::context_block(preface));
+        }
         self.thread.set_turn(TurnState::Running);
         self.turn.serial += 1;
         let serial = self.turn.serial;

@@ -89,6 +89,7 @@ impl AcpClient {
                 self.on_config_option_set(&id, result.map_err(|error| describe_error(&error)));
             }
             (RequestKind::NewSession, Ok(result)) => self.on_session_created(result, now),
+            (RequestKind::ForkSession, result) => self.on_session_forked(result, now),
             (RequestKind::Authenticate, result) => self.on_authenticated(result.map(|_| ()), now),
             (RequestKind::NewSession, Err(error)) if auth::is_auth_required(&error) => {
                 self.on_auth_required(&error, false);

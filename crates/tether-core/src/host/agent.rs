@@ -6,7 +6,8 @@ use crate::host_api::{AgentProfile, DEMO_PROFILE, HostAction, LogLevel};
 use crate::profiles;
 use crate::session_log::prompt_title;
 use crate::sidecar::{AgentExited, AgentId, AgentLogFailed, AgentRef, SpawnParams, method};
-use crate::thread::TurnState;
+use crate::export::{ExportHeader, thread_markdown};
+use crate::thread::{Entry, EntryIndex, Thread, TurnState};
 use crate::webview::{PromptAttachment, SessionStatus};
 
 use super::session::Session;
@@ -73,6 +74,50 @@ impl HostEngine {
     /// Starts a new session with the selected profile, shown; the shown one goes on beside it
     /// (or is replaced, when nothing was asked in it: see `make_room_for_session`).
     pub(super) fn start_session(&mut self, now: u64) {
+        self.open_new_session(None, now);
+    }
+
+    /// Goes on with the shown session's conversation from before its prompt at `entry`, in a new
+    /// session beside it, with the same agent (see `AcpClient::restore_conversation`).
+    pub(super) fn restore_conversation(&mut self, entry: EntryIndex, now: u64) {
+        let restored = match &self.session {
+            None => Err(IntentError::NotReady),
+            Some(slot) if slot.client.thread().turn() == &TurnState::Running => Err(IntentError::TurnRunning),
+            Some(slot) if !slot.configured => Err(IntentError::NotReady),
+            Some(slot) => match slot.client.thread().entries().get(entry as usize) {
+                Some(Entry::User(message)) => {
+                    let earlier = slot.client.thread().entries()[..entry as usize].to_vec();
+                    let mut transcript_thread = Thread::default();
+                    for entry in &earlier {
+                        transcript_thread.push(entry.clone());
+                    }
+                    let header = ExportHeader {
+                        title: "The conversation so far".to_owned(),
+                        agent: slot.profile.name.clone(),
+                        created: None,
+                        exported: None,
+                    };
+                    Ok(Restored {
+                        profile: slot.profile.clone(),
+                        earlier,
+                        source: slot.client.session_id().map(str::to_owned),
+                        withdrawn: prompt_title(&message.text),
+                        transcript: thread_markdown(&header, &transcript_thread),
+                    })
+                }
+                _ => Err(IntentError::UnknownCheckpoint),
+            },
+        };
+        match restored {
+            Ok(restored) if self.tetherd.is_ready() => self.open_new_session(Some(restored), now),
+            Ok(_) => self.show(LogLevel::Info, "Tether is not connected to tetherd yet; try again in a moment.".to_owned()),
+            Err(error) => self.show(LogLevel::Warn, format!("The conversation was not restored: {error}.")),
+        }
+    }
+
+    /// Starts a new session, shown: with the selected profile, or going on with a conversation
+    /// from a checkpoint (`restored`).
+    fn open_new_session(&mut self, restored: Option<Restored>, now: u64) {
         match self.tetherd.state {
             SidecarState::Ready => {}
             // tetherd was lost (or never started): start it; the session follows its hello.
@@ -90,7 +135,11 @@ impl HostEngine {
             return;
         }
         self.interrupted_by = None;
-        let Some(profile) = self.current_profile() else {
+        let profile = match &restored {
+            Some(restored) => Some(restored.profile.clone()),
+            None => self.current_profile(),
+        };
+        let Some(profile) = profile else {
             self.view.header.agent = String::new();
             self.set_status(SessionStatus::Failed {
                 message: "No agent is configured: add one to the tether.agents setting".to_owned(),
@@ -99,11 +148,17 @@ impl HostEngine {
         };
         self.generation += 1;
         let generation = self.generation;
-        let client = self.new_client(generation);
+        let mut client = self.new_client(generation);
+        let restored_from = restored.as_ref().map(|restored| (restored.earlier.len(), restored.withdrawn.clone()));
+        if let Some(restored) = restored {
+            client.restore_conversation(restored.earlier, restored.source, restored.withdrawn, restored.transcript);
+        }
         self.view.header.agent = profile.name.clone();
         self.view.header.agent_info = None;
         let claude = self.claude_for(&profile);
-        self.session = Some(Session::new(generation, profile, client, true, claude));
+        let mut session = Session::new(generation, profile, client, true, claude);
+        session.restored_from = restored_from;
+        self.session = Some(session);
         self.shown = generation;
         self.spawn_agent(now);
         self.refresh_permissions_view();
@@ -436,4 +491,17 @@ impl HostEngine {
             self.show(LogLevel::Warn, format!("The prompt {:?} was not sent: {why}.", prompt_title(&waiting.text)));
         }
     }
+}
+
+/// A conversation to go on with from a checkpoint, in a new session.
+struct Restored {
+    profile: AgentProfile,
+    /// The thread's entries before the prompt gone back to.
+    earlier: Vec<Entry>,
+    /// The agent's session they came from.
+    source: Option<String>,
+    /// The prompt gone back to, as a title.
+    withdrawn: String,
+    /// The earlier turns as a transcript.
+    transcript: String,
 }

@@ -64,6 +64,10 @@ pub(super) struct Session {
     /// The Claude CLI processes tetherd runs for this session, by agent id: the translator's
     /// number for each (an older one may still be finishing when a newer one starts).
     pub(super) cli_processes: BTreeMap<AgentId, u64>,
+    /// For a conversation restored from a checkpoint: how many of its thread's entries were
+    /// copied from the session it came from, and the prompt it went back to before (its tab says
+    /// so until the person prompts in it).
+    pub(super) restored_from: Option<(usize, String)>,
 }
 
 impl Session {
@@ -92,6 +96,7 @@ impl Session {
             log_failed: false,
             claude,
             cli_processes: BTreeMap::new(),
+            restored_from: None,
         }
     }
 

@@ -276,16 +276,26 @@ impl HostEngine {
 }
 
 /// A tab's words: the session's title (the agent's, else its first prompt's start), else its
-/// agent's name.
+/// agent's name; for a conversation restored from a checkpoint, the prompt it went back to
+/// before, until the person prompts in it.
 fn tab_label(slot: &Session, header: &SessionView) -> String {
     if let Some(title) = header.controls.title.as_ref().filter(|title| !title.trim().is_empty()) {
         return title.clone();
     }
-    let first_prompt = slot.client.thread().entries().iter().find_map(|entry| match entry {
+    // A restored conversation's copied turns are the session it came from: its own start after them.
+    let (copied, withdrawn) = match &slot.restored_from {
+        Some((copied, withdrawn)) => (*copied, Some(withdrawn)),
+        None => (0, None),
+    };
+    let first_prompt = slot.client.thread().entries().iter().skip(copied).find_map(|entry| match entry {
         Entry::User(message) => Some(crate::session_log::prompt_title(&message.text)),
         _ => None,
     });
-    first_prompt.filter(|title| !title.is_empty()).unwrap_or_else(|| slot.profile.name.clone())
+    match (first_prompt.filter(|title| !title.is_empty()), withdrawn) {
+        (Some(title), _) => title,
+        (None, Some(withdrawn)) => format!("Before \u{201c}{withdrawn}\u{201d}"),
+        (None, None) => slot.profile.name.clone(),
+    }
 }
 
 fn tab_activity(slot: &Session, header: &SessionView, badge: u32) -> TabActivity {

@@ -173,3 +173,8 @@ fn two_sessions_run_at_once_and_each_input_reaches_its_own() {
 fn a_window_reload_reopens_every_session_whose_agent_runs() {
     check("reload-two");
 }
+
+#[test]
+fn a_conversation_restored_to_a_checkpoint_forks_the_agents_session_or_seeds_a_new_one() {
+    check("restore-conversation");
+}
