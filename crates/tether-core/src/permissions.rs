@@ -769,6 +769,12 @@ pub enum AuditEvent {
     PromptCancelled {
         prompt: serde_json::Value,
     },
+    /// The session goes on with a conversation restored from a checkpoint of another: the
+    /// thread's entries copied from it (as the webview has them), which the wire never carries,
+    /// for a replay to show.
+    ConversationRestored {
+        entries: serde_json::Value,
+    },
 }
 
 /// The tool call a decision was about, as the person saw it.

@@ -88,3 +88,10 @@ fn an_agent_stopped_by_tether_is_said_to_have_stopped_without_its_signal() {
     // the notice is information, not an error, and the signal that did it is not news.
     check("stopped");
 }
+
+#[test]
+fn a_conversation_restored_from_a_checkpoint_replays_with_its_copied_turns_and_a_forked_session() {
+    // The copied turns come from their audit record, the notice once, and the person's message
+    // without the block only the agent reads.
+    check("restored-fork");
+}

@@ -80,9 +80,13 @@ impl AcpClient {
         withdrawn: String,
         transcript: String,
     ) {
-        for entry in earlier {
-            self.thread.push(entry);
+        for entry in &earlier {
+            self.thread.push(entry.clone());
         }
+        // The copied turns are in no wire: the log keeps them, and a replay shows them again.
+        // Entries are plain data (no map with non-string keys): they always serialize.
+        let entries = serde_json::to_value(&earlier).unwrap_or_default();
+        self.audit(AuditEvent::ConversationRestored { entries });
         self.session.restored = Some(RestoredConversation { source, withdrawn, transcript });
     }
 
@@ -260,10 +264,8 @@ impl AcpClient {
                          that message and everything after it are withdrawn. Go on from the point before it.",
                         restored.withdrawn
                     ));
-                } else {
-                    // Read back from a log: what the person was told then is not in it.
-                    self.notice(NoticeLevel::Info, "The agent forked an earlier session.".to_owned());
                 }
+                // Read back from a log, the notice the person was told comes from its audit record.
                 self.on_session_created(result, now);
             }
             Err(error) if self.session.restored.is_some() => {

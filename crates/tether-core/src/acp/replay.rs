@@ -323,6 +323,15 @@ impl AcpClient {
             self.show_mcp_tool_call(tool, record["arguments"].clone(), summary, ok);
             return;
         }
+        if record["event"] == "conversationRestored" {
+            // The turns a restored conversation started from, copied from another session.
+            if let Ok(entries) = serde_json::from_value::<Vec<Entry>>(record["entries"].clone()) {
+                for entry in entries {
+                    self.thread.push(entry);
+                }
+            }
+            return;
+        }
         if record["event"] == "promptCancelled" {
             if let Ok(blocks) = serde_json::from_value::<Vec<acp::ContentBlock>>(record["prompt"].clone()) {
                 self.thread.push(Entry::User(super::prompt_content::user_message(&blocks, &self.cwd)));
