@@ -142,6 +142,10 @@ function pickItem(session: HistoryItem, now: number): SessionPickItem {
     session.current ? "shown now" : undefined,
     session.live ? "agent running" : undefined,
     session.source === "agent" ? "from the agent's own list" : undefined,
+    session.fromCheckpoint ? "went on from a checkpoint of another session" : undefined,
+    session.restores > 0
+      ? `code restored to a checkpoint ${session.restores === 1 ? "once" : `${session.restores} times`}`
+      : undefined,
   ];
   const item: SessionPickItem = {
     label: session.title === "" ? "Untitled session" : session.title,

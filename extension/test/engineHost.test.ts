@@ -636,6 +636,8 @@ test("the engine's history list reaches the history picker", () => {
     source: "tether",
     current: true,
     live: false,
+    restores: 0,
+    fromCheckpoint: false,
   };
   engine.actions.push({ type: "showHistory", items: [item] }, { type: "showHistory", items: [] });
   host.command({ type: "showHistory" });

@@ -27,6 +27,8 @@ function session(overrides: Partial<HistoryItem> & Pick<HistoryItem, "id" | "tit
     source: "tether",
     current: false,
     live: false,
+    restores: 0,
+    fromCheckpoint: false,
     ...overrides,
   };
 }
@@ -86,7 +88,14 @@ test("each session shows its title, agent, age and turns, and what is special ab
       current: true,
       live: true,
     }),
-    session({ id: "b", title: "Rename a module", lastActivity: "2025-06-14T09:00:00Z", turns: 1 }),
+    session({
+      id: "b",
+      title: "Rename a module",
+      lastActivity: "2025-06-14T09:00:00Z",
+      turns: 1,
+      restores: 2,
+      fromCheckpoint: true,
+    }),
     session({ id: "c", title: "", agent: "Codex", source: "agent" }),
   ]);
   assert.equal(picker.visible, true);
@@ -113,7 +122,7 @@ test("each session shows its title, agent, age and turns, and what is special ab
       {
         label: "Rename a module",
         description: "Demo · 1 day ago · 1 turn",
-        detail: undefined,
+        detail: "went on from a checkpoint of another session · code restored to a checkpoint 2 times",
         buttons: [
           ["Rename", "edit"],
           ["Export as Markdown", "markdown"],

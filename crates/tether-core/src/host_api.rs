@@ -307,6 +307,12 @@ pub struct HistoryItem {
     pub current: bool,
     /// Its agent is still running.
     pub live: bool,
+    /// How many times the code was restored to a checkpoint in it.
+    #[serde(default)]
+    pub restores: u32,
+    /// It went on with a conversation restored from a checkpoint of another session.
+    #[serde(default)]
+    pub from_checkpoint: bool,
 }
 
 /// Where a session of the history is kept, which says what can be done with it.

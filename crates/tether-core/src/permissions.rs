@@ -775,6 +775,17 @@ pub enum AuditEvent {
     ConversationRestored {
         entries: serde_json::Value,
     },
+    /// The person asked to restore the code to a checkpoint (or to undo a restore), and what it
+    /// proposed: the restore's card and each file's change, as the webview has them.
+    RestoreProposed {
+        restore: serde_json::Value,
+        changes: serde_json::Value,
+    },
+    /// A restore as it ended: every change decided (and written), or the restore undone.
+    RestoreSettled {
+        restore: serde_json::Value,
+        changes: serde_json::Value,
+    },
 }
 
 /// The tool call a decision was about, as the person saw it.

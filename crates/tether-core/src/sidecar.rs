@@ -606,6 +606,13 @@ pub struct SessionSummary {
     pub agent_session_id: Option<String>,
     /// The running agent of this session, when tetherd still has it (a window reload).
     pub live_agent: Option<AgentId>,
+    /// How many times the person restored the code to a checkpoint in it (undoing one counts
+    /// too), from the log's records.
+    #[serde(default)]
+    pub restores: u32,
+    /// It went on with a conversation restored from a checkpoint of another session.
+    #[serde(default)]
+    pub from_checkpoint: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]

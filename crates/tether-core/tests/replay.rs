@@ -95,3 +95,10 @@ fn a_conversation_restored_from_a_checkpoint_replays_with_its_copied_turns_and_a
     // without the block only the agent reads.
     check("restored-fork");
 }
+
+#[test]
+fn a_restore_to_a_checkpoint_replays_as_it_ended_and_can_no_longer_be_undone() {
+    // Its card and its changes come from its records, the last one winning; its changes are not
+    // tracked after a reload, so Undo is not offered.
+    check("restore");
+}

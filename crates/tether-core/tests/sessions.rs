@@ -362,7 +362,7 @@ fn the_history_lists_renames_deletes_and_exports_sessions() {
         HostAction::ShowHistory { items } => Some(serde_json::to_string(items).unwrap()),
         _ => None,
     });
-    expect_test::expect![[r#"[{"id":"/ws/.tether/sessions/20261123-100000-1","title":"Hello","agent":"Demo","lastActivity":"2026-11-23T10:00:08.000Z","turns":1,"source":"tether","current":false,"live":false}]"#]]
+    expect_test::expect![[r#"[{"id":"/ws/.tether/sessions/20261123-100000-1","title":"Hello","agent":"Demo","lastActivity":"2026-11-23T10:00:08.000Z","turns":1,"source":"tether","current":false,"live":false,"restores":0,"fromCheckpoint":false}]"#]]
         .assert_eq(&shown.unwrap());
 
     // A rename goes to tetherd, and the history is listed again after it.

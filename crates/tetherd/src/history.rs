@@ -159,6 +159,8 @@ fn summarise(dir: String, meta: SessionMeta, log: &str, live_agent: Option<Agent
     // itself named (`session/load` and `session/resume` do, and their answer may not).
     let mut session_requests: Vec<(RequestId, Option<String>)> = Vec::new();
     let mut agent_session_id = None;
+    let mut restores: u32 = 0;
+    let mut from_checkpoint = false;
     for entry in &read.entries {
         match &entry.event {
             // A Claude CLI session's log holds the CLI's own wire: its user messages are the
@@ -179,7 +181,7 @@ fn summarise(dir: String, meta: SessionMeta, log: &str, live_agent: Option<Agent
                             first_prompt = params.and_then(prompt_text);
                         }
                     }
-                    "session/new" | "session/load" | "session/resume" => {
+                    "session/new" | "session/load" | "session/resume" | "session/fork" => {
                         let named = params.and_then(|params| serde_json::from_str::<SessionIdField>(params.get()).ok());
                         session_requests.push((id, named.and_then(|named| named.session_id)));
                     }
@@ -198,7 +200,14 @@ fn summarise(dir: String, meta: SessionMeta, log: &str, live_agent: Option<Agent
                     agent_session_id = Some(session_id);
                 }
             }
-            LogEvent::Host(_) | LogEvent::Stderr(_) | LogEvent::Exited { .. } => {}
+            // The person's restores and a conversation restored from a checkpoint are the
+            // engine's records (see tether_core::permissions::AuditEvent).
+            LogEvent::Host(record) => match serde_json::from_str::<RecordKind>(record).map(|kind| kind.event) {
+                Ok(event) if event == "restoreProposed" => restores = restores.saturating_add(1),
+                Ok(event) if event == "conversationRestored" => from_checkpoint = true,
+                _ => {}
+            },
+            LogEvent::Stderr(_) | LogEvent::Exited { .. } => {}
         }
     }
     let title = meta
@@ -208,7 +217,13 @@ fn summarise(dir: String, meta: SessionMeta, log: &str, live_agent: Option<Agent
         .filter(|title| !title.is_empty())
         .unwrap_or_else(|| UNTITLED_SESSION.to_owned());
     let last_activity = read.entries.last().map_or_else(|| meta.created.clone(), |entry| entry.time.clone());
-    SessionSummary { dir, meta, title, last_activity, turns, agent_session_id, live_agent }
+    SessionSummary { dir, meta, title, last_activity, turns, agent_session_id, live_agent, restores, from_checkpoint }
+}
+
+/// The kind of an engine's record in the log.
+#[derive(serde::Deserialize)]
+struct RecordKind {
+    event: String,
 }
 
 /// The agent's session id in a `session/new` answer, or in a `session/load` or `session/resume`
@@ -372,6 +387,7 @@ mod tests {
                 let event = match *direction {
                     "to" => LogEvent::ToAgent((*message).to_owned()),
                     "from" => LogEvent::FromAgent((*message).to_owned()),
+                    "host" => LogEvent::Host((*message).to_owned()),
                     _ => LogEvent::Stderr((*message).to_owned()),
                 };
                 encode_line(index as u64 + 1, &format!("2026-11-23T10:00:{:02}.000Z", index + 1), &event) + "\n"
@@ -397,6 +413,29 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn a_summary_counts_the_restores_and_whether_it_went_on_from_a_checkpoint() {
+        let fork = r#"{"jsonrpc":"2.0","id":1,"method":"session/fork","params":{"sessionId":"s-1","cwd":"/w"}}"#;
+        let forked = r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s-2"}}"#;
+        let restored = r#"{"event":"conversationRestored","entries":[],"mode":"ask"}"#;
+        let proposed = r#"{"event":"restoreProposed","restore":{},"changes":[],"mode":"ask"}"#;
+        let settled = r#"{"event":"restoreSettled","restore":{},"changes":[],"mode":"ask"}"#;
+        let events = [
+            ("host", restored),
+            ("to", fork),
+            ("from", forked),
+            ("host", proposed),
+            ("host", settled),
+            ("host", proposed),
+        ];
+        let summary = summarise("/s".to_owned(), meta(None), &log(&events), None);
+        assert_eq!(
+            (summary.restores, summary.from_checkpoint, summary.agent_session_id.as_deref()),
+            (2, true, Some("s-2")),
+            "two restores (a settled one is not another), from a checkpoint, and the fork's agent session"
+        );
     }
 
     #[test]

@@ -149,7 +149,15 @@ current: boolean,
 /**
  * Its agent is still running.
  */
-live: boolean, };
+live: boolean, 
+/**
+ * How many times the code was restored to a checkpoint in it.
+ */
+restores: number, 
+/**
+ * It went on with a conversation restored from a checkpoint of another session.
+ */
+fromCheckpoint: boolean, };
 
 export type HistorySource = "tether" | "agent";
 

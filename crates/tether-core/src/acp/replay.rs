@@ -323,6 +323,10 @@ impl AcpClient {
             self.show_mcp_tool_call(tool, record["arguments"].clone(), summary, ok);
             return;
         }
+        if record["event"] == "restoreProposed" || record["event"] == "restoreSettled" {
+            self.replay_restore(&record, record["event"] == "restoreProposed");
+            return;
+        }
         if record["event"] == "conversationRestored" {
             // The turns a restored conversation started from, copied from another session.
             if let Ok(entries) = serde_json::from_value::<Vec<Entry>>(record["entries"].clone()) {

@@ -348,6 +348,8 @@ impl HostEngine {
                 source: HistorySource::Tether,
                 current: current.as_ref() == Some(&summary.dir),
                 live: summary.live_agent.is_some(),
+                restores: summary.restores,
+                from_checkpoint: summary.from_checkpoint,
             })
             .collect();
         let agent = self.view.header.agent.clone();
@@ -365,6 +367,8 @@ impl HostEngine {
                 source: HistorySource::Agent,
                 current: false,
                 live: false,
+                restores: 0,
+                from_checkpoint: false,
             }
         }));
         self.actions.push_back(HostAction::ShowHistory { items });

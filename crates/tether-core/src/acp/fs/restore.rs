@@ -23,6 +23,8 @@ use super::*;
 pub(in crate::acp) struct Restores {
     plans: BTreeMap<RestoreId, Plan>,
     next: RestoreId,
+    /// Restores read back from the log: shown as they were, no longer decidable.
+    replayed: BTreeMap<RestoreId, Replayed>,
 }
 
 /// One restore (or undo), from the files it reads to the changes it proposed.
@@ -37,6 +39,15 @@ struct Plan {
     reading: usize,
     /// The changes it proposed, one a file.
     changes: Vec<ChangeId>,
+    /// Its end is in the log (see [`AuditEvent::RestoreSettled`]), as of this state.
+    recorded: Option<(RestoreState, bool)>,
+}
+
+/// A restore read back from a session's log: where its card and its changes' cards are.
+#[derive(Debug)]
+struct Replayed {
+    entry: EntryIndex,
+    changes: Vec<EntryIndex>,
 }
 
 /// A file to put back: its text at the checkpoint (`None`: it did not exist) and the text Tether
@@ -119,7 +130,9 @@ impl AcpClient {
         let view = RestoreView { id, checkpoint, prompt, undoes, state, undoable: false, files: Vec::new() };
         let entry = self.thread.push(Entry::Restore(view.clone()));
         let paths: Vec<String> = files.iter().map(|file| file.path.clone()).collect();
-        self.restores.plans.insert(id, Plan { entry, view, reading: files.len(), files, changes: Vec::new() });
+        self.restores
+            .plans
+            .insert(id, Plan { entry, view, reading: files.len(), files, changes: Vec::new(), recorded: None });
         for path in paths {
             self.read_whole(path.clone(), ReadTag::Restore { restore: id, path });
         }
@@ -182,6 +195,45 @@ impl AcpClient {
         plan.changes = changes;
         self.emit_permission_count();
         self.refresh_restore(restore);
+        if let Some((restore, changes)) = self.restore_record(restore) {
+            self.audit(AuditEvent::RestoreProposed { restore, changes });
+        }
+    }
+
+    /// A restore's card and its changes, as the log keeps them.
+    fn restore_record(&self, restore: RestoreId) -> Option<(serde_json::Value, serde_json::Value)> {
+        let plan = self.restores.plans.get(&restore)?;
+        let changes: Vec<crate::review::FileChangeView> =
+            plan.changes.iter().filter_map(|id| self.files.changes.get(id)).map(|tracked| tracked.change.view()).collect();
+        // Views are plain data (no map with non-string keys): they always serialize.
+        Some((serde_json::to_value(&plan.view).ok()?, serde_json::to_value(&changes).ok()?))
+    }
+
+    /// A restore read back from the log (`proposed`: its first record): its card and its
+    /// changes shown as they were then, for the record; they can no longer be decided.
+    pub(in crate::acp) fn replay_restore(&mut self, record: &serde_json::Value, proposed: bool) {
+        let Ok(mut view) = serde_json::from_value::<RestoreView>(record["restore"].clone()) else { return };
+        let Ok(changes) = serde_json::from_value::<Vec<crate::review::FileChangeView>>(record["changes"].clone())
+        else {
+            return;
+        };
+        // Its changes are no longer tracked: nothing of it can be undone from here.
+        view.undoable = false;
+        let id = view.id;
+        self.restores.next = self.restores.next.max(id + 1);
+        match self.restores.replayed.get(&id).filter(|_| !proposed) {
+            Some(replayed) => {
+                self.thread.replace(replayed.entry, Entry::Restore(view));
+                for (index, change) in replayed.changes.clone().into_iter().zip(changes) {
+                    self.thread.replace(index, Entry::FileChange(change));
+                }
+            }
+            None => {
+                let entry = self.thread.push(Entry::Restore(view));
+                let changes = changes.into_iter().map(|change| self.thread.push(Entry::FileChange(change))).collect();
+                self.restores.replayed.insert(id, Replayed { entry, changes });
+            }
+        }
     }
 
     /// A change was decided or written: the restore it belongs to (and the one that restore
@@ -201,10 +253,24 @@ impl AcpClient {
             .filter_map(|id| self.files.changes.get(id))
             .any(|tracked| tracked.change.applied && tracked.change.on_disk().ok() != Some(tracked.change.old.clone()));
         let undoes = plan.view.undoes;
+        let decided = plan
+            .changes
+            .iter()
+            .filter_map(|id| self.files.changes.get(id))
+            .all(|tracked| tracked.change.phase == ChangePhase::Settled);
         let Some(plan) = self.restores.plans.get_mut(&restore) else { return };
         plan.view.undoable = written && plan.view.state != RestoreState::Undone;
         let (entry, view) = (plan.entry, plan.view.clone());
         self.thread.replace(entry, Entry::Restore(view));
+        // Its end goes to the log once: when every change is decided and written, and again if
+        // it is undone.
+        let state = (plan.view.state, decided);
+        if decided && plan.view.state != RestoreState::Reading && plan.recorded != Some(state) {
+            plan.recorded = Some(state);
+            if let Some((restore, changes)) = self.restore_record(restore) {
+                self.audit(AuditEvent::RestoreSettled { restore, changes });
+            }
+        }
         // An undo that wrote something has undone its restore.
         if let Some(undone) = undoes.filter(|_| written)
             && let Some(plan) = self.restores.plans.get_mut(&undone)
@@ -214,6 +280,9 @@ impl AcpClient {
             plan.view.undoable = false;
             let (entry, view) = (plan.entry, plan.view.clone());
             self.thread.replace(entry, Entry::Restore(view));
+            if let Some((restore, changes)) = self.restore_record(undone) {
+                self.audit(AuditEvent::RestoreSettled { restore, changes });
+            }
         }
     }
 }
