@@ -763,3 +763,19 @@ export function chosenItem(picker, name) {
 export async function openMoreActions(chat) {
   await chat.locator(".session-more button.menu-button").click();
 }
+
+// The numbers (001, 002, ...) in each turn's agent text, per turn that has any: a counting
+// turn's stream, read as the chat shows it, so that a lost or doubled chunk shows.
+export async function numbersOfTurns(chat) {
+  const texts = await chat.locator("main.thread").evaluate((thread) => {
+    const turns = [];
+    for (const entry of thread.querySelectorAll(".entry")) {
+      if (entry.classList.contains("user")) turns.push("");
+      else if (entry.classList.contains("agent") && turns.length > 0) {
+        turns[turns.length - 1] += `${entry.innerText}\n`;
+      }
+    }
+    return turns;
+  });
+  return texts.map((text) => text.match(/\b\d{3}\b/g) ?? []).filter((numbers) => numbers.length > 0);
+}

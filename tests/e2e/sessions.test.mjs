@@ -32,6 +32,7 @@ import {
   withVSCode,
   pick,
   openMoreActions,
+  numbersOfTurns,
 } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
@@ -199,18 +200,3 @@ test("sessions survive a webview reload, a window reload, a restart of VS Code a
     });
   });
 });
-
-// The three-digit numbers of each turn's agent text, turn by turn, in the order shown.
-async function numbersOfTurns(chat) {
-  const texts = await chat.locator("main.thread").evaluate((thread) => {
-    const turns = [];
-    for (const entry of thread.querySelectorAll(".entry")) {
-      if (entry.classList.contains("user")) turns.push("");
-      else if (entry.classList.contains("agent") && turns.length > 0) {
-        turns[turns.length - 1] += `${entry.innerText}\n`;
-      }
-    }
-    return turns;
-  });
-  return texts.map((text) => text.match(/\b\d{3}\b/g) ?? []).filter((numbers) => numbers.length > 0);
-}

@@ -17,7 +17,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
 
-import { orderedSteps, repoRoot, testAgent, withVSCode } from "./harness.mjs";
+import { numbersOfTurns, orderedSteps, repoRoot, testAgent, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
 
@@ -116,18 +116,3 @@ test("two sessions run at once in two tabs, answer questions in the background a
     });
   });
 });
-
-// The numbers of each turn's agent text, per turn that has any.
-async function numbersOfTurns(chat) {
-  const texts = await chat.locator("main.thread").evaluate((thread) => {
-    const turns = [];
-    for (const entry of thread.querySelectorAll(".entry")) {
-      if (entry.classList.contains("user")) turns.push("");
-      else if (entry.classList.contains("agent") && turns.length > 0) {
-        turns[turns.length - 1] += `${entry.innerText}\n`;
-      }
-    }
-    return turns;
-  });
-  return texts.map((text) => text.match(/\b\d{3}\b/g) ?? []).filter((numbers) => numbers.length > 0);
-}
