@@ -15,6 +15,7 @@
 //!   (`agent/message`, numbered `seq` in its session's log when given)
 //! - `| <json line>`: a line of a session's `events.jsonl`; `> read <request id>` answers that
 //!   `session/read` request with the lines given since the last `read`, to the end of the log
+//! - `> file <read id> <json string>`: the host read the whole of a file (`readFile`)
 //! - `> webview <json WebviewToHost>`: the chat view posted this
 //! - `> command <json HostCommand>`: a VS Code command or event
 //! - `> time <ms>`: the clock moves to `ms`; deadlines and the frame's posts are due
@@ -26,7 +27,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use tether_core::host::HostEngine;
-use tether_core::host_api::{HostAction, HostCommand, HostEvent, ResolvedPath};
+use tether_core::host_api::{FileReadOutcome, FileReadReply, HostAction, HostCommand, HostEvent, ResolvedPath};
 use tether_core::webview::WebviewToHost;
 
 // Every script runs in this window: workspace `/ws`, the Demo agent built in, and one agent of
@@ -79,6 +80,12 @@ fn run_script(script: &str) -> String {
                     "jsonrpc": "2.0", "id": id, "result": {"text": text, "next": next, "eof": true},
                 });
                 engine.handle_sidecar_bytes(format!("{line}\n").as_bytes(), now);
+            }
+            "file" => {
+                let (read, text) = rest.split_once(' ').expect("file <read id> <json string>");
+                let text: String = serde_json::from_str(text).unwrap();
+                let outcome = FileReadOutcome::Data { eof: true, from_editor: false };
+                engine.handle_file_read(FileReadReply { read: read.parse().unwrap(), outcome }, text.as_bytes(), now);
             }
             "webview" => engine.handle_webview(serde_json::from_str::<WebviewToHost>(rest).unwrap(), now),
             "command" => engine.handle_command(serde_json::from_str::<HostCommand>(rest).unwrap(), now),
@@ -177,4 +184,9 @@ fn a_window_reload_reopens_every_session_whose_agent_runs() {
 #[test]
 fn a_conversation_restored_to_a_checkpoint_forks_the_agents_session_or_seeds_a_new_one() {
     check("restore-conversation");
+}
+
+#[test]
+fn two_sessions_writing_one_file_review_the_second_against_the_first_ones_result() {
+    check("two-writers");
 }
