@@ -123,7 +123,6 @@ export class ChatView {
 
   /** Draws one frame; returns true when another frame is needed to finish showing new text. */
   render(model: ChatModel, changes: ChangeSet): boolean {
-    if (changes.reset) this.uiState.forgetEntriesFrom(model.entries.length);
     if (changes.reset || changes.session) {
       if (model.session !== null) this.showSession(model.session);
       this.header.render(model.session);
@@ -136,6 +135,8 @@ export class ChatView {
       this.composer.setCommands(model.session?.controls.commands ?? []);
       this.composer.setCapabilities(model.session?.controls.prompt ?? { image: false, embeddedContext: false });
     }
+    // After the session shown is known: what is forgotten is its own.
+    if (changes.reset) this.uiState.forgetEntriesFrom(model.entries.length);
     if (changes.reset || changes.plan) this.plan.render(model.plan);
     if (changes.reset || changes.turn) {
       this.turn.render(model.turn);

@@ -56,7 +56,8 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
     this.composerMentions = saved.mentions;
     this.draftSession = saved.draftSession;
     this.otherDrafts = new Map(saved.drafts);
-    this.openThoughts = new Set(saved.openThoughts);
+    // A key saved before thoughts were kept per session is the first session's (see showSession).
+    this.openThoughts = new Set(saved.openThoughts.map((key) => (key.includes("/") ? key : `0/${key}`)));
     this.rulesPanelOpen = saved.rulesOpen;
     this.changesBarOpen = saved.changesOpen;
   }
@@ -99,6 +100,16 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
       this.otherDrafts.delete(session);
       this.saveSoon();
     }
+    // The thoughts opened before any session are the first one's; a closed session's go with it.
+    for (const thought of [...this.openThoughts]) {
+      const session = Number(thought.split("/")[0]);
+      if (session === 0 && left === 0) {
+        this.openThoughts.delete(thought);
+        this.openThoughts.add(`${key}/${thought.slice(thought.indexOf("/") + 1)}`);
+      } else if (session !== 0 && !this.openSessions.has(session)) {
+        this.openThoughts.delete(thought);
+      }
+    }
     if (left === key) return null;
     this.draftSession = key;
     if (left === 0 || (replaced && !this.otherDrafts.has(key))) {
@@ -134,20 +145,30 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
     this.saveSoon();
   }
 
+  /** A thought's key (`<entry>:<chunk>`) in the session shown: each tab opens its own. */
+  private thoughtKey(key: string): string {
+    return `${this.draftSession}/${key}`;
+  }
+
   isOpen(key: string): boolean {
-    return this.openThoughts.has(key);
+    return this.openThoughts.has(this.thoughtKey(key));
   }
 
   setOpen(key: string, open: boolean): void {
-    if (open) this.openThoughts.add(key);
-    else this.openThoughts.delete(key);
+    if (open) this.openThoughts.add(this.thoughtKey(key));
+    else this.openThoughts.delete(this.thoughtKey(key));
     this.saveSoon();
   }
 
-  /** Forgets what belonged to entries of an earlier session once a new snapshot arrives. */
+  /**
+   * Forgets what belonged to entries past the shown session's thread once a new snapshot of it
+   * arrives (call after `showSession`, so that it is that session's).
+   */
   forgetEntriesFrom(entryCount: number): void {
+    const prefix = `${this.draftSession}/`;
     for (const key of this.openThoughts) {
-      if (Number(key.split(":")[0]) >= entryCount) this.openThoughts.delete(key);
+      if (!key.startsWith(prefix)) continue;
+      if (Number(key.slice(prefix.length).split(":")[0]) >= entryCount) this.openThoughts.delete(key);
     }
     this.saveSoon();
   }

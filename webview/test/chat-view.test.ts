@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
-import { editToolCall, patch, session, snapshot } from "./fixtures";
+import { editToolCall, patch, session, snapshot, tab } from "./fixtures";
 import { type Harness, createRenderer, harness, seededRandom } from "./support";
 
 const renderer = createRenderer();
@@ -250,6 +250,19 @@ describe("chat view", () => {
     ui.frame(snapshot([{ type: "agent", chunks: [{ kind: "thought", text: "t" }] }]));
     assert.equal(ui.query<HTMLTextAreaElement>("textarea.composer-input").value, "half-written");
     assert.equal(ui.query<HTMLDetailsElement>("details.thought").open, true);
+  });
+
+  it("keeps the thoughts opened in each tab to that tab", () => {
+    const thoughtAt0 = [{ type: "agent" as const, chunks: [{ kind: "thought" as const, text: "t" }] }];
+    const inTab = (key: number) => snapshot(thoughtAt0, { session: session({ tabs: [tab(1), tab(2)], shown: key }) });
+    ui.frame(inTab(1));
+    const thought = () => ui.query<HTMLDetailsElement>("details.thought");
+    thought().open = true;
+    thought().dispatchEvent(new ui.window.Event("toggle"));
+    ui.frame(inTab(2));
+    assert.equal(thought().open, false, "the other tab's thought at the same place stays closed");
+    ui.frame(inTab(1));
+    assert.equal(thought().open, true, "the first tab's thought is still open");
   });
 
   it("redraws everything from a new snapshot", () => {
