@@ -20,7 +20,6 @@ import path from "node:path";
 import { test } from "node:test";
 
 import {
-  STEP_TIMEOUT_MS,
   newestSessionLog,
   orderedSteps,
   pick,
@@ -56,7 +55,7 @@ test("restoring the code to a checkpoint puts three files back over two turns, a
     // Waits until `name` holds `text` (`null`: until it is gone).
     const waitForText = async (name, text) => {
       if (text === null) {
-        await waitForGone(file(name));
+        await waitForFile(file(name), () => !fs.existsSync(file(name)));
       } else {
         await waitForFile(file(name), (written) => written === text);
       }
@@ -174,11 +173,3 @@ test("restoring the code to a checkpoint puts three files back over two turns, a
   });
 });
 
-// Waits until `file` does not exist (the restore deleted it), within a step's time.
-async function waitForGone(file) {
-  const deadline = Date.now() + STEP_TIMEOUT_MS;
-  while (fs.existsSync(file)) {
-    if (Date.now() > deadline) throw new Error(`${file} is still there`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

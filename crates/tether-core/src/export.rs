@@ -22,7 +22,8 @@ use crate::permissions::{DecidedBy, RuleScope};
 use crate::review::{ChangeOrigin, ChangePhase, DiffLineView, DiffSign, FileChangeKind, FileChangeView, HunkState};
 use crate::thread::{
     AttachmentView, ChunkKind, Entry, NoticeLevel, NoticeView, PermissionOutcome, PermissionView, PlanEntryView,
-    RestoreState, RestoreView, TerminalOrigin, TerminalState, TerminalView, Thread, ToolCallView, ToolContent, ToolStatus, TurnState,
+    RestoreState, RestoreView, TerminalOrigin, TerminalState, TerminalView, Thread, ToolCallView, ToolContent,
+    ToolStatus, TurnState,
 };
 
 /// What the document says about the session before its conversation.

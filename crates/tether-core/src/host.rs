@@ -225,22 +225,10 @@ impl HostEngine {
             Intent::AnswerPermission { key, option_id } => self.answer_permission(key, &option_id, now),
             Intent::NewSession => self.start_session(now),
             Intent::RestoreCode { entry } => {
-                let result = match &mut self.session {
-                    Some(slot) => slot.client.restore_code(entry),
-                    None => Err(IntentError::NotReady),
-                };
-                if let Err(error) = result {
-                    self.show(LogLevel::Warn, format!("The code was not restored: {error}."));
-                }
+                self.with_client("The code was not restored", |client| client.restore_code(entry));
             }
             Intent::UndoRestore { restore } => {
-                let result = match &mut self.session {
-                    Some(slot) => slot.client.undo_restore(restore),
-                    None => Err(IntentError::NotReady),
-                };
-                if let Err(error) = result {
-                    self.show(LogLevel::Warn, format!("The restore was not undone: {error}."));
-                }
+                self.with_client("The restore was not undone", |client| client.undo_restore(restore));
             }
             Intent::RestoreConversation { entry } => self.restore_conversation(entry, now),
             Intent::ShowSession { key } => self.show_session(key, now),
@@ -248,13 +236,9 @@ impl HostEngine {
             Intent::SelectAgent { name } => self.select_agent(name, now),
             Intent::SetMode { mode } => self.set_mode(mode, now),
             Intent::SetConfigOption { config_id, value } => {
-                let result = match &mut self.session {
-                    Some(slot) => slot.client.set_config_option(&config_id, value, now),
-                    None => Err(IntentError::NotReady),
-                };
-                if let Err(error) = result {
-                    self.show(LogLevel::Warn, format!("The option was not changed: {error}."));
-                }
+                self.with_client("The option was not changed", |client| {
+                    client.set_config_option(&config_id, value, now)
+                });
             }
             Intent::AddRule { spec, scope } => self.add_rule(spec, scope),
             Intent::RemoveRule { id } => self.remove_rule(id),
@@ -280,13 +264,7 @@ impl HostEngine {
             Intent::SignIn => self.sign_in_again(),
             Intent::Authenticate { method_id, env } => self.authenticate(&method_id, env, now),
             Intent::SetAgentMode { id } => {
-                let result = match &mut self.session {
-                    Some(slot) => slot.client.set_agent_mode(&id, now),
-                    None => Err(IntentError::NotReady),
-                };
-                if let Err(error) = result {
-                    self.show(LogLevel::Warn, format!("The agent's mode was not changed: {error}."));
-                }
+                self.with_client("The agent's mode was not changed", |client| client.set_agent_mode(&id, now));
             }
             Intent::SetFollowAgent { on } => self.set_follow_agent(on),
             Intent::ToggleFollowAgent => self.set_follow_agent(!self.view.header.follow_agent),
@@ -446,6 +424,18 @@ impl HostEngine {
             .flatten()
             .min();
         [self.tetherd.next_deadline(), session_due, webview_due].into_iter().flatten().min()
+    }
+
+    /// Asks the focused session's client for something the person wants; when it cannot, the
+    /// person is told `failed` and why.
+    fn with_client(&mut self, failed: &str, ask: impl FnOnce(&mut crate::acp::AcpClient) -> Result<(), IntentError>) {
+        let result = match &mut self.session {
+            Some(slot) => ask(&mut slot.client),
+            None => Err(IntentError::NotReady),
+        };
+        if let Err(error) = result {
+            self.show(LogLevel::Warn, format!("{failed}: {error}."));
+        }
     }
 
     fn log(&mut self, level: LogLevel, text: String) {

@@ -555,13 +555,10 @@ fn decisions_are_audited_through_tetherd() {
     .assert_eq(&audit);
 
     engine.handle_webview(Intent::OpenAuditLog, now);
-    assert!(
-        drain(&mut engine)
-            .contains(&HostAction::OpenFile {
-                path: "/ws/.tether/sessions/20261122-061300-7/audit.jsonl".to_owned(),
-                line: None
-            })
-    );
+    assert!(drain(&mut engine).contains(&HostAction::OpenFile {
+        path: "/ws/.tether/sessions/20261122-061300-7/audit.jsonl".to_owned(),
+        line: None
+    }));
 }
 
 /// A path on a card opens the file at its line: a path the agent named relative to the workspace
@@ -1068,8 +1065,7 @@ fn agent_settings_from_the_chat_open_vs_codes_settings_at_the_agent_profiles() {
     let mut now = 0;
     let mut engine = ready_engine(&mut now);
     drain(&mut engine);
-    let intent: tether_core::webview::WebviewToHost =
-        serde_json::from_str(r#"{"type":"openAgentSettings"}"#).unwrap();
+    let intent: tether_core::webview::WebviewToHost = serde_json::from_str(r#"{"type":"openAgentSettings"}"#).unwrap();
     assert_eq!(intent, Intent::OpenAgentSettings.into());
     engine.handle_webview(Intent::OpenAgentSettings, now + 1);
     let actions = drain(&mut engine);

@@ -291,9 +291,7 @@ impl AcpClient {
             ReadTag::Mention { prompt, block, path } => {
                 self.on_mention_read(prompt, block, &path, result.map(|(text, _, _)| text))
             }
-            ReadTag::Restore { restore, path } => {
-                self.on_restore_read(restore, &path, result.map(|(text, _, _)| text))
-            }
+            ReadTag::Restore { restore, path } => self.on_restore_read(restore, &path, result.map(|(text, _, _)| text)),
         }
     }
 

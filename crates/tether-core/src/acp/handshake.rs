@@ -52,7 +52,6 @@ pub(super) struct RestoredConversation {
     pub(super) transcript: String,
 }
 
-
 impl AcpClient {
     /// Asks for the agent's session `agent_session_id` to be resumed, once the agent is
     /// initialized, instead of a new one: with `session/load` when the agent offers it, else

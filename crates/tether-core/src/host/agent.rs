@@ -2,11 +2,11 @@
 //! starting it again (Restart, a prompt after an exit), and what the person sends it.
 
 use crate::acp::{AcpClient, ClientInfo, IntentError};
+use crate::export::{ExportHeader, thread_markdown};
 use crate::host_api::{AgentProfile, DEMO_PROFILE, HostAction, LogLevel};
 use crate::profiles;
 use crate::session_log::prompt_title;
 use crate::sidecar::{AgentExited, AgentId, AgentLogFailed, AgentRef, SpawnParams, method};
-use crate::export::{ExportHeader, thread_markdown};
 use crate::thread::{Entry, EntryIndex, Thread, TurnState};
 use crate::webview::{PromptAttachment, SessionStatus};
 
@@ -110,7 +110,9 @@ impl HostEngine {
         };
         match restored {
             Ok(restored) if self.tetherd.is_ready() => self.open_new_session(Some(restored), now),
-            Ok(_) => self.show(LogLevel::Info, "Tether is not connected to tetherd yet; try again in a moment.".to_owned()),
+            Ok(_) => {
+                self.show(LogLevel::Info, "Tether is not connected to tetherd yet; try again in a moment.".to_owned())
+            }
             Err(error) => self.show(LogLevel::Warn, format!("The conversation was not restored: {error}.")),
         }
     }

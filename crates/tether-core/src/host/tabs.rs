@@ -18,9 +18,9 @@
 //! `key << 32`, so `id >> 32` is its session's key.
 
 use crate::host_api::{HostAction, LogLevel};
+use crate::review::ChangePhase;
 use crate::sidecar::{AgentId, TerminalId};
 use crate::thread::Entry;
-use crate::review::ChangePhase;
 use crate::webview::{SessionKey, SessionStatus, SessionTabView, SessionView, TabActivity};
 
 use super::HostEngine;
@@ -73,7 +73,8 @@ impl HostEngine {
         if self.session.as_ref().is_some_and(|slot| slot.key == key) {
             return Some(work(self));
         }
-        let index = self.parked.iter().position(|parked| parked.session.as_ref().is_some_and(|slot| slot.key == key))?;
+        let index =
+            self.parked.iter().position(|parked| parked.session.as_ref().is_some_and(|slot| slot.key == key))?;
         self.swap_focus(index);
         let result = work(self);
         self.swap_focus(index);
@@ -104,7 +105,9 @@ impl HostEngine {
     /// The open session whose agent is `agent_id` (the one running now, or a Claude CLI process
     /// of it).
     pub(super) fn key_of_agent(&self, agent_id: AgentId) -> Option<SessionKey> {
-        self.sessions().find(|slot| slot.is_served_by(agent_id) || slot.cli_processes.contains_key(&agent_id)).map(|slot| slot.key)
+        self.sessions()
+            .find(|slot| slot.is_served_by(agent_id) || slot.cli_processes.contains_key(&agent_id))
+            .map(|slot| slot.key)
     }
 
     /// The open session whose agent is of generation `generation`.

@@ -123,7 +123,13 @@ impl AcpClient {
     }
 
     /// Shows the restore and reads each of its files as they are now.
-    fn plan_restore(&mut self, checkpoint: EntryIndex, prompt: String, undoes: Option<RestoreId>, files: Vec<FileTarget>) {
+    fn plan_restore(
+        &mut self,
+        checkpoint: EntryIndex,
+        prompt: String,
+        undoes: Option<RestoreId>,
+        files: Vec<FileTarget>,
+    ) {
         let id = self.restores.next;
         self.restores.next += 1;
         let state = if files.is_empty() { RestoreState::NothingToRestore } else { RestoreState::Reading };
@@ -139,7 +145,12 @@ impl AcpClient {
     }
 
     /// A file of restore `restore` was read (`None`: it does not exist).
-    pub(in crate::acp) fn on_restore_read(&mut self, restore: RestoreId, path: &str, now: Result<Option<String>, String>) {
+    pub(in crate::acp) fn on_restore_read(
+        &mut self,
+        restore: RestoreId,
+        path: &str,
+        now: Result<Option<String>, String>,
+    ) {
         let Some(plan) = self.restores.plans.get_mut(&restore) else { return };
         let Some(file) = plan.files.iter_mut().find(|file| file.path == path && file.now.is_none()) else { return };
         file.now = Some(now);
@@ -177,8 +188,15 @@ impl AcpClient {
             let conflict = now != file.expected;
             let id = self.files.next_change;
             self.files.next_change += 1;
-            let mut change =
-                FileChange::new(id, file.path.clone(), file.label.clone(), ChangeOrigin::Restore, now, file.target, false);
+            let mut change = FileChange::new(
+                id,
+                file.path.clone(),
+                file.label.clone(),
+                ChangeOrigin::Restore,
+                now,
+                file.target,
+                false,
+            );
             if conflict {
                 change.outcome = Some(
                     "You changed this file after the checkpoint: keeping the restore reverts your changes too"
@@ -187,7 +205,13 @@ impl AcpClient {
             }
             self.add_change(change);
             changes.push(id);
-            views.push(RestoreFileView { path: file.path, label: file.label, change: Some(id), conflict, problem: None });
+            views.push(RestoreFileView {
+                path: file.path,
+                label: file.label,
+                change: Some(id),
+                conflict,
+                problem: None,
+            });
         }
         let Some(plan) = self.restores.plans.get_mut(&restore) else { return };
         plan.view.state = if changes.is_empty() { RestoreState::NothingToRestore } else { RestoreState::Planned };
@@ -203,8 +227,12 @@ impl AcpClient {
     /// A restore's card and its changes, as the log keeps them.
     fn restore_record(&self, restore: RestoreId) -> Option<(serde_json::Value, serde_json::Value)> {
         let plan = self.restores.plans.get(&restore)?;
-        let changes: Vec<crate::review::FileChangeView> =
-            plan.changes.iter().filter_map(|id| self.files.changes.get(id)).map(|tracked| tracked.change.view()).collect();
+        let changes: Vec<crate::review::FileChangeView> = plan
+            .changes
+            .iter()
+            .filter_map(|id| self.files.changes.get(id))
+            .map(|tracked| tracked.change.view())
+            .collect();
         // Views are plain data (no map with non-string keys): they always serialize.
         Some((serde_json::to_value(&plan.view).ok()?, serde_json::to_value(&changes).ok()?))
     }
@@ -247,11 +275,10 @@ impl AcpClient {
 
     fn refresh_restore(&mut self, restore: RestoreId) {
         let Some(plan) = self.restores.plans.get(&restore) else { return };
-        let written = plan
-            .changes
-            .iter()
-            .filter_map(|id| self.files.changes.get(id))
-            .any(|tracked| tracked.change.applied && tracked.change.on_disk().ok() != Some(tracked.change.old.clone()));
+        let written =
+            plan.changes.iter().filter_map(|id| self.files.changes.get(id)).any(|tracked| {
+                tracked.change.applied && tracked.change.on_disk().ok() != Some(tracked.change.old.clone())
+            });
         let undoes = plan.view.undoes;
         let decided = plan
             .changes
@@ -286,4 +313,3 @@ impl AcpClient {
         }
     }
 }
-
