@@ -98,7 +98,10 @@ test("two sessions run at once in two tabs, answer questions in the background a
       await vscode.openTetherView();
       await tabs().nth(1).waitFor();
       assert.equal(await tabs().count(), 2, "both sessions are open again");
-      // The last session is shown; each tab has its own thread, every number once.
+      // Which one is shown after the reload (and so the tabs' order) follows the last activity,
+      // which depends on which count ended last: each tab is found by its label.
+      const labelled = (words) => tabs().filter({ hasText: words });
+      await labelled("Please edit").click();
       await chat.locator(".entry.user", { hasText: "You count too, please" }).waitFor();
       await counted("200").last().waitFor();
       await chat.locator('.turn-state[data-state="ended"]').waitFor();
@@ -106,7 +109,7 @@ test("two sessions run at once in two tabs, answer questions in the background a
       const second = await chat.locator(".entry.user").allInnerTexts();
       assert.equal(second.length, 2, "the second session's two prompts");
 
-      await tab(0).click();
+      await labelled("Please count").click();
       await chat.locator(".entry.user", { hasText: "Count again, please" }).waitFor();
       await chat.locator(".entry.user").nth(1).waitFor();
       await counted("200").nth(1).waitFor();
