@@ -92,6 +92,9 @@ test("two sessions run at once in two tabs, answer questions in the background a
     await step("3. a window reload with two sessions counting keeps both", async () => {
       await sendAndSee("Count again, please");
       await tab(1).click();
+      // The composer is the second tab's once its thread is shown (typed earlier, the words would
+      // go to the first tab, whose turn runs).
+      await chat.locator(".entry.user", { hasText: "Please edit the notes" }).waitFor();
       await sendAndSee("You count too, please");
       await counted("010").waitFor();
       await vscode.reloadWindow();
