@@ -216,7 +216,16 @@ fn summarise(dir: String, meta: SessionMeta, log: &str, live_agent: Option<Agent
         .or_else(|| first_prompt.as_deref().map(prompt_title))
         .filter(|title| !title.is_empty())
         .unwrap_or_else(|| UNTITLED_SESSION.to_owned());
-    let last_activity = read.entries.last().map_or_else(|| meta.created.clone(), |entry| entry.time.clone());
+    // The conversation's last move: the agent's process ending (or what it printed on stderr
+    // as it was stopped) is not one. tetherd stops every agent when it ends, one after another:
+    // counted, the order it happened to stop them in would decide which session is the
+    // workspace's last one, the one a restart of VS Code reopens.
+    let last_activity = read
+        .entries
+        .iter()
+        .rev()
+        .find(|entry| matches!(entry.event, LogEvent::ToAgent(_) | LogEvent::FromAgent(_) | LogEvent::Host(_)))
+        .map_or_else(|| meta.created.clone(), |entry| entry.time.clone());
     SessionSummary { dir, meta, title, last_activity, turns, agent_session_id, live_agent, restores, from_checkpoint }
 }
 
@@ -388,6 +397,7 @@ mod tests {
                     "to" => LogEvent::ToAgent((*message).to_owned()),
                     "from" => LogEvent::FromAgent((*message).to_owned()),
                     "host" => LogEvent::Host((*message).to_owned()),
+                    "exit" => LogEvent::Exited { code: None, signal: Some(15), killed: true },
                     _ => LogEvent::Stderr((*message).to_owned()),
                 };
                 encode_line(index as u64 + 1, &format!("2026-11-23T10:00:{:02}.000Z", index + 1), &event) + "\n"
@@ -457,7 +467,10 @@ mod tests {
                     ("from", new_answer),
                     ("to", &prompt(2, "\n  fix the bug\nin main.rs")),
                     ("to", &prompt(3, "second")),
+                    ("from", r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#),
+                    // What the agent printed and its exit as tetherd stopped it are not activity.
                     ("err", "a warning"),
+                    ("exit", ""),
                 ]),
             ),
             (None, log(&[("to", &prompt(2, &long))])),
