@@ -10,12 +10,22 @@
 //!   the same command in node-pty, for throughput and line latency. tetherd is built in
 //!   release, and the node-pty is the one code-server ships, built for the same Node 24.
 //!
+//! - footprint: what Tether costs before anything happens: the WASM engine's size, activation
+//!   (loading the engine's module to a constructed engine, in fresh Node processes) against the
+//!   same engine built for speed and against loading the ACP SDK, and tetherd's idle memory.
+//!
+//! Every script also writes its figures as JSON into `target/bench/results/`; once all have run,
+//! they are gathered into one report, `target/bench/report/report.md` with a chart beside it
+//! (see bench_report.rs). A benchmark run alone rewrites only its own results, so the report
+//! keeps the others' latest figures.
+//!
 //! The measuring is done by the scripts in `tests/bench/`: they live in tests/ because that
 //! package declares jsdiff, so Node resolves it from there. A benchmark prints its figures and
 //! targets; it is not a test and does not fail on timing, only when something could not run.
 
 use clap::ValueEnum;
 
+use crate::bench_report;
 use crate::build;
 use crate::cmd::Cmd;
 use crate::project::Project;
@@ -24,6 +34,10 @@ use crate::setup;
 /// The scripts that measure, relative to the tests/ package.
 const DIFF_SCRIPT: &str = "bench/diff.bench.mjs";
 const TERMINAL_SCRIPT: &str = "bench/terminal.bench.mjs";
+const FOOTPRINT_SCRIPT: &str = "bench/footprint.bench.mjs";
+
+/// Where the scripts find the results folder (see bench_report.rs).
+const RESULTS_ENV: &str = "TETHER_BENCH_RESULTS";
 
 /// One benchmark, as named on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -32,6 +46,8 @@ pub enum Benchmark {
     Diff,
     /// Terminal output through tetherd against node-pty: throughput and latency.
     Terminal,
+    /// The engine's size and activation time, tetherd's idle memory.
+    Footprint,
 }
 
 /// Runs `only` that benchmark, or every one when `None`.
@@ -45,21 +61,61 @@ pub fn run(project: &Project, only: Option<Benchmark>) -> anyhow::Result<()> {
         match benchmark {
             Benchmark::Diff => diff(project, &tools)?,
             Benchmark::Terminal => terminal(project)?,
+            Benchmark::Footprint => footprint(project, &tools)?,
         }
     }
+    let report_dir = project.target_dir().join("bench/report");
+    if let Some(report) = bench_report::write(&results_dir(project), &report_dir)? {
+        eprintln!("bench: the report, every figure beside its anchor: {}", report.display());
+    }
     Ok(())
+}
+
+fn results_dir(project: &Project) -> std::path::PathBuf {
+    project.target_dir().join("bench/results")
 }
 
 fn diff(project: &Project, tools: &setup::Tools) -> anyhow::Result<()> {
     let wasm_dir = project.target_dir().join("bench/wasm");
     let sizes = build::build_wasm_engine(project, tools, &wasm_dir)?;
     eprintln!("bench: WASM engine {}", sizes.describe());
-    Cmd::new(project.tools.node()).arg(DIFF_SCRIPT).arg(wasm_dir.join("tether_wasm.js")).dir(project.tests_dir()).run()
+    Cmd::new(project.tools.node())
+        .arg(DIFF_SCRIPT)
+        .arg(wasm_dir.join("tether_wasm.js"))
+        .dir(project.tests_dir())
+        .env(RESULTS_ENV, results_dir(project))
+        .run()
 }
 
 fn terminal(project: &Project) -> anyhow::Result<()> {
     Cmd::new("cargo").args(["build", "--release", "-p", "tetherd"]).dir(&project.root).run()?;
     let tetherd = project.target_dir().join("release/tetherd");
     let node_pty = project.tools.code_server_package().join("lib/vscode/node_modules/node-pty");
-    Cmd::new(project.tools.node()).arg(TERMINAL_SCRIPT).arg(tetherd).arg(node_pty).dir(project.tests_dir()).run()
+    Cmd::new(project.tools.node())
+        .arg(TERMINAL_SCRIPT)
+        .arg(tetherd)
+        .arg(node_pty)
+        .dir(project.tests_dir())
+        .env(RESULTS_ENV, results_dir(project))
+        .run()
+}
+
+/// The engine as it ships, and the same engine built for speed (the release profile, as it was
+/// built before the size-tuned profile) as the anchor of its size and activation time.
+fn footprint(project: &Project, tools: &setup::Tools) -> anyhow::Result<()> {
+    let shipped = project.target_dir().join("bench/wasm");
+    let sizes = build::build_wasm_engine(project, tools, &shipped)?;
+    eprintln!("bench: WASM engine {}", sizes.describe());
+    let for_speed = project.target_dir().join("bench/wasm-speed");
+    let sizes = build::build_wasm_engine_with(project, tools, &for_speed, build::WasmProfile::Speed)?;
+    eprintln!("bench: WASM engine built for speed {}", sizes.describe());
+    Cmd::new("cargo").args(["build", "--release", "-p", "tetherd"]).dir(&project.root).run()?;
+    Cmd::new(project.tools.node())
+        .arg(FOOTPRINT_SCRIPT)
+        .arg(&shipped)
+        .arg(&for_speed)
+        .arg(project.target_dir().join("release/tetherd"))
+        .dir(project.tests_dir())
+        .env(RESULTS_ENV, results_dir(project))
+        .run()
 }

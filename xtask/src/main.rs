@@ -5,6 +5,7 @@
 //! command; [`cmd`] is the runner they share and [`project`] knows where everything lives.
 
 mod bench;
+mod bench_report;
 mod build;
 mod cmd;
 mod codegen;
@@ -40,9 +41,10 @@ enum Command {
     Test(TestArgs),
     /// Regenerate the TypeScript wire types from the Rust types.
     Codegen,
-    /// Run the benchmarks: tether-diff in WASM against npm's `diff` (jsdiff) on large generated
-    /// files, and terminal output through tetherd against node-pty. Prints figures; never fails on
-    /// timing.
+    /// Run the benchmarks, each figure beside its anchor (tether-diff in WASM against npm's `diff`,
+    /// terminal output through tetherd against node-pty, the engine's size and activation, ...),
+    /// and gather them into one report under target/bench/report/. Prints figures; never fails
+    /// on timing.
     Bench(BenchArgs),
     /// Fuzz the parsers and engines with cargo-fuzz (libFuzzer, nightly; both installed when
     /// missing): one target, or all of them one after the other.
@@ -80,7 +82,7 @@ struct TestArgs {
 
 #[derive(Args, Clone, Copy)]
 struct BenchArgs {
-    /// Run only this benchmark (both when left out).
+    /// Run only this benchmark (all of them when left out).
     #[arg(value_enum, value_name = "BENCHMARK")]
     only: Option<bench::Benchmark>,
 }
