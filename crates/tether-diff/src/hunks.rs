@@ -4,8 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Budget;
-use crate::intern::{Interner, common_prefix_len, common_suffix_len, count_newlines};
-use crate::myers::{Meter, common_runs};
+use crate::search::{self, Hashed};
 
 /// Splits a text into lines, each with its ending. Only `\n` ends a line (as for GNU diff and
 /// patch), so a CRLF line keeps its `\r\n`, a lone `\r` stays inside its line, and a last line
@@ -81,11 +80,10 @@ pub struct DiffStats {
 #[serde(rename_all = "camelCase")]
 pub struct LineDiff {
     pub hunks: Vec<Hunk>,
-    /// The exact search's share of the budget ran out, so some changed regions were found by
-    /// the approximate search (usually as a shortest script has them; a rewrite comes out as one
-    /// replacement) or, past the whole budget, left coarse (in the worst case one hunk replacing
-    /// everything between the common first and last lines). The hunks are still exact: applying
-    /// or reverting them works as for any other diff.
+    /// The budget's deadline passed while the search ran, so the regions it had not resolved by
+    /// then are each left as one replacement (in the worst case one hunk replacing everything
+    /// between the common first and last lines). The hunks are still exact: applying or reverting
+    /// them works as for any other diff.
     pub degraded: bool,
 }
 
@@ -129,15 +127,16 @@ impl Hunk {
 }
 
 /// The changed regions between `old` and `new`. Unless the budget runs out, the hunks form a
-/// shortest line edit script; adjacent deletions and insertions form one hunk, since the person
-/// reviews them as one replacement, and two hunks are always separated by at least one
-/// unchanged line.
+/// shortest line edit script, except for large inputs with a limited budget (see the crate's
+/// docs: similar's shortcuts, and unchanged lines stranded amid larger changes folded into them);
+/// adjacent deletions and insertions form one hunk, since the person reviews them as one
+/// replacement, and two hunks are always separated by at least one unchanged line.
 pub fn diff_lines(old: &str, new: &str, budget: &Budget) -> LineDiff {
     let middle = Middle::split(old, new);
     let ranges = middle.diff(budget);
-    let lines = |lines: &[&str], range: LineRange| {
+    let lines = |lines: &[Hashed], range: LineRange| {
         let start = range.start - middle.first;
-        lines[start..start + range.count].iter().map(|&line| line.to_owned()).collect()
+        lines[start..start + range.count].iter().map(|line| line.text().to_owned()).collect()
     };
     let hunks = ranges
         .hunks
@@ -158,15 +157,13 @@ pub fn diff_ranges(old: &str, new: &str, budget: &Budget) -> RangeDiff {
 }
 
 /// Two texts without the lines they share at the start and at the end, split into lines and
-/// interned. The common ends are found by comparing bytes, which is much cheaper than splitting
-/// and hashing lines, and for the usual edit of a large file leaves little in the middle.
+/// hashed. The common ends are found by comparing bytes, which is much cheaper than splitting and
+/// hashing lines, and for the usual edit of a large file leaves little in the middle.
 struct Middle<'a> {
     /// How many lines the texts share at the start: the index of the first middle line.
     first: usize,
-    old: Vec<&'a str>,
-    new: Vec<&'a str>,
-    old_ids: Vec<u32>,
-    new_ids: Vec<u32>,
+    old: Vec<Hashed<'a>>,
+    new: Vec<Hashed<'a>>,
 }
 
 impl<'a> Middle<'a> {
@@ -176,21 +173,15 @@ impl<'a> Middle<'a> {
         // The cuts are at line starts (just after a `\n`) or at the ends of the texts, so they
         // are character boundaries.
         let (old, new) = (&old[prefix..old.len() - suffix], &new[prefix..new.len() - suffix]);
-        // Most lines of the new text are lines of the old one, so the table seldom has to grow.
-        let mut interner = Interner::with_capacity(count_newlines(old.as_bytes()) + 1);
-        let mut middle = Self { first, old: Vec::new(), new: Vec::new(), old_ids: Vec::new(), new_ids: Vec::new() };
-        interner.intern_lines(old, &mut middle.old, &mut middle.old_ids);
-        interner.intern_lines_like(new, &middle.old, &middle.old_ids, &mut middle.new, &mut middle.new_ids);
-        middle
+        Self { first, old: search::hashed_lines(old), new: search::hashed_lines(new) }
     }
 
     fn diff(&self, budget: &Budget) -> RangeDiff {
-        let mut meter = Meter::new(budget.max_steps);
-        let runs = common_runs(&self.old_ids, &self.new_ids, &mut meter);
-
+        let searched = search::equal_runs(&self.old, &self.new, budget);
         let mut hunks = Vec::new();
         let (mut old_at, mut new_at) = (0, 0);
-        let ends = runs.iter().map(|run| (run.old, run.new, run.len)).chain([(self.old.len(), self.new.len(), 0)]);
+        let ends =
+            searched.runs.iter().map(|run| (run.old, run.new, run.len)).chain([(self.old.len(), self.new.len(), 0)]);
         for (old_run, new_run, len) in ends {
             if old_run > old_at || new_run > new_at {
                 hunks.push(HunkRange {
@@ -200,8 +191,37 @@ impl<'a> Middle<'a> {
             }
             (old_at, new_at) = (old_run + len, new_run + len);
         }
-        RangeDiff { hunks, degraded: meter.degraded() }
+        if !budget.is_unlimited() && self.old.len().min(self.new.len()) >= search::SHORTCUT_MIN_TOKENS {
+            hunks = fold_stranded_lines(hunks);
+        }
+        RangeDiff { hunks, degraded: searched.degraded }
     }
+}
+
+/// Joins two hunks, with the unchanged lines between them, when those lines are no more than
+/// either hunk changes (the larger of its removed and added lines), as diff-match-patch's
+/// semantic cleanup does: a rewritten file shares only braces and blank lines with the old one,
+/// which a diff pairs up into thousands of hunks with a brace between, where the person wants one
+/// replacement. Unchanged stretches longer than the changes around them, as between scattered
+/// edits, are kept. A joined hunk is larger, so it is checked again against the hunk before it.
+fn fold_stranded_lines(hunks: Vec<HunkRange>) -> Vec<HunkRange> {
+    let size = |hunk: &HunkRange| hunk.old.count.max(hunk.new.count);
+    let mut folded: Vec<HunkRange> = Vec::with_capacity(hunks.len());
+    for mut hunk in hunks {
+        while let Some(before) = folded.last() {
+            let between = hunk.old.start - before.old.end();
+            if between > size(before) || between > size(&hunk) {
+                break;
+            }
+            hunk = HunkRange {
+                old: LineRange { start: before.old.start, count: hunk.old.end() - before.old.start },
+                new: LineRange { start: before.new.start, count: hunk.new.end() - before.new.start },
+            };
+            folded.pop();
+        }
+        folded.push(hunk);
+    }
+    folded
 }
 
 /// The byte lengths of the whole lines two texts share at the start and at the end (not
@@ -227,6 +247,35 @@ fn common_line_ends(old: &[u8], new: &[u8]) -> (usize, usize) {
         old[old_at..].iter().position(|&byte| byte == b'\n').map_or(old.len(), |at| old_at + at + 1)
     };
     (prefix, old.len() - start)
+}
+
+/// How many leading bytes two byte strings share, compared eight bytes at a time (WASM has no
+/// vectorised `memcmp`, and a large file's common start is most of it).
+fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    let len = a.len().min(b.len());
+    let (a, b) = (&a[..len], &b[..len]);
+    let words = a.chunks_exact(8).zip(b.chunks_exact(8)).take_while(|(x, y)| same_word(x, y)).count();
+    let at = words * 8;
+    at + a[at..].iter().zip(&b[at..]).take_while(|(x, y)| x == y).count()
+}
+
+/// How many trailing bytes two byte strings share, compared eight bytes at a time.
+fn common_suffix_len(a: &[u8], b: &[u8]) -> usize {
+    let len = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - len..], &b[b.len() - len..]);
+    let words = a.rchunks_exact(8).zip(b.rchunks_exact(8)).take_while(|(x, y)| same_word(x, y)).count();
+    let at = len - words * 8;
+    words * 8 + a[..at].iter().rev().zip(b[..at].iter().rev()).take_while(|(x, y)| x == y).count()
+}
+
+/// Whether two eight-byte chunks are equal, compared as one word rather than by `memcmp`.
+fn same_word(a: &[u8], b: &[u8]) -> bool {
+    a.first_chunk::<8>() == b.first_chunk::<8>()
+}
+
+/// How many `\n` bytes there are in `bytes`.
+fn count_newlines(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&byte| byte == b'\n').count()
 }
 
 #[cfg(test)]

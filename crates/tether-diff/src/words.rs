@@ -6,8 +6,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use crate::Budget;
 use crate::hunks::Hunk;
-use crate::intern::Interner;
-use crate::myers::{Meter, common_runs};
+use crate::search::{self, Hashed};
 
 /// How far the common prefix or suffix is moved back to reach a word boundary before the
 /// middle is split into words; past this the cut stays where it is (on a character boundary).
@@ -67,40 +66,40 @@ pub fn diff_words(old: &str, new: &str, budget: &Budget) -> WordDiff {
     let (prefix, suffix) = common_ends(old, new);
     let old_mid = &old[prefix..old.len() - suffix];
     let new_mid = &new[prefix..new.len() - suffix];
-    let mut meter = Meter::new(budget.max_steps);
 
-    let (old_ranges, new_ranges) = if old_mid.is_empty() || new_mid.is_empty() {
-        (whole(prefix, old_mid), whole(prefix, new_mid))
+    let (old_ranges, new_ranges, degraded) = if old_mid.is_empty() || new_mid.is_empty() {
+        (whole(prefix, old_mid), whole(prefix, new_mid), false)
     } else if (old_mid.len() + new_mid.len()) as u64 > budget.max_steps / 2 {
-        // Splitting into words and interning them costs about a step per byte. A middle longer
-        // than half the budget is not split at all, rather than split only to find that no
-        // budget is left to search it.
-        meter.give_up();
-        (whole(prefix, old_mid), whole(prefix, new_mid))
+        // Splitting into words is linear work that the deadline does not bound, and a middle this
+        // long would leave the search too little time anyway: it is not split at all, and, being
+        // a length, this limit gives the same result on every machine.
+        (whole(prefix, old_mid), whole(prefix, new_mid), true)
     } else {
-        meter.charge((old_mid.len() + new_mid.len()) as u64);
-        let mut interner = Interner::default();
-        let (old_words, new_words) = (Words::of(old_mid, &mut interner), Words::of(new_mid, &mut interner));
-        let runs = common_runs(&old_words.ids, &new_words.ids, &mut meter);
-        let old_runs = runs.iter().map(|run| (run.old, run.len));
-        let new_runs = runs.iter().map(|run| (run.new, run.len));
-        (changed(prefix, old_mid, &old_words.starts, old_runs), changed(prefix, new_mid, &new_words.starts, new_runs))
+        let (old_words, new_words) = (Words::of(old_mid), Words::of(new_mid));
+        let searched = search::equal_runs(&old_words.words, &new_words.words, budget);
+        let old_runs = searched.runs.iter().map(|run| (run.old, run.len));
+        let new_runs = searched.runs.iter().map(|run| (run.new, run.len));
+        (
+            changed(prefix, old_mid, &old_words.starts, old_runs),
+            changed(prefix, new_mid, &new_words.starts, new_runs),
+            searched.degraded,
+        )
     };
-    WordDiff { old: with_utf16(old, old_ranges), new: with_utf16(new, new_ranges), degraded: meter.degraded() }
+    WordDiff { old: with_utf16(old, old_ranges), new: with_utf16(new, new_ranges), degraded }
 }
 
-/// One side's words: where each starts (a byte offset into the text split) and its id.
-struct Words {
+/// One side's words and where each starts (a byte offset into the text split).
+struct Words<'a> {
     starts: Vec<usize>,
-    ids: Vec<u32>,
+    words: Vec<Hashed<'a>>,
 }
 
-impl Words {
-    fn of<'a>(text: &'a str, interner: &mut Interner<'a>) -> Self {
-        let mut words = Words { starts: Vec::new(), ids: Vec::new() };
+impl<'a> Words<'a> {
+    fn of(text: &'a str) -> Self {
+        let mut words = Words { starts: Vec::new(), words: Vec::new() };
         for_each_word(text, |start, word| {
             words.starts.push(start);
-            words.ids.push(interner.intern(word));
+            words.words.push(Hashed::new(word));
         });
         words
     }
