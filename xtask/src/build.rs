@@ -126,7 +126,13 @@ pub fn build_wasm_engine_with(
         "wasm-opt not found: add the npm package `binaryen` to extension/'s devDependencies \
          (then `cargo xtask setup` installs it)",
     )?;
-    Cmd::new(wasm_opt).arg(wasm_opt_level).arg(&bound).arg("-o").arg(&bound).run()?;
+    Cmd::new(wasm_opt)
+        .arg(wasm_opt_level)
+        .args(["--strip-debug", "--strip-producers"])
+        .arg(&bound)
+        .arg("-o")
+        .arg(&bound)
+        .run()?;
     Ok(WasmSizes { compiled: file_size(&compiled)?, bound: bound_size, optimized: file_size(&bound)? })
 }
 
