@@ -42,6 +42,9 @@ pub struct Agent {
     sessions: BTreeMap<String, Session>,
     sessions_created: u64,
     terminals_started: u64,
+    /// Bursts run so far: each names its tool calls apart, so a later burst adds entries rather
+    /// than updating an earlier one's tool calls.
+    bursts_started: u64,
 }
 
 /// Everything that goes out on stdout, plus the bookkeeping of the agent's own requests.
@@ -119,6 +122,8 @@ enum Wait {
     Ready,
     Until(Instant),
     Stream(Stream),
+    /// Thread entries being sent one after the other (a `burst` step).
+    Burst(Burst),
     /// The answer to an `fs/*` or `terminal/*` request; its handler moves the turn on.
     Response(i64),
     Permission(i64),
@@ -131,6 +136,14 @@ struct Stream {
     pieces: VecDeque<String>,
     interval: Duration,
     next_at: Instant,
+}
+
+/// A `burst` step under way: entry `next` (from 1) of `total` is sent next.
+struct Burst {
+    /// Which burst of the agent's this is, in its tool calls' ids.
+    id: u64,
+    next: usize,
+    total: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -212,6 +225,7 @@ impl Agent {
             sessions: BTreeMap::new(),
             sessions_created,
             terminals_started: 0,
+            bursts_started: 0,
         }
     }
 
@@ -637,7 +651,7 @@ impl Agent {
         turn.cancelled = true;
         let in_cleanup = turn.frames.last().is_some_and(|frame| frame.cleanup);
         match &turn.wait {
-            Wait::Until(_) | Wait::Stream(_) if !in_cleanup => turn.wait = Wait::Ready,
+            Wait::Until(_) | Wait::Stream(_) | Wait::Burst(_) if !in_cleanup => turn.wait = Wait::Ready,
             Wait::Response(request_id) => {
                 // Stop waiting for the client's file or terminal work; a late answer will be
                 // ignored. A terminal already created is released so its command stops.
@@ -840,6 +854,18 @@ impl Agent {
                     // Hand control back to the main loop between pieces, so a cancel that
                     // arrived meanwhile is seen even when the interval is zero.
                     return Ok(Some(next_at));
+                }
+                Wait::Burst(burst) => {
+                    let (id, number, total) = (burst.id, burst.next, burst.total);
+                    burst.next += 1;
+                    if burst.next > total {
+                        turn.wait = Wait::Ready;
+                    }
+                    let update = burst_entry(&session.cwd, id, number, total);
+                    self.wire.update(&session.id, update)?;
+                    // Back to the main loop between entries, as between streamed pieces: a cancel
+                    // that arrived meanwhile is seen.
+                    return Ok(Some(now));
                 }
                 Wait::Response(_) => return Ok(None),
                 Wait::Permission(request_id) => {
@@ -1080,6 +1106,10 @@ impl Agent {
             Step::Malformed(line) => wire.output.raw(line.as_bytes())?,
             Step::MalformedBytes(bytes) => wire.output.raw(&bytes)?,
             Step::LongLine(length) => wire.output.long_line(length)?,
+            Step::Burst(total) => {
+                self.bursts_started += 1;
+                turn.wait = Wait::Burst(Burst { id: self.bursts_started, next: 1, total });
+            }
             Step::Die(exit_code) => {
                 wire.trace.note(&format!("dying with exit code {exit_code} as the scenario says"));
                 std::process::exit(exit_code);
@@ -1321,6 +1351,53 @@ fn terminal_report(
     let newline = if response.output.ends_with('\n') || response.output.is_empty() { "" } else { "\n" };
     let report = format!("`{command_line}` {ending}{truncated}:\n\n```\n{}{newline}```\n\n", response.output);
     (status, report)
+}
+
+/// Entry `number` (from 1) of the agent's burst `burst`, of `total` entries: an agent message when
+/// `number` is odd, else a completed tool call, in turn a read, a command run and an edit with
+/// its diff.
+fn burst_entry(cwd: &Path, burst: u64, number: usize, total: usize) -> SessionUpdate {
+    if number % 2 == 1 {
+        let text = format!(
+            "Entry {number:05} of {total}: this paragraph stands for an agent's explanation. It is long enough \
+             to wrap over a few lines in a narrow sidebar, and a code block of ten lines follows it, as in \
+             many replies.\n\n```rust\nfn entry_{number}() -> u64 {{\n    // A loop and a print, in ten lines.\n    \
+             let mut total = 0;\n    for step in 0..10 {{\n        total += step * {number};\n    }}\n    \
+             total %= 100;\n    println!(\"{{total}}\");\n    total\n}}\n```\n\n"
+        );
+        return SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text)));
+    }
+    let id = format!("burst-{burst}-{number}");
+    let path = cwd.join(format!("src/module_{number}.rs"));
+    let call = match (number / 2) % 3 {
+        1 => ToolCall::new(id, format!("Read src/module_{number}.rs"))
+            .kind(ToolKind::Read)
+            .locations(vec![ToolCallLocation::new(path)])
+            .content(vec![ToolCallContent::from(format!(
+                "```rust\n// module {number}\npub fn value() -> u64 {{\n    {number}\n}}\n```"
+            ))]),
+        2 => {
+            let command = format!("cargo test --lib module_{number}");
+            ToolCall::new(id, format!("Run `{command}`"))
+                .kind(ToolKind::Execute)
+                .raw_input(Some(json!({ "command": command })))
+                .content(vec![ToolCallContent::from(format!(
+                    "running 3 tests\ntest module_{number}::adds ... ok\ntest module_{number}::reads ... ok\n\
+                     test module_{number}::writes ... ok\n\ntest result: ok. 3 passed; 0 failed"
+                ))])
+        }
+        _ => {
+            let old_text = format!("pub fn value() -> u64 {{\n    {number}\n}}\n");
+            let new_text = format!(
+                "pub fn value() -> u64 {{\n    {number} + 1\n}}\n\npub fn name() -> &'static str {{\n    \"module {number}\"\n}}\n"
+            );
+            ToolCall::new(id, format!("Edit src/module_{number}.rs"))
+                .kind(ToolKind::Edit)
+                .locations(vec![ToolCallLocation::new(path.clone())])
+                .content(vec![ToolCallContent::Diff(Diff::new(path, new_text).old_text(Some(old_text)))])
+        }
+    };
+    SessionUpdate::ToolCall(call.status(ToolCallStatus::Completed))
 }
 
 fn tool_content(cwd: &Path, text: Option<String>, diff: Option<DiffSpec>) -> Vec<ToolCallContent> {

@@ -48,6 +48,13 @@
 //!   with `$/cancel_request`; the client's error answer runs the `cancelled` branch. With no
 //!   such request pending it is a runtime error, reported on stderr, and the script goes on.
 //!
+//! For long threads, `burst = { entries = N }` sends N thread entries in one turn as fast as the
+//! pipe takes them, one update each, without a pause between them (a `session/cancel` still cuts
+//! it short between two): agent messages (a paragraph and a ten-line code block, beginning
+//! `Entry 00001 of N:`) alternating with completed tool calls, in turn a read, a command run
+//! and an edit with a diff. Entry `k` (from 1) is a message when `k` is odd, so every entry is an
+//! entry of its own in the client's thread, and each names its number.
+//!
 //! The built-in scenarios live in `scenarios/*.toml` and are compiled into the binary, so the
 //! Demo profile works from a single file with nothing next to it.
 
@@ -191,6 +198,8 @@ pub enum Step {
     MalformedBytes(Vec<u8>),
     /// Print a line of this many `x` bytes on stdout, streamed rather than built in memory.
     LongLine(u64),
+    /// Send this many thread entries as fast as possible: messages and completed tool calls.
+    Burst(usize),
     /// Exit the process with this code, without answering the prompt.
     Die(i32),
     /// Answer the prompt now with this stop reason.
@@ -396,6 +405,13 @@ pub struct WriteFileSpec {
     pub content: String,
 }
 
+/// A `burst` step: `{ entries = 10000 }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BurstSpec {
+    pub entries: usize,
+}
+
 /// A `terminal` step.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -542,6 +558,7 @@ struct RawStep {
     malformed: Option<String>,
     malformed_bytes: Option<Vec<u8>>,
     long_line: Option<u64>,
+    burst: Option<BurstSpec>,
     die: Option<i32>,
     stop: Option<StopReason>,
 }
@@ -574,6 +591,7 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
         malformed,
         malformed_bytes,
         long_line,
+        burst,
         die,
         stop,
     } = raw;
@@ -691,6 +709,12 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
     if let Some(length) = long_line {
         actions.push(("long_line", Step::LongLine(length)));
     }
+    if let Some(spec) = burst {
+        if spec.entries == 0 {
+            return Err(here("`burst` needs at least one entry".to_owned()));
+        }
+        actions.push(("burst", Step::Burst(spec.entries)));
+    }
     if let Some(code) = die {
         actions.push(("die", Step::Die(code)));
     }
@@ -703,7 +727,7 @@ fn convert_step(raw: RawStep, span: Range<usize>, context: StepContext) -> Resul
             "a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, \
              await_permissions, cancel_permission, report_mode, report_model, report_fork, report_mcp_servers, \
              mcp_call, read_file, write_file, write_disk, terminal, sleep_ms, stderr, malformed, malformed_bytes, \
-             long_line, die or stop"
+             long_line, burst, die or stop"
                 .to_owned(),
         )),
         1 => Ok(actions.remove(0).1),
@@ -941,7 +965,7 @@ mod tests {
     fn an_invalid_step_inside_a_permission_branch_is_reported_at_its_own_line() {
         let source = "description = \"x\"\n[[prompt]]\nsteps = [\n  { ask_permission = { tool_call_id = \"t\",\n      allowed = [\n        { say = \"ok\" },\n        { },\n      ] } },\n]\n";
         let error = parse(source, "branch.toml").expect_err("an empty step");
-        expect_test::expect!["invalid scenario branch.toml, line 7, column 9: a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, await_permissions, cancel_permission, report_mode, report_model, report_fork, report_mcp_servers, mcp_call, read_file, write_file, write_disk, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, die or stop"].assert_eq(&error.to_string());
+        expect_test::expect!["invalid scenario branch.toml, line 7, column 9: a step needs one action: say, think, plan, tool_call, tool_update, ask_permission, await_permissions, cancel_permission, report_mode, report_model, report_fork, report_mcp_servers, mcp_call, read_file, write_file, write_disk, terminal, sleep_ms, stderr, malformed, malformed_bytes, long_line, burst, die or stop"].assert_eq(&error.to_string());
     }
 
     #[test]
@@ -1090,6 +1114,26 @@ mod tests {
         };
         assert!(!fork(""));
         assert!(fork("fork = true"));
+    }
+
+    #[test]
+    fn a_burst_names_how_many_entries_and_needs_one_at_least() {
+        let cases = [
+            "{ burst = { entries = 10000 } }",
+            "{ burst = { entries = 0 } }",
+            "{ burst = { count = 3 } }",
+            "{ burst = 3 }",
+        ];
+        let outcomes: Vec<String> = cases.iter().map(|steps| parse_outcome("", steps)).collect();
+        expect_test::expect![[r#"
+            ok
+            invalid scenario new.toml, line 5, column 3: `burst` needs at least one entry
+            invalid scenario new.toml, line 5, column 15: unknown field `count`, expected `entries`
+            invalid scenario new.toml, line 5, column 13: invalid type: integer `3`, expected struct BurstSpec"#]]
+        .assert_eq(&outcomes.join("\n"));
+        let source = "description = \"x\"\n[[prompt]]\nsteps = [{ burst = { entries = 12 } }]\n";
+        let scenario = parse(source, "burst.toml").expect("valid scenario");
+        assert!(matches!(scenario.prompts[0].steps[..], [Step::Burst(12)]));
     }
 
     #[test]

@@ -917,3 +917,111 @@ fn a_fork_of_a_stored_session_starts_with_its_updates() {
         result {}"#]]
     .assert_eq(&replays.join("\n"));
 }
+
+const BURST_SCENARIO: &str = r#"description = "A burst of entries."
+
+[[prompt]]
+match = "cancel"
+steps = [{ burst = { entries = 1000000 } }]
+
+[[prompt]]
+steps = [{ burst = { entries = 7 } }]
+"#;
+
+fn write_burst_scenario(dir: &std::path::Path) -> String {
+    let path = dir.join("burst.toml");
+    std::fs::write(&path, BURST_SCENARIO).expect("the test can write its scenario");
+    path.to_str().expect("a UTF-8 path").to_owned()
+}
+
+#[test]
+fn a_burst_alternates_numbered_messages_with_completed_reads_runs_and_edits() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let mut agent = AgentProcess::scenario(&write_burst_scenario(dir.path()));
+    let session = agent.start_session(no_capabilities());
+    let prompt_id = agent
+        .send_request("session/prompt", json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "go" }] }));
+    let mut updates = Vec::new();
+    let response = loop {
+        let message = agent.next_message();
+        if message["id"] == json!(prompt_id) {
+            break message;
+        }
+        updates.push(message["params"]["update"].clone());
+    };
+    assert_eq!(response["result"], json!({ "stopReason": "end_turn" }));
+    let shapes: Vec<String> = updates
+        .iter()
+        .map(|update| match update["sessionUpdate"].as_str() {
+            Some("agent_message_chunk") => {
+                let text = update["content"]["text"].as_str().unwrap_or_default();
+                let fence_lines = text.split("```").nth(1).map_or(0, |code| code.trim_end().lines().count() - 1);
+                format!("message {:?}, a code block of {fence_lines} lines", text.split(':').next().unwrap_or_default())
+            }
+            Some("tool_call") => {
+                let content: Vec<&str> = update["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|item| item["type"].as_str())
+                    .collect();
+                format!(
+                    "{} {:?} {} {}{}",
+                    update["kind"].as_str().unwrap_or("?"),
+                    update["title"].as_str().unwrap_or("?"),
+                    update["status"].as_str().unwrap_or("?"),
+                    content.join("+"),
+                    if update["content"][0]["oldText"].is_string() { " with the old text" } else { "" },
+                )
+            }
+            other => format!("{other:?}"),
+        })
+        .collect();
+    expect![[r#"
+        message "Entry 00001 of 7", a code block of 10 lines
+        read "Read src/module_2.rs" completed content
+        message "Entry 00003 of 7", a code block of 10 lines
+        execute "Run `cargo test --lib module_4`" completed content
+        message "Entry 00005 of 7", a code block of 10 lines
+        edit "Edit src/module_6.rs" completed diff with the old text
+        message "Entry 00007 of 7", a code block of 10 lines"#]]
+    .assert_eq(&shapes.join("\n"));
+
+    // A second burst's tool calls are new ones, not updates of the first burst's.
+    let tool_call_ids = |transcript: &[String]| -> Vec<String> {
+        transcript
+            .iter()
+            .filter(|line| line.starts_with("tool_call "))
+            .map(|line| line.split(' ').nth(1).unwrap_or_default().to_owned())
+            .collect()
+    };
+    let again = run_turn(&mut agent, &session, "go", |_, request| panic!("unexpected {request}"));
+    let first: Vec<String> =
+        updates.iter().filter_map(|update| update["toolCallId"].as_str().map(str::to_owned)).collect();
+    let second = tool_call_ids(&again);
+    assert_eq!(second.len(), 3);
+    assert!(second.iter().all(|id| !first.contains(id)), "{first:?} then {second:?}");
+}
+
+#[test]
+fn cancelling_a_burst_stops_it_between_two_entries() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let mut agent = AgentProcess::scenario(&write_burst_scenario(dir.path()));
+    let session = agent.start_session(no_capabilities());
+    let prompt_id = agent.send_request(
+        "session/prompt",
+        json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "cancel" }] }),
+    );
+    assert_eq!(agent.next_message()["params"]["update"]["sessionUpdate"], "agent_message_chunk");
+    agent.notify("session/cancel", json!({ "sessionId": session }));
+    let mut entries = 1;
+    let response = loop {
+        let message = agent.next_message();
+        if message["id"] == json!(prompt_id) {
+            break message;
+        }
+        entries += 1;
+    };
+    assert_eq!(response["result"], json!({ "stopReason": "cancelled" }));
+    assert!(entries < 1_000_000, "the burst ran to its end despite the cancel");
+}
