@@ -4,7 +4,9 @@
 // announcement when a permission request appears or a turn ends, the keys 1 to 9, which answer
 // the oldest request still waiting with its first to ninth option wherever the focus is, unless
 // the person is typing in a field, and the focus going to the composer when the view itself is
-// focused ("Tether: Focus Chat", or clicking into the view).
+// focused ("Tether: Focus Chat", or clicking into the view), and Ctrl+F (Cmd+F), which opens the
+// find bar over the thread (find-bar-view.ts): VS Code gives a webview view no find widget, and
+// the thread is virtualized, so the browser's own find could not see most of it anyway.
 //
 // Before the first prompt the thread gives its place to the empty state (`EmptyStateView`).
 //
@@ -12,17 +14,22 @@
 // the thread. The host sends a snapshot when another session is shown, so the thread simply
 // redraws; what is the webview's own follows the session shown: the composer's draft and where
 // the thread was scrolled.
+//
+// The thread draws only the entries near what the person sees (thread-view.ts), so what spans
+// the whole thread reads the model rather than the DOM: the keys 1 to 9 find the oldest request
+// waiting in the model's entries, and answer it through its card when it is drawn, directly
+// otherwise.
 
 import { ChangesBarView } from "./changes-bar-view";
 import { ComposerView } from "./composer-view";
 import { element } from "./element";
 import { EmptyStateView } from "./empty-state-view";
-import { FollowBottom } from "./follow-bottom";
+import { FindBarView } from "./find-bar-view";
 import type { MarkdownRenderer } from "./markdown";
 import type { Clock } from "./markdown-view";
 import type { ChangeSet, ChatModel } from "./model";
 import { PlanView } from "./plan-view";
-import type { HostToWebview, PermissionKey, PostIntent, SessionView } from "./protocol";
+import type { HostToWebview, PermissionKey, PermissionView, PostIntent, SessionView } from "./protocol";
 import { RulesPanelView } from "./rules-panel-view";
 import { SessionControlsPanel } from "./session-controls-view";
 import { SessionHeaderView } from "./session-header-view";
@@ -44,7 +51,11 @@ export class ChatView {
   private readonly composer: ComposerView;
   private readonly controls: SessionControlsPanel;
   private readonly empty: EmptyStateView;
-  private readonly follow: FollowBottom;
+  private readonly findBar: FindBarView;
+  /** The thread with the find bar over it. */
+  private readonly threadArea = element("div", "thread-area");
+  /** The model of the last frame: what the keys read between frames. */
+  private model: ChatModel | null = null;
   private shownTurn = "idle";
   private readonly answered = new Set<PermissionKey>();
   /** Polite: a new request is announced once the screen reader finishes what it is saying. */
@@ -55,10 +66,12 @@ export class ChatView {
   constructor(
     root: HTMLElement,
     renderer: MarkdownRenderer,
-    post: PostIntent,
+    private readonly post: PostIntent,
     private readonly uiState: UiState,
     clock: Clock = () => performance.now(),
     repeat: Repeat = repeatWithInterval,
+    /** Asks for a frame outside the host's messages (the person scrolled the thread). */
+    requestFrame: () => void = () => {},
   ) {
     this.terminals = new TerminalCards(post, clock, repeat);
     this.rules = new RulesPanelView(post, uiState);
@@ -72,13 +85,15 @@ export class ChatView {
         this.announceAfterFrame.push(`Permission needed: ${title}`);
       },
       terminals: this.terminals,
-    }, clock);
+    }, clock, undefined, requestFrame);
     this.changesBar = new ChangesBarView(post, uiState);
     this.composer = new ComposerView(post, uiState);
     this.tabs = new SessionTabsView(post, () => this.composer.input.focus());
     this.controls = new SessionControlsPanel(post);
     this.composer.controlsSlot.append(this.controls.element);
     this.empty = new EmptyStateView(post, (text) => this.composer.fill(text));
+    this.findBar = new FindBarView(this.thread, () => this.composer.input.focus());
+    this.threadArea.append(this.findBar.element, this.thread.element);
     this.announcer.setAttribute("aria-live", "polite");
     this.announcer.setAttribute("role", "status");
     root.replaceChildren(
@@ -86,15 +101,17 @@ export class ChatView {
       this.tabs.element,
       this.rules.element,
       this.empty.element,
-      this.thread.element,
+      this.threadArea,
       this.plan.element,
       this.turn.element,
       this.changesBar.element,
       this.composer.element,
       this.announcer,
     );
-    this.follow = new FollowBottom(this.thread.element);
-    root.ownerDocument.addEventListener("keydown", (event) => this.answerByKey(event));
+    root.ownerDocument.addEventListener("keydown", (event) => {
+      this.findByKey(event);
+      this.answerByKey(event);
+    });
     // The view focused as a whole (its focus command, a click on its tab) puts the caret in the
     // composer; a focus that lands on a control inside the view stays there.
     root.ownerDocument.defaultView?.addEventListener("focus", () => {
@@ -147,12 +164,17 @@ export class ChatView {
       const canPrompt = model.session?.status.type === "ready" || model.session?.canRestart === true;
       this.composer.render(canPrompt, model.turn.type === "running");
     }
+    this.model = model;
+    // Before the thread is drawn: a thread shown from hidden has its height to lay out in.
+    const empty = model.entries.length === 0;
+    this.empty.element.hidden = !empty;
+    this.threadArea.hidden = empty;
+    this.thread.element.hidden = empty;
+    if (empty) this.findBar.close();
     // Terminal cards first: tool calls drawn in this frame take their cards as they are now.
     this.terminals.render(model.terminals, changes);
     const textWaiting = this.thread.render(model, changes);
-    const empty = model.entries.length === 0;
-    this.empty.element.hidden = !empty;
-    this.thread.element.hidden = empty;
+    this.findBar.update(model.entries, changes);
     // The prompts for ↑/↓: gathered again only when a prompt is among the entries that changed,
     // so a streaming frame in a long thread does not walk the whole thread.
     if (changes.reset || [...changes.rebuilt].some((index) => model.entries[index]?.type === "user")) {
@@ -161,7 +183,6 @@ export class ChatView {
       );
     }
     this.terminals.pin();
-    this.follow.pin();
     this.focusPermission();
     this.announcePermissions();
     return textWaiting;
@@ -174,7 +195,7 @@ export class ChatView {
   private showSession(session: SessionView): void {
     const open = session.tabs.map((tab) => tab.key);
     this.composer.showSession(session.shown, open);
-    this.follow.showSession(session.shown, open);
+    this.thread.showSession(session.shown, open);
   }
 
   /**
@@ -205,24 +226,43 @@ export class ChatView {
     this.announceAfterFrame = [];
   }
 
+  /** Ctrl+F (Cmd+F on a Mac): the find bar, wherever the focus is in the chat. */
+  private findByKey(event: KeyboardEvent): void {
+    if (event.defaultPrevented || event.isComposing || event.altKey || event.shiftKey) return;
+    if (!(event.ctrlKey || event.metaKey) || event.key.toLowerCase() !== "f") return;
+    if (this.model === null || this.model.entries.length === 0) return;
+    event.preventDefault();
+    // Not VS Code's: the workbench hears the webview's keys, and has nothing to find here.
+    event.stopPropagation();
+    this.findBar.open();
+  }
+
   /** 1 to 9: the option with that number of the oldest request the person has not answered. */
   private answerByKey(event: KeyboardEvent): void {
     if (event.defaultPrevented || event.isComposing || event.ctrlKey || event.altKey || event.metaKey) return;
     if (!/^[1-9]$/.test(event.key) || isTextField(document.activeElement)) return;
-    let oldest: { key: number; card: HTMLElement } | null = null;
-    for (const card of this.thread.element.querySelectorAll<HTMLElement>('.permission-card[data-state="waiting"]')) {
-      const key = Number(card.dataset["key"]);
+    let oldest: PermissionView | null = null;
+    for (const entry of this.model?.entries ?? []) {
+      const permission = entry.type === "toolCall" ? entry.permission : null;
+      if (permission === null || permission.outcome !== null) continue;
       // A request answered here but not yet settled by the host is no longer the person's to answer.
-      if (this.answered.has(key)) continue;
-      if (oldest === null || key < oldest.key) oldest = { key, card };
+      if (this.answered.has(permission.key)) continue;
+      if (oldest === null || permission.key < oldest.key) oldest = permission;
     }
     if (oldest === null) return;
-    const button = oldest.card.querySelector<HTMLButtonElement>(
-      `button.permission-option[data-shortcut="${event.key}"]`,
-    );
-    if (button === null || button.disabled) return;
+    const option = oldest.options[Number(event.key) - 1];
+    if (option === undefined) return;
     event.preventDefault();
-    button.click();
+    const button = this.thread.element.querySelector<HTMLButtonElement>(
+      `.permission-card[data-key="${oldest.key}"] button.permission-option[data-shortcut="${event.key}"]`,
+    );
+    if (button !== null) {
+      if (!button.disabled) button.click();
+      return;
+    }
+    // Its card is out of the thread's window: answered as its button would, and drawn answered.
+    this.answered.add(oldest.key);
+    this.post({ type: "answerPermission", key: oldest.key, optionId: option.id });
   }
 }
 

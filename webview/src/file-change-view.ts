@@ -306,6 +306,12 @@ function phaseLine(change: FileChangeView): HTMLElement {
 }
 
 /**
+ * The event a link to a change card sends up the thread (its detail: the change's id) before it
+ * looks for the card: the thread is virtualized, and draws the card first when it is out of sight.
+ */
+export const REVEAL_CHANGE_EVENT = "tether-reveal-change";
+
+/**
  * A button that brings the person to the file change card of `change` (scrolled to, its first
  * control focused), from a card above it in the same thread: a tool call's diff, a restore's file.
  */
@@ -322,7 +328,11 @@ export function changeLink(
   link.title = `Go to the change to ${label}`;
   link.setAttribute("aria-label", `Go to the change to ${label}`);
   link.addEventListener("click", () => {
-    const target = from.parentElement?.querySelector<HTMLElement>(`.file-change[data-change-id="${change}"]`);
+    // Read first: drawing the change card may take this card out of the thread's window.
+    const thread = from.closest<HTMLElement>(".thread") ?? from.parentElement;
+    const events = from.ownerDocument.defaultView;
+    if (events !== null) from.dispatchEvent(new events.CustomEvent(REVEAL_CHANGE_EVENT, { bubbles: true, detail: change }));
+    const target = thread?.querySelector<HTMLElement>(`.file-change[data-change-id="${change}"]`);
     if (target === null || target === undefined) return;
     target.scrollIntoView?.({ block: "nearest" });
     const first = target.querySelector<HTMLButtonElement>("button:not(:disabled)");

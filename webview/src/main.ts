@@ -4,6 +4,13 @@
 // `requestAnimationFrame` callback per frame, however many messages came in. The webview posts
 // `ready` once loaded and the host answers with a snapshot, so a reloaded webview redraws from
 // the host's state; if a patch ever does not fit the model, the webview asks again the same way.
+//
+// Nothing runs while nothing changes: a frame is asked for only when a message arrived, the
+// person scrolled the thread, or a frame said it has more to draw (text rationed, a long thread's
+// window drawn in slices). Three performance marks say how long a window (re)load took, for the
+// end-to-end tests to read: `tether-ready` when the webview asks for its state,
+// `tether-snapshot` when a snapshot arrives (its detail: the entries' count) and
+// `tether-snapshot-drawn` after the frame that drew it.
 
 import DOMPurify from "dompurify";
 import { ChatView } from "./chat-view";
@@ -20,7 +27,6 @@ function start(): void {
   if (root === null) throw new Error("the webview's HTML has no #app element");
 
   const uiState = new UiState(api);
-  const view = new ChatView(root, new MarkdownRenderer(DOMPurify), (message) => api.postMessage(message), uiState);
   const model = emptyModel();
   let changes = new ChangeSet();
   let frameRequested = false;
@@ -31,11 +37,22 @@ function start(): void {
     frameRequested = true;
     requestAnimationFrame(renderFrame);
   };
+  const view = new ChatView(
+    root,
+    new MarkdownRenderer(DOMPurify),
+    (message) => api.postMessage(message),
+    uiState,
+    undefined,
+    undefined,
+    requestFrame,
+  );
   function renderFrame(): void {
     frameRequested = false;
     const frameChanges = changes;
     changes = new ChangeSet();
-    if (view.render(model, frameChanges)) requestFrame();
+    const more = view.render(model, frameChanges);
+    if (frameChanges.reset) performance.mark("tether-snapshot-drawn");
+    if (more) requestFrame();
   }
 
   window.addEventListener("message", (event: MessageEvent<unknown>) => {
@@ -44,7 +61,10 @@ function start(): void {
       console.warn("tether: ignoring a message of unknown shape from the host", event.data);
       return;
     }
-    if (changes.reset) resyncRequested = false;
+    if ((event.data as { type?: unknown }).type === "snapshot") {
+      resyncRequested = false;
+      performance.mark("tether-snapshot", { detail: { entries: model.entries.length } });
+    }
     if (changes.outOfSync !== null && !resyncRequested) {
       console.warn(`tether: asking the host for a snapshot: ${changes.outOfSync}`);
       resyncRequested = true;
@@ -53,6 +73,7 @@ function start(): void {
     if (!changes.isEmpty) requestFrame();
   });
 
+  performance.mark("tether-ready");
   api.postMessage({ type: "ready" });
 }
 

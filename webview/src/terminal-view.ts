@@ -17,7 +17,10 @@
 // whose view has not arrived yet says "Starting…" until it does.
 //
 // While a command runs, the card counts its elapsed time on from the view's `elapsedMs` with the
-// webview's own clock, on one timer shared by all running cards, stopped when none runs.
+// webview's own clock, on one timer shared by all running cards, stopped when none runs. Only
+// the cards of tool calls drawn in the thread exist (the thread is virtualized), so a command
+// running in a tool call scrolled far out of sight keeps no timer going; the time its view
+// arrived is kept per terminal, so a card drawn again later counts on from the right moment.
 
 import { element, icon } from "./element";
 import { FollowBottom } from "./follow-bottom";
@@ -250,10 +253,10 @@ export class TerminalCard {
     return this.view?.state.type === "running";
   }
 
-  /** Shows `view`, or "Starting…" while the terminal's view has not arrived. */
-  update(view: TerminalView | undefined): void {
+  /** Shows `view` (which arrived at the clock's `receivedAt`), or "Starting…" while none has. */
+  update(view: TerminalView | undefined, receivedAt = this.clock()): void {
     this.view = view;
-    this.receivedAt = this.clock();
+    this.receivedAt = receivedAt;
     if (view === undefined) {
       this.element.dataset["state"] = "starting";
       this.element.replaceChildren(this.starting);
@@ -280,7 +283,7 @@ export class TerminalCard {
     this.failure.textContent = view.state.type === "failed" ? view.state.message : "";
     if (!this.running) this.stopRequested = false;
     this.showStopButton();
-    this.showElapsed(this.receivedAt);
+    this.showElapsed(this.clock());
     this.fillOutput(view);
   }
 
@@ -338,6 +341,8 @@ export class TerminalCard {
  */
 export class TerminalCards {
   private views: ReadonlyMap<string, TerminalView> = new Map();
+  /** When each terminal's view arrived, by the clock: a card drawn later counts on from there. */
+  private readonly arrivals = new Map<string, number>();
   private readonly cards = new Map<string, Set<TerminalCard>>();
   private readonly colors = new RgbColorSheet();
   private stopTicking: (() => void) | null = null;
@@ -354,11 +359,15 @@ export class TerminalCards {
    */
   render(terminals: ReadonlyMap<string, TerminalView>, changes: ChangeSet): void {
     this.views = terminals;
+    const now = this.clock();
     if (changes.reset) {
       this.cards.clear();
+      this.arrivals.clear();
+      for (const id of terminals.keys()) this.arrivals.set(id, now);
     } else {
       for (const id of changes.terminals) {
-        for (const card of this.cards.get(id) ?? []) card.update(terminals.get(id));
+        this.arrivals.set(id, now);
+        for (const card of this.cards.get(id) ?? []) card.update(terminals.get(id), now);
       }
     }
     this.syncTicking();
@@ -367,7 +376,7 @@ export class TerminalCards {
   /** A new card for terminal `id`, showing its view as of now; give it back with `release`. */
   acquire(id: string): TerminalCard {
     const card = new TerminalCard(id, this.post, this.clock, this.colors);
-    card.update(this.views.get(id));
+    card.update(this.views.get(id), this.arrivals.get(id));
     let cards = this.cards.get(id);
     if (cards === undefined) {
       cards = new Set();

@@ -12,6 +12,8 @@
 // the new entry; the permission card is kept as is when nothing about it changed, so a status
 // update does not steal the focus from the option the person is about to press. Terminal cards
 // are kept too: they are fed by terminal patches, not by the tool call (see terminal-view.ts).
+// What the person opened on the card (Raw, an output shown whole) is kept in the entry's state,
+// outside the card, so a card rebuilt after scrolling out of the thread's window shows the same.
 //
 // The card never decides what an option means: it shows the agent's options in the agent's
 // order, sends the chosen option's id, and disables itself until the host's next patch shows
@@ -52,9 +54,9 @@ export interface ToolCallContext {
   answered: Set<PermissionKey>;
   /**
    * Called when a request waiting for the person first appears, with the button to focus and
-   * the tool call's title to announce.
+   * the tool call's title to announce (and the request's key).
    */
-  permissionShown(focusTarget: HTMLButtonElement, title: string): void;
+  permissionShown(focusTarget: HTMLButtonElement, title: string, key: PermissionKey): void;
   /** Where the cards of the terminals tool calls show come from. */
   terminals: TerminalCards;
 }
@@ -85,6 +87,14 @@ export const KIND_ICONS: Record<string, { icon: string; label: string }> = {
   other: { icon: "tools", label: "Tool" },
 };
 
+/** What the person opened on a tool call's card; the thread keeps it while the card comes and goes. */
+export interface ToolCallState {
+  /** The Raw disclosure is open. */
+  rawOpen: boolean;
+  /** The text outputs shown whole, by their place in the content. */
+  expanded: Set<number>;
+}
+
 /** The card's `data-state` once the request has an outcome. */
 const OUTCOME_STATES: Record<PermissionOutcome["type"], string> = {
   selected: "answered",
@@ -107,15 +117,13 @@ export class ToolCallCard {
   private permissionSignature = "";
   /** The request the card shows: another request on the same tool call is announced anew. */
   private permissionKey: PermissionKey | null = null;
-  private rawOpen = false;
-  /** The text outputs the person expanded, by their place in the content. */
-  private readonly expanded = new Set<number>();
   /** The terminal cards this tool call shows, by terminal id, kept across its updates. */
   private readonly terminalCards = new Map<string, TerminalCard>();
 
   constructor(
     index: number,
     private readonly context: ToolCallContext,
+    private readonly state: ToolCallState = { rawOpen: false, expanded: new Set() },
   ) {
     this.element = element("div", "entry tool-call");
     this.element.dataset["index"] = String(index);
@@ -163,6 +171,12 @@ export class ToolCallCard {
       this.permissionKey = null;
     }
     this.element.replaceChildren(...children);
+  }
+
+  /** Gives back the terminal cards this card shows: it is no longer drawn. */
+  dispose(): void {
+    for (const card of this.terminalCards.values()) this.context.terminals.release(card);
+    this.terminalCards.clear();
   }
 
   /** The kind's icon, the title and the status, on one line; the card is named after them. */
@@ -238,7 +252,7 @@ export class ToolCallCard {
     const shown = text.length > MAX_TOOL_TEXT ? text.slice(0, MAX_TOOL_TEXT) : text;
     const lineCount = countLines(text);
     const collapsible = lineCount > COLLAPSED_LINES;
-    const expanded = collapsible && this.expanded.has(place);
+    const expanded = collapsible && this.state.expanded.has(place);
     // Collapsed, only the first lines are rendered: the rest of a long output costs nothing.
     const rendered = collapsible && !expanded ? firstLines(shown, COLLAPSED_LINES) : shown;
     markdown.innerHTML = this.context.renderer.render(rendered);
@@ -255,8 +269,8 @@ export class ToolCallCard {
     toggle.setAttribute("aria-controls", markdown.id);
     toggle.append(icon(expanded ? "chevron-up" : "chevron-down"), expanded ? "Show less" : `Show all ${lineCount} lines`);
     toggle.addEventListener("click", () => {
-      if (this.expanded.has(place)) this.expanded.delete(place);
-      else this.expanded.add(place);
+      if (this.state.expanded.has(place)) this.state.expanded.delete(place);
+      else this.state.expanded.add(place);
       const next = this.textOutput(text, place);
       output.replaceWith(next);
       next.querySelector<HTMLButtonElement>(".tool-output-toggle")?.focus({ preventScroll: true });
@@ -272,8 +286,8 @@ export class ToolCallCard {
     const parts: Array<{ label: string | null; value: unknown }> = [];
     if (hasInput) parts.push({ label: "Input", value: input });
     if (hasOutput) parts.push({ label: "Output", value: output });
-    return rawDisclosure("tool-raw", parts, this.rawOpen, (open) => {
-      this.rawOpen = open;
+    return rawDisclosure("tool-raw", parts, this.state.rawOpen, (open) => {
+      this.state.rawOpen = open;
     });
   }
 
@@ -319,7 +333,7 @@ export class ToolCallCard {
       if (firstAppearance && !answeredHere) {
         const target = permission.options.findIndex((option) => option.kind.startsWith("allow"));
         const button = options.children.item(Math.max(target, 0));
-        if (button instanceof HTMLButtonElement) this.context.permissionShown(button, call.title);
+        if (button instanceof HTMLButtonElement) this.context.permissionShown(button, call.title, permission.key);
       }
       return card;
     }

@@ -9,6 +9,10 @@
 // text are resolved again by the engine. Every prompt is a checkpoint: the engine proposes the
 // restore as a card of its own (restore-view.ts) with a change per file to review, so the button
 // only names the prompt by its entry index.
+//
+// A prompt being edited keeps its edited text in the entry's state (`PromptDraft`), outside the
+// view: the thread may let the view go when it scrolls out of sight, and the view it builds when
+// the prompt comes back opens the editor again with the text as the person left it.
 
 import { actionButton } from "./code-block-view";
 import { element } from "./element";
@@ -27,6 +31,11 @@ const BRANCH_BUSY = "The agent is still working: stop it or wait for it, then go
 /** Why Restore waits: the agent may still be changing the files. */
 const RESTORE_BUSY = "The agent is still working: stop it or wait for it, then restore the files to how they were before this prompt";
 
+/** The edited text of a prompt, or null while it is not being edited. */
+export interface PromptDraft {
+  draft: string | null;
+}
+
 export class UserMessageView {
   readonly element: HTMLElement;
   private readonly body: HTMLElement;
@@ -42,6 +51,7 @@ export class UserMessageView {
     private readonly post: PostIntent,
     /** False while a turn runs: the agent takes one prompt at a time. */
     private readonly canSend: () => boolean,
+    private readonly state: PromptDraft = { draft: null },
   ) {
     this.element = element("div", "entry user");
     this.element.dataset["index"] = String(index);
@@ -72,6 +82,8 @@ export class UserMessageView {
     actions.append(actionButton("edit", "Edit and send again", () => this.edit()), this.restore, this.branch);
     this.element.append(actions, this.body);
     this.setTurnRunning(!canSend());
+    // Built again while it was being edited: the editor comes back, without taking the focus.
+    if (state.draft !== null) this.edit(state.draft, false);
   }
 
   /**
@@ -85,14 +97,15 @@ export class UserMessageView {
     this.branch.title = running ? BRANCH_BUSY : BRANCH_LABEL;
   }
 
-  /** Shows the editor in place of the message, with the prompt's text, focused. */
-  private edit(): void {
+  /** Shows the editor in place of the message, with `text` (the prompt's own at first). */
+  private edit(text = this.message.text, focus = true): void {
     if (this.editor !== null) return;
+    this.state.draft = text;
     const form = element("form", "user-edit");
     form.setAttribute("aria-label", "Edit the prompt");
     const input = element("textarea", "user-edit-input");
-    input.value = this.message.text;
-    input.rows = Math.min(12, Math.max(2, this.message.text.split("\n").length));
+    input.value = text;
+    input.rows = Math.min(12, Math.max(2, text.split("\n").length));
     input.setAttribute("aria-label", "Prompt");
     const send = element("button", "user-edit-send", "Send");
     send.type = "submit";
@@ -110,6 +123,9 @@ export class UserMessageView {
       this.send(input.value);
     });
     cancel.addEventListener("click", () => this.close());
+    input.addEventListener("input", () => {
+      this.state.draft = input.value;
+    });
     input.addEventListener("keydown", (event) => {
       if (event.key === "Escape") {
         event.preventDefault();
@@ -124,6 +140,7 @@ export class UserMessageView {
     this.element.classList.add("editing");
     this.body.hidden = true;
     this.element.append(form);
+    if (!focus) return;
     input.focus();
     input.setSelectionRange(input.value.length, input.value.length);
   }
@@ -141,6 +158,7 @@ export class UserMessageView {
 
   private close(): void {
     if (this.editor === null) return;
+    this.state.draft = null;
     const hadFocus = this.editor.contains(document.activeElement);
     this.editor.remove();
     this.editor = null;

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import type { Entry, MentionSuggestion, SessionTabView, SessionView, ThreadPatch } from "../src/protocol";
 import { patch, session, snapshot, tab } from "./fixtures";
-import { type Harness, harness, until } from "./support";
+import { type Harness, harness, layOutThread, until } from "./support";
 
 /** Sessions 1 and 2 open, `shown` shown. */
 function twoTabs(shown: number, overrides: Partial<SessionView> = {}): SessionView {
@@ -296,37 +296,20 @@ describe("the composer and the thread per session", () => {
     assert.equal(input().value, "docs question");
   });
 
-  /** Lays the thread out as a browser would: each entry 100 px, in a 300 px high view. */
-  function layOut(): { top: () => number; scrollTo: (value: number) => void } {
-    const thread = ui.query("main.thread");
-    let top = 0;
-    const height = () => thread.children.length * 100;
-    Object.defineProperty(thread, "clientHeight", { get: () => 300 });
-    Object.defineProperty(thread, "scrollHeight", { get: height });
-    Object.defineProperty(thread, "scrollTop", {
-      get: () => top,
-      set: (value: number) => {
-        top = Math.max(0, Math.min(value, height() - 300));
-      },
-    });
-    return {
-      top: () => top,
-      scrollTo(value) {
-        thread.scrollTop = value;
-        thread.dispatchEvent(new ui.window.Event("scroll"));
-      },
-    };
-  }
   const prompts = (count: number) => Array.from({ length: count }, (_, index) => prompt(`prompt ${index}`));
   /** Patches pushing `count` more prompts from entry `from` on. */
   const pushed = (from: number, count: number): ThreadPatch[] =>
     Array.from({ length: count }, (_, offset) => ({ op: "push", index: from + offset, entry: prompt("more") }));
+
+  /** Lays the thread out as a browser would: each entry 100 px, in a 300 px high view. */
+  const layOut = () => layOutThread(ui.window);
 
   it("goes back to where each session's thread was scrolled", () => {
     const thread = layOut();
     ui.frame(showing(1, both, prompts(20)));
     assert.equal(thread.top(), 1700, "a thread starts at its end");
     thread.scrollTo(400);
+    ui.frame();
     ui.frame(showing(2, both, prompts(10)));
     assert.equal(thread.top(), 700, "the other session's thread, at its end");
     ui.frame(showing(1, both, prompts(20)));
@@ -341,6 +324,7 @@ describe("the composer and the thread per session", () => {
     const thread = layOut();
     ui.frame(showing(1, both, prompts(20)));
     thread.scrollTo(1000);
+    ui.frame();
     ui.frame(showing(2, both));
     // Session 1's thread comes back shorter than it will be (as a long reply is drawn in parts).
     ui.frame(showing(1, both, prompts(8)));
