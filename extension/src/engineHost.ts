@@ -26,6 +26,7 @@ import { resolvePath } from "./pathResolution";
 import type * as TetherWasm from "../dist/wasm/tether_wasm";
 import type {
   AgentProfile,
+  EngineConfig,
   FileReadReply,
   HostAction,
   HostCommand,
@@ -104,6 +105,17 @@ export interface TerminalActions extends vscode.Disposable {
   confirmStop(terminal: string, command: string): void;
   close(terminal: string): void;
 }
+
+/**
+ * A value for the engine, as the JSON bytes its shims read (`EngineConfig`, `WebviewToHost`,
+ * `HostCommand`, `FileReadReply`): structured values cross the WASM boundary as text, which
+ * costs one copy rather than a boundary call per field (see crates/tether-wasm).
+ */
+export function engineInput(value: EngineConfig | WebviewToHost | HostCommand | FileReadReply): Uint8Array {
+  return utf8.encode(JSON.stringify(value));
+}
+
+const utf8 = new TextEncoder();
 
 /** The longest delay `setTimeout` accepts; a later deadline is re-armed when this one fires. */
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
@@ -188,11 +200,11 @@ export class EngineHost implements vscode.Disposable {
     // The type is only read to name the input in the log, should the engine fail on it.
     const type = typeof message === "object" && message !== null ? (message as { type?: unknown }).type : undefined;
     const what = typeof type === "string" ? `a "${type}" message from the chat view` : "a message from the chat view";
-    this.feed(what, (engine, now) => engine.handleWebview(message as WebviewToHost, now));
+    this.feed(what, (engine, now) => engine.handleWebview(engineInput(message as WebviewToHost), now));
   }
 
   command(command: HostCommand): void {
-    this.feed(`the ${command.type} command`, (engine, now) => engine.handleCommand(command, now));
+    this.feed(`the ${command.type} command`, (engine, now) => engine.handleCommand(engineInput(command), now));
   }
 
   /**
@@ -200,12 +212,13 @@ export class EngineHost implements vscode.Disposable {
    * `tether.agents`); none while no engine runs.
    */
   profiles(): AgentProfile[] {
-    return this.callEngine("the question for its agents", (engine) => engine.profiles()) ?? [];
+    const profiles = this.callEngine("the question for its agents", (engine) => engine.profiles());
+    return profiles === undefined ? [] : (JSON.parse(profiles) as AgentProfile[]);
   }
 
   /** The answer to a `readFile` action, with the bytes read (empty unless there is data). */
   fileRead(reply: FileReadReply, data: Uint8Array): void {
-    this.feed("the reply to a file read", (engine, now) => engine.handleFileRead(reply, data, now));
+    this.feed("the reply to a file read", (engine, now) => engine.handleFileRead(engineInput(reply), data, now));
   }
 
   /** The chat view was resolved: posts and the badge go to it until it is disposed. */
@@ -339,25 +352,25 @@ export class EngineHost implements vscode.Disposable {
   private pump(): void {
     // An action is carried out synchronously (reads and edits answer later, through `feed`) and
     // none of them calls back into the engine today, but if one ever did, the outer loop below
-    // picks up what the inner input queued, in order.
+    // picks up what the inner input queued after the actions taken before it, in order.
     if (this.pumping) {
       return;
     }
     this.pumping = true;
     try {
       for (;;) {
-        // After a failure, polling again would most likely fail the same way; the next input
-        // retries.
-        const action: HostAction | undefined = this.callEngine("the poll for its next action", (engine) =>
-          engine.pollAction(),
-        );
-        if (action === undefined) {
+        // Everything the engine has for the host, in one call. After a failure, polling again
+        // would most likely fail the same way; the next input retries.
+        const actions = this.callEngine("the poll for its next actions", (engine) => engine.pollActions());
+        if (actions === undefined || actions === "") {
           break;
         }
-        try {
-          this.carryOut(action);
-        } catch (error) {
-          this.log.error(`Could not carry out the engine's ${action.type} action: ${describeError(error)}`);
+        for (const action of JSON.parse(actions) as HostAction[]) {
+          try {
+            this.carryOut(action);
+          } catch (error) {
+            this.log.error(`Could not carry out the engine's ${action.type} action: ${describeError(error)}`);
+          }
         }
       }
     } finally {

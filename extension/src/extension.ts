@@ -13,7 +13,7 @@ import { type AgentSearch, agentsDir, ensureAgentInstalled, findBuiltinAgents } 
 import { CHAT_VIEW_ID, ChatViewProvider, FailedChatViewProvider } from "./chatView";
 import { selectionOf } from "./mentions";
 import { reportOpenDocuments, reportReviewedFileChanges } from "./documentEvents";
-import { type EngineFactory, EngineHost, type EngineRestarts, type SidecarStarter, loadWasm } from "./engineHost";
+import { type EngineFactory, EngineHost, type EngineRestarts, type SidecarStarter, engineInput, loadWasm } from "./engineHost";
 import { AgentSignIn } from "./auth";
 import { McpSecrets } from "./mcpSecrets";
 import { HistoryPicker } from "./history";
@@ -275,7 +275,7 @@ function createEngine(
       claudeCli: settings.claudeCli,
       mcpServers: settings.mcpServers,
     };
-    const engine = new wasm.Engine(config, onPanic);
+    const engine = new wasm.Engine(engineInput(config), onPanic);
     if (panicPrompt !== undefined && panicPrompt !== "") {
       engine.panicOnPromptForTesting(panicPrompt);
     }

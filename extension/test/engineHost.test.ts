@@ -19,7 +19,7 @@ import {
   type ReviewActions,
   type TerminalActions,
 } from "../src/engineHost";
-import type { AgentProfile, EngineConfig, HistoryItem, HostAction, ReviewDocument, ReviewHunk } from "../src/generated/protocol";
+import type { EngineConfig, HistoryItem, HostAction, ReviewDocument, ReviewHunk } from "../src/generated/protocol";
 import type { HistoryActions } from "../src/history";
 import type { OpenTerminalRequest } from "../src/terminals";
 import { eventually, fakeView, recordingLog, tempFolder } from "./fakes";
@@ -38,6 +38,11 @@ import {
   shownSaveDialogs,
   workspace,
 } from "./vscodeStub";
+
+/** A structured input as the host encoded it for the engine. */
+function decoded(bytes: Uint8Array): unknown {
+  return JSON.parse(new TextDecoder().decode(bytes));
+}
 
 /** One recorded call into the fake engine. */
 type Input = { method: string; args: unknown[] };
@@ -60,6 +65,8 @@ class ScriptedEngine {
   static startsSidecar = false;
   readonly inputs: Input[] = [];
   readonly actions: HostAction[] = [];
+  /** How many times the host asked for actions. */
+  polls = 0;
   deadline: number | undefined;
   failNextInput: string | undefined;
   panicNextInput: string | undefined;
@@ -99,14 +106,19 @@ class ScriptedEngine {
   handleSidecarConnected(now: number) { this.input("handleSidecarConnected", [now]); }
   handleSidecarBytes(bytes: Uint8Array, now: number) { this.input("handleSidecarBytes", [bytes, now]); }
   handleSidecarClosed(reason: string, now: number) { this.input("handleSidecarClosed", [reason, now]); }
-  handleWebview(message: unknown, now: number) { this.input("handleWebview", [message, now]); }
-  handleCommand(command: unknown, now: number) { this.input("handleCommand", [command, now]); }
+  // Structured inputs arrive as the JSON bytes the real engine reads; they are recorded decoded.
+  handleWebview(message: Uint8Array, now: number) { this.input("handleWebview", [decoded(message), now]); }
+  handleCommand(command: Uint8Array, now: number) { this.input("handleCommand", [decoded(command), now]); }
   handleTimeout(now: number) { this.input("handleTimeout", [now]); }
-  handleFileRead(reply: unknown, data: Uint8Array, now: number) { this.input("handleFileRead", [reply, data, now]); }
+  handleFileRead(reply: Uint8Array, data: Uint8Array, now: number) { this.input("handleFileRead", [decoded(reply), data, now]); }
   handleWebviewGone() { this.input("handleWebviewGone", []); }
-  pollAction(): HostAction | undefined { return this.actions.shift(); }
+  /** Every queued action at once, as the real engine gives them: JSON, or "" for none. */
+  pollActions(): string {
+    this.polls += 1;
+    return this.actions.length === 0 ? "" : JSON.stringify(this.actions.splice(0));
+  }
   pollTimeout(): number | undefined { return this.deadline; }
-  profiles(): AgentProfile[] { return []; }
+  profiles(): string { return "[]"; }
   free() {}
 }
 
@@ -225,6 +237,37 @@ test("every action an input causes is carried out, in the engine's order", () =>
   engine.actions.push({ type: "setBadge", count: 0 });
   host.command({ type: "newSession" });
   assert.equal(view.badge, undefined, "a zero count hides the badge");
+  host.dispose();
+});
+
+test("a streaming burst's patches all reach the view, in order, taken from the engine in one poll", () => {
+  const { host, engine, lines } = startHost();
+  const { view, posted } = fakeView();
+  host.attachView(view);
+  const chunks = 2_000;
+  engine.react = (input) => {
+    if (input.method !== "handleSidecarBytes") return;
+    for (let n = 1; n <= chunks; n++) {
+      engine.actions.push({
+        type: "postWebview",
+        message: { type: "patch", session: null, thread: [{ op: "appendChunk", index: 1, kind: "text", text: `#${n} ` }] },
+      });
+      // A write with no connection fails (a warning) without costing the actions after it.
+      if (n === chunks / 2) engine.actions.push({ type: "sidecarWrite", data: "{}\n" });
+    }
+  };
+  const pollsBefore = engine.polls;
+
+  host.sidecarBytes(new Uint8Array([10]));
+
+  const texts = posted.map((message) => {
+    const patch = (message as { thread: { text: string }[] }).thread[0];
+    return patch?.text;
+  });
+  assert.deepEqual(texts, Array.from({ length: chunks }, (_, index) => `#${index + 1} `));
+  assert.deepEqual(lines, [{ level: "warn", text: "Dropped a message for tetherd: there is no connection to it." }]);
+  // One poll took the burst, one more found nothing left.
+  assert.equal(engine.polls - pollsBefore, 2);
   host.dispose();
 });
 

@@ -73,7 +73,8 @@ const { performance } = require("node:perf_hooks");
 const started = performance.now();
 const wasm = require(process.argv[1]);
 const loaded = performance.now();
-const engine = new wasm.Engine(JSON.parse(process.argv[2]), () => {});
+// The engine reads its configuration as JSON bytes, as the extension passes it (engineInput).
+const engine = new wasm.Engine(new TextEncoder().encode(process.argv[2]), () => {});
 const ready = performance.now();
 engine.free();
 process.stdout.write(JSON.stringify({ load: loaded - started, ready: ready - started }));

@@ -10,6 +10,15 @@
 //!   the same command in node-pty, for throughput and line latency. tetherd is built in
 //!   release, and the node-pty is the one code-server ships, built for the same Node 24.
 //!
+//! - streaming: an agent's reply of 20,000 chunks at 2,000 a second through a real tetherd and
+//!   the extension's own host code driving the WASM engine (Node 24, no browser), against the
+//!   ACP SDK's `ClientSideConnection`: latency added from the agent's write to the post out of
+//!   the host, and host CPU per 1,000 chunks. `--stages` on the script says where a burst's time
+//!   goes instead.
+//! - streaming-e2e: bursts of 5,000 and 20,000 chunks and 5,000 at 2,000 a second in code-server
+//!   and Chromium with the packaged extension (built in release): the agent's last write to the
+//!   last chunk visible, long tasks, and keydown latency while typing in an editor meanwhile.
+//!
 //! - footprint: what Tether costs before anything happens: the WASM engine's size, activation
 //!   (loading the engine's module to a constructed engine, in fresh Node processes) against the
 //!   same engine built for speed and against loading the ACP SDK, and tetherd's idle memory.
@@ -35,6 +44,8 @@ use crate::setup;
 const DIFF_SCRIPT: &str = "bench/diff.bench.mjs";
 const TERMINAL_SCRIPT: &str = "bench/terminal.bench.mjs";
 const FOOTPRINT_SCRIPT: &str = "bench/footprint.bench.mjs";
+const STREAMING_SCRIPT: &str = "bench/streaming.bench.mjs";
+const STREAMING_E2E_SCRIPT: &str = "bench/streaming-e2e.bench.mjs";
 
 /// Where the scripts find the results folder (see bench_report.rs).
 const RESULTS_ENV: &str = "TETHER_BENCH_RESULTS";
@@ -48,6 +59,12 @@ pub enum Benchmark {
     Terminal,
     /// The engine's size and activation time, tetherd's idle memory.
     Footprint,
+    /// An agent's streamed reply through tetherd and the engine host to the chat view's posts,
+    /// against the ACP SDK's client: added latency and host CPU.
+    Streaming,
+    /// Streamed replies end to end in code-server and Chromium: the last chunk's latency, long
+    /// tasks and typing latency, against the target.
+    StreamingE2e,
 }
 
 /// Runs `only` that benchmark, or every one when `None`.
@@ -62,6 +79,8 @@ pub fn run(project: &Project, only: Option<Benchmark>) -> anyhow::Result<()> {
             Benchmark::Diff => diff(project, &tools)?,
             Benchmark::Terminal => terminal(project)?,
             Benchmark::Footprint => footprint(project, &tools)?,
+            Benchmark::Streaming => streaming(project, &tools)?,
+            Benchmark::StreamingE2e => streaming_e2e(project)?,
         }
     }
     let report_dir = project.target_dir().join("bench/report");
@@ -116,6 +135,41 @@ fn footprint(project: &Project, tools: &setup::Tools) -> anyhow::Result<()> {
         .arg(&for_speed)
         .arg(project.target_dir().join("release/tetherd"))
         .dir(project.tests_dir())
+        .env(RESULTS_ENV, results_dir(project))
+        .run()
+}
+
+/// The engine as it ships, a release tetherd and the scripted agent (release too: a burst goes
+/// as fast as it can write), and the extension's host code, which the script bundles itself
+/// from extension/src with the esbuild the extension builds with.
+fn streaming(project: &Project, tools: &setup::Tools) -> anyhow::Result<()> {
+    let wasm_dir = project.target_dir().join("bench/wasm");
+    let sizes = build::build_wasm_engine(project, tools, &wasm_dir)?;
+    eprintln!("bench: WASM engine {}", sizes.describe());
+    Cmd::new("cargo")
+        .args(["build", "--release", "-p", "tetherd", "-p", "tether-test-agent"])
+        .dir(&project.root)
+        .run()?;
+    let release = project.target_dir().join("release");
+    Cmd::new(project.tools.node())
+        .arg(STREAMING_SCRIPT)
+        .arg(release.join("tetherd"))
+        .arg(release.join("tether-test-agent"))
+        .arg(wasm_dir.join("tether_wasm.js"))
+        .dir(project.tests_dir())
+        .env(RESULTS_ENV, results_dir(project))
+        .run()
+}
+
+/// The packaged extension, built with release binaries as a person gets it, in the end-to-end
+/// harness's code-server and Chromium.
+fn streaming_e2e(project: &Project) -> anyhow::Result<()> {
+    let built = build::run(project, build::Options { release: true })?;
+    Cmd::new(project.tools.node())
+        .arg(STREAMING_E2E_SCRIPT)
+        .dir(project.tests_dir())
+        .env("TETHER_TOOLS_DIR", &project.tools.root)
+        .env("TETHER_VSIX", &built.vsix)
         .env(RESULTS_ENV, results_dir(project))
         .run()
 }

@@ -1,10 +1,15 @@
 //! The wasm-bindgen facade: the VS Code host's handle on tether-core's [`HostEngine`], and on
 //! tether-diff for the diff card and per-hunk review.
 //!
-//! Every shim is the same shape: convert the JS arguments at the edge (serde-wasm-bindgen for
-//! structured values, `&[u8]` for socket bytes since bytes cross into WASM about twice as fast as
-//! strings), call the engine, convert the result back. Errors become a JS `Error` with the
-//! message; nothing in here should panic.
+//! Every shim is the same shape: convert the JS arguments at the edge, call the engine, convert
+//! the result back. The engine's structured values cross as JSON text: what the host passes in
+//! comes as UTF-8 bytes (`&[u8]`, which cross into WASM about twice as fast as strings) that
+//! serde_json reads, and what comes out is one JSON string the host hands to `JSON.parse`. A
+//! conversion object by object (serde-wasm-bindgen) makes a boundary call for every field of
+//! every value; a streaming turn's patches, a long thread's snapshot and every poll for actions
+//! are cheaper as text, read in one go by JavaScript's own parser. Pending actions come out all
+//! at once (`pollActions`). Errors become a JS `Error` with the message; nothing in here should
+//! panic.
 //!
 //! A panic cannot be caught here: `wasm32-unknown-unknown` builds with `panic = "abort"`, so a
 //! panic traps (`RuntimeError: unreachable`) and leaves the `Engine` borrowed for good, and every
@@ -15,25 +20,22 @@
 //! the whole WASM instance away and starts a fresh engine, which re-attaches to tetherd's live
 //! session as a window reload does.
 //!
-//! The TypeScript signatures name the generated wire types (`extension/src/generated/protocol.ts`),
-//! so the host is type-checked against the Rust definitions. tether-diff's shapes are not part of
-//! any wire, so they are declared here, next to the shim that returns them.
+//! The JSON each shim takes or gives is the generated wire type its documentation names
+//! (`extension/src/generated/protocol.ts`), so the host is type-checked against the Rust
+//! definitions where it encodes and parses. tether-diff's shapes are not part of any wire, so
+//! they are declared here, next to the shim that returns them.
 
 use std::cell::RefCell;
 use std::panic::PanicHookInfo;
 
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use tether_core::host::HostEngine;
-use tether_core::host_api::HostCommand;
+use tether_core::host_api::{EngineConfig, FileReadReply, HostCommand};
 use tether_core::intent::Intent;
 use tether_core::webview::WebviewToHost;
 use tether_diff::Budget;
 use wasm_bindgen::prelude::*;
-
-#[wasm_bindgen(typescript_custom_section)]
-const TS_IMPORTS: &'static str = r#"
-import type { AgentProfile, EngineConfig, FileReadReply, HostAction, HostCommand, WebviewToHost } from "../../src/generated/protocol";
-"#;
 
 /// The protocol brain of one VS Code window. Time is passed in by the host as milliseconds on a
 /// monotonic clock (`performance.now()`).
@@ -53,18 +55,19 @@ thread_local! {
 
 #[wasm_bindgen]
 impl Engine {
-    /// `onPanic` is called with a panic's message and place (`message (file:line:column)`) when
-    /// the engine panics, just before the call that panicked fails with a `RuntimeError`. The
-    /// engine is unusable after that: the host starts a new one in a fresh WASM instance.
+    /// `config` is an `EngineConfig` as JSON (UTF-8). `onPanic` is called with a panic's message
+    /// and place (`message (file:line:column)`) when the engine panics, just before the call
+    /// that panicked fails with a `RuntimeError`. The engine is unusable after that: the host
+    /// starts a new one in a fresh WASM instance.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "EngineConfig")] config: JsValue,
+        config: &[u8],
         #[wasm_bindgen(js_name = onPanic, unchecked_param_type = "(message: string) => void")]
         on_panic: js_sys::Function,
     ) -> Result<Engine, JsError> {
         PANIC_LISTENER.with(|listener| *listener.borrow_mut() = Some(on_panic));
         std::panic::set_hook(Box::new(report_panic));
-        let config = serde_wasm_bindgen::from_value(config).map_err(invalid("EngineConfig"))?;
+        let config: EngineConfig = from_json(config, "EngineConfig")?;
         Ok(Engine { inner: HostEngine::new(config), panic_on_prompt: None })
     }
 
@@ -94,14 +97,10 @@ impl Engine {
         self.inner.handle_sidecar_closed(&reason, millis(now_ms));
     }
 
-    /// A message the chat webview posted.
+    /// A message the chat webview posted: a `WebviewToHost` as JSON (UTF-8).
     #[wasm_bindgen(js_name = handleWebview)]
-    pub fn handle_webview(
-        &mut self,
-        #[wasm_bindgen(unchecked_param_type = "WebviewToHost")] message: JsValue,
-        now_ms: f64,
-    ) -> Result<(), JsError> {
-        let message: WebviewToHost = serde_wasm_bindgen::from_value(message).map_err(invalid("WebviewToHost"))?;
+    pub fn handle_webview(&mut self, message: &[u8], now_ms: f64) -> Result<(), JsError> {
+        let message: WebviewToHost = from_json(message, "WebviewToHost")?;
         if let (WebviewToHost::Intent(Intent::Prompt { text, .. }), Some(trigger)) = (&message, &self.panic_on_prompt)
             && text == trigger
         {
@@ -111,28 +110,19 @@ impl Engine {
         Ok(())
     }
 
-    /// A VS Code command, or changed settings.
+    /// A VS Code command, or changed settings: a `HostCommand` as JSON (UTF-8).
     #[wasm_bindgen(js_name = handleCommand)]
-    pub fn handle_command(
-        &mut self,
-        #[wasm_bindgen(unchecked_param_type = "HostCommand")] command: JsValue,
-        now_ms: f64,
-    ) -> Result<(), JsError> {
-        let command: HostCommand = serde_wasm_bindgen::from_value(command).map_err(invalid("HostCommand"))?;
+    pub fn handle_command(&mut self, command: &[u8], now_ms: f64) -> Result<(), JsError> {
+        let command: HostCommand = from_json(command, "HostCommand")?;
         self.inner.handle_command(command, millis(now_ms));
         Ok(())
     }
 
-    /// The answer to a `readFile` action: what happened, and the bytes read (empty unless the
-    /// outcome is `data`).
+    /// The answer to a `readFile` action: what happened (a `FileReadReply` as JSON, UTF-8), and
+    /// the bytes read (empty unless the outcome is `data`).
     #[wasm_bindgen(js_name = handleFileRead)]
-    pub fn handle_file_read(
-        &mut self,
-        #[wasm_bindgen(unchecked_param_type = "FileReadReply")] reply: JsValue,
-        data: &[u8],
-        now_ms: f64,
-    ) -> Result<(), JsError> {
-        let reply = serde_wasm_bindgen::from_value(reply).map_err(invalid("FileReadReply"))?;
+    pub fn handle_file_read(&mut self, reply: &[u8], data: &[u8], now_ms: f64) -> Result<(), JsError> {
+        let reply: FileReadReply = from_json(reply, "FileReadReply")?;
         self.inner.handle_file_read(reply, data, millis(now_ms));
         Ok(())
     }
@@ -149,20 +139,22 @@ impl Engine {
         self.inner.handle_timeout(millis(now_ms));
     }
 
-    /// The next thing the host must do, or `undefined` when there is nothing left.
-    #[wasm_bindgen(js_name = pollAction, unchecked_return_type = "HostAction | undefined")]
-    pub fn poll_action(&mut self) -> Result<JsValue, JsError> {
-        match self.inner.poll_action() {
-            Some(action) => to_js(&action),
-            None => Ok(JsValue::UNDEFINED),
+    /// Everything the host must do now, in order: a JSON array of `HostAction`s, or the empty
+    /// string when there is nothing (the common answer while an agent streams, so it costs no
+    /// parse).
+    #[wasm_bindgen(js_name = pollActions)]
+    pub fn poll_actions(&mut self) -> Result<String, JsError> {
+        let mut actions = std::iter::from_fn(|| self.inner.poll_action()).peekable();
+        if actions.peek().is_none() {
+            return Ok(String::new());
         }
+        json_array(actions)
     }
 
     /// The agents the person can choose now, in the order the pickers show them: the Demo, the
-    /// built-in agents and the `tether.agents` profiles, merged.
-    #[wasm_bindgen(unchecked_return_type = "AgentProfile[]")]
-    pub fn profiles(&self) -> Result<JsValue, JsError> {
-        to_js(&self.inner.profiles())
+    /// built-in agents and the `tether.agents` profiles, merged; a JSON array of `AgentProfile`s.
+    pub fn profiles(&self) -> Result<String, JsError> {
+        to_json(&self.inner.profiles())
     }
 
     /// When the host must call `handleTimeout` next (same clock as `now_ms`), if ever.
@@ -311,16 +303,36 @@ fn millis(now_ms: f64) -> u64 {
     if now_ms.is_finite() && now_ms > 0.0 { now_ms as u64 } else { 0 }
 }
 
-fn to_js(value: &impl Serialize) -> Result<JsValue, JsError> {
-    // JSON-compatible: `None` becomes `null` and maps become plain objects, as the generated
-    // TypeScript types say.
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|error| JsError::new(&format!("could not convert an engine value to JS: {error}")))
+/// A value of the engine's as JSON text for the host's `JSON.parse`.
+fn to_json(value: &impl Serialize) -> Result<String, JsError> {
+    serde_json::to_string(value).map_err(could_not_encode)
 }
 
-fn invalid(what: &'static str) -> impl Fn(serde_wasm_bindgen::Error) -> JsError {
-    move |error| JsError::new(&format!("invalid {what}: {error}"))
+/// Values of the engine's as one JSON array, written one after the other.
+fn json_array<T: Serialize>(values: impl Iterator<Item = T>) -> Result<String, JsError> {
+    let mut json = vec![b'['];
+    for (index, value) in values.enumerate() {
+        if index > 0 {
+            json.push(b',');
+        }
+        serde_json::to_writer(&mut json, &value).map_err(could_not_encode)?;
+    }
+    json.push(b']');
+    // serde_json writes UTF-8 only; the check costs a pass over bytes still in the cache.
+    String::from_utf8(json).map_err(|error| JsError::new(&format!("an engine value is not UTF-8: {error}")))
+}
+
+fn could_not_encode(error: serde_json::Error) -> JsError {
+    JsError::new(&format!("could not convert an engine value to JSON: {error}"))
+}
+
+/// Reads a value the host encoded as JSON; `what` names its type in the error.
+fn from_json<T: DeserializeOwned>(json: &[u8], what: &str) -> Result<T, JsError> {
+    let invalid = |error: &dyn std::fmt::Display| JsError::new(&format!("invalid {what}: {error}"));
+    // Read as a `str`, as the engine reads every other JSON: one copy of each type's reading
+    // code in the module instead of a second one for byte input.
+    let json = std::str::from_utf8(json).map_err(|error| invalid(&error))?;
+    serde_json::from_str(json).map_err(|error| invalid(&error))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! take a while (snapshots, history, terminal waits) are answered from a task each: the host is
 //! authenticated and its engine bounds what it asks for, so their number is the host's.
 
+use std::io::IoSlice;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -138,7 +139,7 @@ pub async fn serve(stream: Stream, context: Arc<Context>) {
         return;
     }
     context.fanout.attach(outbox.clone());
-    let mut in_flight = None;
+    let mut in_flight = Vec::new();
     let mut phase = context.fanout.watch_phase();
     tokio::select! {
         () = read_requests(&mut lines, &outbox, &context) => {
@@ -547,16 +548,38 @@ fn unknown_agent(agent_id: u64) -> RpcError {
     RpcError::new(error_code::UNKNOWN_AGENT, format!("no agent with id {agent_id} (never spawned, or already exited)"))
 }
 
+/// How many bytes of queued lines one write takes at most (more only for one long line). An
+/// agent streaming a reply queues lines faster than a system call each would write them; taken
+/// together they cost tetherd one write, and the host one read, per batch.
+const WRITE_BATCH_BYTES: usize = 64 * 1024;
+
+/// The least time between two writes to a host while small batches keep coming. An agent
+/// streaming at a few thousand lines a second writes each on its own; without a pause every line
+/// would cost the host a read and a pass of its engine (its chat view is drawn at most once a
+/// frame anyway). A line that comes after a quiet moment goes at once, and a full batch
+/// ([`WRITE_BATCH_BYTES`]: a flood, a busy terminal) does not wait.
+const MIN_WRITE_INTERVAL: Duration = Duration::from_millis(4);
+
 /// Writes the connection's queue to the socket until it fails, the queue ends, or tetherd
-/// shuts down (then what is queued is written first). `in_flight` holds the line being written,
-/// so that the caller can hand it back if the write never completes.
+/// shuts down (then what is queued is written first). Every write takes the lines queued by
+/// then, in order, up to [`WRITE_BATCH_BYTES`]; a write that would follow a batch that was not
+/// full within [`MIN_WRITE_INTERVAL`] waits for the rest of it first, gathering what comes
+/// meanwhile.
+/// `in_flight` holds the lines being written, so that the caller can hand them back if the write
+/// never completes.
 async fn write_queued(
     stream: &Stream,
     inbox: &mut Inbox,
-    in_flight: &mut Option<Arc<str>>,
+    in_flight: &mut Vec<Arc<str>>,
     phase: &mut watch::Receiver<Phase>,
 ) -> std::io::Result<()> {
     let mut closing = false;
+    // The lines of one write, holding their share of the queue's budget until it is done, and
+    // the bytes they are copied into (kept between writes).
+    let mut batch = Vec::new();
+    let mut buffer = Vec::new();
+    // When the last batch was written, if it was not full.
+    let mut last_small_write: Option<tokio::time::Instant> = None;
     loop {
         let queued = if closing {
             inbox.recv().await
@@ -573,19 +596,58 @@ async fn write_queued(
         let Some(queued) = queued else {
             return Ok(());
         };
-        *in_flight = Some(queued.line.clone());
-        write_line(stream, &queued.line).await?;
-        *in_flight = None;
+        if let Some(last_write) = last_small_write
+            && !closing
+        {
+            tokio::time::sleep_until(last_write + MIN_WRITE_INTERVAL).await;
+        }
+        let mut bytes = queued.line.len() + 1;
+        batch.push(queued);
+        while bytes < WRITE_BATCH_BYTES
+            && let Some(next) = inbox.try_recv()
+        {
+            bytes += next.line.len() + 1;
+            batch.push(next);
+        }
+        in_flight.extend(batch.iter().map(|queued| queued.line.clone()));
+        write_batch(stream, &batch, &mut buffer).await?;
+        last_small_write = (bytes < WRITE_BATCH_BYTES).then(tokio::time::Instant::now);
+        in_flight.clear();
+        batch.clear();
     }
 }
 
-/// Writes one line and its newline.
-async fn write_line(stream: &Stream, line: &str) -> std::io::Result<()> {
-    let mut bytes = Vec::with_capacity(line.len() + 1);
-    bytes.extend_from_slice(line.as_bytes());
-    bytes.push(b'\n');
+/// Writes the lines of `batch`, each with its newline, in one write through `buffer`; a single
+/// line too long for the batch (a terminal's output) is written as it is rather than copied.
+async fn write_batch(stream: &Stream, batch: &[fanout::Queued], buffer: &mut Vec<u8>) -> std::io::Result<()> {
+    if let [only] = batch
+        && only.line.len() >= WRITE_BATCH_BYTES
+    {
+        return write_line(stream, &only.line).await;
+    }
+    buffer.clear();
+    for queued in batch {
+        buffer.extend_from_slice(queued.line.as_bytes());
+        buffer.push(b'\n');
+    }
     let mut writer = stream;
-    writer.write_all(&bytes).await
+    writer.write_all(buffer).await
+}
+
+/// Writes one line and its newline, gathered by the system call rather than copied together
+/// (a line can be a terminal's output of a quarter of a megabyte).
+async fn write_line(stream: &Stream, line: &str) -> std::io::Result<()> {
+    let mut writer = stream;
+    let mut pieces = [IoSlice::new(line.as_bytes()), IoSlice::new(b"\n")];
+    let mut pieces = &mut pieces[..];
+    while !pieces.is_empty() {
+        let written = writer.write_vectored(pieces).await?;
+        if written == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        IoSlice::advance_slices(&mut pieces, written);
+    }
+    Ok(())
 }
 
 /// The host's lines, framed like an agent's (bounded, and a bad line costs only itself).

@@ -105,6 +105,11 @@ impl Inbox {
         self.queue.recv().await
     }
 
+    /// The next line to write if one is queued already; `None` without waiting otherwise.
+    pub fn try_recv(&mut self) -> Option<Queued> {
+        self.queue.try_recv().ok()
+    }
+
     /// Refuses further lines; the ones already queued can still be received.
     pub fn close(&mut self) {
         self.queue.close();
@@ -241,9 +246,9 @@ impl Fanout {
     }
 
     /// Stops delivering to connection `id` (if it was attached). If it was the last host, the
-    /// lines still queued for it, plus `unwritten` (a line whose write failed), go back to the
-    /// front of the backlog for the next host.
-    pub fn detach(&self, id: ConnectionId, inbox: &mut Inbox, unwritten: Option<Arc<str>>) {
+    /// lines still queued for it, after `unwritten` (the lines of a write that failed, in order),
+    /// go back to the front of the backlog for the next host.
+    pub fn detach(&self, id: ConnectionId, inbox: &mut Inbox, unwritten: impl IntoIterator<Item = Arc<str>>) {
         let mut state = self.lock();
         let before = state.hosts.len();
         state.hosts.retain(|outbox| outbox.id != id);
@@ -382,6 +387,26 @@ mod tests {
         let (next, mut next_inbox) = queue(2);
         fanout.attach(next);
         assert_eq!(receive_all(&mut next_inbox).await, ["failed", "queued", "later"]);
+    }
+
+    #[tokio::test]
+    async fn the_lines_of_a_write_that_failed_go_back_before_those_still_queued() {
+        let fanout = Fanout::new();
+        let (outbox, mut inbox) = queue(1);
+        fanout.attach(outbox);
+        for line in ["first", "second", "third", "queued"] {
+            fanout.publish(line.into()).await;
+        }
+        // The writer took three lines for one write, which failed.
+        let batch: Vec<Arc<str>> = [inbox.try_recv(), inbox.try_recv(), inbox.try_recv()]
+            .into_iter()
+            .map(|queued| queued.expect("queued").line)
+            .collect();
+        fanout.detach(1, &mut inbox, batch);
+
+        let (next, mut next_inbox) = queue(2);
+        fanout.attach(next);
+        assert_eq!(receive_all(&mut next_inbox).await, ["first", "second", "third", "queued"]);
     }
 
     #[tokio::test]

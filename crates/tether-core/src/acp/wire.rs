@@ -40,6 +40,9 @@ impl AcpClient {
             // A replay times the thread by the log's clock instead (see `LogReplay::feed`).
             self.thread.set_now(now);
         }
+        if let Some(notification) = text_chunk(line) {
+            return self.on_session_notification(notification);
+        }
         let message = match jsonrpc::parse_message(line) {
             Ok(message) => message,
             Err(error) => {
@@ -243,38 +246,7 @@ impl AcpClient {
     pub(super) fn handle_notification(&mut self, method: &str, params: Option<&RawValue>) {
         match method {
             "session/update" => match jsonrpc::parse_params::<acp::SessionNotification>(params) {
-                Ok(notification) => {
-                    if self.phase == Phase::ResumingSession
-                        && self.session.resume.as_deref() == Some(&*notification.session_id.0)
-                    {
-                        // The agent replays the session's history: the thread has it already,
-                        // unless the session is one Tether has no record of. The session's state
-                        // (commands, options, title, usage) is taken either way.
-                        if self.session.show_resumed_history {
-                            self.on_session_update(notification.update);
-                            return;
-                        }
-                        match notification.update {
-                            update @ (acp::SessionUpdate::AvailableCommandsUpdate(_)
-                            | acp::SessionUpdate::SessionInfoUpdate(_)
-                            | acp::SessionUpdate::UsageUpdate(_)) => {
-                                self.on_session_state_update(update);
-                            }
-                            acp::SessionUpdate::ConfigOptionUpdate(update) => {
-                                self.on_config_options(&update.config_options);
-                            }
-                            _ => {}
-                        }
-                        return;
-                    }
-                    if self.session.id.as_ref() != Some(&notification.session_id) {
-                        self.events.push_back(AcpEvent::ProtocolProblem {
-                            message: format!("an update for unknown session {} was ignored", notification.session_id.0),
-                        });
-                        return;
-                    }
-                    self.on_session_update(notification.update);
-                }
+                Ok(notification) => self.on_session_notification(notification),
                 Err(error) => {
                     self.problem(format!("the agent sent an invalid session/update: {}", error.message), None)
                 }
@@ -303,6 +275,38 @@ impl AcpClient {
         }
     }
 
+    /// A `session/update` from the agent, read.
+    fn on_session_notification(&mut self, notification: acp::SessionNotification) {
+        if self.phase == Phase::ResumingSession && self.session.resume.as_deref() == Some(&*notification.session_id.0) {
+            // The agent replays the session's history: the thread has it already,
+            // unless the session is one Tether has no record of. The session's state
+            // (commands, options, title, usage) is taken either way.
+            if self.session.show_resumed_history {
+                self.on_session_update(notification.update);
+                return;
+            }
+            match notification.update {
+                update @ (acp::SessionUpdate::AvailableCommandsUpdate(_)
+                | acp::SessionUpdate::SessionInfoUpdate(_)
+                | acp::SessionUpdate::UsageUpdate(_)) => {
+                    self.on_session_state_update(update);
+                }
+                acp::SessionUpdate::ConfigOptionUpdate(update) => {
+                    self.on_config_options(&update.config_options);
+                }
+                _ => {}
+            }
+            return;
+        }
+        if self.session.id.as_ref() != Some(&notification.session_id) {
+            self.events.push_back(AcpEvent::ProtocolProblem {
+                message: format!("an update for unknown session {} was ignored", notification.session_id.0),
+            });
+            return;
+        }
+        self.on_session_update(notification.update);
+    }
+
     pub(super) fn send_request(
         &mut self,
         method: &str,
@@ -328,5 +332,159 @@ impl AcpClient {
 
     pub(super) fn send_notification(&mut self, method: &str, params: &impl Serialize) {
         self.push_outgoing(jsonrpc::encode_notification(method, params));
+    }
+}
+
+/// A `session/update` that streams text (a chunk of the agent's message or thought, or of the
+/// person's message being replayed), read in one pass when the line is exactly that and nothing
+/// more; `None` for any other line, which takes the general path.
+///
+/// A streaming reply is thousands of these lines, and the general path reads each several
+/// times over: the JSON-RPC envelope with its params as raw JSON, then the params through the
+/// schema's tagged enums, which buffer every member before choosing a variant. This reads the
+/// line once. It accepts only a line without a member the schema would also look at (no `id`,
+/// no `_meta`, no `messageId`, no `annotations`), so the notification it builds is exactly the
+/// one the general path would have read, and everything after is the same.
+fn text_chunk(line: &str) -> Option<acp::SessionNotification> {
+    use std::borrow::Cow;
+
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Line<'a> {
+        jsonrpc: &'a str,
+        method: &'a str,
+        #[serde(borrow)]
+        params: Params<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    struct Params<'a> {
+        #[serde(borrow)]
+        session_id: Cow<'a, str>,
+        #[serde(borrow)]
+        update: Update<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    struct Update<'a> {
+        session_update: &'a str,
+        #[serde(borrow)]
+        content: Text<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Text<'a> {
+        r#type: &'a str,
+        #[serde(borrow)]
+        text: Cow<'a, str>,
+    }
+
+    let Line { jsonrpc, method, params } = serde_json::from_str(line).ok()?;
+    if jsonrpc != jsonrpc::JSONRPC_VERSION || method != "session/update" || params.update.content.r#type != "text" {
+        return None;
+    }
+    let chunk = acp::ContentChunk::new(acp::ContentBlock::from(params.update.content.text.into_owned()));
+    let update = match params.update.session_update {
+        "agent_message_chunk" => acp::SessionUpdate::AgentMessageChunk(chunk),
+        "agent_thought_chunk" => acp::SessionUpdate::AgentThoughtChunk(chunk),
+        "user_message_chunk" => acp::SessionUpdate::UserMessageChunk(chunk),
+        _ => return None,
+    };
+    Some(acp::SessionNotification::new(params.session_id.into_owned(), update))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::acp::{AcpClient, ClientInfo};
+    use crate::permissions::{Mode, PermissionPolicy};
+    use crate::thread::{ChunkKind, Entry};
+
+    use super::*;
+
+    /// What the general path reads from `line`: its `session/update`, if it is one.
+    fn read_generally(line: &str) -> Option<acp::SessionNotification> {
+        match jsonrpc::parse_message(line).ok()? {
+            Message::Notification { method, params } if method == "session/update" => {
+                jsonrpc::parse_params::<acp::SessionNotification>(params).ok()
+            }
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_plain_text_chunk_is_read_in_one_pass_as_the_general_path_reads_it() {
+        let taken = [
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello"}}}}"#,
+            // Members in any order, escapes, and every kind of streamed text.
+            r#"{"params":{"update":{"content":{"text":"a \"quote\"\n\u00e9","type":"text"},"sessionUpdate":"agent_thought_chunk"},"sessionId":"s\u0031"},"method":"session/update","jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":""}}}}"#,
+        ];
+        for line in taken {
+            let read = text_chunk(line);
+            assert!(read.is_some(), "not taken: {line}");
+            assert_eq!(read, read_generally(line), "read differently: {line}");
+        }
+    }
+
+    #[test]
+    fn a_line_with_anything_more_takes_the_general_path() {
+        let left = [
+            // Members the schema reads, at every level.
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi","annotations":{"priority":1}}}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m1","content":{"type":"text","text":"Hi"}}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","_meta":{"x":1},"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi","_meta":{}}}}}"#,
+            // Not text, not a chunk, not this method, not a notification, not JSON-RPC 2.0.
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"image","data":"AA==","mimeType":"image/png"}}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"plan","entries":[]}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/other","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}}"#,
+            r#"{"jsonrpc":"1.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}}"#,
+            // A member twice, and a line that is not JSON.
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","sessionId":"s2","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"#,
+        ];
+        for line in left {
+            assert_eq!(text_chunk(line), None, "taken: {line}");
+        }
+    }
+
+    #[test]
+    fn a_burst_of_chunks_read_either_way_is_the_whole_reply_in_order() {
+        let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
+        let mut client = AcpClient::new(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1));
+        client.start(0);
+        client.handle_message(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#, 0);
+        client.handle_message(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#, 0);
+        let mut expected = String::new();
+        for n in 1..=2000 {
+            let text = format!("#{n:06} quick brown ");
+            expected.push_str(&text);
+            // Every seventh chunk carries a `messageId` and takes the general path.
+            let extra = if n % 7 == 0 { r#","messageId":"m1""# } else { "" };
+            client.handle_message(
+                &format!(
+                    r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{{"sessionUpdate":"agent_message_chunk"{extra},"content":{{"type":"text","text":"{text}"}}}}}}}}"#
+                ),
+                n,
+            );
+        }
+        let replies: Vec<String> = client
+            .thread()
+            .entries()
+            .iter()
+            .filter_map(|entry| match entry {
+                Entry::Agent(message) => Some(
+                    message
+                        .chunks
+                        .iter()
+                        .filter(|chunk| chunk.kind == ChunkKind::Text)
+                        .map(|chunk| &*chunk.text)
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(replies, [expected]);
     }
 }

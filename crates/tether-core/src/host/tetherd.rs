@@ -407,6 +407,9 @@ impl HostEngine {
     }
 
     pub(super) fn handle_sidecar_line(&mut self, line: &str, now: u64) {
+        if let Some(message) = agent_message(line) {
+            return self.route_agent_message(line, &message, now);
+        }
         let message = match jsonrpc::parse_message(line) {
             Ok(message) => message,
             Err(error) => {
@@ -440,6 +443,33 @@ impl HostEngine {
                 let error = RpcError::method_not_found();
                 self.sidecar_write(jsonrpc::encode_error(&id, &error));
                 self.log(LogLevel::Warn, format!("tetherd asked for {method}, which this host does not offer"));
+            }
+        }
+    }
+
+    /// An `agent/message` read by [`agent_message`]: where the general path would have taken it,
+    /// to a session held back while the workspace's sessions are read, or to its own session.
+    fn route_agent_message(&mut self, line: &str, message: &AgentMessage<'_>, now: u64) {
+        if let Some(held) = &mut self.history.held_agent_events {
+            held.push(line.to_owned());
+            return;
+        }
+        let key = if self.parked.is_empty() { None } else { self.key_of_agent(message.agent_id) };
+        match key {
+            Some(key) => {
+                self.with_session(key, |engine| engine.on_agent_message(message, now));
+            }
+            None => self.on_agent_message(message, now),
+        }
+    }
+
+    /// A line of an agent's stdout, for the session it serves (if it is still that session's and
+    /// not already read from the log).
+    fn on_agent_message(&mut self, message: &AgentMessage<'_>, now: u64) {
+        if let Some(slot) = self.live_slot(message.agent_id, message.seq) {
+            match &mut slot.claude {
+                Some(claude) => claude.handle_cli_line(message.message.get(), now),
+                None => slot.client.handle_message(message.message.get(), now),
             }
         }
     }
@@ -582,14 +612,7 @@ impl HostEngine {
         let params = params.map_or("null", RawValue::get);
         match method {
             method::AGENT_MESSAGE => match serde_json::from_str::<AgentMessage<'_>>(params) {
-                Ok(message) => {
-                    if let Some(slot) = self.live_slot(message.agent_id, message.seq) {
-                        match &mut slot.claude {
-                            Some(claude) => claude.handle_cli_line(message.message.get(), now),
-                            None => slot.client.handle_message(message.message.get(), now),
-                        }
-                    }
-                }
+                Ok(message) => self.on_agent_message(&message, now),
                 Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed agent/message: {error}")),
             },
             method::MCP_TOOL_CALLED => match serde_json::from_str::<McpToolCalled>(params) {
@@ -712,3 +735,65 @@ fn parse_result<T: serde::de::DeserializeOwned>(
 /// What the chat says while the workspace is not trusted.
 const UNTRUSTED_MESSAGE: &str = "This workspace is not trusted, so Tether starts nothing in it: no tetherd, no agent. \
      Trust the workspace to start the session.";
+
+/// An `agent/message` notification, read in one pass when the line is exactly that (as tetherd
+/// writes every one); `None` for any other line, which takes the general path.
+///
+/// An agent's lines are most of what tetherd sends, thousands for one streaming reply, and the
+/// general path reads each twice: the JSON-RPC envelope with its params as raw JSON, then the
+/// params. A line with any other member (an `id`, an `error`) is not taken here, so what this
+/// reads is exactly what the general path would have.
+fn agent_message(line: &str) -> Option<AgentMessage<'_>> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Line<'a> {
+        jsonrpc: &'a str,
+        method: &'a str,
+        #[serde(borrow)]
+        params: AgentMessage<'a>,
+    }
+    let Line { jsonrpc, method, params } = serde_json::from_str(line).ok()?;
+    (jsonrpc == jsonrpc::JSONRPC_VERSION && method == method::AGENT_MESSAGE).then_some(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the general path reads from `line`: the `agent/message` params, if it is one.
+    fn read_generally(line: &str) -> Option<(AgentId, String, Option<u64>)> {
+        match jsonrpc::parse_message(line).ok()? {
+            Message::Notification { method, params } if method == method::AGENT_MESSAGE => {
+                let message = serde_json::from_str::<AgentMessage<'_>>(params?.get()).ok()?;
+                Some((message.agent_id, message.message.get().to_owned(), message.seq))
+            }
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn an_agent_message_is_read_in_one_pass_as_the_general_path_reads_it() {
+        let taken = [
+            r#"{"jsonrpc":"2.0","method":"agent/message","params":{"agentId":7,"message":{"jsonrpc":"2.0","method":"x","params":{"s":"é\n"}},"seq":12}}"#,
+            r#"{"params":{"message":{"a":[1,2,{"b":null}]},"agentId":1},"method":"agent/message","jsonrpc":"2.0"}"#,
+        ];
+        for line in taken {
+            let read =
+                agent_message(line).map(|message| (message.agent_id, message.message.get().to_owned(), message.seq));
+            assert!(read.is_some(), "not taken: {line}");
+            assert_eq!(read, read_generally(line), "read differently: {line}");
+        }
+        let left = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"agent/message","params":{"agentId":7,"message":{}}}"#,
+            r#"{"jsonrpc":"2.0","method":"agent/stderr","params":{"agentId":7,"line":"x"}}"#,
+            r#"{"jsonrpc":"2.0","method":"agent/message","params":null}"#,
+            r#"{"jsonrpc":"2.0","method":"agent/message","params":{"agentId":7}}"#,
+            r#"{"jsonrpc":"2.0","method":"agent/message","extra":1,"params":{"agentId":7,"message":{}}}"#,
+            r#"{"method":"agent/message","params":{"agentId":7,"message":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"result":{}}"#,
+        ];
+        for line in left {
+            assert!(agent_message(line).is_none(), "taken: {line}");
+        }
+    }
+}
