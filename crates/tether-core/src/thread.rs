@@ -11,6 +11,8 @@
 //! own. The one time the thread shows, how long the agent thought, is measured with the time of
 //! the input being handled, which the client gives it ([`Thread::set_now`]).
 
+use std::collections::HashMap;
+
 use agent_client_protocol_schema::v1 as acp;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -481,6 +483,10 @@ pub struct Thread {
     now: u64,
     /// The thought still streaming, if one is and its start is known.
     thought: Option<OpenThought>,
+    /// Where the last tool call with each id is in `entries`, kept by [`Thread::apply`]. Every
+    /// update the agent sends names its tool call by id; a search through the entries for each
+    /// one made a long session's fold quadratic (10,000 entries took most of a second to replay).
+    tool_calls: HashMap<String, EntryIndex>,
 }
 
 impl Thread {
@@ -566,9 +572,14 @@ impl Thread {
         }
     }
 
-    /// The index of the tool call with this id, searching from the end (recent calls are the ones
-    /// that get updates).
+    /// The index of the last tool call with this id.
     pub fn find_tool_call(&self, id: &str) -> Option<EntryIndex> {
+        self.tool_calls.get(id).copied()
+    }
+
+    /// The index of the last tool call with this id, searched for: only when the one
+    /// `tool_calls` had is replaced by something else, which agents never do in practice.
+    fn search_tool_call(&self, id: &str) -> Option<EntryIndex> {
         self.entries
             .iter()
             .rposition(|entry| matches!(entry, Entry::ToolCall(call) if call.id == id))
@@ -653,6 +664,9 @@ impl Thread {
         match patch {
             ThreadPatch::Push { index, entry } => {
                 debug_assert_eq!(*index as usize, self.entries.len(), "entries are only appended");
+                if let Entry::ToolCall(call) = entry {
+                    self.tool_calls.insert(call.id.clone(), self.entries.len() as EntryIndex);
+                }
                 self.entries.push(entry.clone());
             }
             ThreadPatch::AppendChunk { index, kind, text } => {
@@ -664,8 +678,21 @@ impl Thread {
                 }
             }
             ThreadPatch::Replace { index, entry } => {
-                if let Some(slot) = self.entries.get_mut(*index as usize) {
-                    *slot = entry.clone();
+                let Some(slot) = self.entries.get_mut(*index as usize) else { return };
+                let replaced = std::mem::replace(slot, entry.clone());
+                if let Entry::ToolCall(call) = entry
+                    && self.tool_calls.get(&call.id).is_none_or(|last| last <= index)
+                {
+                    self.tool_calls.insert(call.id.clone(), *index);
+                }
+                if let Entry::ToolCall(old) = replaced
+                    && !matches!(entry, Entry::ToolCall(call) if call.id == old.id)
+                    && self.tool_calls.get(&old.id) == Some(index)
+                {
+                    match self.search_tool_call(&old.id) {
+                        Some(earlier) => self.tool_calls.insert(old.id, earlier),
+                        None => self.tool_calls.remove(&old.id),
+                    };
                 }
             }
             ThreadPatch::Plan { entries } => self.plan = entries.clone(),
@@ -682,5 +709,52 @@ impl Thread {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str) -> Entry {
+        Entry::ToolCall(ToolCallView {
+            id: id.to_owned(),
+            title: format!("call {id}"),
+            kind: "read".to_owned(),
+            status: ToolStatus::Completed,
+            content: Vec::new(),
+            locations: Vec::new(),
+            raw_input: None,
+            command: None,
+            raw_output: None,
+            permission: None,
+        })
+    }
+
+    #[test]
+    fn a_tool_call_is_found_by_id_as_the_thread_changes() {
+        let mut thread = Thread::default();
+        thread.push(call("a"));
+        thread.push(Entry::Agent(AgentMessage { chunks: Vec::new() }));
+        thread.push(call("b"));
+        // An agent that reuses an id: its updates go to the newest call with it.
+        thread.push(call("a"));
+        assert_eq!(thread.find_tool_call("a"), Some(3));
+        assert_eq!(thread.find_tool_call("b"), Some(2));
+        assert_eq!(thread.find_tool_call("c"), None);
+
+        // The newest "a" replaced by a call with another id: "a" is the earlier one again.
+        thread.replace(3, call("c"));
+        assert_eq!(thread.find_tool_call("a"), Some(0));
+        assert_eq!(thread.find_tool_call("c"), Some(3));
+        // Replaced by something that is not a tool call: "b" is gone.
+        thread.replace(2, Entry::Agent(AgentMessage { chunks: Vec::new() }));
+        assert_eq!(thread.find_tool_call("b"), None);
+        // A replay of the patches finds the same calls.
+        let mut folded = Thread::default();
+        for patch in thread.take_patches() {
+            folded.apply(&patch);
+        }
+        assert_eq!(folded, thread);
     }
 }
