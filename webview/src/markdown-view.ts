@@ -10,6 +10,10 @@
 // rationed by what they cost: after a render that took `t` ms the next waits until `t` times
 // [`RENDER_COST_FACTOR`] has passed, which keeps rendering under a fifth of the main thread
 // however long the tail grows, while small tails (well under a millisecond) render every frame.
+// The text that arrives while a render waits is not held back: it is appended as plain text to
+// the tail's last block (a paragraph, a list item, an open code block), so the person reads each
+// chunk the frame after it arrives, and its formatting follows with the next render. Appending
+// costs what was appended, not what the tail holds.
 //
 // Code blocks get their toolbar and their highlighting (see code-block-view.ts) only once final:
 // a committed block at once, a block in the tail only when the view is told its text is complete
@@ -24,6 +28,12 @@ import { MarkdownStream } from "./markdown-stream";
 /** A tail render that took `t` ms is followed by at least `t` times this of not rendering. */
 const RENDER_COST_FACTOR = 5;
 
+/** The blocks that plain text appended at the end of a tail belongs in (see `lastBlock`). */
+const TEXT_BLOCKS = new Set([
+  "P", "LI", "UL", "OL", "BLOCKQUOTE", "PRE", "TABLE", "THEAD", "TBODY", "TR", "TD", "TH",
+  "H1", "H2", "H3", "H4", "H5", "H6",
+]);
+
 /** Milliseconds, monotonic: `performance.now` in the webview, a fixed clock in tests. */
 export type Clock = () => number;
 
@@ -37,6 +47,11 @@ export class MarkdownView {
   private nextRenderAt = Number.NEGATIVE_INFINITY;
   /** The text will not grow any more: the tail's blocks are final once shown. */
   private completed = false;
+  /** Text handed to the stream since its last render, shown plain while the render waits. */
+  private unrendered = "";
+  /** Where the unrendered text is shown, and how much of it is there. */
+  private unrenderedNode: Text | null = null;
+  private unrenderedShown = 0;
 
   constructor(
     renderer: MarkdownRenderer,
@@ -56,7 +71,9 @@ export class MarkdownView {
   syncTo(text: string): boolean {
     if (text.length < this.consumed) return false;
     if (text.length > this.consumed) {
-      this.stream.append(text.slice(this.consumed));
+      const added = text.slice(this.consumed);
+      this.stream.append(added);
+      this.unrendered += added;
       this.consumed = text.length;
     }
     return true;
@@ -80,8 +97,16 @@ export class MarkdownView {
   flush(clock: Clock): boolean {
     if (!this.stream.hasPendingChanges) return false;
     const start = clock();
-    if (start < this.nextRenderAt) return true;
+    if (start < this.nextRenderAt) {
+      this.showUnrendered();
+      return true;
+    }
     const update = this.stream.flush();
+    // The render shows all of the text; the plain copy of its newest part goes.
+    this.unrenderedNode?.remove();
+    this.unrenderedNode = null;
+    this.unrendered = "";
+    this.unrenderedShown = 0;
     if (update.reset) {
       this.element.replaceChildren();
       this.tail = element("div", "markdown-tail");
@@ -109,5 +134,30 @@ export class MarkdownView {
     this.nextRenderAt = start + (clock() - start) * RENDER_COST_FACTOR;
     return false;
   }
+
+  /** Appends the text that arrived since the last render, plain, to the tail's last block. */
+  private showUnrendered(): void {
+    if (this.unrendered.length === this.unrenderedShown) return;
+    if (this.unrenderedNode === null) {
+      this.unrenderedNode = document.createTextNode("");
+      lastBlock(this.tail).append(this.unrenderedNode);
+    }
+    this.unrenderedNode.appendData(this.unrendered.slice(this.unrenderedShown));
+    this.unrenderedShown = this.unrendered.length;
+  }
 }
 
+/**
+ * The innermost block at the end of `tail` that text continuing it belongs in: the last
+ * paragraph, list item or table cell, the code of an open code block. Never an inline element
+ * (text after `**bold**` is not bold), so it stops at the last block.
+ */
+function lastBlock(tail: HTMLElement): HTMLElement {
+  let block = tail;
+  for (let child = block.lastElementChild; child instanceof HTMLElement; child = block.lastElementChild) {
+    if (TEXT_BLOCKS.has(child.tagName)) block = child;
+    else if (child.tagName === "CODE" && block.tagName === "PRE") return child;
+    else break;
+  }
+  return block;
+}

@@ -45,13 +45,48 @@ describe("markdown view", () => {
 
     view.syncTo("one two");
     times.push(1020);
-    assert.equal(view.flush(clock), true, "20 ms after a 10 ms render is too soon");
-    assert.equal(view.element.textContent?.trim(), "one", "the DOM waits");
+    assert.equal(view.flush(clock), true, "20 ms after a 10 ms render is too soon: another frame is asked for");
+    // The render waits, the text does not: it is shown plain, in the paragraph it continues.
+    assert.equal(view.element.innerHTML, '<div class="markdown-tail"><p>one two</p>\n</div>');
 
-    view.syncTo("one two three");
+    view.syncTo("one two **three**");
+    times.push(1030);
+    assert.equal(view.flush(clock), true);
+    assert.equal(view.element.textContent?.trim(), "one two **three**", "each chunk is shown as it comes");
+
     times.push(1060, 1061);
     assert.equal(view.flush(clock), false);
-    assert.equal(view.element.textContent?.trim(), "one two three", "nothing was lost while waiting");
+    assert.equal(
+      view.element.innerHTML,
+      '<div class="markdown-tail"><p>one two <strong>three</strong></p>\n</div>',
+      "the render replaces the plain text with the formatted one, once",
+    );
     assert.equal(view.flush(clock), false, "nothing left to show");
+  });
+
+  it("shows text arriving while a render waits in the block it continues", () => {
+    installDom();
+    const cases = [
+      // An open code block: its code, kept as written.
+      { shown: "```js\nlet a = 1;\n", added: "let b = 2;\n", into: "CODE" },
+      // A list: its last item, not a new paragraph after the list.
+      { shown: "- first\n- second", added: " item", into: "LI" },
+      // A paragraph ending in bold: the paragraph, so the new text is not bold.
+      { shown: "Some **bold**", added: " and plain", into: "P" },
+    ];
+    for (const { shown, added, into } of cases) {
+      const view = new MarkdownView(renderer);
+      const times = [0, 10, 20];
+      const clock = () => times.shift() ?? Number.NaN;
+      view.syncTo(shown);
+      view.flush(clock);
+      view.syncTo(shown + added);
+      assert.equal(view.flush(clock), true);
+      const last = view.element.querySelector(".markdown-tail")?.lastElementChild;
+      let block: Element | null | undefined = last;
+      while (block?.lastElementChild && block.lastElementChild.tagName !== "STRONG") block = block.lastElementChild;
+      assert.equal(block?.tagName, into, `${JSON.stringify(shown)}: ${view.element.innerHTML}`);
+      assert.ok(block?.textContent?.endsWith(added), `${JSON.stringify(shown)}: ${view.element.innerHTML}`);
+    }
   });
 });
