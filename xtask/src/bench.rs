@@ -1,5 +1,6 @@
-//! `cargo xtask bench [diff|terminal]`: the benchmarks that compare Tether's hot paths with what
-//! VS Code users get elsewhere. Without a name both run, diff first.
+//! `cargo xtask bench [NAME]`: the benchmarks that compare Tether's hot paths with what VS Code
+//! users get elsewhere (or with the targets). Without a name every one runs, in the order
+//! below.
 //!
 //! - diff: tether-diff as the host runs it (WASM under Node 24) against npm's `diff` package
 //!   (jsdiff), on large inputs (a 20,000-line rewrite, a 1 MB one-line file, ...). Only the WASM
@@ -22,6 +23,12 @@
 //! - footprint: what Tether costs before anything happens: the WASM engine's size, activation
 //!   (loading the engine's module to a constructed engine, in fresh Node processes) against the
 //!   same engine built for speed and against loading the ACP SDK, and tetherd's idle memory.
+//!
+//! - thread: a reopened session of 10,000 entries (prompts, replies with code, tool calls with
+//!   diffs and terminals) in the chat webview in headless Chromium, against the same session cut
+//!   to 100 entries: time to first paint and to interactive, scroll frame times, memory, entries
+//!   in the DOM, and what the page spends while idle. The script bundles the webview itself, as
+//!   it ships, with a fake host (webview/dev/bench-host.ts), into `target/bench/webview/`.
 //!
 //! Every script also writes its figures as JSON into `target/bench/results/`; once all have run,
 //! they are gathered into one report, `target/bench/report/report.md` with a chart beside it
@@ -46,6 +53,7 @@ const TERMINAL_SCRIPT: &str = "bench/terminal.bench.mjs";
 const FOOTPRINT_SCRIPT: &str = "bench/footprint.bench.mjs";
 const STREAMING_SCRIPT: &str = "bench/streaming.bench.mjs";
 const STREAMING_E2E_SCRIPT: &str = "bench/streaming-e2e.bench.mjs";
+const THREAD_SCRIPT: &str = "bench/thread.bench.mjs";
 
 /// Where the scripts find the results folder (see bench_report.rs).
 const RESULTS_ENV: &str = "TETHER_BENCH_RESULTS";
@@ -65,6 +73,9 @@ pub enum Benchmark {
     /// Streamed replies end to end in code-server and Chromium: the last chunk's latency, long
     /// tasks and typing latency, against the target.
     StreamingE2e,
+    /// A 10,000-entry session opened in the webview in Chromium, against a 100-entry one: first
+    /// paint, interactive, scroll frame times, memory, idle CPU.
+    Thread,
 }
 
 /// Runs `only` that benchmark, or every one when `None`.
@@ -81,6 +92,7 @@ pub fn run(project: &Project, only: Option<Benchmark>) -> anyhow::Result<()> {
             Benchmark::Footprint => footprint(project, &tools)?,
             Benchmark::Streaming => streaming(project, &tools)?,
             Benchmark::StreamingE2e => streaming_e2e(project)?,
+            Benchmark::Thread => thread(project)?,
         }
     }
     let report_dir = project.target_dir().join("bench/report");
@@ -170,6 +182,21 @@ fn streaming_e2e(project: &Project) -> anyhow::Result<()> {
         .dir(project.tests_dir())
         .env("TETHER_TOOLS_DIR", &project.tools.root)
         .env("TETHER_VSIX", &built.vsix)
+        .env(RESULTS_ENV, results_dir(project))
+        .run()
+}
+
+/// The webview as it ships, bundled by the script with the webview's own esbuild into a folder of
+/// the bench's (not webview/dist/, which a concurrent `build` may be packaging).
+fn thread(project: &Project) -> anyhow::Result<()> {
+    let webview = project.webview_dir();
+    if !webview.join("node_modules").exists() {
+        anyhow::bail!("{}/node_modules is missing: run `cargo xtask setup`", webview.display());
+    }
+    Cmd::new(project.tools.node())
+        .arg(THREAD_SCRIPT)
+        .arg(project.target_dir().join("bench/webview"))
+        .dir(project.tests_dir())
         .env(RESULTS_ENV, results_dir(project))
         .run()
 }
