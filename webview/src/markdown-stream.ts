@@ -14,8 +14,31 @@
 // chunked. The one construct that reaches across blocks is a link reference definition
 // (`[label]: url` can define a link used earlier), so once one appears the stream falls back to
 // rendering the whole text as one tail.
+//
+// One block can grow without end: a paragraph that is one long line (an agent that never breaks
+// its text, a pasted log). Rendering it again per frame costs little, but the browser shapes and
+// lays out the whole paragraph again every time it changes, 40-75 ms a frame at a few hundred
+// thousand characters. So a long first line of a paragraph is cut into *pieces* of about
+// [`PIECE_CHARS`], each committed as a paragraph of its own that the stylesheet joins to the
+// next (`paragraph-piece`: no gap; a piece's last line can end short). A cut is made only where
+// it cannot change what anything renders as: at the first space after [`PIECE_CHARS`]
+// characters of the line, followed by a letter (so what follows starts a paragraph too), when
+// the text before it holds nothing that could open an inline construct reaching past the cut
+// (emphasis, code, links, escapes, entities) and markdown-it reads it as one plain paragraph.
+// (The exception: a setext underline or a table's delimiter row after such a line would make
+// the whole line a heading or a table header; not worth a paragraph's layout per frame.) Like
+// the block cuts, it depends on the text alone, never on how it was chunked.
 
 import type { MarkdownRenderer } from "./markdown";
+
+/** The length from which a paragraph's first line is cut into pieces (see the module comment). */
+export const PIECE_CHARS = 2_000;
+
+/** The class of a paragraph that the next block continues (a piece of a long line). */
+export const PIECE_CLASS = "paragraph-piece";
+
+/** Characters that may open an inline construct, or end the line: a piece holds none of them. */
+const NOT_IN_A_PIECE = /[\\`*_[\]<>!&~|\r\n]/;
 
 /** What changed in the rendered HTML since the previous [`MarkdownStream.flush`]. */
 export interface StreamUpdate {
@@ -66,6 +89,7 @@ export class MarkdownStream {
       this.analysedEnd = completeEnd;
       this.commitFinishedBlocks(completeEnd, update);
     }
+    if (!this.wholeDocument) this.commitPieces(update);
     update.tail = this.renderer.render(this.text.slice(this.committedEnd));
     return update;
   }
@@ -88,6 +112,40 @@ export class MarkdownStream {
     update.committed.push(this.renderer.renderTokens(tokens.slice(0, lastBlock), env));
     this.committedEnd += offsetOfLine(source, startLine);
   }
+
+  /** Commits the pieces of a long first line of a paragraph in the tail (see the module comment). */
+  private commitPieces(update: StreamUpdate): void {
+    for (;;) {
+      const cut = pieceEnd(this.text, this.committedEnd);
+      if (cut === null) return;
+      const piece = this.text.slice(this.committedEnd, cut);
+      const { tokens, env } = this.renderer.parse(piece);
+      const plainParagraph =
+        tokens.length === 3 && tokens[0]?.type === "paragraph_open" && tokens[2]?.type === "paragraph_close";
+      if (!plainParagraph) return;
+      const html = this.renderer.renderTokens(tokens, env);
+      update.committed.push(html.replace(/^<p>/, `<p class="${PIECE_CLASS}">`));
+      this.committedEnd = cut;
+    }
+  }
+}
+
+/**
+ * Where a piece starting at `start` ends: after the first run of spaces at or past
+ * [`PIECE_CHARS`] that a letter follows, if the text before it can be a piece; else `null`.
+ */
+function pieceEnd(text: string, start: number): number | null {
+  if (text.length - start <= PIECE_CHARS) return null;
+  for (let space = text.indexOf(" ", start + PIECE_CHARS); space !== -1; space = text.indexOf(" ", space + 1)) {
+    let end = space;
+    while (text.charCodeAt(end) === 32 /* space */) end++;
+    if (end === text.length) return null;
+    const next = text.charCodeAt(end);
+    const letter = (next >= 65 && next <= 90) || (next >= 97 && next <= 122);
+    if (!letter) continue;
+    return NOT_IN_A_PIECE.test(text.slice(start, end)) ? null : end;
+  }
+  return null;
 }
 
 /** Index of the token that opens the last top-level block, or -1 when there is none. */

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { MarkdownStream, offsetOfLine } from "../src/markdown-stream";
+import { MarkdownStream, offsetOfLine, PIECE_CHARS, PIECE_CLASS } from "../src/markdown-stream";
 import { createRenderer, pick, seededRandom } from "./support";
 
 const renderer = createRenderer();
@@ -176,6 +176,49 @@ describe("markdown stream", () => {
       result.renderedTailChars < 3 * text.length,
       `tails re-rendered ${result.renderedTailChars} characters for a ${text.length}-character reply`,
     );
+  });
+
+  it("cuts a long line into pieces, the same however it was chunked, keeping the tail short", () => {
+    // 20,000 chunks of 20 characters and no line break: the end-to-end benchmark's reply.
+    const chunks = Array.from({ length: 20_000 }, (_, index) => `#${String(index + 1).padStart(6, "0")} quick brown `);
+    const text = chunks.join("");
+    const byChunk = stream(chunks, (index) => index % 10 === 9);
+    const random = seededRandom(3);
+    const byRandom = stream(randomPieces(text, random, 300), () => random() < 0.3);
+    assert.equal(byChunk.html, byRandom.html, "the cuts depend on the text alone");
+    const pieces = byChunk.committed.join("").match(new RegExp(`<p class="${PIECE_CLASS}">`, "g")) ?? [];
+    assert.ok(pieces.length >= text.length / (PIECE_CHARS + 40) - 1, `${pieces.length} pieces`);
+    // The person reads the same words as in one paragraph, in order, each once.
+    const words = (html: string) => html.replace(/<[^>]+>/g, " ").split(/\s+/).filter(Boolean);
+    assert.deepEqual(words(byChunk.html), words(renderer.render(text)));
+    // Each of the 2,000 frames re-rendered at most a piece and its chunks, not the whole line so
+    // far (which would be some 400 million characters).
+    const frames = chunks.length / 10 + 1;
+    assert.ok(
+      byChunk.renderedTailChars < frames * (PIECE_CHARS + 300),
+      `${byChunk.renderedTailChars} characters re-rendered in ${frames} frames`,
+    );
+  });
+
+  it("cuts no piece where the text around it could render differently", () => {
+    const long = "word ".repeat(PIECE_CHARS / 5 + 100);
+    const uncut = [
+      // Something that could open emphasis, code or a link before the cut.
+      `*${long}end*`,
+      `\`${long}end\``,
+      `[${long}](https://example.com)`,
+      // Not a paragraph: a heading, a list item, a quote, a code block.
+      `# ${long}`,
+      `- ${long}`,
+      `> ${long}`,
+      `    ${long}`,
+      // A paragraph of several lines: only a first line is cut.
+      `short line\n${long}`,
+    ];
+    for (const text of uncut) {
+      const result = stream([text, "more words"], () => true);
+      assert.equal(result.html, renderer.render(`${text}more words`), JSON.stringify(text.slice(0, 20)));
+    }
   });
 
   it("finds line starts the way markdown-it counts lines", () => {
