@@ -222,9 +222,8 @@ export interface WordDiff { old: Uint32Array; new: Uint32Array; degraded: boolea
 /// The line hunks between two versions of a file, given as UTF-8 bytes (they cross into WASM
 /// about twice as fast as strings). Only line numbers come back: the host has both texts, and
 /// building a JS string for every changed line would cost more than the diff. `maxSteps` bounds
-/// the work (see tether-diff's `Budget`; left out, the default, sized for well under 16 ms of
-/// host time): past it the diff degrades to coarser but still exact hunks instead of blocking the
-/// host. `Infinity` means no limit. Invalid UTF-8 or a negative or NaN budget is an error.
+/// the search's time, 10 ns a step (see tether-diff's `Budget`; left out, the default, 10 ms):
+/// past it the diff degrades to coarser but still exact hunks instead of blocking the host. `Infinity` means no limit. Invalid UTF-8 or a negative or NaN budget is an error.
 #[wasm_bindgen(js_name = diffLines, unchecked_return_type = "LineDiff")]
 pub fn diff_lines(
     #[wasm_bindgen(js_name = oldText)] old: &[u8],
