@@ -123,8 +123,10 @@ function quantile(values, q) {
 
 /** Installed in the webview: watches for the last chunk of the reply at entry `index`. */
 function watchWebview({ chunk, index }) {
-  // Markdown drops a paragraph's trailing space: the page shows the chunk without it.
-  const mark = chunk.trimEnd();
+  // The chunk's number (`#020000`): a long line is shown in pieces cut at spaces before letters
+  // (webview/src/markdown-stream.ts), so the words after it may be in the next piece's node.
+  // The chunk arrives whole, so its number shows in the same frame as its words.
+  const mark = chunk.split(" ")[0];
   const clock = () => performance.timeOrigin + performance.now();
   const state = { received: null, dom: null, shown: null, longTasks: [] };
   window.__streamingWatch = state;
