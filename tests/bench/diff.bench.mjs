@@ -10,7 +10,9 @@
 // before it is timed, so a fast but wrong answer cannot pass. The script prints its targets as
 // PASS or MISS for information and exits 0 whatever the timings are.
 
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { diffLines as jsdiffLines, diffWords } from "diff";
 
@@ -115,7 +117,7 @@ function measure(fn) {
   const first = performance.now();
   fn();
   const firstMs = performance.now() - first;
-  if (firstMs > SINGLE_RUN_MS) return { median: firstMs, runs: 1 };
+  if (firstMs > SINGLE_RUN_MS) return { median: firstMs, min: firstMs, max: firstMs, runs: 1 };
   // A slow case gets one warm-up run (the one above); a fast one a few more, so the JIT and
   // WASM tiers have settled before timing starts.
   const warmups = firstMs > 200 ? 0 : 5;
@@ -128,7 +130,7 @@ function measure(fn) {
     times.push(performance.now() - at);
   }
   times.sort((a, b) => a - b);
-  return { median: times[Math.floor(times.length / 2)], runs: times.length };
+  return { median: times[Math.floor(times.length / 2)], min: times[0], max: times.at(-1), runs: times.length };
 }
 
 const encoder = new TextEncoder();
@@ -206,6 +208,8 @@ const ms = (value) => `${value < 10 ? value.toFixed(2) : value.toFixed(1)} ms`;
 const pad = (text, width) => String(text).padEnd(width);
 const table = [];
 const inputs = new Map();
+/** The figures for the one report (see xtask/src/bench_report.rs): one per case. */
+const figures = [];
 
 console.log(`tether-diff (WASM, default budget) vs jsdiff ${jsdiffVersion()} on Node ${process.versions.node}`);
 console.log("tether-diff time = encode to UTF-8 + copy into WASM + diff + hunks or ranges as a Uint32Array\n");
@@ -222,6 +226,15 @@ for (const { name, make, kind, speedTarget, maxSteps } of rows) {
   check(name, old, next, result);
   const theirs = quick ? undefined : measure(() => theirsFn(old, next));
   const ratio = theirs && theirs.median / ours.median;
+  const targets = [maxSteps === undefined && `≤ ${HOST_BUDGET_MS} ms`, speedTarget && `≥ ${MIN_SPEEDUP}× jsdiff`];
+  figures.push({
+    figure: `${name}${result.degraded ? " (degraded)" : ""}`,
+    unit: "ms",
+    better: "lower",
+    tether: ours,
+    anchor: theirs ? { name: `jsdiff ${theirName}`, ...theirs } : null,
+    target: targets.filter(Boolean).join(", ") || undefined,
+  });
   table.push([
     name,
     ms(ours.median),
@@ -265,4 +278,11 @@ function jsdiffVersion() {
     // Newer packages may not export their package.json; the version is then left out.
     return "";
   }
+}
+
+const resultsDir = process.env.TETHER_BENCH_RESULTS;
+if (resultsDir) {
+  mkdirSync(resultsDir, { recursive: true });
+  const results = { benchmark: "diff", title: "Diff: tether-diff (WASM) vs jsdiff", figures };
+  writeFileSync(join(resultsDir, "diff.json"), `${JSON.stringify(results, null, 2)}\n`);
 }
