@@ -118,6 +118,10 @@ const session: SessionView = {
   shown: 1,
 };
 
+/** What tether-core's host/chat_view.rs puts in a snapshot, and sends a frame after it. */
+const SNAPSHOT_ENTRIES = 200;
+const EARLIER_ENTRIES_PER_FRAME = 500;
+
 function send(message: HostToWebview): void {
   window.postMessage(message, "*");
 }
@@ -339,7 +343,7 @@ function onReady(): void {
     ];
     record.entries = entries.length;
     record.snapshotPostedAt = performance.now();
-    send({ type: "snapshot", snapshot: { session, entries, plan: [], turn: { type: "running" }, terminals: [] } });
+    send({ type: "snapshot", snapshot: { session, earlier: 0, entries, plan: [], turn: { type: "running" }, terminals: [] } });
     record.startStream = () => {
       whenPainted(
         () => record.lastChunkAt !== null && (document.querySelector('main.thread [data-index="1"]')?.textContent?.includes(record.finalMarker!) ?? false),
@@ -356,7 +360,17 @@ function onReady(): void {
   record.entries = entries.length;
   // Built before the clock starts: the real host has the session in memory already.
   record.snapshotPostedAt = performance.now();
-  send({ type: "snapshot", snapshot: { session, entries, plan: [], turn: { type: "idle" }, terminals } });
+  // As tether-core's host/chat_view.rs does: the last entries in the snapshot, the earlier ones a
+  // batch a frame after it, the most recent first.
+  const earlier = Math.max(0, entries.length - SNAPSHOT_ENTRIES);
+  send({ type: "snapshot", snapshot: { session, earlier, entries: entries.slice(earlier), plan: [], turn: { type: "idle" }, terminals } });
+  const sendEarlier = (end: number): void => {
+    if (end === 0) return;
+    const from = Math.max(0, end - EARLIER_ENTRIES_PER_FRAME);
+    send({ type: "earlierEntries", from, entries: entries.slice(from, end) });
+    setTimeout(() => sendEarlier(from), 16);
+  };
+  setTimeout(() => sendEarlier(earlier), 16);
   whenPainted(() => entryEndInSight(entries.length - 1), (at) => (record.endPaintedAt = at));
 }
 

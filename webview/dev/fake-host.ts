@@ -609,7 +609,7 @@ function showTab(key: number): void {
   parkedThreads.delete(key);
   session = { ...session, shown: key, agent: tab.agent, controls: { ...session.controls, title: tab.label } };
   const turn = tab.activity === "working" ? { type: "running" as const } : { type: "idle" as const };
-  send({ type: "snapshot", snapshot: { session, entries, plan: [], turn, terminals: [] } });
+  send({ type: "snapshot", snapshot: { session, earlier: 0, entries, plan: [], turn, terminals: [] } });
 }
 
 /** Closes session `key`'s tab; closing the shown one shows its neighbour, as the engine does. */
@@ -630,7 +630,7 @@ async function onIntent(message: WebviewToHost): Promise<void> {
     case "ready":
       if (scenario === "tabs" && session.tabs.length === 1) openTabs();
       if (scenario === "restore" && entries.length === 0) openRestore();
-      send({ type: "snapshot", snapshot: { session, entries, plan: [], turn: { type: "idle" }, terminals: [] } });
+      send({ type: "snapshot", snapshot: { session, earlier: 0, entries, plan: [], turn: { type: "idle" }, terminals: [] } });
       if (session.status.type === "starting") {
         await sleep(200);
         session = { ...session, status: { type: "ready" } };
@@ -651,7 +651,7 @@ async function onIntent(message: WebviewToHost): Promise<void> {
       return;
     case "newSession":
       entries = [];
-      send({ type: "snapshot", snapshot: { session, entries, plan: [], turn: { type: "idle" }, terminals: [] } });
+      send({ type: "snapshot", snapshot: { session, earlier: 0, entries, plan: [], turn: { type: "idle" }, terminals: [] } });
       return;
     case "selectAgent":
       session = { ...session, agent: message.name };

@@ -13,7 +13,7 @@
 // the thread's anchoring keeps what the person reads in place when an estimate is replaced by a
 // measurement.
 
-import type { Entry } from "./protocol";
+import type { ThreadEntry } from "./model";
 
 /** A first guess per kind of entry, in CSS pixels, before any of its kind was measured. */
 const FIRST_GUESSES: Record<string, number> = {
@@ -32,9 +32,21 @@ export class HeightEstimates {
 
   /** The height to assume for an entry of this kind that has not been drawn. */
   estimate(kind: string): number {
+    // An entry not loaded yet could be of any kind: the average of all those drawn.
+    if (kind === "notLoaded") return this.averageOfAll();
     const seen = this.sums.get(kind);
     if (seen === undefined || seen.count === 0) return FIRST_GUESSES[kind] ?? FIRST_GUESS_OTHER;
     return seen.total / seen.count;
+  }
+
+  private averageOfAll(): number {
+    let total = 0;
+    let count = 0;
+    for (const seen of this.sums.values()) {
+      total += seen.total;
+      count += seen.count;
+    }
+    return count === 0 ? FIRST_GUESSES["agent"] ?? FIRST_GUESS_OTHER : total / count;
   }
 
   /** Learns from an entry of this kind drawn at this height. */
@@ -52,7 +64,7 @@ export class HeightEstimates {
 }
 
 /** The kind an entry's height is estimated by. */
-export function entryKind(entry: Entry | undefined): string {
+export function entryKind(entry: ThreadEntry | undefined): string {
   return typeof entry?.type === "string" ? entry.type : "other";
 }
 

@@ -11,7 +11,8 @@ import { type AgentMessageContext, AgentMessageView } from "./agent-message-view
 import { element, icon } from "./element";
 import { FileChangeCard } from "./file-change-view";
 import type { MarkdownRenderer } from "./markdown";
-import type { Entry, NoticeView, PostIntent } from "./protocol";
+import type { ThreadEntry } from "./model";
+import type { NoticeView, PostIntent } from "./protocol";
 import { isJsonText, rawDisclosure } from "./raw-json";
 import { RestoreCard } from "./restore-view";
 import { ToolCallCard, type ToolCallContext } from "./tool-call-view";
@@ -47,11 +48,20 @@ export type EntryView =
   | { type: "fileChange"; view: FileChangeCard; element: HTMLElement }
   | { type: "restore"; view: RestoreCard; element: HTMLElement }
   | { type: "user"; view: UserMessageView; element: HTMLElement }
-  | { type: "notice"; element: HTMLElement };
+  | { type: "notice"; element: HTMLElement }
+  | { type: "notLoaded"; element: HTMLElement };
 
 /** Builds the view of `entry` at `index`. An agent message still has to be flushed into the DOM. */
-export function createEntryView(index: number, entry: Entry, context: EntryContext, state: EntryState): EntryView {
+export function createEntryView(index: number, entry: ThreadEntry, context: EntryContext, state: EntryState): EntryView {
   switch (entry.type) {
+    case "notLoaded": {
+      // The place of an entry still on its way (a long thread's snapshot carries its end first):
+      // an empty block of a typical height, replaced when the entry arrives.
+      const node = element("div", "entry not-loaded");
+      node.dataset["index"] = String(index);
+      node.setAttribute("aria-busy", "true");
+      return { type: "notLoaded", element: node };
+    }
     case "agent": {
       const view = new AgentMessageView(index, context.messages);
       view.update(entry);
@@ -93,7 +103,7 @@ export function createEntryView(index: number, entry: Entry, context: EntryConte
  * Refills `view` from `entry` in place when it is a card of the same kind (its node, and the
  * focus inside it, survive); returns false when the entry must be built anew.
  */
-export function refillEntryView(view: EntryView, entry: Entry): boolean {
+export function refillEntryView(view: EntryView, entry: ThreadEntry): boolean {
   if (view.type === "toolCall" && entry.type === "toolCall") {
     view.view.update(entry);
     return true;

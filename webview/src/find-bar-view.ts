@@ -11,8 +11,7 @@
 
 import { element, iconButton } from "./element";
 import { FindHighlights, textRanges } from "./find-highlight";
-import type { ChangeSet } from "./model";
-import type { Entry } from "./protocol";
+import type { ChangeSet, ThreadEntry } from "./model";
 import { type Match, ThreadSearch } from "./thread-search";
 
 /** What the find bar needs of the thread. */
@@ -37,7 +36,7 @@ export class FindBarView {
   private readonly nextButton: HTMLButtonElement;
   private readonly search = new ThreadSearch();
   private readonly highlights: FindHighlights;
-  private entries: readonly Entry[] = [];
+  private entries: readonly ThreadEntry[] = [];
   /** Where the focus was before the bar took it, to give it back on close. */
   private returnFocus: Element | null = null;
   /** The thread's drawn entries when the highlights were last placed. */
@@ -118,7 +117,7 @@ export class FindBarView {
   }
 
   /** Call once per frame, after the thread drew it: counts what changed, highlights what is drawn. */
-  update(entries: readonly Entry[], changes: ChangeSet): void {
+  update(entries: readonly ThreadEntry[], changes: ChangeSet): void {
     this.entries = entries;
     if (!this.isOpen || this.search.query === "") return;
     const changedEntries = changes.reset ? [] : [...changes.rebuilt, ...changes.grown];

@@ -21,6 +21,20 @@ import type {
   ViewSnapshot,
 } from "./protocol";
 
+/**
+ * An entry the host has not sent yet: a long thread's snapshot carries its last entries, and the
+ * earlier ones follow in `earlierEntries` messages, the most recent first. Until then the thread
+ * keeps its place (and an estimated height) for it, and search passes over it.
+ */
+export interface EntryNotLoaded {
+  type: "notLoaded";
+}
+
+/** An entry of the model's thread: one the host sent, or the place of one still to come. */
+export type ThreadEntry = Entry | EntryNotLoaded;
+
+const NOT_LOADED: EntryNotLoaded = Object.freeze({ type: "notLoaded" });
+
 export interface ChatModel {
   /**
    * False until the first snapshot, and again after a patch did not fit: patches then describe
@@ -28,7 +42,7 @@ export interface ChatModel {
    */
   loaded: boolean;
   session: SessionView | null;
-  entries: Entry[];
+  entries: ThreadEntry[];
   plan: PlanEntryView[];
   turn: TurnState;
   /** The terminals tool calls show, by id: kept apart from the entries, as they change often. */
@@ -89,6 +103,10 @@ export function applyHostMessage(model: ChatModel, message: unknown, changes: Ch
     // The snapshot that answers `ready` already contains whatever this patch changed.
     return true;
   }
+  if (message.type === "earlierEntries") {
+    applyEarlierEntries(model, message.from, message.entries, changes);
+    return true;
+  }
   if (message.session !== null && message.session !== undefined) {
     model.session = message.session;
     changes.session = true;
@@ -107,7 +125,10 @@ export function applyHostMessage(model: ChatModel, message: unknown, changes: Ch
 function applySnapshot(model: ChatModel, snapshot: ViewSnapshot, changes: ChangeSet): void {
   model.loaded = true;
   model.session = snapshot.session;
-  model.entries = snapshot.entries;
+  model.entries =
+    snapshot.earlier === 0
+      ? snapshot.entries
+      : [...new Array<EntryNotLoaded>(snapshot.earlier).fill(NOT_LOADED), ...snapshot.entries];
   model.plan = snapshot.plan;
   model.turn = snapshot.turn;
   model.terminals = new Map(snapshot.terminals.map((view) => [view.id, view]));
@@ -116,6 +137,21 @@ function applySnapshot(model: ChatModel, snapshot: ViewSnapshot, changes: Change
   changes.rebuilt.clear();
   changes.grown.clear();
   changes.terminals.clear();
+}
+
+/** Puts the entries a snapshot left out in their places (entries the host replaced since win). */
+function applyEarlierEntries(model: ChatModel, from: number, entries: Entry[], changes: ChangeSet): void {
+  if (!Number.isInteger(from) || from < 0 || from + entries.length > model.entries.length) {
+    changes.outOfSync = `entries ${from} to ${from + entries.length} sent, but the thread has ${model.entries.length}`;
+    model.loaded = false;
+    return;
+  }
+  entries.forEach((entry, offset) => {
+    const index = from + offset;
+    if (model.entries[index]?.type !== "notLoaded") return;
+    model.entries[index] = entry;
+    markRebuilt(changes, index);
+  });
 }
 
 function applyThreadPatch(model: ChatModel, patch: ThreadPatch, changes: ChangeSet): void {
@@ -186,13 +222,14 @@ function markRebuilt(changes: ChangeSet, index: number): void {
 }
 
 /** The messages that carry the session's state (the others are for the composer). */
-type StateMessage = Extract<HostToWebview, { type: "snapshot" | "patch" }>;
+type StateMessage = Extract<HostToWebview, { type: "snapshot" | "earlierEntries" | "patch" }>;
 
 function isHostMessage(message: unknown): message is StateMessage {
   if (typeof message !== "object" || message === null) return false;
-  const candidate = message as { type?: unknown; snapshot?: unknown; thread?: unknown };
+  const candidate = message as { type?: unknown; snapshot?: unknown; thread?: unknown; entries?: unknown };
   if (candidate.type === "snapshot") {
     return typeof candidate.snapshot === "object" && candidate.snapshot !== null;
   }
+  if (candidate.type === "earlierEntries") return Array.isArray(candidate.entries);
   return candidate.type === "patch" && Array.isArray(candidate.thread);
 }

@@ -13,13 +13,16 @@
 // message, which grows in place, is computed again when its length changed), so typing in the
 // find bar or a thread streaming while it is open counts only what changed.
 
-import type { Entry } from "./protocol";
+import type { ThreadEntry } from "./model";
 import { restoreTitle } from "./restore-view";
 import { attachmentLabel } from "./user-message-view";
 
 /** The words an entry shows, as one text to search. */
-export function searchableText(entry: Entry): string {
+export function searchableText(entry: ThreadEntry): string {
   switch (entry.type) {
+    case "notLoaded":
+      // Found once it arrives (a long thread's earlier entries follow its snapshot).
+      return "";
     case "user":
       return [entry.text, ...entry.attachments.map(attachmentLabel)].join("\n");
     case "agent":
@@ -63,7 +66,7 @@ export class ThreadSearch {
   private counts: number[] = [];
   private totalCount = 0;
   private currentMatch: Match | null = null;
-  private readonly texts = new WeakMap<Entry, { length: number; text: string }>();
+  private readonly texts = new WeakMap<ThreadEntry, { length: number; text: string }>();
 
   /** The text looked for, lowercased ("" when nothing is). */
   get query(): string {
@@ -91,7 +94,7 @@ export class ThreadSearch {
    * Looks for `query` (case-insensitively) in `entries`; the current match becomes the first one
    * at or after entry `from` (the first in sight), or the first of all.
    */
-  setQuery(query: string, entries: readonly Entry[], from: number): void {
+  setQuery(query: string, entries: readonly ThreadEntry[], from: number): void {
     this.needle = query.toLowerCase();
     this.counts = [];
     this.totalCount = 0;
@@ -104,7 +107,7 @@ export class ThreadSearch {
    * Counts again the entries that changed (and those added) since the last count, keeping the
    * current match where it is when it still exists.
    */
-  update(entries: readonly Entry[], changed: Iterable<number>, reset: boolean): void {
+  update(entries: readonly ThreadEntry[], changed: Iterable<number>, reset: boolean): void {
     if (this.needle === "") return;
     if (reset) {
       this.counts = [];
@@ -162,7 +165,7 @@ export class ThreadSearch {
     this.currentMatch = null;
   }
 
-  private countFrom(entries: readonly Entry[], from: number): void {
+  private countFrom(entries: readonly ThreadEntry[], from: number): void {
     if (this.needle === "") return;
     for (let index = from; index < entries.length; index++) {
       const entry = entries[index];
@@ -173,11 +176,11 @@ export class ThreadSearch {
     this.counts.length = entries.length;
   }
 
-  private countIn(entry: Entry): number {
+  private countIn(entry: ThreadEntry): number {
     return countOccurrences(this.textOf(entry), this.needle);
   }
 
-  private textOf(entry: Entry): string {
+  private textOf(entry: ThreadEntry): string {
     // Only an agent message grows in place (chunks appended); the others are replaced whole.
     const length = entry.type === "agent" ? entry.chunks.reduce((sum, chunk) => sum + chunk.text.length + 1, 0) : 0;
     const known = this.texts.get(entry);

@@ -60,8 +60,8 @@ import { isAtEnd } from "./follow-bottom";
 import { type CodeHighlighter, LazyHighlighter } from "./highlighter";
 import type { MarkdownRenderer } from "./markdown";
 import type { Clock } from "./markdown-view";
-import type { ChangeSet, ChatModel } from "./model";
-import type { Entry, PermissionKey, SessionKey } from "./protocol";
+import type { ChangeSet, ChatModel, ThreadEntry } from "./model";
+import type { PermissionKey, SessionKey } from "./protocol";
 import type { ToolCallContext } from "./tool-call-view";
 
 export { attachmentLabel } from "./user-message-view";
@@ -115,7 +115,7 @@ export class ThreadView {
   private readonly views = new Map<number, EntryView>();
   private start = 0;
   private end = 0;
-  private entries: Entry[] = [];
+  private entries: ThreadEntry[] = [];
   private count = 0;
   private sizes = new EntrySizes();
   private readonly estimates = new HeightEstimates();
@@ -484,6 +484,9 @@ export class ThreadView {
     const entry = this.entries[index];
     if (entry === undefined) throw new Error(`no entry ${index} to draw`);
     const view = createEntryView(index, entry, this.context, this.stateFor(index));
+    // An entry still on its way holds the height its kind is estimated at, so the scroll place
+    // does not jump when it arrives (and an empty block is not learned as a typical height).
+    if (view.type === "notLoaded") view.element.style.height = `${this.estimateFor(index)}px`;
     place(view.element);
     if (view.type === "agent") {
       if (view.view.flush(this.clock)) this.waiting.add(index);
@@ -545,7 +548,7 @@ export class ThreadView {
       const height = view.element.getBoundingClientRect().height;
       const guessed = !this.sizes.isMeasured(index);
       this.sizes.measure(index, height);
-      if (guessed) this.estimates.learn(entryKind(this.entries[index]), height);
+      if (guessed && view.type !== "notLoaded") this.estimates.learn(entryKind(this.entries[index]), height);
     }
     this.unmeasured.clear();
   }

@@ -52,7 +52,7 @@ export function tab(key: number, overrides: Partial<SessionTabView> = {}): Sessi
 export function snapshot(entries: Entry[], overrides: Partial<ViewSnapshot> = {}): HostToWebview {
   return {
     type: "snapshot",
-    snapshot: { session: session(), entries, plan: [], turn: { type: "idle" }, terminals: [], ...overrides },
+    snapshot: { session: session(), earlier: 0, entries, plan: [], turn: { type: "idle" }, terminals: [], ...overrides },
   };
 }
 

@@ -73,6 +73,32 @@ describe("patch reducer", () => {
     assert.equal(changes.session, true);
   });
 
+  it("holds the places of the entries a snapshot left out until they arrive, keeping newer ones", () => {
+    const model = emptyModel();
+    const changes = new ChangeSet();
+    const user = (text: string) => ({ type: "user" as const, text, attachments: [] });
+    applyHostMessage(model, snapshot([user("three"), user("four")], { earlier: 3 }), changes);
+    assert.deepEqual(
+      model.entries.map((entry) => (entry.type === "user" ? entry.text : entry.type)),
+      ["notLoaded", "notLoaded", "notLoaded", "three", "four"],
+    );
+    // A patch may replace an entry still on its way; the copy that arrives later is older.
+    applyHostMessage(model, patch([{ op: "replace", index: 2, entry: user("two, edited") }]), changes);
+    const later = new ChangeSet();
+    applyHostMessage(model, { type: "earlierEntries", from: 0, entries: [user("zero"), user("one"), user("two")] }, later);
+    assert.deepEqual(
+      model.entries.map((entry) => (entry.type === "user" ? entry.text : entry.type)),
+      ["zero", "one", "two, edited", "three", "four"],
+    );
+    assert.deepEqual([...later.rebuilt], [0, 1], "only the places filled are redrawn");
+
+    // Entries past the thread's end do not fit: the webview asks for a snapshot.
+    const wrong = new ChangeSet();
+    applyHostMessage(model, { type: "earlierEntries", from: 4, entries: [user("x"), user("y")] }, wrong);
+    assert.notEqual(wrong.outOfSync, null);
+    assert.equal(model.loaded, false);
+  });
+
   it("ignores patches that arrive before the first snapshot", () => {
     const model = emptyModel();
     const changes = new ChangeSet();

@@ -78,6 +78,32 @@ describe("a long thread", () => {
     assert.equal(layout.top(), layout.maxTop());
   });
 
+  it("opens a long thread at its end from a snapshot of its last entries, the rest arriving later", () => {
+    const layout = layOutThread(ui.window, { viewport: 600, heightOf: (index) => 40 + (index % 5) * 30 });
+    const all = notices(10_000);
+    // As the host sends a long thread (host/chat_view.rs): its last 200 entries, then the earlier
+    // ones a batch a frame, the most recent first.
+    ui.frame(snapshot(all.slice(9_800), { earlier: 9_800 }));
+    settle(ui);
+    assert.ok(layout.inSight().includes(9_999), "the end is in sight before the rest arrives");
+    assert.equal(layout.top(), layout.maxTop());
+    const before = layout.inSight();
+    for (let end = 9_800; end > 0; end -= 500) {
+      const from = Math.max(0, end - 500);
+      ui.frame({ type: "earlierEntries", from, entries: all.slice(from, end) });
+    }
+    settle(ui);
+    assert.deepEqual(layout.inSight(), before, "what the person reads stays in place as the rest arrives");
+    assert.ok(layout.drawn().length < LIMIT, `${layout.drawn().length} entries drawn`);
+
+    layout.scrollTo(0);
+    settle(ui);
+    assert.equal(layout.inSight()[0], 0, "the top shows the first entry");
+    const first = ui.window.document.querySelector('main.thread [data-index="0"]');
+    assert.equal(first?.textContent?.trim(), "Notice number 0", "the first entry, not a place held for it");
+    assert.equal(ui.window.document.querySelectorAll(".entry.not-loaded").length, 0);
+  });
+
   it("keeps what the person reads in place while the entries above it are measured", () => {
     // The view learns its guesses at the end (short entries); the first half is much taller.
     const taller = new Set<number>();

@@ -353,6 +353,10 @@ impl SessionStatus {
 #[serde(rename_all = "camelCase")]
 pub struct ViewSnapshot {
     pub session: SessionView,
+    /// How many entries come before `entries` and are not in this snapshot: a long thread's
+    /// snapshot carries its last entries, the ones in sight, and the earlier ones follow in
+    /// `earlierEntries` messages, from the most recent back, a batch a frame.
+    pub earlier: u32,
     pub entries: Vec<Entry>,
     pub plan: Vec<PlanEntryView>,
     pub turn: TurnState,
@@ -366,6 +370,9 @@ pub struct ViewSnapshot {
 pub enum HostToWebview {
     /// Replace everything (sent in answer to `ready`, and when a new session starts).
     Snapshot { snapshot: ViewSnapshot },
+    /// Entries left out of the last snapshot (see [`ViewSnapshot::earlier`]): `entries` are the
+    /// thread's entries from index `from` on.
+    EarlierEntries { from: u32, entries: Vec<Entry> },
     /// What changed since the last post, in order. At most one of these per animation frame.
     Patch {
         /// Present when the session header changed.

@@ -369,12 +369,14 @@ fn webview_gets_every_chunk_at_most_once_per_frame() {
     for (_, post) in &posts {
         match post {
             HostToWebview::Snapshot { snapshot } => {
+                assert_eq!(snapshot.earlier, 0, "a short thread's snapshot holds all of it");
                 thread = Thread::default();
                 for (index, entry) in snapshot.entries.iter().enumerate() {
                     thread.apply(&ThreadPatch::Push { index: index as u32, entry: entry.clone() });
                 }
             }
             HostToWebview::Patch { thread: patches, .. } => patches.iter().for_each(|patch| thread.apply(patch)),
+            HostToWebview::EarlierEntries { .. } => panic!("a short thread has no earlier entries to send"),
             HostToWebview::Mentions { .. } | HostToWebview::AddMention { .. } => {}
         }
     }
@@ -406,6 +408,94 @@ fn webview_gets_every_chunk_at_most_once_per_frame() {
     assert!(patch_times.len() < 2000 / 4, "{} posts for 2000 chunks", patch_times.len());
 }
 
+/// A reloaded webview sees a long thread's end first: the snapshot carries the last entries, and
+/// the earlier ones follow a batch a frame, the most recent first, until the webview has the
+/// whole thread, in place, as the engine has it.
+#[test]
+fn a_long_threads_snapshot_carries_its_end_and_the_rest_follows_a_batch_a_frame() {
+    let mut now = 0;
+    let mut engine = ready_engine(&mut now);
+    drain(&mut engine);
+    engine.handle_webview(ViewEvent::Ready, now);
+    engine.handle_webview(Intent::Prompt { text: "work".to_owned(), attachments: Vec::new() }, now);
+    engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tree\":\"t0\"}}\n", now);
+    // 1,000 tool calls: 1,001 entries with the prompt.
+    for n in 0..1000 {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{{"sessionUpdate":"tool_call","toolCallId":"c{n}","title":"Step {n}","kind":"read","status":"completed"}}}}}}"#
+        );
+        engine.handle_sidecar_bytes(&from_agent(7, &call), now);
+    }
+    // What the first webview was shown, folded as the webview folds it.
+    let mut before = Thread::default();
+    let post_all = |engine: &mut HostEngine, before: &mut Thread| {
+        for action in drain(engine) {
+            let HostAction::PostWebview { message } = action else { continue };
+            match *message {
+                HostToWebview::Snapshot { snapshot } => {
+                    *before = Thread::default();
+                    for (index, entry) in snapshot.entries.into_iter().enumerate() {
+                        before.apply(&ThreadPatch::Push { index: index as u32, entry });
+                    }
+                }
+                HostToWebview::Patch { thread: patches, .. } => patches.iter().for_each(|patch| before.apply(patch)),
+                _ => {}
+            }
+        }
+    };
+    post_all(&mut engine, &mut before);
+    while let Some(at) = engine.poll_timeout() {
+        if at > now + 100 {
+            break;
+        }
+        now = now.max(at);
+        engine.handle_timeout(now);
+        post_all(&mut engine, &mut before);
+    }
+    assert_eq!(before.entries().len(), 1001);
+
+    // The window reloads: its new webview asks for the state.
+    now += 1000;
+    engine.handle_webview(ViewEvent::Ready, now);
+    let mut thread: Vec<Option<Entry>> = Vec::new();
+    let mut earlier_posts = Vec::new();
+    let mut fold = |engine: &mut HostEngine, thread: &mut Vec<Option<Entry>>, earlier_posts: &mut Vec<u32>| {
+        for action in drain(engine) {
+            let HostAction::PostWebview { message } = action else { continue };
+            match *message {
+                HostToWebview::Snapshot { snapshot } => {
+                    assert_eq!(snapshot.earlier, 801, "the snapshot leaves out all but the last 200 entries");
+                    *thread = vec![None; snapshot.earlier as usize];
+                    thread.extend(snapshot.entries.into_iter().map(Some));
+                }
+                HostToWebview::EarlierEntries { from, entries } => {
+                    earlier_posts.push(from);
+                    for (offset, entry) in entries.into_iter().enumerate() {
+                        let slot = &mut thread[from as usize + offset];
+                        assert!(slot.is_none(), "entry {} sent twice", from as usize + offset);
+                        *slot = Some(entry);
+                    }
+                }
+                _ => {}
+            }
+        }
+    };
+    fold(&mut engine, &mut thread, &mut earlier_posts);
+    assert_eq!(thread.len(), 1001);
+    assert!(earlier_posts.is_empty(), "nothing earlier goes with the snapshot");
+    let mut frames = 0;
+    while let Some(at) = engine.poll_timeout() {
+        now = now.max(at);
+        engine.handle_timeout(now);
+        fold(&mut engine, &mut thread, &mut earlier_posts);
+        frames += 1;
+        assert!(frames < 10, "the earlier entries never stop coming");
+    }
+    assert_eq!(earlier_posts, [301, 0], "the most recent first, 500 a frame");
+    let received: Vec<Entry> = thread.into_iter().map(|entry| entry.expect("every entry arrives")).collect();
+    assert_eq!(received, before.entries(), "the reloaded webview has the thread the first one showed");
+}
+
 /// A line from the agent, as tetherd forwards it.
 fn from_agent(agent_id: u64, message: &str) -> Vec<u8> {
     format!("{{\"jsonrpc\":\"2.0\",\"method\":\"agent/message\",\"params\":{{\"agentId\":{agent_id},\"message\":{message}}}}}\n")
@@ -433,7 +523,9 @@ fn last_session(actions: &[HostAction]) -> Option<tether_core::webview::SessionV
         HostAction::PostWebview { message } => match &**message {
             HostToWebview::Patch { session, .. } => session.clone(),
             HostToWebview::Snapshot { snapshot } => Some(snapshot.session.clone()),
-            HostToWebview::Mentions { .. } | HostToWebview::AddMention { .. } => None,
+            HostToWebview::EarlierEntries { .. }
+            | HostToWebview::Mentions { .. }
+            | HostToWebview::AddMention { .. } => None,
         },
         _ => None,
     })

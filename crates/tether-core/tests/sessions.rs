@@ -72,8 +72,10 @@ impl Tetherd {
                 }
                 HostAction::PostWebview { message } => match *message {
                     HostToWebview::Snapshot { snapshot } => self.snapshot = Some(snapshot),
-                    HostToWebview::Patch { .. } | HostToWebview::Mentions { .. } | HostToWebview::AddMention { .. } => {
-                    }
+                    HostToWebview::Patch { .. }
+                    | HostToWebview::EarlierEntries { .. }
+                    | HostToWebview::Mentions { .. }
+                    | HostToWebview::AddMention { .. } => {}
                 },
                 other => self.actions.push(other),
             }

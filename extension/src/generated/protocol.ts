@@ -252,13 +252,19 @@ agent: string, activity: TabActivity, };
 
 export type TabActivity = "idle" | "working" | "waiting" | "stopped";
 
-export type ViewSnapshot = { session: SessionView, entries: Array<Entry>, plan: Array<PlanEntryView>, turn: TurnState, 
+export type ViewSnapshot = { session: SessionView, 
+/**
+ * How many entries come before `entries` and are not in this snapshot: a long thread's
+ * snapshot carries its last entries, the ones in sight, and the earlier ones follow in
+ * `earlierEntries` messages, from the most recent back, a batch a frame.
+ */
+earlier: number, entries: Array<Entry>, plan: Array<PlanEntryView>, turn: TurnState, 
 /**
  * The terminals that tool calls show, in the order they were created.
  */
 terminals: Array<TerminalView>, };
 
-export type HostToWebview = { "type": "snapshot", snapshot: ViewSnapshot, } | { "type": "patch", 
+export type HostToWebview = { "type": "snapshot", snapshot: ViewSnapshot, } | { "type": "earlierEntries", from: number, entries: Array<Entry>, } | { "type": "patch", 
 /**
  * Present when the session header changed.
  */

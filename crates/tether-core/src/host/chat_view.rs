@@ -9,6 +9,14 @@ use crate::webview::{
 
 use super::{FRAME_MS, HostEngine};
 
+/// How many of a thread's last entries a snapshot carries: more than a tall window shows, so the
+/// person sees the end of a long thread, and can scroll a little, before the rest arrives.
+const SNAPSHOT_ENTRIES: usize = 200;
+
+/// How many earlier entries one frame sends after a snapshot (see [`ViewSnapshot::earlier`]).
+/// A 10,000-entry thread arrives in 20 frames, each a few hundred kilobytes of JSON.
+const EARLIER_ENTRIES_PER_FRAME: usize = 500;
+
 /// The chat view's state in the window: the header it shows and what it has not been sent.
 #[derive(Debug)]
 pub(super) struct ChatView {
@@ -89,6 +97,8 @@ pub(super) struct WebviewOutbox {
     last_post: Option<u64>,
     session_changed: bool,
     patches: Vec<ThreadPatch>,
+    /// The thread's entries before this index have not been sent since the last snapshot.
+    earlier: usize,
 }
 
 impl HostEngine {
@@ -181,7 +191,8 @@ impl HostEngine {
     }
 
     pub(super) fn webview_has_news(&self) -> bool {
-        self.view.outbox.ready && (self.view.outbox.session_changed || !self.view.outbox.patches.is_empty())
+        let outbox = &self.view.outbox;
+        outbox.ready && (outbox.session_changed || !outbox.patches.is_empty() || outbox.earlier > 0)
     }
 
     /// Whether the next frame has anything to deliver: patches or a header for the webview, or
@@ -211,9 +222,27 @@ impl HostEngine {
         if !self.webview_has_news() {
             return;
         }
+        self.post_earlier_entries();
+        if !self.view.outbox.session_changed && self.view.outbox.patches.is_empty() {
+            return;
+        }
         let session = std::mem::take(&mut self.view.outbox.session_changed).then(|| self.session_view(now));
         let thread = std::mem::take(&mut self.view.outbox.patches);
         self.actions.push_back(HostAction::PostWebview { message: Box::new(HostToWebview::Patch { session, thread }) });
+    }
+
+    /// The next batch of the entries the last snapshot left out, the most recent first.
+    fn post_earlier_entries(&mut self) {
+        let end = std::mem::take(&mut self.view.outbox.earlier);
+        if end == 0 {
+            return;
+        }
+        let Some(slot) = &self.session else { return };
+        let Some(entries) = slot.client.thread().entries().get(..end) else { return };
+        let from = end.saturating_sub(EARLIER_ENTRIES_PER_FRAME);
+        self.view.outbox.earlier = from;
+        let message = HostToWebview::EarlierEntries { from: from as u32, entries: entries[from..].to_vec() };
+        self.actions.push_back(HostAction::PostWebview { message: Box::new(message) });
     }
 
     /// Posts a message that is not part of the session's state (which goes in patches, at most
@@ -233,13 +262,17 @@ impl HostEngine {
         self.refresh_tabs_view();
         self.view.outbox.patches.clear();
         self.view.outbox.session_changed = false;
+        self.view.outbox.earlier = 0;
         self.view.outbox.last_post = Some(now);
         let snapshot = match &self.session {
             Some(slot) => {
                 let thread = slot.client.thread();
+                let earlier = thread.entries().len().saturating_sub(SNAPSHOT_ENTRIES);
+                self.view.outbox.earlier = earlier;
                 ViewSnapshot {
                     session: self.session_view(now),
-                    entries: thread.entries().to_vec(),
+                    earlier: earlier as u32,
+                    entries: thread.entries()[earlier..].to_vec(),
                     plan: thread.plan().to_vec(),
                     turn: thread.turn().clone(),
                     terminals: thread.terminals().to_vec(),
@@ -247,6 +280,7 @@ impl HostEngine {
             }
             None => ViewSnapshot {
                 session: self.session_view(now),
+                earlier: 0,
                 entries: Vec::new(),
                 plan: Vec::new(),
                 turn: Default::default(),
