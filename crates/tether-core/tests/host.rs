@@ -459,7 +459,7 @@ fn a_long_threads_snapshot_carries_its_end_and_the_rest_follows_a_batch_a_frame(
     engine.handle_webview(ViewEvent::Ready, now);
     let mut thread: Vec<Option<Entry>> = Vec::new();
     let mut earlier_posts = Vec::new();
-    let mut fold = |engine: &mut HostEngine, thread: &mut Vec<Option<Entry>>, earlier_posts: &mut Vec<u32>| {
+    let fold = |engine: &mut HostEngine, thread: &mut Vec<Option<Entry>>, earlier_posts: &mut Vec<u32>| {
         for action in drain(engine) {
             let HostAction::PostWebview { message } = action else { continue };
             match *message {
