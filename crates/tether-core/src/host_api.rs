@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "typescript")]
 use ts_rs::TS;
 
 use crate::intent::Intent;
@@ -17,7 +18,8 @@ use crate::sidecar::{EditorAnswer, EditorQuery};
 use crate::webview::HostToWebview;
 
 /// An agent the person can run: a command speaking ACP on its stdio, or the Claude CLI itself.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentProfile {
     pub name: String,
@@ -35,7 +37,8 @@ pub struct AgentProfile {
 }
 
 /// What an agent's command speaks on its stdio.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum AgentProtocol {
     /// The Agent Client Protocol.
@@ -47,7 +50,8 @@ pub enum AgentProtocol {
 }
 
 /// The `tether.claudeCode.*` settings: how the Claude CLI is driven.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ClaudeCliSettings {
     /// Keep one CLI across turns instead of one per turn (`tether.claudeCode.processMode`).
@@ -82,7 +86,9 @@ impl ClaudeCliSettings {
 /// The name of the built-in profile that runs the scripted test agent's demo scenario.
 pub const DEMO_PROFILE: &str = "Demo";
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct EngineConfig {
     /// The token the host gave tetherd at spawn; presented in `hello`.
@@ -105,7 +111,7 @@ pub struct EngineConfig {
     /// The `tether.agents` setting, as the person wrote it (anything: the engine reads it, see
     /// `profiles.rs`); `null` when it is not set.
     #[serde(default)]
-    #[ts(type = "unknown")]
+    #[cfg_attr(feature = "typescript", ts(type = "unknown"))]
     pub agents: serde_json::Value,
     /// The agents built into the extension, where the host found them installed; a
     /// `tether.agents` profile of the same name replaces one.
@@ -129,12 +135,13 @@ pub struct EngineConfig {
     /// The `tether.mcpServers` setting (the person's user value only), as written: the engine
     /// reads it (see `mcp_settings.rs`); `null` when it is not set.
     #[serde(default)]
-    #[ts(type = "unknown")]
+    #[cfg_attr(feature = "typescript", ts(type = "unknown"))]
     pub mcp_servers: serde_json::Value,
 }
 
 /// The `tether.permissions.*` settings.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionSettings {
     /// The mode the window starts in (`tether.permissions.defaultMode`).
@@ -143,7 +150,7 @@ pub struct PermissionSettings {
     /// The workspace's rules (`tether.permissions.rules`), as written: the engine checks each and
     /// reports the ones it cannot use without dropping them.
     #[serde(default)]
-    #[ts(type = "unknown[]")]
+    #[cfg_attr(feature = "typescript", ts(type = "unknown[]"))]
     pub rules: Vec<serde_json::Value>,
 }
 
@@ -151,7 +158,8 @@ pub struct PermissionSettings {
 /// the same type the chat view's buttons use), or an event of VS Code's ([`HostEvent`]).
 ///
 /// On the wire both are objects tagged by `type`, as one flat union.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(untagged)]
 pub enum HostCommand {
     Event(HostEvent),
@@ -162,12 +170,13 @@ crate::intent::surface_or_intent!(HostCommand::Event(HostEvent));
 
 /// What happened in VS Code that the engine must know: the settings, editors, files, terminals
 /// and answers to the engine's own actions.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum HostEvent {
     /// The settings changed (see [`EngineConfig`] for each).
     Configure {
-        #[ts(type = "unknown")]
+        #[cfg_attr(feature = "typescript", ts(type = "unknown"))]
         agents: serde_json::Value,
         builtin_profiles: Vec<AgentProfile>,
         default_profile: Option<String>,
@@ -177,7 +186,7 @@ pub enum HostEvent {
         claude_cli: ClaudeCliSettings,
         /// `tether.mcpServers`, for sessions started from now on.
         #[serde(default)]
-        #[ts(type = "unknown")]
+        #[cfg_attr(feature = "typescript", ts(type = "unknown"))]
         mcp_servers: serde_json::Value,
     },
     /// The secrets the person stored for `tether.mcpServers` ("Tether: Set MCP Server Secret"),
@@ -221,7 +230,8 @@ pub enum HostEvent {
 }
 
 /// Where a path leads through symbolic links (see [`HostAction::ResolvePaths`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum ResolvedPath {
     /// Absolute, every link followed (the part that does not exist yet appended as asked).
@@ -232,7 +242,8 @@ pub enum ResolvedPath {
 }
 
 /// A non-empty selection in an editor. Lines are 1-based and inclusive.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct EditorSelection {
     /// The document's absolute path.
@@ -243,7 +254,8 @@ pub struct EditorSelection {
 }
 
 /// A way to sign in that the agent offers (`authMethods` in its `initialize` answer).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AuthMethodView {
     /// What `authenticate` names it by.
@@ -254,7 +266,8 @@ pub struct AuthMethodView {
 }
 
 /// What signing in with a method takes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum AuthMethodKind {
     /// Keys in the agent's environment (an API key): ask for each variable, keep the answers in
@@ -268,7 +281,8 @@ pub enum AuthMethodKind {
 }
 
 /// One variable of an [`AuthMethodKind::EnvVar`] method.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AuthVariable {
     pub name: String,
@@ -279,7 +293,8 @@ pub struct AuthVariable {
 }
 
 /// What a session is exported as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum ExportFormat {
     /// The conversation as a readable document.
@@ -289,7 +304,8 @@ pub enum ExportFormat {
 }
 
 /// One session of the workspace's history, as the history picker shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryItem {
     /// What the `openSession`, `renameSession`, `deleteSession` and `exportSession` commands
@@ -316,7 +332,8 @@ pub struct HistoryItem {
 }
 
 /// Where a session of the history is kept, which says what can be done with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum HistorySource {
     /// Tether's own record (`.tether/sessions/`): it can be opened, renamed, deleted, exported.
@@ -326,7 +343,8 @@ pub enum HistorySource {
 }
 
 /// How an [`HostAction::EditFile`] went.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum EditOutcome {
     /// The edit is in the file; `saved` when it is on disk too (a document with unsaved edits of
@@ -342,14 +360,17 @@ pub enum EditOutcome {
 }
 
 /// The host's answer to an [`HostAction::ReadFile`]; the bytes travel beside it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct FileReadReply {
     pub read: u64,
     pub outcome: FileReadOutcome,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum FileReadOutcome {
     /// The bytes from `offset` (UTF-8); `eof` when the file ends with them. `fromEditor` when
@@ -364,7 +385,9 @@ pub enum FileReadOutcome {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum LogLevel {
     Trace,
@@ -375,7 +398,8 @@ pub enum LogLevel {
 }
 
 /// Something the engine asks the host to do.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum HostAction {
     /// Start tetherd (the configured binary, with a fresh socket and the engine's token) and
@@ -396,7 +420,7 @@ pub enum HostAction {
     /// Write `tether.permissions.rules` in the workspace settings (the person saved or removed a
     /// workspace rule). The host reports the new settings back with `configure` as usual.
     SaveWorkspaceRules {
-        #[ts(type = "unknown[]")]
+        #[cfg_attr(feature = "typescript", ts(type = "unknown[]"))]
         rules: Vec<serde_json::Value>,
     },
     /// Open this file in an editor, with the cursor at the start of `line` (1-based) when given.

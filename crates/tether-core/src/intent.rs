@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "typescript")]
 use ts_rs::TS;
 
 use crate::host_api::{EditorSelection, ExportFormat};
@@ -19,7 +20,8 @@ use crate::thread::{EntryIndex, PermissionKey, RestoreId};
 use crate::webview::{ConfigValue, PromptAttachment, ReviewIntent, SessionKey, TerminalIntent};
 
 /// Something the person asked for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum Intent {
     Prompt {

@@ -36,5 +36,6 @@ pub mod session_log;
 pub mod sidecar;
 pub mod terminal_screen;
 pub mod thread;
+#[cfg(feature = "typescript")]
 pub mod typescript;
 pub mod webview;

@@ -28,6 +28,7 @@ use std::fmt;
 
 use agent_client_protocol_schema::v1 as acp;
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "typescript")]
 use ts_rs::TS;
 
 use crate::thread::{ToolCallView, ToolContent};
@@ -36,7 +37,8 @@ use glob::escape_glob;
 pub use glob::{path_glob, text_glob};
 
 /// How much the person wants to be asked.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum Mode {
     /// Every request is shown, unless a rule answers it.
@@ -140,7 +142,9 @@ fn kind_is_one_of(name: &str, kinds: &[acp::ToolKind]) -> bool {
     kinds.iter().any(|kind| tool_kind_name(*kind) == name)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum RuleDecision {
     Allow,
@@ -150,7 +154,8 @@ pub enum RuleDecision {
 /// A rule as the person writes it in `tether.permissions.rules` or the rules panel: a decision
 /// and the conditions a request must meet. Absent conditions match anything, but a rule needs at
 /// least one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RuleSpec {
     pub decision: RuleDecision,
@@ -160,12 +165,12 @@ pub struct RuleSpec {
     /// A glob (`*` any text, `?` one character) the whole command line or the whole tool title
     /// must match: `npm test`, `npm run *`, `Read *`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "typescript", ts(optional))]
     pub pattern: Option<String>,
     /// A glob over workspace-relative paths: `src/**`, `docs/*.md`; without a `/` it matches a
     /// file name at any depth (`*.lock`), and `**` is every path inside the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "typescript", ts(optional))]
     pub path: Option<String>,
 }
 
@@ -286,7 +291,8 @@ impl RuleSpec {
 }
 
 /// Where a rule applies and lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum RuleScope {
     /// This session only; gone with it.
@@ -296,7 +302,8 @@ pub enum RuleScope {
 }
 
 /// Where a rule came from, shown beside it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum RuleOrigin {
     /// The person chose an "always" option on a request.
@@ -311,7 +318,8 @@ pub enum RuleOrigin {
 pub type RuleId = u64;
 
 /// A rule in force, as the rules panel lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RuleView {
     pub id: RuleId,
@@ -453,7 +461,8 @@ fn normalize(path: &str, base: &str) -> String {
 }
 
 /// Who decided a request that was not shown as a question.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum DecidedBy {
     Rule { id: RuleId, description: String, scope: RuleScope },

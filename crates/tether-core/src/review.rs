@@ -18,6 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 use tether_diff::{ApplyError, Budget, Hunk, LineDiff};
+#[cfg(feature = "typescript")]
 use ts_rs::TS;
 
 /// Identifies a change for the person's decisions; unique within an engine, never reused.
@@ -35,7 +36,8 @@ pub const REVIEW_BUDGET: Budget = Budget::DEFAULT;
 const WORD_BUDGET: Budget = Budget { max_steps: 20_000 };
 
 /// How the change reached Tether.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum ChangeOrigin {
     /// The agent asked Tether to write the file (`fs/write_text_file`).
@@ -46,7 +48,9 @@ pub enum ChangeOrigin {
     Restore,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum FileChangeKind {
     Modified,
@@ -54,7 +58,9 @@ pub enum FileChangeKind {
     Deleted,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum HunkState {
     /// Not decided yet. For an applied change, the hunk is on disk.
@@ -65,7 +71,8 @@ pub enum HunkState {
 }
 
 /// Where a change stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum ChangePhase {
     /// A write waiting for the person: nothing is on disk yet.
@@ -86,7 +93,8 @@ pub enum ChangePhase {
 }
 
 /// Which side of a diff a card line is on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum DiffSign {
     Context,
@@ -98,7 +106,8 @@ pub enum DiffSign {
 
 /// One line of a diff as a card shows it: without its line ending, with the changed words
 /// marked (UTF-16 ranges, as the webview's strings count).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct DiffLineView {
     pub sign: DiffSign,
@@ -106,7 +115,9 @@ pub struct DiffLineView {
     pub highlights: Vec<(u32, u32)>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HunkView {
     /// The hunk's index in its change, for decisions.
@@ -124,7 +135,8 @@ pub struct HunkView {
 }
 
 /// A change as the chat shows it: a card in the thread, and a row in the changes bar.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct FileChangeView {
     pub id: ChangeId,
@@ -150,7 +162,8 @@ pub struct FileChangeView {
 }
 
 /// A replacement in a text, in UTF-16 code units (VS Code's offsets) of the text it applies to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TextEdit {
     pub start: u32,
@@ -159,7 +172,8 @@ pub struct TextEdit {
 }
 
 /// A hunk as the host needs it for the diff editor's CodeLens: 0-based lines of the right side.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewHunk {
     pub index: u32,
@@ -174,7 +188,8 @@ pub struct ReviewHunk {
 
 /// A change's texts for the diff editor: the left side is always `original`; the right side is
 /// `proposed` for a write waiting for review, or the file itself when the change is on disk.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewDocument {
     pub change: ChangeId,

@@ -56,6 +56,7 @@ pub use mcp::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+#[cfg(feature = "typescript")]
 use ts_rs::TS;
 
 /// The version of this wire. tetherd refuses a `hello` with another one, so that a host never
@@ -124,7 +125,9 @@ pub mod error_code {
 /// Identifies one agent process for the lifetime of a tetherd. Never reused.
 pub type AgentId = u64;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HelloParams {
     pub token: String,
@@ -133,7 +136,9 @@ pub struct HelloParams {
     pub client: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HelloResult {
     pub tetherd_version: String,
@@ -141,7 +146,8 @@ pub struct HelloResult {
 }
 
 /// Everything tetherd needs to start an agent process.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SpawnParams {
     /// The profile's name, for logs.
@@ -172,7 +178,9 @@ pub struct SpawnParams {
     pub workspace_folders: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SpawnResult {
     pub agent_id: AgentId,
@@ -188,7 +196,9 @@ pub struct SpawnResult {
     pub mcp: Option<McpOffer>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentRef {
     pub agent_id: AgentId,
@@ -233,7 +243,8 @@ pub struct AgentMessage<'a> {
 }
 
 /// Why a line from the agent's stdout could not be forwarded as a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum BadLineKind {
     /// Longer than the configured maximum; its bytes were dropped, framing went on after it.
@@ -245,7 +256,8 @@ pub enum BadLineKind {
 }
 
 /// A line from the agent's stdout that was not a JSON message. The session goes on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentBadLine {
     pub agent_id: AgentId,
@@ -260,7 +272,8 @@ pub struct AgentBadLine {
 }
 
 /// One line the agent printed on stderr (lossily decoded, trailing newline removed).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentStderr {
     pub agent_id: AgentId,
@@ -274,7 +287,8 @@ pub struct AgentStderr {
 /// the disk failed). tetherd stops the agent, since a session must not go on unrecorded, and
 /// forwards nothing the agent prints from then on: nothing a host shows is missing from the log.
 /// `agent/exited` follows.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentLogFailed {
     pub agent_id: AgentId,
@@ -287,7 +301,8 @@ pub struct AgentLogFailed {
 /// tetherd is stopping on purpose (a stop signal such as SIGTERM): it ends its agents and closes
 /// the connections next. A host does not start it again by itself then, as it does after a
 /// tetherd that was lost without a word (killed, crashed).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TetherdStopping {
     /// Why, e.g. "SIGTERM".
@@ -295,7 +310,8 @@ pub struct TetherdStopping {
 }
 
 /// The agent process ended and has been reaped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentExited {
     pub agent_id: AgentId,
@@ -339,7 +355,8 @@ pub fn preview_of(line: &[u8]) -> String {
 pub const SNAPSHOT_TEXT_LIMIT: u64 = 8 * 1024 * 1024;
 
 /// `snapshot/take`: records the workspace as it is now.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotTakeParams {
     /// The workspace folder, as an absolute path.
@@ -353,7 +370,9 @@ pub struct SnapshotTakeParams {
     pub extra: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotTakeResult {
     /// The snapshot's id (a git tree id). Taking a snapshot of an unchanged workspace gives the
@@ -362,7 +381,8 @@ pub struct SnapshotTakeResult {
 }
 
 /// `snapshot/changes`: takes a new snapshot and says what changed since `base`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotChangesParams {
     pub root: String,
@@ -373,7 +393,9 @@ pub struct SnapshotChangesParams {
     pub extra: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotChangesResult {
     /// The new snapshot's id, usable as the next `base`.
@@ -383,7 +405,9 @@ pub struct SnapshotChangesResult {
     pub changes: Vec<SnapshotChange>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotChange {
     /// Relative to `root`, with `/` between the parts.
@@ -393,7 +417,8 @@ pub struct SnapshotChange {
 }
 
 /// One side of a [`SnapshotChange`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum SnapshotText {
     /// The file did not exist (or was not a regular file).
@@ -434,7 +459,8 @@ pub const DEFAULT_TERMINAL_OUTPUT_LIMIT: u64 = 1024 * 1024;
 pub const MAX_TERMINAL_OUTPUT_LIMIT: u64 = 64 * 1024 * 1024;
 
 /// `terminal/create`: starts a command in a new PTY.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalCreateParams {
     /// The agent the terminal belongs to; it is killed with it.
@@ -472,7 +498,9 @@ fn default_rows() -> u16 {
     30
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalCreateResult {
     pub terminal_id: TerminalId,
@@ -480,14 +508,17 @@ pub struct TerminalCreateResult {
     pub pid: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalRef {
     pub terminal_id: TerminalId,
 }
 
 /// How a command ended (ACP's `TerminalExitStatus`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalExitStatus {
     /// The exit code, when it exited by itself.
@@ -497,7 +528,8 @@ pub struct TerminalExitStatus {
 }
 
 /// The answer to `terminal/output`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalOutputResult {
     /// The retained output: the newest bytes, at most the limit, cut at a character boundary.
@@ -511,7 +543,8 @@ pub struct TerminalOutputResult {
 
 /// Keystrokes (or pasted text) for the command, as the person typed them into the mirrored
 /// terminal. Dropped when the command has exited.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalInput {
     pub terminal_id: TerminalId,
@@ -519,7 +552,8 @@ pub struct TerminalInput {
 }
 
 /// The mirrored terminal's size changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalResize {
     pub terminal_id: TerminalId,
@@ -529,7 +563,8 @@ pub struct TerminalResize {
 
 /// Output the command printed, in order, decoded from UTF-8 incrementally (a character split
 /// between two reads arrives whole; bytes that are not UTF-8 arrive as U+FFFD).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalData {
     pub terminal_id: TerminalId,
@@ -537,7 +572,8 @@ pub struct TerminalData {
 }
 
 /// The command ended; every `terminal/data` of it came before this.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalExited {
     pub terminal_id: TerminalId,
@@ -562,7 +598,8 @@ pub const SESSION_META_FILE: &str = "meta.json";
 /// repository can commit a `.tether/` folder, so what runs always comes from the person's own
 /// profile of that name. Files written by earlier versions also hold `command`, `args` and `cwd`,
 /// which are ignored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionMeta {
     /// The agent profile's name ("Demo", "Claude Code").
@@ -574,14 +611,18 @@ pub struct SessionMeta {
     pub title: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionListParams {
     /// The workspace's `.tether` folder.
     pub tether_dir: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionListResult {
     /// Newest first (by last activity). Folders without a readable `meta.json` are left out.
@@ -589,7 +630,8 @@ pub struct SessionListResult {
 }
 
 /// One session of the history, as the list shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionSummary {
     /// The session folder, absolute.
@@ -615,7 +657,9 @@ pub struct SessionSummary {
     pub from_checkpoint: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionDirRef {
     pub tether_dir: String,
@@ -623,7 +667,8 @@ pub struct SessionDirRef {
 }
 
 /// `session/read`: a piece of a session's `events.jsonl`, ending at a line boundary.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionReadParams {
     pub tether_dir: String,
@@ -636,7 +681,9 @@ pub struct SessionReadParams {
 /// The most bytes of log one `session/read` answer carries.
 pub const SESSION_READ_CHUNK_BYTES: u64 = 1024 * 1024;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionReadResult {
     /// Whole lines of the log from `offset` (at most [`SESSION_READ_CHUNK_BYTES`], unless a single
@@ -648,7 +695,9 @@ pub struct SessionReadResult {
     pub eof: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRenameParams {
     pub tether_dir: String,

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 
 use agent_client_protocol_schema::v1 as acp;
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "typescript")]
 use ts_rs::TS;
 
 use crate::permissions::DecidedBy;
@@ -27,7 +28,9 @@ pub type EntryIndex = u32;
 /// Identifies a permission request the person can answer; unique within an engine.
 pub type PermissionKey = u64;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 // Entries are stored once and cloned only into patches; boxing the tool call would cost an
 // allocation per entry for no gain.
@@ -47,7 +50,8 @@ pub enum Entry {
 }
 
 /// A restore of the workspace's files to a checkpoint, or the undoing of one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RestoreView {
     pub id: RestoreId,
@@ -68,7 +72,9 @@ pub struct RestoreView {
 
 pub type RestoreId = u64;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum RestoreState {
     /// The files are being read.
@@ -81,7 +87,9 @@ pub enum RestoreState {
     Undone,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RestoreFileView {
     pub path: String,
@@ -95,7 +103,9 @@ pub struct RestoreFileView {
     pub problem: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct UserMessage {
     /// The text of the prompt (markdown, rendered like the agent's).
@@ -113,7 +123,8 @@ impl UserMessage {
 
 /// Something attached to a prompt, as the thread shows it (an image's bytes stay out of the
 /// thread: a long conversation with screenshots would otherwise carry them in every snapshot).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum AttachmentView {
     /// A file, by its path as shown: relative to the workspace folder when inside it.
@@ -128,20 +139,25 @@ pub enum AttachmentView {
 
 /// An agent's reply between two tool calls: ordered chunks of text and thought, coalesced while
 /// streaming (consecutive chunks of the same kind extend the last one).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentMessage {
     pub chunks: Vec<MessageChunk>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum ChunkKind {
     Text,
     Thought,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct MessageChunk {
     pub kind: ChunkKind,
@@ -150,13 +166,14 @@ pub struct MessageChunk {
     /// it (text, a tool call, the end of the turn). Absent while the thought goes on, on text, and
     /// when its start is not known (a thought that went on across a window reload).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "typescript", ts(optional))]
     pub duration_ms: Option<u64>,
 }
 
 /// The status of a tool call as shown: ACP's four statuses plus the client's own
 /// "waiting for the person's confirmation".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ToolStatus {
     Pending,
@@ -166,7 +183,9 @@ pub enum ToolStatus {
     Failed,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallView {
     pub id: String,
@@ -176,19 +195,21 @@ pub struct ToolCallView {
     pub status: ToolStatus,
     pub content: Vec<ToolContent>,
     pub locations: Vec<Location>,
-    #[ts(type = "unknown")]
+    #[cfg_attr(feature = "typescript", ts(type = "unknown"))]
     pub raw_input: Option<serde_json::Value>,
     /// The command line in `raw_input` (`command`, `cmd` or `commandLine`; an argument vector
     /// joined, `["bash", "-lc", script]` read as the script): what the card shows and what rule
     /// patterns are matched against, derived once here so the two cannot disagree.
     pub command: Option<String>,
-    #[ts(type = "unknown")]
+    #[cfg_attr(feature = "typescript", ts(type = "unknown"))]
     pub raw_output: Option<serde_json::Value>,
     /// The permission request attached to this tool call, if the agent asked for one.
     pub permission: Option<PermissionView>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum ToolContent {
     /// Text (markdown) the tool produced. Non-text content blocks are summarised as text.
@@ -221,7 +242,8 @@ pub enum ToolContent {
 
 /// A command's terminal as its card in the chat shows it: the command line, the tail of the
 /// output as styled lines (escape sequences already interpreted), and how it ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalView {
     /// The terminal's ACP id.
@@ -243,7 +265,8 @@ pub struct TerminalView {
 }
 
 /// Who runs the command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum TerminalOrigin {
     /// Tether runs it for the agent (`terminal/create`): the person can type into it and stop it.
@@ -252,7 +275,9 @@ pub enum TerminalOrigin {
     Agent,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum TerminalState {
     Running,
@@ -270,13 +295,16 @@ pub enum TerminalState {
 }
 
 /// One line of terminal output: runs of text that share a style.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalLine {
     pub spans: Vec<TerminalSpan>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalSpan {
     pub text: String,
@@ -284,7 +312,8 @@ pub struct TerminalSpan {
 }
 
 /// What SGR escapes set for a run of text. `inverse` is already applied (the colours swapped).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalStyle {
     pub fg: Option<TerminalColor>,
@@ -296,7 +325,9 @@ pub struct TerminalStyle {
     pub strikethrough: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum TerminalColor {
     /// One of the 16 theme colours (0–7 normal, 8–15 bright), which the webview takes from VS
@@ -306,7 +337,9 @@ pub enum TerminalColor {
     Rgb { hex: String },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Location {
     /// The path as the agent named it, for opening it.
@@ -316,7 +349,9 @@ pub struct Location {
     pub label: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionView {
     pub key: PermissionKey,
@@ -328,16 +363,18 @@ pub struct PermissionView {
     /// `path → where it leads`, so the person sees what would really be touched. A path leading
     /// outside the workspace ends with `(outside the workspace)`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(optional, as = "Option<Vec<String>>")]
+    #[cfg_attr(feature = "typescript", ts(optional, as = "Option<Vec<String>>"))]
     pub links: Vec<String>,
     /// Tether asks, not the agent: a request the agent made without asking first (a command to
     /// run, a file outside the workspace to read) held behind a card of Tether's own.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    #[ts(optional, as = "Option<bool>")]
+    #[cfg_attr(feature = "typescript", ts(optional, as = "Option<bool>"))]
     pub from_tether: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionOptionView {
     pub id: String,
@@ -346,7 +383,9 @@ pub struct PermissionOptionView {
     pub kind: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum PermissionOutcome {
     /// The person chose this option.
@@ -365,7 +404,9 @@ pub enum PermissionOutcome {
     Withdrawn,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum NoticeLevel {
     Info,
@@ -373,7 +414,9 @@ pub enum NoticeLevel {
     Error,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct NoticeView {
     pub level: NoticeLevel,
@@ -382,7 +425,9 @@ pub struct NoticeView {
     pub detail: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PlanEntryView {
     pub content: String,
@@ -393,7 +438,8 @@ pub struct PlanEntryView {
 }
 
 /// Where the current turn stands.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum TurnState {
     /// No prompt in flight: the composer sends.
@@ -420,7 +466,8 @@ impl TurnState {
 }
 
 /// One change to a thread, keyed by entry index.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "op", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum ThreadPatch {
     /// A new entry at `index` (always the current length).

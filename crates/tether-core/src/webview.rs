@@ -8,6 +8,7 @@
 //! what an intent means and what the webview should show.
 
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "typescript")]
 use ts_rs::TS;
 
 use crate::intent::Intent;
@@ -16,7 +17,8 @@ use crate::review::{ChangeId, ChangePhase, FileChangeKind};
 use crate::thread::{Entry, PlanEntryView, TerminalView, ThreadPatch, TurnState};
 
 /// What the chat header shows about the session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionView {
     /// The agent profile in use ("Demo", "Claude Code", ...).
@@ -57,7 +59,8 @@ pub struct SessionView {
 pub type SessionKey = u64;
 
 /// One session's tab: what it is and whether it needs the person.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionTabView {
     pub key: SessionKey,
@@ -69,7 +72,8 @@ pub struct SessionTabView {
 }
 
 /// What a session is doing, as its tab marks it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum TabActivity {
     /// Ready for a prompt (or being read from the history).
@@ -84,7 +88,8 @@ pub enum TabActivity {
 
 /// The session state an agent advertises with `session/update` (and in its `session/new`,
 /// `session/load` or `session/resume` answer), as the header and the composer show it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionControlsView {
     /// The session's title, from `session_info_update`.
@@ -104,7 +109,8 @@ pub struct SessionControlsView {
 }
 
 /// One MCP server of the session, as the header lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct McpServerView {
     pub name: String,
@@ -121,7 +127,8 @@ pub struct McpServerView {
 
 /// The agent's `promptCapabilities`: what the composer may attach. Text and resource links are
 /// always allowed (ACP's baseline).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PromptCapabilitiesView {
     /// Images may be pasted or dropped into the composer.
@@ -132,7 +139,8 @@ pub struct PromptCapabilitiesView {
 }
 
 /// Something the person attached to a prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum PromptAttachment {
     /// A file mentioned with `@`, by its absolute path.
@@ -145,7 +153,8 @@ pub enum PromptAttachment {
 }
 
 /// One entry of the composer's `@` list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct MentionSuggestion {
     /// What picking it writes after the `@` in the text, without spaces (e.g. `src/main.rs`,
@@ -157,7 +166,8 @@ pub struct MentionSuggestion {
 }
 
 /// A slash command the agent offers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SlashCommandView {
     /// The name, without the leading "/".
@@ -168,7 +178,8 @@ pub struct SlashCommandView {
 }
 
 /// A config option the agent offers (model, reasoning effort, mode, ...).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigOptionView {
     pub id: String,
@@ -180,7 +191,9 @@ pub struct ConfigOptionView {
     pub kind: ConfigOptionKind,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum ConfigOptionKind {
     /// One value of a list.
@@ -190,7 +203,8 @@ pub enum ConfigOptionKind {
 }
 
 /// One value of a select config option.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigChoiceView {
     pub value: String,
@@ -201,7 +215,8 @@ pub struct ConfigChoiceView {
 }
 
 /// A value the person picks for a config option: a select's value id, or a boolean.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(untagged)]
 pub enum ConfigValue {
     Boolean(bool),
@@ -209,7 +224,8 @@ pub enum ConfigValue {
 }
 
 /// The context meter: tokens in the agent's context window, and what the session cost so far.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct UsageView {
     pub used: u64,
@@ -221,7 +237,9 @@ pub struct UsageView {
     pub last_turn_ms: Option<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CostView {
     pub amount: f64,
@@ -230,7 +248,8 @@ pub struct CostView {
 }
 
 /// One row of the changes bar.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChangedFileView {
     pub change: ChangeId,
@@ -245,7 +264,8 @@ pub struct ChangedFileView {
 
 /// The person's decision on a file change, from the chat's card, the changes bar, or the diff
 /// editor's CodeLens and title buttons.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum ReviewIntent {
     /// Keep or reject (revert, once on disk) one hunk.
@@ -274,7 +294,8 @@ impl ReviewIntent {
 }
 
 /// The person's wish about an agent's terminal, from its card in the chat.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum TerminalIntent {
     /// Kill the command (SIGTERM to its process group, SIGKILL after a grace period). Only for
@@ -294,7 +315,8 @@ impl TerminalIntent {
 }
 
 /// The mode picker and the rules panel.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionsView {
     pub mode: Mode,
@@ -315,14 +337,17 @@ pub struct PermissionsView {
 }
 
 /// One of the agent's own modes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentModeView {
     pub id: String,
     pub name: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum SessionStatus {
     /// Waiting for tetherd, the agent process, `initialize` or `session/new`. `elapsed_ms` is how
@@ -349,7 +374,8 @@ impl SessionStatus {
 }
 
 /// Everything the webview needs to draw the chat from nothing.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ViewSnapshot {
     pub session: SessionView,
@@ -365,7 +391,8 @@ pub struct ViewSnapshot {
 }
 
 /// host → webview.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum HostToWebview {
     /// Replace everything (sent in answer to `ready`, and when a new session starts).
@@ -390,7 +417,8 @@ pub enum HostToWebview {
 ///
 /// On the wire both are objects tagged by `type`, as one flat union: the webview posts
 /// `{"type": "prompt", ...}` and `{"type": "ready"}` alike.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(untagged)]
 pub enum WebviewToHost {
     View(ViewEvent),
@@ -398,7 +426,8 @@ pub enum WebviewToHost {
 }
 
 /// What the chat view tells the host about itself, which no other surface sends.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum ViewEvent {
     /// The webview (re)loaded and wants a snapshot.

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "typescript")]
 use ts_rs::TS;
 
 use super::AgentId;
@@ -44,7 +45,8 @@ pub fn deferred_mcp_offer() -> McpOffer {
 
 /// How an agent reaches Tether's MCP server, made by tetherd at `agent/spawn` with a token that
 /// is this agent's alone and stops working when the agent exits.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct McpOffer {
     /// `tetherd mcp`: a stdio server the agent starts, which connects back to tetherd.
@@ -55,7 +57,9 @@ pub struct McpOffer {
     pub http: Option<McpHttpOffer>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct McpStdioOffer {
     pub command: String,
@@ -65,7 +69,9 @@ pub struct McpStdioOffer {
     pub env: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct McpHttpOffer {
     pub url: String,
@@ -76,21 +82,25 @@ pub struct McpHttpOffer {
 /// The first line `tetherd mcp` sends on the socket, instead of a host's `hello`. tetherd answers
 /// `{}` (then the connection carries MCP, one JSON-RPC message per line, both ways) or an
 /// `UNAUTHORIZED` error. The bridge sends nothing else before the answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct McpHelloParams {
     pub token: String,
 }
 
 /// A position in a file as VS Code counts: 0-based line, 0-based UTF-16 character.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct EditorPosition {
     pub line: u32,
     pub character: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct EditorRange {
     pub start: EditorPosition,
@@ -99,7 +109,8 @@ pub struct EditorRange {
 
 /// `editor/query` (tetherd → host, a request): a question only VS Code can answer, asked for an
 /// agent's MCP tool call. Paths are absolute and already checked to be inside the workspace.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct EditorQueryParams {
     /// The agent whose tool call this is; the window running its session answers.
@@ -110,7 +121,9 @@ pub struct EditorQueryParams {
     pub max_results: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum EditorQuery {
     /// The active text editor's file, selection and selected text.
@@ -149,7 +162,8 @@ pub enum EditorQuery {
 
 /// The host's answer to [`EditorQuery`]. Paths are absolute (as VS Code has them); tetherd makes
 /// them workspace-relative and trims what it passes on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum EditorAnswer {
     Selection {
@@ -177,7 +191,9 @@ pub enum EditorAnswer {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ActiveSelection {
     pub path: String,
@@ -187,7 +203,9 @@ pub struct ActiveSelection {
     pub text: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct OpenEditor {
     pub path: String,
@@ -198,7 +216,9 @@ pub struct OpenEditor {
     pub active: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct EditorDiagnostic {
     pub path: String,
@@ -210,14 +230,18 @@ pub struct EditorDiagnostic {
     pub code: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct EditorLocation {
     pub path: String,
     pub range: EditorRange,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct EditorSymbol {
     pub name: String,
@@ -230,13 +254,14 @@ pub struct EditorSymbol {
 
 /// `mcp/toolCalled` (tetherd → host, a notification): an agent called a tool of Tether's MCP
 /// server. The same record is in the session's audit log; the chat shows it as a tool card.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct McpToolCalled {
     pub agent_id: AgentId,
     pub tool: String,
     /// The arguments as the agent gave them (long strings shortened).
-    #[ts(type = "unknown")]
+    #[cfg_attr(feature = "typescript", ts(type = "unknown"))]
     pub arguments: serde_json::Value,
     /// One line for the card ("12 matches in 4 files", or the error).
     pub summary: String,
