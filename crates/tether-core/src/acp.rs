@@ -556,7 +556,7 @@ pub(crate) fn capitalize(text: &str) -> String {
 
 /// The name an ACP enum value has on the wire (`end_turn`, `in_progress`, `allow_once`, ...).
 fn wire_name(value: &impl Serialize) -> String {
-    match serde_json::to_value(value) {
+    match crate::json_value::to_value(value) {
         Ok(serde_json::Value::String(name)) => name,
         _ => "unknown".to_owned(),
     }

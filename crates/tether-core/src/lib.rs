@@ -26,6 +26,7 @@ pub mod framing;
 pub mod host;
 pub mod host_api;
 pub mod intent;
+pub(crate) mod json_value;
 pub mod jsonrpc;
 pub mod mcp_settings;
 pub mod mentions;

@@ -124,7 +124,7 @@ const EDIT_KINDS: [acp::ToolKind; 2] = [acp::ToolKind::Edit, acp::ToolKind::Move
 
 /// How `kind` is written on the wire and in rules (`switch_mode`).
 pub fn tool_kind_name(kind: acp::ToolKind) -> String {
-    match serde_json::to_value(kind) {
+    match crate::json_value::to_value(kind) {
         Ok(serde_json::Value::String(name)) => name,
         // The schema writes every kind as a string; `other` is what it reads anything else as.
         _ => "other".to_owned(),

@@ -456,7 +456,7 @@ pub enum TurnState {
 impl TurnState {
     /// A turn that ended for `reason`, named as ACP writes it on the wire.
     pub fn ended(reason: acp::StopReason) -> TurnState {
-        let stop_reason = match serde_json::to_value(reason) {
+        let stop_reason = match crate::json_value::to_value(reason) {
             Ok(serde_json::Value::String(name)) => name,
             // The schema writes every stop reason as a string.
             _ => "unknown".to_owned(),

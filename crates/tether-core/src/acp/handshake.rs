@@ -84,7 +84,7 @@ impl AcpClient {
         }
         // The copied turns are in no wire: the log keeps them, and a replay shows them again.
         // Entries are plain data (no map with non-string keys): they always serialize.
-        let entries = serde_json::to_value(&earlier).unwrap_or_default();
+        let entries = crate::json_value::to_value(&earlier).unwrap_or_default();
         self.audit(AuditEvent::ConversationRestored { entries });
         self.session.restored = Some(RestoredConversation { source, withdrawn, transcript });
     }

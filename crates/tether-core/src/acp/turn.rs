@@ -153,7 +153,7 @@ impl AcpClient {
             self.thread.set_turn(TurnState::ended(acp::StopReason::Cancelled));
             let (request, _) = held.into_request();
             self.audit(AuditEvent::PromptCancelled {
-                prompt: serde_json::to_value(&request.prompt).unwrap_or_default(),
+                prompt: crate::json_value::to_value(&request.prompt).unwrap_or_default(),
             });
             return;
         }

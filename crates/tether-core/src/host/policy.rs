@@ -87,7 +87,7 @@ impl HostEngine {
     pub(super) fn save_workspace_rules(&mut self) {
         let mut rules: Vec<serde_json::Value> = Vec::new();
         for spec in self.policy().workspace_specs() {
-            match serde_json::to_value(spec) {
+            match crate::json_value::to_value(spec) {
                 Ok(value) => rules.push(value),
                 Err(error) => self.log(LogLevel::Error, format!("could not encode a rule: {error}")),
             }
