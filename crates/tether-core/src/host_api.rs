@@ -87,7 +87,6 @@ impl ClaudeCliSettings {
 pub const DEMO_PROFILE: &str = "Demo";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct EngineConfig {
@@ -369,7 +368,6 @@ pub struct FileReadReply {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum FileReadOutcome {
@@ -386,7 +384,6 @@ pub enum FileReadOutcome {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum LogLevel {

@@ -143,7 +143,6 @@ fn kind_is_one_of(name: &str, kinds: &[acp::ToolKind]) -> bool {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum RuleDecision {

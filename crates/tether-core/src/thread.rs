@@ -29,7 +29,6 @@ pub type EntryIndex = u32;
 pub type PermissionKey = u64;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 // Entries are stored once and cloned only into patches; boxing the tool call would cost an
@@ -73,7 +72,6 @@ pub struct RestoreView {
 pub type RestoreId = u64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum RestoreState {
@@ -88,7 +86,6 @@ pub enum RestoreState {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RestoreFileView {
@@ -104,7 +101,6 @@ pub struct RestoreFileView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct UserMessage {
@@ -147,7 +143,6 @@ pub struct AgentMessage {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum ChunkKind {
@@ -156,7 +151,6 @@ pub enum ChunkKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct MessageChunk {
@@ -184,7 +178,6 @@ pub enum ToolStatus {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallView {
@@ -208,7 +201,6 @@ pub struct ToolCallView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum ToolContent {
@@ -276,7 +268,6 @@ pub enum TerminalOrigin {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum TerminalState {
@@ -303,7 +294,6 @@ pub struct TerminalLine {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalSpan {
@@ -326,7 +316,6 @@ pub struct TerminalStyle {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum TerminalColor {
@@ -338,7 +327,6 @@ pub enum TerminalColor {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Location {
@@ -350,7 +338,6 @@ pub struct Location {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionView {
@@ -373,7 +360,6 @@ pub struct PermissionView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionOptionView {
@@ -384,7 +370,6 @@ pub struct PermissionOptionView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum PermissionOutcome {
@@ -405,7 +390,6 @@ pub enum PermissionOutcome {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub enum NoticeLevel {
@@ -415,7 +399,6 @@ pub enum NoticeLevel {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct NoticeView {
@@ -426,7 +409,6 @@ pub struct NoticeView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PlanEntryView {
