@@ -1,91 +1,95 @@
 //! Terminals: commands an agent asked to run (ACP `terminal/*`), each in a PTY of its own that
 //! tetherd owns, with its output streamed to the hosts and retained for `terminal/output`.
 //!
-//! Each terminal has three threads and one task:
-//! - the output thread reads the PTY (a read can block for ever, so it is a thread of its own,
-//!   not tokio's blocking pool), decodes the bytes as UTF-8 incrementally and hands the text to
-//!   a bounded channel, waiting when it is full, so that a host that falls behind slows the
-//!   command down through its PTY instead of growing tetherd;
-//! - the exit thread waits for the command (`waitpid`, which gives the real signal);
-//! - the input thread writes what the person types to the PTY (a write blocks while the command
-//!   does not read its input);
-//! - the pump task takes the text from the channel, coalesces what is there, keeps it in the
-//!   [`RetainedOutput`] and publishes it as `terminal/data`. Once the command has exited, it reads
-//!   on until the PTY is closed, or quiet for a moment if a background job keeps it open; only
-//!   then is the exit known to everyone (`terminal/output`, `terminal/exited`,
-//!   `terminal/wait_for_exit`), so that it always comes after the last output.
+//! Each terminal has one thread and two tasks, and its PTY is read and written through tokio's
+//! reactor (non-blocking, woken when it can go on):
+//! - the pump task reads the PTY as output comes, decodes it as UTF-8 incrementally, keeps it in
+//!   the [`RetainedOutput`] and publishes it as `terminal/data` ([`output`]): output that trickles
+//!   at once, a flood gathered for a moment into one notification. It reads only while the
+//!   [`Fanout`] has room, so that a host that falls behind slows the command down through its PTY
+//!   instead of growing tetherd. Once the command has exited, it reads on until the PTY is
+//!   closed, or quiet for a moment if a background job keeps it open; only then is the exit known
+//!   to everyone (`terminal/output`, `terminal/exited`, `terminal/wait_for_exit`), so that it
+//!   always comes after the last output;
+//! - the input task writes what the person types to the PTY, waiting while the command does not
+//!   read its input;
+//! - the exit thread waits for the command (`waitpid`, which gives the real signal).
+//!
+//! A line of output costs one wake-up: the runtime's worker that waits for the PTY reads it,
+//! encodes it and writes it to the host's socket in one go. (A thread blocking in its read would
+//! add a wake-up of the runtime per read, which was most of a line's latency.)
 //!
 //! The command leads a new session (portable-pty calls `setsid`), so its pid is its process
 //! group, and a kill reaches every process it started there. A process that leaves the group on
-//! purpose (`setsid` again) escapes the kill; if it keeps the PTY open, the output thread stays
-//! in its read until that process closes it, which is the one thing a blocking read cannot
-//! avoid.
+//! purpose (`setsid` again) escapes the kill; if it keeps the PTY open, the pump stops reading
+//! once it has been quiet for a moment after the command's exit.
 //!
 //! Everything a terminal holds is bounded, each with its policy:
-//! - output: the output thread waits while [`CHUNKS_IN_FLIGHT`] reads are in transit, and the
-//!   pump waits for room in the [`Fanout`] (backpressure down to the command through its PTY);
-//!   one `terminal/data` carries at most about [`COALESCE_MAX_BYTES`]; `terminal/output` keeps
-//!   the newest `outputByteLimit` bytes (at most `MAX_TERMINAL_OUTPUT_LIMIT`), dropping the oldest
-//!   and saying it truncated;
+//! - output: the pump holds at most one notification being gathered, about
+//!   [`COALESCE_MAX_BYTES`], and waits for room in the [`Fanout`] (backpressure down to the
+//!   command through its PTY); `terminal/output` keeps the newest `outputByteLimit` bytes (at most
+//!   `MAX_TERMINAL_OUTPUT_LIMIT`), dropping the oldest and saying it truncated;
 //! - input: at most [`INPUT_QUEUE`] pieces and [`INPUT_QUEUE_BYTES`] wait for a command that does
 //!   not read them (one piece always fits an empty queue); beyond that, input is dropped with a
 //!   warning, as a terminal does when its input buffer is full;
-//! - terminals: an agent has at most [`MAX_TERMINALS_PER_AGENT`] live at once (each is a PTY and
-//!   three threads); `terminal/create` beyond that fails with an error saying so.
+//! - terminals: an agent has at most [`MAX_TERMINALS_PER_AGENT`] live at once (each is a PTY, a
+//!   thread and two tasks); `terminal/create` beyond that fails with an error saying so.
 //!
 //! A terminal belongs to its agent: when the agent ends (killed, exited, or tetherd shutting
 //! down) its terminals are killed and freed, see [`TerminalRegistry::end_agent`].
 
+mod output;
 mod retained;
 mod utf8_stream;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::os::fd::{AsFd as _, AsRawFd, RawFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use filedescriptor::FileDescriptor;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use tether_core::jsonrpc::encode_notification;
 use tether_core::sidecar::{
     AgentId, DEFAULT_TERMINAL_OUTPUT_LIMIT, MAX_TERMINAL_OUTPUT_LIMIT, TerminalCreateParams, TerminalCreateResult,
-    TerminalData, TerminalExitStatus, TerminalExited, TerminalId, TerminalInput, TerminalOutputResult, TerminalResize,
-    method,
+    TerminalExitStatus, TerminalExited, TerminalId, TerminalInput, TerminalOutputResult, TerminalResize, method,
 };
+use tokio::io::AsyncWriteExt as _;
+use tokio::net::unix::pipe;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
+use self::output::OutputLines;
 use self::retained::RetainedOutput;
-use self::utf8_stream::Utf8Stream;
 use crate::agent::{QUIET_AFTER_EXIT, TOKEN_ENV};
 use crate::fanout::Fanout;
 use crate::process_group::{self, GroupSignal};
 
-/// How much is read from a PTY at once.
-const READ_CHUNK_BYTES: usize = 64 * 1024;
+/// How much is read from a PTY at once (it hands out at most 4 KiB).
+const READ_CHUNK_BYTES: usize = 16 * 1024;
 
-/// How many decoded reads may wait between a terminal's output thread and its pump. With
-/// [`READ_CHUNK_BYTES`] per read, this bounds each terminal's output in transit to 2 MiB (a PTY
-/// read gives about 4 KiB, so during a flood's [`FLOOD_WAIT`] it holds some 128 KiB).
-const CHUNKS_IN_FLIGHT: usize = 32;
-
-/// The most text one `terminal/data` carries. The pump joins whatever has already been read into
-/// one notification up to this size: a flood costs a few large lines rather than many small
-/// ones, while a line of it never holds up the host's socket for long.
+/// The most output one `terminal/data` carries, in bytes read from the PTY. The pump gathers a
+/// flood into one notification up to this size: a flood costs a few large lines rather than many
+/// small ones, while a line of it never holds up the host's socket for long.
 const COALESCE_MAX_BYTES: usize = 256 * 1024;
 
-/// A read at least this long says the command is printing faster than it is read (a PTY read
-/// returns at most about 4 KiB), so more is on its way.
+/// This much output at once says the command is printing faster than it is read (a PTY read
+/// returns at most 4 KiB), so more is on its way. So does output that comes within
+/// [`FLOOD_WAIT`] of the previous notification: a reader that keeps up with a fast command gets
+/// its output a few lines at a time, and a notification per read would cost more than the
+/// command's printing. Output after a quiet moment is never held back.
 const FLOOD_READ_BYTES: usize = 1024;
 
-/// During a flood, how long the pump lets output pile up before it sends a notification. Each
-/// notification costs tetherd a wake-up, an encode and a socket write and the host a parse, so a
-/// flood sent in large pieces goes through faster and leaves more of the machine to the command;
-/// 2 ms is far below a frame (16 ms), so nobody sees the wait, and output that trickles (prompts,
-/// progress lines) never waits at all.
+/// During a flood, how long the pump gathers output (reading it as it comes, so that the command
+/// never waits for room in its PTY) before it sends a notification. Each notification costs
+/// tetherd an encode and a socket write and the host a parse, so a flood sent in large pieces goes
+/// through faster and leaves more of the machine to the command; 2 ms is far below a frame
+/// (16 ms), so nobody sees the wait, and output that trickles (prompts, progress lines) never
+/// waits at all.
 const FLOOD_WAIT: Duration = Duration::from_millis(2);
 
 /// How many pieces of input may wait for a command that does not read them. Beyond that, input
@@ -197,20 +201,16 @@ impl TerminalRegistry {
         let pair = native_pty_system()
             .openpty(PtySize { rows: params.rows, cols: params.cols, pixel_width: 0, pixel_height: 0 })
             .map_err(|error| TerminalError::Failed(format!("cannot open a PTY: {error:#}")))?;
-        let failed = |error: anyhow::Error| TerminalError::Failed(format!("cannot set up the PTY: {error:#}"));
-        let reader = pair.master.try_clone_reader().map_err(failed)?;
-        let writer = pair.master.take_writer().map_err(failed)?;
+        let (pty_reader, pty_writer) = open_pty_io(&*pair.master)
+            .map_err(|error| TerminalError::Failed(format!("cannot set up the PTY: {error}")))?;
 
-        // Every thread is started before the command, so that nothing can fail after it runs.
+        // The thread and the tasks are started before the command, so that nothing can fail
+        // after it runs (the tasks wait for it: the pump for output, the input task for input).
         let terminal_id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (chunk_sender, chunks) = mpsc::channel(CHUNKS_IN_FLIGHT);
         let (input_sender, input) = mpsc::channel(INPUT_QUEUE);
         let input_queued = Arc::new(AtomicUsize::new(0));
         let (pid_sender, pid_receiver) = std::sync::mpsc::channel();
         let (exit_sender, exit) = oneshot::channel();
-        spawn_thread(terminal_id, "output", move || read_output(terminal_id, reader, &chunk_sender))?;
-        let queued = input_queued.clone();
-        spawn_thread(terminal_id, "input", move || write_input(terminal_id, writer, input, &queued))?;
         spawn_thread(terminal_id, "exit", move || {
             // No pid means the command did not start, and there is nothing to wait for.
             if let Ok(pid) = pid_receiver.recv() {
@@ -218,6 +218,7 @@ impl TerminalRegistry {
                 let _unheard = exit_sender.send(wait_for_exit(pid));
             }
         })?;
+        tokio::spawn(write_input(terminal_id, pty_writer, input, input_queued.clone()));
 
         // The lock is held from the checks to the insert, so that a terminal is either refused
         // or seen by `end_agent` and `kill_all`, never started behind their backs.
@@ -272,7 +273,9 @@ impl TerminalRegistry {
         tracing::info!(terminal_id, agent_id = params.agent_id, pid, command = %params.command,
             args = ?params.args, shell = params.shell, cwd = %params.cwd, "terminal command started");
 
-        let pump = Pump { terminal, fanout: self.fanout.clone(), chunks, exit, finished: finished_sender };
+        let output = OutputLines::new(terminal.clone());
+        let pump =
+            Pump { terminal, fanout: self.fanout.clone(), pty: pty_reader, output, exit, finished: finished_sender };
         tokio::spawn(pump.run());
         Ok(TerminalCreateResult { terminal_id, pid })
     }
@@ -479,12 +482,13 @@ impl Terminal {
     }
 }
 
-/// The task that moves one terminal's output from its output thread to the hosts, and reports
+/// The task that reads one terminal's output from its PTY and hands it to the hosts, and reports
 /// the exit once the output is finished.
 struct Pump {
     terminal: Arc<Terminal>,
     fanout: Arc<Fanout>,
-    chunks: mpsc::Receiver<String>,
+    pty: pipe::Receiver,
+    output: OutputLines,
     exit: oneshot::Receiver<TerminalExitStatus>,
     finished: watch::Sender<Option<TerminalExitStatus>>,
 }
@@ -492,44 +496,43 @@ struct Pump {
 impl Pump {
     async fn run(mut self) {
         let terminal_id = self.terminal.id;
-        let mut reading = true;
+        let mut buffer = vec![0; READ_CHUNK_BYTES];
+        // Whether the PTY may still have output: until it is closed (every process holding it
+        // has ended) or, after the exit, quiet for a moment.
+        let mut open = true;
         let mut status: Option<TerminalExitStatus> = None;
-        loop {
-            let chunk = match &status {
-                None => tokio::select! {
-                    chunk = self.chunks.recv(), if reading => chunk,
-                    exited = &mut self.exit => {
-                        status = Some(exited.unwrap_or_else(|_| {
-                            tracing::error!(terminal_id, "the exit thread ended without an exit status");
-                            TerminalExitStatus { exit_code: None, signal: None }
-                        }));
-                        self.terminal.exited.store(true, Ordering::Release);
-                        continue;
+        while open || status.is_none() {
+            tokio::select! {
+                exited = &mut self.exit, if status.is_none() => {
+                    status = Some(exited.unwrap_or_else(|_| {
+                        tracing::error!(terminal_id, "the exit thread ended without an exit status");
+                        TerminalExitStatus { exit_code: None, signal: None }
+                    }));
+                    self.terminal.exited.store(true, Ordering::Release);
+                }
+                () = read_output(&self.pty, &mut self.output, &mut buffer, &mut open), if open => {
+                    // A flood is gathered for a moment, read as it comes, before it goes out.
+                    if open && self.output.is_flood() {
+                        let gathered = Instant::now() + FLOOD_WAIT;
+                        while open && !self.output.is_full() {
+                            tokio::select! {
+                                () = read_output(&self.pty, &mut self.output, &mut buffer, &mut open) => {}
+                                () = tokio::time::sleep_until(gathered) => break,
+                            }
+                        }
                     }
-                },
+                    if let Some(line) = self.output.take_line() {
+                        self.fanout.publish(line).await;
+                    }
+                }
                 // The command has exited: whatever still holds the PTY open (a background job)
                 // has a moment of quiet to end its output, and no more.
-                Some(_) if reading => tokio::time::timeout(QUIET_AFTER_EXIT, self.chunks.recv()).await.ok().flatten(),
-                Some(_) => break,
-            };
-            let Some(mut text) = chunk else {
-                reading = false;
-                continue;
-            };
-            if text.len() >= FLOOD_READ_BYTES {
-                // Sleeping rather than waiting on the channel: the output thread then queues
-                // its reads without waking this task for each one.
-                tokio::time::sleep(FLOOD_WAIT).await;
+                () = tokio::time::sleep(QUIET_AFTER_EXIT), if open && status.is_some() => open = false,
             }
-            while text.len() < COALESCE_MAX_BYTES
-                && let Ok(more) = self.chunks.try_recv()
-            {
-                text.push_str(&more);
-            }
-            self.terminal.lock_output().retained.push(&text);
-            self.fanout
-                .publish(encode_notification(method::TERMINAL_DATA, &TerminalData { terminal_id, data: text }))
-                .await;
+        }
+        // The end of the output, a character it left unfinished included, comes before the exit.
+        if let Some(line) = self.output.finish() {
+            self.fanout.publish(line).await;
         }
         let status = status.unwrap_or(TerminalExitStatus { exit_code: None, signal: None });
         self.finish(status).await;
@@ -617,51 +620,76 @@ fn spawn_thread(
         .map_err(|error| TerminalError::Failed(format!("cannot start a thread for the terminal: {error}")))
 }
 
-/// The output thread: reads the PTY until it is closed, decoding as it goes, and hands the text
-/// to the pump (waiting while the pump is behind). Ends early when the pump stops listening.
-fn read_output(terminal_id: TerminalId, mut reader: Box<dyn Read + Send>, chunks: &mpsc::Sender<String>) {
-    let mut buffer = vec![0; READ_CHUNK_BYTES];
-    let mut decoder = Utf8Stream::default();
-    loop {
-        // portable-pty reports the end of a PTY (EIO once the last process holding it is gone)
-        // as the end of the stream.
-        let read = match reader.read(&mut buffer) {
-            Ok(0) => break,
-            Ok(read) => read,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(error) => {
-                tracing::debug!(terminal_id, %error, "reading the terminal failed; its output ends here");
-                break;
-            }
-        };
-        let text = decoder.decode(&buffer[..read]);
-        if !text.is_empty() && chunks.blocking_send(text).is_err() {
-            tracing::debug!(terminal_id, "terminal output no longer wanted");
-            return;
-        }
-    }
-    let rest = decoder.finish();
-    // A pump that stopped listening no longer needs the last character either.
-    if !rest.is_empty() && chunks.blocking_send(rest).is_err() {
-        tracing::debug!(terminal_id, "terminal output no longer wanted");
-    }
-}
-
-/// The input thread: writes each piece of input to the PTY, in order, until the terminal is
+/// The input task: writes each piece of input to the PTY, in order, until the terminal is
 /// dropped or the PTY is gone.
-fn write_input(
+async fn write_input(
     terminal_id: TerminalId,
-    mut writer: Box<dyn Write + Send>,
+    mut pty: pipe::Sender,
     mut input: mpsc::Receiver<String>,
-    queued: &AtomicUsize,
+    queued: Arc<AtomicUsize>,
 ) {
-    while let Some(data) = input.blocking_recv() {
-        let written = writer.write_all(data.as_bytes()).and_then(|()| writer.flush());
+    while let Some(data) = input.recv().await {
+        // Waits whenever the PTY is full, that is while the command does not read its input.
+        let written = pty.write_all(data.as_bytes()).await;
         queued.fetch_sub(data.len(), Ordering::AcqRel);
         if let Err(error) = written {
             tracing::debug!(terminal_id, %error, "input dropped: the terminal is gone");
             return;
         }
+    }
+}
+
+/// The number of a PTY's descriptor, as portable-pty lends it, to duplicate it.
+struct MasterDescriptor(RawFd);
+
+impl AsRawFd for MasterDescriptor {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0
+    }
+}
+
+/// Two descriptors of the PTY of `master` (which stays open meanwhile), non-blocking and
+/// registered with tokio's reactor: one to read the command's output, one to write its input.
+///
+/// A PTY's master side reads and writes as the two ends of a pipe do, and tokio's pipe ends take
+/// any such descriptor. Every descriptor of the PTY is non-blocking from then on (they share the
+/// flag); portable-pty only resizes through its own.
+fn open_pty_io(master: &dyn MasterPty) -> std::io::Result<(pipe::Receiver, pipe::Sender)> {
+    let raw = master.as_raw_fd().ok_or_else(|| std::io::Error::other("the PTY has no descriptor"))?;
+    let mut descriptor = FileDescriptor::dup(&MasterDescriptor(raw)).map_err(std::io::Error::other)?;
+    descriptor.set_non_blocking(true).map_err(std::io::Error::other)?;
+    let reader = pipe::Receiver::from_owned_fd_unchecked(descriptor.as_fd().try_clone_to_owned()?)?;
+    let writer = pipe::Sender::from_owned_fd_unchecked(descriptor.as_fd().try_clone_to_owned()?)?;
+    Ok((reader, writer))
+}
+
+/// Waits for output, then reads all there is into `output` (up to a full notification). Clears
+/// `open` once the PTY is closed: every process holding it has ended (the kernel says so with
+/// EIO), or it failed.
+async fn read_output(pty: &pipe::Receiver, output: &mut OutputLines, buffer: &mut [u8], open: &mut bool) {
+    if let Err(error) = pty.readable().await {
+        tracing::debug!(%error, "waiting for the terminal's output failed; its output ends here");
+        *open = false;
+        return;
+    }
+    while !output.is_full() {
+        match pty.try_read(buffer) {
+            Ok(0) => *open = false,
+            Ok(read) => {
+                output.add(&buffer[..read]);
+                continue;
+            }
+            // Read to its end for now; the reactor says when there is more.
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => {
+                if error.raw_os_error() != Some(nix::libc::EIO) {
+                    tracing::debug!(%error, "reading the terminal failed; its output ends here");
+                }
+                *open = false;
+            }
+        }
+        return;
     }
 }
 

@@ -1,6 +1,7 @@
 //! Terminals through the real tetherd, with real PTYs and real commands: output, exit codes and
-//! signals, retention limits, a flood, kills that reach the whole process group, release, the
-//! end of the owning agent and of tetherd, input and resizing, and the errors a host can get.
+//! signals, retention limits, a flood, output gathered into few notifications, kills that reach
+//! the whole process group, release, the end of the owning agent and of tetherd, input and
+//! resizing, and the errors a host can get.
 
 #![cfg(target_os = "linux")]
 
@@ -147,11 +148,11 @@ const FLOOD_BYTES: u64 = 1_000_000_000;
 
 /// The most memory tetherd may ever have used by the end of the flood (its peak, VmHWM). What it
 /// holds by design: the host's queue in the fan-out (8 MiB of lines), the terminal's retained
-/// output (1 MiB by default), the text between the PTY and the pump (at most 32 reads of 64 KiB)
-/// and the notification being built and written (a few copies of 256 KiB): about 14 MiB, on top
-/// of the 6 to 7 MiB an idle tetherd takes. Twice that leaves the allocator room to be untidy,
-/// and is still a few percent of the gigabyte that goes through.
-const FLOOD_PEAK_CAP_KIB: u64 = 2 * (8 + 1 + 2 + 1 + 7) * 1024;
+/// output (1 MiB by default, in a ring of up to 2 MiB) and the notifications being gathered and
+/// written (a few copies of 256 KiB each, in buffers sized for the largest: up to 2 MiB): about
+/// 12 MiB, on top of the 6 to 7 MiB an idle tetherd takes. Twice that leaves the allocator room
+/// to be untidy, and is still a few percent of the gigabyte that goes through.
+const FLOOD_PEAK_CAP_KIB: u64 = 2 * (8 + 2 + 2 + 7) * 1024;
 
 /// The most text one `terminal/data` carries (tetherd coalesces reads up to 256 KiB, plus the
 /// last read that crossed the mark), so that a host never has to take in a huge line.
@@ -207,6 +208,59 @@ fn a_gigabyte_flood_keeps_memory_bounded_loses_nothing_and_output_still_answers(
     assert!(retained.len() <= 1024 * 1024, "{} bytes retained", retained.len());
     assert_eq!(answer["truncated"], json!(true));
     assert!(peak < FLOOD_PEAK_CAP_KIB, "peak RSS {peak} KiB against a cap of {FLOOD_PEAK_CAP_KIB} KiB");
+}
+
+#[test]
+fn a_command_printing_line_by_line_arrives_whole_in_order_and_in_few_notifications() {
+    let mut setup = Setup::new(&[]);
+    // Each `echo` is a write of its own, a fraction of a millisecond after the one before (the
+    // inner loop only passes the time): read as it comes, the output would go to the host a
+    // line at a time.
+    let lines = 300;
+    let pause = "j=0; while [ $j -lt 50 ]; do j=$((j+1)); done";
+    let script = format!("i=1; while [ $i -le {lines} ]; do echo \"line $i\"; {pause}; i=$((i+1)); done");
+    let (terminal_id, _) = setup.run(&script, json!({}));
+    let mut output = String::new();
+    let mut notifications = 0;
+    loop {
+        let line = setup.host.wait_for("the lines", |line| is_about(line, terminal_id));
+        match line.method() {
+            Some("terminal/data") => {
+                output.push_str(line.params()["data"].as_str().expect("data is text"));
+                notifications += 1;
+            }
+            _ => break,
+        }
+    }
+    eprintln!("{lines} lines printed one write at a time arrived in {notifications} terminal/data");
+    let expected: String = (1..=lines).map(|n| format!("line {n}\r\n")).collect();
+    assert_eq!(output, expected, "every line, in order, before the exit");
+    // Output that follows other output within a couple of milliseconds is gathered: a
+    // notification per line would cost tetherd a write and the host a parse per line.
+    assert!(notifications <= lines / 6, "{notifications} terminal/data for {lines} lines");
+}
+
+#[test]
+fn output_still_being_gathered_when_the_command_exits_comes_before_the_exit() {
+    let mut setup = Setup::new(&[]);
+    // A flood is gathered for a moment before it is sent; the command exits within it.
+    let (terminal_id, _) = setup.run("head -c 100000 /dev/zero | tr '\\0' y; printf end", json!({}));
+    let (output, exited) = output_until_exit(&mut setup.host, terminal_id);
+    assert_eq!(output, format!("{}end", "y".repeat(100_000)));
+    assert_eq!(exited["status"], json!({ "exitCode": 0, "signal": null }));
+    let retained = setup.host.call("terminal/output", terminal_ref(terminal_id)).expect("terminal/output");
+    assert_eq!(retained["output"], json!(output));
+}
+
+#[test]
+fn a_character_left_unfinished_when_a_background_job_keeps_the_terminal_open_is_not_lost() {
+    let mut setup = Setup::new(&[]);
+    // The command exits after the first two bytes of "€"; the job keeps the PTY open, so the
+    // end is the quiet moment after the exit rather than the PTY closing.
+    let (terminal_id, _) = setup.run("trap '' HUP; sleep 1000 & printf 'ok \\342\\202'", json!({}));
+    let (output, _) = output_until_exit(&mut setup.host, terminal_id);
+    assert_eq!(output, "ok \u{FFFD}");
+    assert_eq!(setup.host.call("terminal/release", terminal_ref(terminal_id)), Ok(json!({})));
 }
 
 #[test]
@@ -378,6 +432,20 @@ fn input_reaches_the_command_and_resizing_is_seen() {
     setup.host.notify("terminal/input", json!({ "terminalId": sized, "data": "\n" }));
     let (after, _) = output_until_exit(&mut setup.host, sized);
     assert_eq!(after, "\r\n40 100\r\n");
+}
+
+#[test]
+fn input_far_larger_than_the_terminal_takes_at_once_all_reaches_the_command() {
+    let mut setup = Setup::new(&[]);
+    let (terminal_id, _) = setup.run("stty -echo; echo ready; wc -l", json!({}));
+    wait_for_output(&mut setup.host, terminal_id, "ready");
+    // 120 KB in one piece, where the PTY takes a few KiB until `wc` has read them; then the end
+    // of input (^D at the start of a line).
+    let input = format!("{}\u{4}", format!("{}\n", "x".repeat(59)).repeat(2000));
+    setup.host.notify("terminal/input", json!({ "terminalId": terminal_id, "data": input }));
+    let (output, exited) = output_until_exit(&mut setup.host, terminal_id);
+    assert_eq!(output.trim(), "2000");
+    assert_eq!(exited["status"], json!({ "exitCode": 0, "signal": null }));
 }
 
 #[test]

@@ -6,6 +6,8 @@
 //! to be valid), and turns bytes that are not UTF-8 into U+FFFD, as many as
 //! [`String::from_utf8_lossy`] would. No input makes it panic.
 
+use std::borrow::Cow;
+
 /// The longest UTF-8 sequence; an incomplete one is always shorter.
 const MAX_SEQUENCE_BYTES: usize = 4;
 
@@ -18,8 +20,8 @@ pub struct Utf8Stream {
 
 impl Utf8Stream {
     /// Decodes the next bytes of the stream; an incomplete character at their end is held back
-    /// for the next call.
-    pub fn decode(&mut self, bytes: &[u8]) -> String {
+    /// for the next call. Bytes that are all UTF-8 (the usual case) are borrowed, not copied.
+    pub fn decode<'a>(&mut self, bytes: &'a [u8]) -> Cow<'a, str> {
         if self.incomplete.is_empty() {
             return self.decode_joined(bytes);
         }
@@ -33,11 +35,11 @@ impl Utf8Stream {
         if consumed < held_back {
             // Even with the new bytes there is not a whole character yet (the read was tiny).
             self.incomplete = joined[consumed..].to_vec();
-            return text;
+            return Cow::Owned(text);
         }
         let rest = &bytes[consumed - held_back..];
         text.push_str(&self.decode_joined(rest));
-        text
+        Cow::Owned(text)
     }
 
     /// Ends the stream: a character that was never completed becomes U+FFFD.
@@ -47,10 +49,24 @@ impl Utf8Stream {
     }
 
     /// Decodes `bytes`, with nothing held back before them, keeping an incomplete end.
-    fn decode_joined(&mut self, bytes: &[u8]) -> String {
-        let (consumed, text) = decode_prefix(bytes);
-        self.incomplete = bytes[consumed..].to_vec();
-        text
+    fn decode_joined<'a>(&mut self, bytes: &'a [u8]) -> Cow<'a, str> {
+        let (valid, incomplete) = match std::str::from_utf8(bytes) {
+            Ok(text) => (text, &[][..]),
+            // Valid but for a character that has not been read to its end.
+            Err(error) if error.error_len().is_none() => {
+                let (valid, incomplete) = bytes.split_at(error.valid_up_to());
+                // `valid_up_to` marks the end of a valid prefix, so this cannot fail; the empty
+                // fallback only keeps a broken promise from becoming a panic.
+                (std::str::from_utf8(valid).unwrap_or_default(), incomplete)
+            }
+            Err(_) => {
+                let (consumed, text) = decode_prefix(bytes);
+                self.incomplete = bytes[consumed..].to_vec();
+                return Cow::Owned(text);
+            }
+        };
+        self.incomplete = incomplete.to_vec();
+        Cow::Borrowed(valid)
     }
 }
 
@@ -92,7 +108,7 @@ mod tests {
     /// Decodes `reads` one after the other, then finishes; shows what each call returned.
     fn check(reads: &[&[u8]], expected: Expect) {
         let mut stream = Utf8Stream::default();
-        let mut outputs: Vec<String> = reads.iter().map(|read| stream.decode(read)).collect();
+        let mut outputs: Vec<String> = reads.iter().map(|read| stream.decode(read).into_owned()).collect();
         outputs.push(stream.finish());
         expected.assert_eq(&format!("{outputs:?}"));
     }
@@ -137,7 +153,7 @@ mod tests {
             for first in 0..=sample.len() {
                 for second in first..=sample.len() {
                     let mut stream = Utf8Stream::default();
-                    let mut text = stream.decode(&sample[..first]);
+                    let mut text = stream.decode(&sample[..first]).into_owned();
                     text.push_str(&stream.decode(&sample[first..second]));
                     text.push_str(&stream.decode(&sample[second..]));
                     text.push_str(&stream.finish());
