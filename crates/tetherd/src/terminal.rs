@@ -523,6 +523,9 @@ impl Pump {
                     }
                     if let Some(line) = self.output.take_line() {
                         self.fanout.publish(line).await;
+                        // The hosts' connections write the line before the PTY is read again
+                        // (see `read_output` for why that read may wait).
+                        tokio::task::yield_now().await;
                     }
                 }
                 // The command has exited: whatever still holds the PTY open (a background job)
@@ -663,9 +666,15 @@ fn open_pty_io(master: &dyn MasterPty) -> std::io::Result<(pipe::Receiver, pipe:
     Ok((reader, writer))
 }
 
-/// Waits for output, then reads all there is into `output` (up to a full notification). Clears
-/// `open` once the PTY is closed: every process holding it has ended (the kernel says so with
-/// EIO), or it failed.
+/// Waits for output, then reads all there is into `output` (up to a full notification), or only
+/// the first read when it is not part of a flood. Clears `open` once the PTY is closed: every
+/// process holding it has ended (the kernel says so with EIO), or it failed.
+///
+/// Output that is not part of a flood goes out before the PTY is read again: the read that finds
+/// the PTY empty first waits for the kernel to finish passing on what the command wrote (it
+/// flushes the PTY's buffer work, which the read itself has often preempted), and that wait would
+/// hold up a lone line. The next call finds the PTY still ready and reads on, once the line has
+/// been written to the hosts.
 async fn read_output(pty: &pipe::Receiver, output: &mut OutputLines, buffer: &mut [u8], open: &mut bool) {
     if let Err(error) = pty.readable().await {
         tracing::debug!(%error, "waiting for the terminal's output failed; its output ends here");
@@ -677,7 +686,9 @@ async fn read_output(pty: &pipe::Receiver, output: &mut OutputLines, buffer: &mu
             Ok(0) => *open = false,
             Ok(read) => {
                 output.add(&buffer[..read]);
-                continue;
+                if output.is_flood() {
+                    continue;
+                }
             }
             // Read to its end for now; the reactor says when there is more.
             Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {}
