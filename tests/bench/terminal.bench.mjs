@@ -14,8 +14,11 @@
 //   Figures are medians of timed runs after a warm-up, the two sides taking turns so that a busy
 //   machine slows both alike.
 // - Latency: a Node writer in the PTY prints a line with a wall-clock timestamp every 10 ms; the
-//   reader subtracts the stamp from its own clock when the line arrives. Both processes read the
-//   same system clock (`performance.timeOrigin + performance.now()`).
+//   reader subtracts the stamp from the same clock when the line arrives. Both processes read the
+//   same clock: the system's monotonic clock (`process.hrtime`, CLOCK_MONOTONIC on Linux, one for
+//   every process). Each process's `performance.timeOrigin` is read once from the wall clock
+//   when it starts, so two processes' `timeOrigin + now()` can disagree by a fraction of a
+//   millisecond, the size of what is measured.
 //
 //   Each latency run gives its median and p95; the figures are the medians of those over the timed
 //   runs, after a warm-up, the two sides taking turns.
@@ -64,13 +67,13 @@ const STAMPED_LINES = 200;
 const STAMP_INTERVAL_MS = 10;
 const LATENCY_WARMUPS = 1;
 const LATENCY_RUNS = 5;
-/** Prints `<n> <wall-clock ms>` every 10 ms, then exits. Stdout is the PTY, which Node writes
+/** Prints `<n> <monotonic clock in ms>` every 10 ms, then exits. Stdout is the PTY, which Node writes
  * synchronously, so a stamp is taken right before its line goes out. */
 const STAMP_WRITER = `
 let n = 0;
 const timer = setInterval(() => {
   n += 1;
-  process.stdout.write(n + " " + (performance.timeOrigin + performance.now()).toFixed(3) + "\\n");
+  process.stdout.write(n + " " + (Number(process.hrtime.bigint()) / 1e6).toFixed(3) + "\\n");
   if (n === ${STAMPED_LINES}) clearInterval(timer);
 }, ${STAMP_INTERVAL_MS});
 `;
@@ -80,7 +83,8 @@ const TETHERD_START_MS = 10_000;
 const TETHERD_EXIT_MS = 10_000;
 
 const workDir = mkdtempSync(join(tmpdir(), "tether-terminal-bench-"));
-const now = () => performance.timeOrigin + performance.now();
+/** The monotonic clock the stamp writer stamps its lines with, in ms. */
+const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 /** A tetherd process and one host connection to it, speaking the sidecar wire (NDJSON JSON-RPC),
  * with one agent to own the terminals. One command runs at a time. */
