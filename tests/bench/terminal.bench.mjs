@@ -13,7 +13,7 @@
 //   `pty.spawn` until `onExit` (which node-pty fires only once the PTY's last output was read).
 //   Figures are medians of timed runs after a warm-up, the two sides taking turns so that a busy
 //   machine slows both alike.
-// - Latency: a Node writer in the PTY prints a line with a wall-clock timestamp every 10 ms; the
+// - Latency: a Node writer in the PTY prints a line with a timestamp every 10 ms; the
 //   reader subtracts the stamp from the same clock when the line arrives. Both processes read the
 //   same clock: the system's monotonic clock (`process.hrtime`, CLOCK_MONOTONIC on Linux, one for
 //   every process). Each process's `performance.timeOrigin` is read once from the wall clock
