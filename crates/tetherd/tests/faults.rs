@@ -207,6 +207,7 @@ impl Host {
                 }
                 HostAction::PostWebview { message } => match *message {
                     HostToWebview::Snapshot { snapshot } => {
+                        assert_eq!(snapshot.earlier, 0, "a short thread's snapshot holds all of it");
                         self.thread = Thread::default();
                         for (index, entry) in snapshot.entries.into_iter().enumerate() {
                             let index = u32::try_from(index).expect("a short thread");
@@ -223,6 +224,7 @@ impl Host {
                             self.thread.apply(patch);
                         }
                     }
+                    HostToWebview::EarlierEntries { .. } => panic!("a short thread has no earlier entries to send"),
                     HostToWebview::Mentions { .. } | HostToWebview::AddMention { .. } => {}
                 },
                 HostAction::ShowMessage { text, .. } => self.shown.push(text),
