@@ -128,6 +128,13 @@ export class EngineHost implements vscode.Disposable {
   /** When the engine panicked recently (`performance.now()`), oldest first. */
   private panicTimes: number[] = [];
   private restartPending = false;
+  /**
+   * The last path resolution's answer to the engine. Resolutions run at once, side by side, but
+   * are answered in the order the engine asked: what waits on them (two permission requests the
+   * agent made one after the other) then goes on, is decided and audited in the agent's order,
+   * whichever file system call happens to finish first.
+   */
+  private pathsAnswered: Promise<void> = Promise.resolve();
   /** Whether the next tetherd start connects to the recorded tetherd rather than a new one. */
   private reconnectSidecar = true;
   private sidecarWriter: SidecarWriter | undefined;
@@ -443,9 +450,16 @@ export class EngineHost implements vscode.Disposable {
       case "resolvePaths": {
         const { resolve, root, paths } = action;
         // `resolvePath` never rejects: a path it cannot resolve is an answer too.
-        void Promise.all([resolvePath(root), ...paths.map(resolvePath)]).then(([rootLeadsTo, ...leadsTo]) =>
-          this.command({ type: "pathsResolved", resolve, root: rootLeadsTo!, paths: leadsTo }),
-        );
+        const resolved = Promise.all([resolvePath(root), ...paths.map(resolvePath)]);
+        this.pathsAnswered = this.pathsAnswered
+          .then(() => resolved)
+          .then(([rootLeadsTo, ...leadsTo]) =>
+            this.command({ type: "pathsResolved", resolve, root: rootLeadsTo!, paths: leadsTo }),
+          )
+          .catch((error: unknown) => {
+            // The answers after this one must still go.
+            this.log.error(`Could not answer a path resolution: ${describeError(error)}`);
+          });
         return;
       }
       case "editFile": {

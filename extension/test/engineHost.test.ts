@@ -606,6 +606,27 @@ test("an edit's outcome goes back to the engine as an editDone command", async (
   host.dispose();
 });
 
+test("path resolutions are answered in the order the engine asked, whichever finishes first", async (t) => {
+  const folder = tempFolder(t);
+  // The first resolution walks up through thirty missing folders, a disk call or two each; the
+  // second is one call. Answered as they finish, the second would come first.
+  const deep = path.join(folder, ...Array.from({ length: 30 }, (_, index) => `missing-${index}`), "file.txt");
+  const { host, engine } = startHost();
+  engine.actions.push(
+    { type: "resolvePaths", resolve: 1, root: folder, paths: [deep] },
+    { type: "resolvePaths", resolve: 2, root: folder, paths: [folder] },
+  );
+  host.command({ type: "cancel" });
+  const answers = () =>
+    engine.inputs.flatMap((input) => {
+      const command = input.args[0] as { type?: string; resolve?: number };
+      return command.type === "pathsResolved" ? [command.resolve] : [];
+    });
+  await eventually(() => answers().length === 2, "both resolutions' answers");
+  assert.deepEqual(answers(), [1, 2]);
+  host.dispose();
+});
+
 test("review actions reach the review registry in the engine's order", () => {
   const { host, engine, reviews } = startHost();
   const review: ReviewDocument = {
