@@ -384,6 +384,39 @@ class VSCodeSession {
     await this.page.locator(".monaco-workbench").waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
   }
 
+  // The memory of the renderer that holds the workbench and the chat, after a full garbage
+  // collection: its JS heap (the isolate every frame of the page shares) and the process's
+  // resident size, in MiB. The renderers of this launch's Chromium are told apart from any other
+  // by the HOME it was started with; the workbench's is the largest.
+  async rendererMemory() {
+    this.cdp ??= await this.page.context().newCDPSession(this.page);
+    await this.cdp.send("HeapProfiler.collectGarbage");
+    const { usedSize } = await this.cdp.send("Runtime.getHeapUsage");
+    // This launch's Chromium is the process started with its HOME; its renderers are forked
+    // from its zygote with an empty environment, so they are found as its descendants.
+    const home = `HOME=${path.join(this.root, "chromium-home")}`;
+    const table = processTable();
+    const browsers = [...table.keys()].filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(home);
+      } catch {
+        return false; // Exited, or not ours to read: not this launch's browser.
+      }
+    });
+    let rss = 0;
+    for (const pid of descendantsOf(new Set(browsers), table)) {
+      // Chromium rewrites a child's command line into one string: looked for as text.
+      if (!table.get(pid)?.cmdline.join(" ").includes("--type=renderer")) continue;
+      try {
+        const resident = /^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+        if (resident) rss = Math.max(rss, Number(resident[1]) / 1024);
+      } catch {
+        // The process exited while we read it: it holds nothing.
+      }
+    }
+    return { jsHeapMiB: usedSize / 2 ** 20, rendererRssMiB: rss };
+  }
+
   // "Developer: Reload Webviews": only the chat's document loads again. The old document is
   // marked first, so the wait is for the new one's chat, not the old one's.
   async reloadWebview() {

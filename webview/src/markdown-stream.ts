@@ -27,7 +27,10 @@
 // (emphasis, code, links, escapes, entities) and markdown-it reads it as one plain paragraph.
 // (The exception: a setext underline or a table's delimiter row after such a line would make
 // the whole line a heading or a table header; not worth a paragraph's layout per frame.) Like
-// the block cuts, it depends on the text alone, never on how it was chunked.
+// the block cuts, it depends on the text alone, never on how it was chunked. A piece that
+// markdown-it reads as text alone is written as its escaped text, without the sanitizer's round
+// trip through a parsed document, and the stylesheet lets the browser skip laying out the
+// pieces out of sight: a burst's hundreds of pieces cost the frame only their parsing.
 
 import type { MarkdownRenderer } from "./markdown";
 
@@ -123,7 +126,10 @@ export class MarkdownStream {
       const plainParagraph =
         tokens.length === 3 && tokens[0]?.type === "paragraph_open" && tokens[2]?.type === "paragraph_close";
       if (!plainParagraph) return;
-      const html = this.renderer.renderTokens(tokens, env);
+      // Text alone (the usual piece) is written as it renders; a linkified address goes through
+      // the renderer and the sanitizer like any other markdown.
+      const text = this.renderer.plainText(tokens[1]);
+      const html = text === null ? this.renderer.renderTokens(tokens, env) : `<p>${text}</p>\n`;
       update.committed.push(html.replace(/^<p>/, `<p class="${PIECE_CLASS}">`));
       this.committedEnd = cut;
     }

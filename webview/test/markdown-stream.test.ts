@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MarkdownStream, offsetOfLine, PIECE_CHARS, PIECE_CLASS } from "../src/markdown-stream";
+import { JSDOM } from "jsdom";
 import { createRenderer, pick, seededRandom } from "./support";
 
 const renderer = createRenderer();
@@ -219,6 +220,31 @@ describe("markdown stream", () => {
       const result = stream([text, "more words"], () => true);
       assert.equal(result.html, renderer.render(`${text}more words`), JSON.stringify(text.slice(0, 20)));
     }
+  });
+
+  it("writes a piece of plain text as the renderer and its sanitizer would, and links in one still as links", () => {
+    // Quotes and apostrophes are the characters a piece may hold that HTML escapes; an address
+    // is linked by markdown-it, so its piece takes the renderer's whole path.
+    const sentence = `She said "quick" and it's done, `;
+    const text = `${sentence.repeat(120)}see https://example.com/docs for more, ${sentence.repeat(120)}`;
+    const result = stream(randomPieces(text, seededRandom(5), 50), (index) => index % 7 === 6);
+    const { document } = new JSDOM("").window;
+    const parsed = (html: string) => {
+      const box = document.createElement("div");
+      box.innerHTML = html;
+      return box;
+    };
+    const pieces = [...parsed(result.html).querySelectorAll(`p.${PIECE_CLASS}`)];
+    assert.ok(pieces.length >= 3, `${pieces.length} pieces`);
+    for (const piece of pieces) {
+      // What the renderer makes of the piece's own text (a link's piece: of its text with the
+      // address), compared as parsed documents, so `&quot;` and `"` are the same quote.
+      const rendered = parsed(renderer.render(piece.textContent ?? "")).firstElementChild;
+      piece.removeAttribute("class");
+      assert.equal(piece.outerHTML, rendered?.outerHTML);
+    }
+    assert.equal(parsed(result.html).querySelectorAll('a[href="https://example.com/docs"]').length, 1);
+    assert.equal(parsed(result.html).textContent?.replace(/\s+/g, " ").trim(), text.trim());
   });
 
   it("finds line starts the way markdown-it counts lines", () => {
