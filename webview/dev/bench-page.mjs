@@ -3,12 +3,12 @@
 // build is packaging) with dev/bench-host.ts as its host, serves that folder, and opens pages in
 // headless Debian Chromium. Used by tests/bench/thread.bench.mjs and dev/profile-stream.mjs.
 
-import { copyFileSync, createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { dirname, extname, join, normalize } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+
+import { launchChromium, serveFolder } from "./chromium.mjs";
 
 const webviewRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -78,60 +78,17 @@ export async function buildBenchPage(outDir, { minify = true } = {}) {
   writeFileSync(join(outDir, "index.html"), PAGE);
 }
 
-function loadPlaywright() {
-  for (const base of [webviewRoot, join(webviewRoot, "..", "tests")]) {
-    try {
-      return createRequire(join(base, "package.json"))("playwright-core");
-    } catch {
-      // Not installed there; try the next place.
-    }
-  }
-  throw new Error("playwright-core is not installed in webview/ or tests/");
-}
-
-const TYPES = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".ttf": "font/ttf" };
-
-/** Serves `outDir` on a free port; returns its base URL and a `close()`. */
-export async function serveBenchPage(outDir) {
-  const server = createServer((request, response) => {
-    const path = normalize(decodeURIComponent(new URL(request.url ?? "/", "http://x").pathname));
-    const file = join(outDir, path === "/" ? "index.html" : path);
-    if (!file.startsWith(outDir) || !existsSync(file)) {
-      response.writeHead(404).end();
-      return;
-    }
-    response.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" });
-    createReadStream(file).pipe(response);
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { base: `http://127.0.0.1:${server.address().port}`, close: () => server.close() };
+/** Serves `outDir` (a page [`buildBenchPage`] made) on a free port; returns its base URL and a `close()`. */
+export function serveBenchPage(outDir) {
+  return serveFolder(outDir, "index.html");
 }
 
 /**
- * Launches Debian's Chromium headless, with a throwaway profile. The webview's sidebar size:
- * pages open at 380×820.
+ * Launches Debian's Chromium headless, with a throwaway profile and precise memory figures
+ * (`performance.memory`). The webview's sidebar size: pages open at [`VIEWPORT`].
  */
-export async function launchBrowser() {
-  const home = mkdtempSync(join(tmpdir(), "tether-webview-bench-"));
-  const { chromium } = loadPlaywright();
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--enable-precise-memory-info",
-    ],
-    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, "config") },
-  });
-  return {
-    browser,
-    async close() {
-      await browser.close();
-      rmSync(home, { recursive: true, force: true });
-    },
-  };
+export function launchBrowser() {
+  return launchChromium(["--enable-precise-memory-info"]);
 }
 
 export const VIEWPORT = { width: 380, height: 820 };

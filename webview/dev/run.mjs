@@ -8,51 +8,20 @@
 // dist/dev/*.png. Needs `npm run build -- --dev` first (`npm run dev` does both).
 //
 // playwright-core is taken from this package or from tests/ (the end-to-end suite installs it);
-// Chromium is Debian's /usr/bin/chromium.
+// Chromium is Debian's /usr/bin/chromium (dev/chromium.mjs).
 
-import { createReadStream, existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:http";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { dirname, extname, join, normalize } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+
+import { launchChromium, serveFolder } from "./chromium.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const out = join(root, "dist", "dev");
 
-function loadPlaywright() {
-  for (const base of [root, join(root, "..", "tests")]) {
-    try {
-      return createRequire(join(base, "package.json"))("playwright-core");
-    } catch {
-      // Not installed there; try the next place.
-    }
-  }
-  throw new Error("playwright-core is not installed in webview/ or tests/");
-}
-
-const TYPES = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".png": "image/png" };
-
-const server = createServer((request, response) => {
-  const path = normalize(decodeURIComponent(new URL(request.url ?? "/", "http://x").pathname));
-  const file = join(root, path === "/" ? "dev/index.html" : path);
-  if (!file.startsWith(root) || !existsSync(file)) {
-    response.writeHead(404).end();
-    return;
-  }
-  response.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" });
-  createReadStream(file).pipe(response);
-});
-await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-const base = `http://127.0.0.1:${server.address().port}`;
-
-const home = mkdtempSync(join(tmpdir(), "tether-webview-dev-"));
-const { chromium } = loadPlaywright();
-const browser = await chromium.launch({
-  executablePath: "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-  env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, "config") },
-});
+const server = await serveFolder(root, "dev/index.html");
+const { base } = server;
+const chromium = await launchChromium();
+const { browser } = chromium;
 const failures = [];
 
 async function openPage(query) {
@@ -210,9 +179,8 @@ try {
     await page.close();
   }
 } finally {
-  await browser.close();
+  await chromium.close();
   server.close();
-  rmSync(home, { recursive: true, force: true });
 }
 
 if (failures.length > 0) {
