@@ -285,7 +285,7 @@ test("a thread of 10,000 entries: few in the DOM, the right ones in sight, idle 
         }, { capture: true });
       });
       await vscode.sendPrompt("Now one long line");
-      await entryAt(reply).filter({ hasText: "the last words of the long line" }).waitFor({ timeout: 60_000 });
+      await entryAt(reply).filter({ hasText: "the last words of the long line" }).waitFor();
       await chat.locator('.turn-state[data-state="ended"]').last().waitFor();
       const webview = await frame();
       // Two frames, so the browser has decided about the last pieces too.
@@ -314,6 +314,7 @@ test("a thread of 10,000 entries: few in the DOM, the right ones in sight, idle 
       assert.equal(words.length, 3 * 2500 + 10);
       assert.equal(words.slice(-10).join(" "), "and these are the last words of the long line.");
       assert.ok(words.slice(0, 3 * 2500).every((word, at) => word === (at % 3 === 1 ? "after" : "word")));
+      await vscode.screenshot("long-thread-long-line.png");
     });
 
     await step("6. an idle chat schedules no frame and no timer, and changes nothing, for 5 s", async () => {
@@ -381,7 +382,9 @@ test("a thread of 10,000 entries: few in the DOM, the right ones in sight, idle 
       const longReload = await reload(last);
       const drawn = await drawnCount();
       // The rest of the thread arrives after its last screen, a few hundred entries a frame.
-      await sleep(3_000);
+      await (await frame()).waitForFunction(() => performance.getEntriesByName("tether-earlier-entries").length > 0, null, {
+        timeout: LONG_WAIT_MS,
+      });
       const after = await vscode.rendererMemory();
       const mib = (value) => `${Math.round(value)} MiB`;
       figure(

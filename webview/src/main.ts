@@ -7,10 +7,12 @@
 //
 // Nothing runs while nothing changes: a frame is asked for only when a message arrived, the
 // person scrolled the thread, or a frame said it has more to draw (text rationed, a long thread's
-// window drawn in slices). Three performance marks say how long a window (re)load took, for the
+// window drawn in slices). Performance marks say how long a window (re)load took, for the
 // end-to-end tests to read: `tether-ready` when the webview asks for its state,
-// `tether-snapshot` when a snapshot arrives (its detail: the entries' count) and
-// `tether-snapshot-drawn` after the frame that drew it.
+// `tether-snapshot` when a snapshot arrives (its detail: the entries' count),
+// `tether-snapshot-drawn` after the frame that drew it, and, for a long thread whose snapshot
+// left its earlier entries out, `tether-earlier-entries` when the last of them (the first
+// entries: they come most recent first) arrived.
 
 import DOMPurify from "dompurify";
 import { ChatView } from "./chat-view";
@@ -61,10 +63,12 @@ function start(): void {
       console.warn("tether: ignoring a message of unknown shape from the host", event.data);
       return;
     }
-    if ((event.data as { type?: unknown }).type === "snapshot") {
+    const { type, from } = event.data as { type?: unknown; from?: unknown };
+    if (type === "snapshot") {
       resyncRequested = false;
       performance.mark("tether-snapshot", { detail: { entries: model.entries.length } });
     }
+    if (type === "earlierEntries" && from === 0) performance.mark("tether-earlier-entries");
     if (changes.outOfSync !== null && !resyncRequested) {
       console.warn(`tether: asking the host for a snapshot: ${changes.outOfSync}`);
       resyncRequested = true;
