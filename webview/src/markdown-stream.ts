@@ -129,8 +129,11 @@ export class MarkdownStream {
       // Text alone (the usual piece) is written as it renders; a linkified address goes through
       // the renderer and the sanitizer like any other markdown.
       const text = this.renderer.plainText(tokens[1]);
-      const html = text === null ? this.renderer.renderTokens(tokens, env) : `<p>${text}</p>\n`;
-      update.committed.push(html.replace(/^<p>/, `<p class="${PIECE_CLASS}">`));
+      update.committed.push(
+        text === null
+          ? this.renderer.renderTokens(tokens, env).replace(/^<p>/, `<p class="${PIECE_CLASS}">`)
+          : `<p class="${PIECE_CLASS}">${text}</p>\n`,
+      );
       this.committedEnd = cut;
     }
   }

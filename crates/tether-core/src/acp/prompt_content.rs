@@ -139,10 +139,10 @@ fn is_context_block(block: &acp::ContentBlock) -> bool {
     // `get`, not indexing: a `Map` indexed by a key it lacks panics, and `_meta` is the agent's
     // (or a log's) to fill with anything.
     matches!(block, acp::ContentBlock::Text(text)
-        if text.meta.as_ref().is_some_and(|meta| {
-            meta.get("tether").and_then(|tether| tether.get(super::handshake::CONTEXT_META_KEY))
-                == Some(&serde_json::Value::Bool(true))
-        }))
+    if text.meta.as_ref().is_some_and(|meta| {
+        meta.get("tether").and_then(|tether| tether.get(super::handshake::CONTEXT_META_KEY))
+            == Some(&serde_json::Value::Bool(true))
+    }))
 }
 
 /// The user message a prompt's blocks show as.
@@ -285,6 +285,8 @@ fn base64_decoded_len(data: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_second_text_block_with_someone_elses_meta_is_shown_not_a_panic() {
         // Found by the replay fuzzer: `_meta` without `tether` made the context check panic.
@@ -293,13 +295,11 @@ mod tests {
         let blocks = [
             acp::ContentBlock::from("Fix it".to_owned()),
             acp::ContentBlock::Text(acp::TextContent::new("More words").meta(meta)),
-            super::context_block("Earlier turns".to_owned()),
+            context_block("Earlier turns".to_owned()),
         ];
-        let message = super::user_message(&blocks, "/workspace");
+        let message = user_message(&blocks, "/workspace");
         assert_eq!(message.text, "Fix it\n\nMore words", "the agent-only context is left out, the rest shown");
     }
-
-    use super::*;
 
     #[test]
     fn file_uris_round_trip_with_escapes_and_lines() {
