@@ -666,8 +666,12 @@ pub struct SessionReadParams {
     pub offset: u64,
 }
 
-/// The most bytes of log one `session/read` answer carries.
-pub const SESSION_READ_CHUNK_BYTES: u64 = 1024 * 1024;
+/// The most bytes of log one `session/read` answer carries. The host folds each answer in one
+/// call into the engine, which holds the extension host's thread meanwhile: during a window
+/// reload, when the engine's code is not yet optimized, a 1 MiB piece took 0.7 s, and the chat
+/// view could not be created until it was done. A quarter of that leaves the thread free between
+/// pieces for what else the window asks of it.
+pub const SESSION_READ_CHUNK_BYTES: u64 = 256 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "typescript", derive(TS))]
