@@ -13,13 +13,13 @@
 // 5. a reply of one long line stays in sight too, and only the pieces of it in sight are laid out;
 // 6. an idle chat schedules no frame and no timer, and changes nothing, for 5 s;
 // 7. the find bar finds a message near the top and brings it into sight, highlighted;
-// 8. a window reload: the last entries show again, the DOM stays under 200 entries, and the
-//    renderer's JS heap is no bigger than before the reload.
+// 8. a window reload: the last entries show again, first from the screen the webview saved, the
+//    DOM stays under 200 entries, and the renderer's JS heap is no bigger than before the reload.
 //
 // What is asserted is structure, never time. The figures (time from the agent's last write to
 // the last entry in sight, the webview's long tasks, entries and nodes in the DOM, window reload
-// to the last screen drawn, by the webview's own mark) are printed beside their anchor, measured
-// in the same run.
+// to the last screen drawn and to the host's snapshot drawn, by the webview's own marks) are
+// printed beside their anchor, measured in the same run.
 
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -164,10 +164,11 @@ test("a thread of 10,000 entries: few in the DOM, the right ones in sight, idle 
       return { last, shownAfterMs: shownAt - lastWrite, arrivedAfterMs: lastMessageAt - lastWrite, longTasks, drawn };
     };
     /**
-     * Reloads the window. Returns when the webview drew the snapshot that holds entry `index`
-     * (its own mark, on the clock this process reads too), how long until the test saw that
-     * entry in sight (which adds opening the view through the command palette, and polling), and
-     * the webview's marks.
+     * Reloads the window and waits for the host's snapshot holding entry `index` to be drawn.
+     * Returns when the webview first drew the thread's last screen (the screen it saved itself,
+     * else the host's snapshot; by its own marks, on the clock this process reads too), when it
+     * drew the host's snapshot, how long until the test saw entry `index` in sight (which adds
+     * opening the view through the command palette, and polling), and the webview's marks.
      */
     const reload = async (index) => {
       const started = Date.now();
@@ -176,35 +177,60 @@ test("a thread of 10,000 entries: few in the DOM, the right ones in sight, idle 
       chat = vscode.chatFrame();
       await inSight(index, LONG_WAIT_MS);
       const shownMs = Date.now() - started;
-      const marks = await (await frame()).evaluate((wanted) => {
+      const webview = await frame();
+      await webview.waitForFunction(
+        (wanted) => performance.getEntriesByName("tether-snapshot").some((mark) => mark.detail?.entries > wanted),
+        index,
+        { timeout: LONG_WAIT_MS },
+      );
+      const marks = await webview.evaluate((wanted) => {
         const at = (name) => performance.getEntriesByName(name).at(-1)?.startTime ?? null;
+        const holding = (name) => performance.getEntriesByName(name).find((mark) => mark.detail?.entries > wanted);
         // The first snapshot of the thread (an earlier one says the session is being read), and
         // the first frame drawn after it.
-        const snapshot = performance.getEntriesByName("tether-snapshot").find((mark) => mark.detail?.entries > wanted);
+        const snapshot = holding("tether-snapshot");
         const drawn = snapshot && performance.getEntriesByName("tether-snapshot-drawn").find((mark) => mark.startTime >= snapshot.startTime);
+        const restored = holding("tether-restored");
+        const restoredDrawn = holding("tether-restored-drawn");
+        const absolute = (mark) => (mark ? performance.timeOrigin + mark.startTime : null);
         return {
           ready: at("tether-ready"),
+          restored: restored?.startTime ?? null,
+          restoredDrawn: restoredDrawn?.startTime ?? null,
           snapshot: snapshot?.startTime ?? null,
           drawn: drawn?.startTime ?? null,
-          drawnAt: drawn ? performance.timeOrigin + drawn.startTime : null,
+          restoredDrawnAt: absolute(restoredDrawn),
+          drawnAt: absolute(drawn),
         };
       }, index);
-      assert.ok(marks.drawnAt !== null, "the webview marked the frame that drew the thread");
-      return { drawnMs: marks.drawnAt - started, shownMs, marks };
+      assert.ok(marks.drawnAt !== null, "the webview marked the frame that drew the host's snapshot");
+      const hostMs = marks.drawnAt - started;
+      const restoredMs = marks.restoredDrawnAt === null ? null : marks.restoredDrawnAt - started;
+      return { lastScreenMs: Math.min(hostMs, restoredMs ?? Infinity), restoredMs, hostMs, shownMs, marks };
     };
-    const marksLine = ({ ready, snapshot, drawn }) =>
-      ready === null || snapshot === null || drawn === null
-        ? "marks missing"
-        : `webview asked for its state → snapshot arrived ${Math.round(snapshot - ready)} ms, → drawn ${Math.round(drawn - snapshot)} ms`;
+    const marksLine = ({ ready, restored, restoredDrawn, snapshot, drawn }) => {
+      if (ready === null || snapshot === null || drawn === null) return "marks missing";
+      const saved =
+        restoredDrawn === null
+          ? restored === null
+            ? "no saved screen"
+            : "its saved screen drawn with the host's"
+          : `its saved screen drawn ${Math.round(restoredDrawn - ready)} ms after`;
+      return (
+        `webview asked for its state → ${saved}, the host's snapshot arrived ${Math.round(snapshot - ready)} ms, ` +
+        `→ drawn ${Math.round(drawn - snapshot)} ms`
+      );
+    };
+    const reloadLine = (entries, run) =>
+      `reload of a ${entries}-entry thread → its last screen drawn: ${Math.round(run.lastScreenMs)} ms` +
+      (run.restoredMs === null ? " (the host's snapshot)" : ` (the webview's saved screen; the host's after ${Math.round(run.hostMs)} ms)`) +
+      ` (in sight for the test after ${run.shownMs} ms; ${marksLine(run.marks)})`;
     let shortReload;
     await step("1. a short thread, and a window reload of it (the anchor)", async () => {
       const short = await burst("A short burst, please", 10);
       assert.ok(short.drawn.entries <= 11);
       shortReload = await reload(short.last);
-      figure(
-        `reload of a ${short.last + 1}-entry thread → its last screen drawn: ${Math.round(shortReload.drawnMs)} ms ` +
-          `(in sight for the test after ${shortReload.shownMs} ms; ${marksLine(shortReload.marks)})`,
-      );
+      figure(reloadLine(short.last + 1, shortReload));
     });
 
     let longLast;
@@ -394,12 +420,16 @@ test("a thread of 10,000 entries: few in the DOM, the right ones in sight, idle 
       // The reloaded window holds the same thread: its heap is the first one's size again, not
       // the first one's plus its own (a chat the reload did not let go of doubles it).
       assert.ok(after.jsHeapMiB <= before.jsHeapMiB * 1.25, `JS heap ${mib(before.jsHeapMiB)} → ${mib(after.jsHeapMiB)}`);
+      const more = (field) =>
+        `${Math.round(longReload[field] - shortReload[field])} ms more than the short thread's ` +
+        `(${(longReload[field] / shortReload[field]).toFixed(2)}×)`;
       figure(
-        `reload of a ${last + 1}-entry thread → its last screen drawn: ${Math.round(longReload.drawnMs)} ms, ` +
-          `${Math.round(longReload.drawnMs - shortReload.drawnMs)} ms more than the short thread's ` +
-          `(${(longReload.drawnMs / shortReload.drawnMs).toFixed(2)}×; in sight for the test after ${longReload.shownMs} ms; ` +
-          `${marksLine(longReload.marks)}); ${drawn.entries} entries / ${drawn.nodes} nodes in the thread`,
+        `${reloadLine(last + 1, longReload)}; last screen ${more("lastScreenMs")}, the host's snapshot ${more("hostMs")}; ` +
+          `${drawn.entries} entries / ${drawn.nodes} nodes in the thread`,
       );
+      // The webview saved the end of the thread before the reload, and the reloaded one started
+      // from it: without that, its first screen waits for the host to read the whole log again.
+      assert.ok(longReload.marks.restored !== null, "the reloaded webview restored the thread's last screen");
       assert.ok(drawn.entries < MOST_ENTRIES_DRAWN, `${drawn.entries} entries in the DOM`);
       await vscode.screenshot("long-thread-reloaded.png");
     });

@@ -64,7 +64,7 @@ export class ChatView {
   private announceAfterFrame: string[] = [];
 
   constructor(
-    root: HTMLElement,
+    private readonly root: HTMLElement,
     renderer: MarkdownRenderer,
     private readonly post: PostIntent,
     private readonly uiState: UiState,
@@ -160,10 +160,13 @@ export class ChatView {
       this.announceTurn(model);
     }
     if (changes.reset || changes.session || changes.turn) {
-      // A prompt also goes to an agent that has exited: the engine starts it again for it.
+      // A prompt also goes to an agent that has exited: the engine starts it again for it. A
+      // restored screen's session is connecting (no prompt) and its turn is not this window's
+      // to stop.
       const canPrompt = model.session?.status.type === "ready" || model.session?.canRestart === true;
-      this.composer.render(canPrompt, model.turn.type === "running");
+      this.composer.render(canPrompt, model.turn.type === "running" && !model.restored);
     }
+    if (changes.reset) this.showRestored(model.restored);
     this.model = model;
     // Before the thread is drawn: a thread shown from hidden has its height to lay out in.
     const empty = model.entries.length === 0;
@@ -183,9 +186,27 @@ export class ChatView {
       );
     }
     this.terminals.pin();
+    if (model.restored) {
+      // A request on a restored screen is a picture of one: the host's snapshot draws it again,
+      // and focuses and announces it then.
+      this.focusAfterFrame = null;
+      this.announceAfterFrame = [];
+    }
     this.focusPermission();
     this.announcePermissions();
+    // The screen a reload will show first: the end of what was just drawn.
+    if (model.loaded && !changes.isEmpty) this.uiState.screenChanged(model);
     return textWaiting;
+  }
+
+  /**
+   * A restored screen (see `last-screen.ts`) takes no click, key or focus until the host's
+   * snapshot replaces it: every part but the composer, where the person may start typing.
+   */
+  private showRestored(restored: boolean): void {
+    const parts = [...this.root.children].filter((part) => part !== this.composer.element && part !== this.announcer);
+    // The session's pickers sit in the composer's footer.
+    for (const part of [...parts, this.controls.element]) part.toggleAttribute("inert", restored);
   }
 
   /**
@@ -230,7 +251,7 @@ export class ChatView {
   private findByKey(event: KeyboardEvent): void {
     if (event.defaultPrevented || event.isComposing || event.altKey || event.shiftKey) return;
     if (!(event.ctrlKey || event.metaKey) || event.key.toLowerCase() !== "f") return;
-    if (this.model === null || this.model.entries.length === 0) return;
+    if (this.model === null || this.model.entries.length === 0 || this.model.restored) return;
     event.preventDefault();
     // Not VS Code's: the workbench hears the webview's keys, and has nothing to find here.
     event.stopPropagation();
@@ -241,6 +262,7 @@ export class ChatView {
   private answerByKey(event: KeyboardEvent): void {
     if (event.defaultPrevented || event.isComposing || event.ctrlKey || event.altKey || event.metaKey) return;
     if (!/^[1-9]$/.test(event.key) || isTextField(document.activeElement)) return;
+    if (this.model?.restored === true) return;
     let oldest: PermissionView | null = null;
     for (const entry of this.model?.entries ?? []) {
       const permission = entry.type === "toolCall" ? entry.permission : null;

@@ -41,6 +41,11 @@ export interface ChatModel {
    * a state this webview does not have, so they are ignored until the next snapshot.
    */
   loaded: boolean;
+  /**
+   * The state drawn is the screen an earlier window saved (`last-screen.ts`), not the host's:
+   * shown, but not to be acted on, until the host's snapshot replaces it.
+   */
+  restored: boolean;
   session: SessionView | null;
   entries: ThreadEntry[];
   plan: PlanEntryView[];
@@ -81,6 +86,7 @@ export class ChangeSet {
 export function emptyModel(): ChatModel {
   return {
     loaded: false,
+    restored: false,
     session: null,
     entries: [],
     plan: [],
@@ -96,11 +102,27 @@ export function emptyModel(): ChatModel {
 export function applyHostMessage(model: ChatModel, message: unknown, changes: ChangeSet): boolean {
   if (!isHostMessage(message)) return false;
   if (message.type === "snapshot") {
+    if (model.restored && isStillStarting(message.snapshot)) {
+      // The host has no thread yet (it is connecting, or reading the session again): the
+      // restored screen stays, under the host's header, which says what it is doing.
+      model.session = message.snapshot.session;
+      changes.session = true;
+      return true;
+    }
     applySnapshot(model, message.snapshot, changes);
     return true;
   }
   if (!model.loaded) {
-    // The snapshot that answers `ready` already contains whatever this patch changed.
+    if (model.restored && message.type === "patch") {
+      // Patches after a snapshot of a session still starting: its header is shown over the
+      // restored screen, and a change to its thread means the host has one to show now.
+      if (message.session !== null && message.session !== undefined) {
+        model.session = message.session;
+        changes.session = true;
+      }
+      if (message.thread.length > 0) changes.outOfSync = "the host's thread changed under the restored screen";
+    }
+    // Otherwise the snapshot that answers `ready` already contains whatever this patch changed.
     return true;
   }
   if (message.type === "earlierEntries") {
@@ -122,8 +144,20 @@ export function applyHostMessage(model: ChatModel, message: unknown, changes: Ch
   return true;
 }
 
+/**
+ * Draws the screen an earlier window saved (see `last-screen.ts`) as a snapshot would, but keeps
+ * the model not loaded: the host's patches describe its state, not this picture of it, so they
+ * wait for its snapshot.
+ */
+export function applyRestoredScreen(model: ChatModel, snapshot: ViewSnapshot, changes: ChangeSet): void {
+  applySnapshot(model, snapshot, changes);
+  model.loaded = false;
+  model.restored = true;
+}
+
 function applySnapshot(model: ChatModel, snapshot: ViewSnapshot, changes: ChangeSet): void {
   model.loaded = true;
+  model.restored = false;
   model.session = snapshot.session;
   model.entries =
     snapshot.earlier === 0
@@ -137,6 +171,11 @@ function applySnapshot(model: ChatModel, snapshot: ViewSnapshot, changes: Change
   changes.rebuilt.clear();
   changes.grown.clear();
   changes.terminals.clear();
+}
+
+/** A snapshot of a session that is starting and has no thread to show yet. */
+function isStillStarting(snapshot: ViewSnapshot): boolean {
+  return snapshot.session.status.type === "starting" && snapshot.entries.length === 0 && snapshot.earlier === 0;
 }
 
 /** Puts the entries a snapshot left out in their places (entries the host replaced since win). */

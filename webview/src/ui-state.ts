@@ -1,12 +1,15 @@
 // Local UI state that survives a webview reload: the unsent composer text of each session open
-// in the tabs, which thoughts the person opened, whether the rules panel is open, and whether
-// the changes bar shows its files. It is the webview's own state (kept with `vscode.setState`),
-// never sent to the host: the host's state arrives in the snapshot.
+// in the tabs, which thoughts the person opened, whether the rules panel is open, whether the
+// changes bar shows its files, and the thread's last screen (`last-screen.ts`), drawn before the
+// host's snapshot comes. It is the webview's own state (kept with `vscode.setState`), never sent
+// to the host: the host's state arrives in the snapshot.
 //
 // The composer shows one session's draft at a time; the others wait here under their session's
 // key until their tab is shown again, and go when their tab closes.
 
 import type { ThoughtOpenState } from "./agent-message-view";
+import { lastScreenOf } from "./last-screen";
+import type { ChatModel } from "./model";
 import type { PromptAttachment, SessionKey, VsCodeApi } from "./protocol";
 
 /** A session's unsent text, and what each "@label" in it stands for. */
@@ -23,10 +26,17 @@ interface SavedState extends Draft {
   openThoughts: string[];
   rulesOpen: boolean;
   changesOpen: boolean;
+  /** What `lastScreenOf` made of the thread at the last save (a `SavedScreen`), or null. */
+  lastScreen: unknown;
 }
 
 /** Typing saves at most this often; `setState` crosses into the host. */
 const SAVE_DELAY_MS = 300;
+/**
+ * A changing thread saves its last screen at most this often: each save writes up to
+ * `MAX_CHARS` of JSON, and a screen a second old is replaced by the host's within seconds.
+ */
+const SCREEN_SAVE_DELAY_MS = 1_000;
 
 /** Whether the rules panel is open: the panel's part of the UI state. */
 export interface RulesPanelState {
@@ -49,9 +59,17 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
   private rulesPanelOpen: boolean;
   private changesBarOpen: boolean;
   private saveTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The model whose end is saved, once the host's state has been drawn; null once saved. */
+  private screenSource: ChatModel | null = null;
+  /** The screen the last window saved: what this one draws first. */
+  readonly savedScreen: unknown;
+  /** The screen to save: the last window's until this one has drawn the host's state. */
+  private screen: unknown;
 
   constructor(private readonly api: VsCodeApi) {
     const saved = readSaved(api.getState());
+    this.savedScreen = saved.lastScreen;
+    this.screen = saved.lastScreen;
     this.composerText = saved.composer;
     this.composerMentions = saved.mentions;
     this.draftSession = saved.draftSession;
@@ -173,10 +191,24 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
     this.saveSoon();
   }
 
-  private saveSoon(): void {
+  /**
+   * Saves the end of `model`'s thread soon: call after a frame drew a change of the host's state.
+   * A frame drawing a restored screen does not call this: the saved screen is already that one.
+   */
+  screenChanged(model: ChatModel): void {
+    this.screenSource = model;
+    this.saveSoon(SCREEN_SAVE_DELAY_MS);
+  }
+
+  private saveSoon(delayMs = SAVE_DELAY_MS): void {
     if (this.saveTimer !== null) return;
     this.saveTimer = setTimeout(() => {
       this.saveTimer = null;
+      // A model out of sync waits for a snapshot: the screen saved before stays until then.
+      if (this.screenSource?.loaded === true) {
+        this.screen = lastScreenOf(this.screenSource);
+        this.screenSource = null;
+      }
       const state: SavedState = {
         composer: this.composerText,
         mentions: this.composerMentions,
@@ -185,9 +217,10 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
         openThoughts: [...this.openThoughts],
         rulesOpen: this.rulesPanelOpen,
         changesOpen: this.changesBarOpen,
+        lastScreen: this.screen,
       };
       this.api.setState(state);
-    }, SAVE_DELAY_MS);
+    }, delayMs);
   }
 }
 
@@ -201,6 +234,7 @@ function readSaved(value: unknown): SavedState {
     openThoughts: [],
     rulesOpen: false,
     changesOpen: true,
+    lastScreen: null,
   };
   if (typeof value !== "object" || value === null) return saved;
   const candidate = value as Partial<Record<keyof SavedState, unknown>>;
@@ -221,6 +255,8 @@ function readSaved(value: unknown): SavedState {
   }
   if (typeof candidate.rulesOpen === "boolean") saved.rulesOpen = candidate.rulesOpen;
   if (typeof candidate.changesOpen === "boolean") saved.changesOpen = candidate.changesOpen;
+  // Read by `restoredScreen`, which checks it.
+  saved.lastScreen = candidate.lastScreen ?? null;
   return saved;
 }
 

@@ -8,6 +8,7 @@ import DOMPurify from "dompurify";
 import { JSDOM } from "jsdom";
 import { ChatView } from "../src/chat-view";
 import { MarkdownRenderer } from "../src/markdown";
+import { restoreLastScreen } from "../src/last-screen";
 import { ChangeSet, type ChatModel, applyHostMessage, emptyModel } from "../src/model";
 import type { HostToWebview, VsCodeApi, WebviewToHost } from "../src/protocol";
 import type { Repeat } from "../src/terminal-view";
@@ -58,6 +59,11 @@ export interface Harness {
   queryAll<T extends Element = HTMLElement>(selector: string): T[];
   /** Presses a key on the focused element (or the body), as the person would. */
   press(key: string, init?: Partial<KeyboardEventInit>): void;
+  /**
+   * Draws the last screen the saved state holds, as the webview does at start; returns whether
+   * there was one.
+   */
+  restore(): boolean;
   /** Moves the webview's clock on by `ms` and fires the timers that are running, once each. */
   advance(ms: number): void;
   /** How many repeating timers the webview has running. */
@@ -121,7 +127,8 @@ export function harness(savedState: unknown = undefined): Harness {
   // test), and a running command's elapsed time counts on only when the test advances it.
   const time = new ManualTime();
   let framesAsked = 0;
-  const view = new ChatView(root, renderer, api.postMessage, new UiState(api), time.clock, time.repeat, () => {
+  const uiState = new UiState(api);
+  const view = new ChatView(root, renderer, api.postMessage, uiState, time.clock, time.repeat, () => {
     framesAsked++;
   });
   const model = emptyModel();
@@ -137,6 +144,12 @@ export function harness(savedState: unknown = undefined): Harness {
         if (!view.receive(message)) applyHostMessage(model, message, changes);
       }
       return view.render(model, changes);
+    },
+    restore() {
+      const changes = new ChangeSet();
+      if (!restoreLastScreen(uiState.savedScreen, model, changes)) return false;
+      view.render(model, changes);
+      return true;
     },
     framesAsked: () => framesAsked,
     query<T extends Element>(selector: string): T {
