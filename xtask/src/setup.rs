@@ -39,6 +39,7 @@ pub struct Tools {
 pub fn run(project: &Project) -> anyhow::Result<Tools> {
     let started = Instant::now();
     ensure_wasm_target()?;
+    ensure_rust_components()?;
     let wasm_bindgen = ensure_wasm_bindgen(project)?;
     ensure_debian_packages()?;
     ensure_node(project)?;
@@ -63,6 +64,21 @@ fn ensure_wasm_target() -> anyhow::Result<()> {
         return Ok(());
     }
     Cmd::new("rustup").args(["target", "add", WASM_TARGET]).run()
+}
+
+/// rustfmt and clippy, which `cargo xtask test` runs before the tests: a minimal rustup profile
+/// leaves them out.
+fn ensure_rust_components() -> anyhow::Result<()> {
+    let missing: Vec<&str> = [("rustfmt", "fmt"), ("clippy", "clippy")]
+        .into_iter()
+        .filter(|(_, subcommand)| Cmd::new("cargo").args([subcommand, "--version"]).probe().is_none())
+        .map(|(component, _)| component)
+        .collect();
+    if missing.is_empty() {
+        eprintln!("setup: rustfmt and clippy are installed");
+        return Ok(());
+    }
+    Cmd::new("rustup").args(["component", "add"]).args(missing).run()
 }
 
 fn ensure_wasm_bindgen(project: &Project) -> anyhow::Result<PathBuf> {

@@ -1,4 +1,5 @@
-//! `cargo xtask test`: builds everything, then runs every Rust test, a short fixed run of every
+//! `cargo xtask test`: builds everything, then checks the Rust code's formatting and lints
+//! (rustfmt, clippy with warnings as errors), runs every Rust test, a short fixed run of every
 //! fuzz target, the TypeScript type checks and unit tests of the webview and the extension host,
 //! and the end-to-end suite (code-server + Chromium), and fails if any of them failed.
 //!
@@ -24,6 +25,9 @@ pub struct Options {
 pub fn run(project: &Project, options: Options) -> anyhow::Result<()> {
     let built = build::run(project, options.build)?;
     let mut failed: Vec<String> = Vec::new();
+    if !run_rust_checks(project)? {
+        failed.push("Rust formatting or lints".to_owned());
+    }
     if !run_rust_tests(project)? {
         failed.push("Rust tests".to_owned());
     }
@@ -47,6 +51,17 @@ pub fn run(project: &Project, options: Options) -> anyhow::Result<()> {
     }
     eprintln!("test: everything passed");
     Ok(())
+}
+
+/// `cargo fmt --check` and clippy over every target of the workspace, warnings denied. Returns
+/// whether both passed.
+fn run_rust_checks(project: &Project) -> anyhow::Result<bool> {
+    let format = Cmd::new("cargo").args(["fmt", "--all", "--check"]).dir(&project.root).status()?;
+    let lints = Cmd::new("cargo")
+        .args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])
+        .dir(&project.root)
+        .status()?;
+    Ok(format.success() && lints.success())
 }
 
 /// Runs the workspace's tests with nextest when it is installed (its summary is easier to read),
