@@ -294,9 +294,12 @@ impl AcpClient {
         first_permission_key: PermissionKey,
         policy: PermissionPolicy,
     ) -> Self {
+        let cwd = cwd.into();
+        // The rules' paths match as the workspace's file names do.
+        let policy = policy.fold_case(crate::workspace_path::PathStyle::of(&cwd).folds_case());
         AcpClient {
             info,
-            cwd: cwd.into(),
+            cwd,
             phase: Phase::New,
             thread: Thread::default(),
             turn: turn::Turn::default(),

@@ -54,8 +54,8 @@ use crate::claude_cli::ClaudeCli;
 use crate::host_api::{AgentProfile, EngineConfig, FileReadReply, HostAction, HostCommand, HostEvent, LogLevel};
 use crate::intent::Intent;
 use crate::mentions::{self, FindOutcome, MentionIndex};
-use crate::permissions::{RequestPath, resolve_path};
 use crate::webview::{HostToWebview, PromptAttachment, SessionKey, ViewEvent, WebviewToHost};
+use crate::workspace_path::absolute_path;
 
 use chat_view::{ChatView, WebviewOutbox};
 use history::History;
@@ -276,12 +276,7 @@ impl HostEngine {
             }
             Intent::OpenLocation { path, line } => {
                 // A card names a path as the agent did: one relative to the workspace is there.
-                let root = self.config.workspace_root.trim_end_matches('/');
-                let path = match resolve_path(root, &path) {
-                    RequestPath::Inside(relative) if relative == "." => root.to_owned(),
-                    RequestPath::Inside(relative) => format!("{root}/{relative}"),
-                    RequestPath::Outside(absolute) => absolute,
-                };
+                let path = absolute_path(&self.config.workspace_root, &path);
                 self.actions.push_back(HostAction::OpenFile { path, line });
             }
             Intent::OpenAgentSettings => {

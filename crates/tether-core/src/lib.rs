@@ -40,3 +40,4 @@ pub mod thread;
 #[cfg(feature = "typescript")]
 pub mod typescript;
 pub mod webview;
+pub mod workspace_path;

@@ -33,6 +33,7 @@ use ts_rs::TS;
 
 use crate::thread::{ToolCallView, ToolContent};
 
+pub use crate::workspace_path::resolve_path;
 use glob::escape_glob;
 pub use glob::{path_glob, text_glob};
 
@@ -242,8 +243,14 @@ impl RuleSpec {
         text
     }
 
-    /// Whether the rule applies to the request.
+    /// Whether the rule applies to the request (its path glob matching case as written).
     pub fn matches(&self, facts: &RequestFacts) -> bool {
+        self.matches_with_case(facts, false)
+    }
+
+    /// Whether the rule applies to the request; with `fold_case`, its path glob matches paths
+    /// whatever their case.
+    pub fn matches_with_case(&self, facts: &RequestFacts, fold_case: bool) -> bool {
         if !self.kinds.is_empty() && !self.kinds.contains(&facts.kind) {
             return false;
         }
@@ -255,6 +262,7 @@ impl RuleSpec {
         }
         if let Some(glob) = &self.path {
             let matches = |path: &RequestPath| match path {
+                RequestPath::Inside(relative) if fold_case => path_glob(&glob.to_lowercase(), &relative.to_lowercase()),
                 RequestPath::Inside(relative) => path_glob(glob, relative),
                 RequestPath::Outside(_) => false,
             };
@@ -428,37 +436,6 @@ pub fn command_of_words(words: &[&str]) -> String {
     }
 }
 
-/// `path` made absolute against `root` and normalised lexically (`.` and `..` removed), then
-/// classified as inside or outside the workspace by its text alone. The engine does no IO, so it
-/// cannot see a symbolic link: before it decides anything about a path it has the host resolve
-/// the path and the root through their links, and classifies what they lead to with this (see
-/// `acp::links`). Classifying the text an agent wrote, unresolved, is only for showing it.
-pub fn resolve_path(root: &str, path: &str) -> RequestPath {
-    let root = normalize(root, "");
-    let absolute = if path.starts_with('/') { normalize(path, "") } else { normalize(path, &root) };
-    if absolute == root {
-        return RequestPath::Inside(".".to_owned());
-    }
-    match absolute.strip_prefix(&root).and_then(|rest| if root == "/" { Some(rest) } else { rest.strip_prefix('/') }) {
-        Some(relative) if !relative.is_empty() => RequestPath::Inside(relative.to_owned()),
-        _ => RequestPath::Outside(absolute),
-    }
-}
-
-fn normalize(path: &str, base: &str) -> String {
-    let mut parts: Vec<&str> = base.split('/').filter(|part| !part.is_empty()).collect();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            other => parts.push(other),
-        }
-    }
-    format!("/{}", parts.join("/"))
-}
-
 /// Who decided a request that was not shown as a question.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "typescript", derive(TS))]
@@ -529,20 +506,23 @@ pub struct PermissionPolicy {
     mode: Mode,
     rules: Vec<Rule>,
     next_rule_id: RuleId,
+    /// The workspace's file names match whatever their case (a Windows workspace): so do the
+    /// rules' path globs.
+    fold_case: bool,
 }
 
 impl PermissionPolicy {
     /// A policy with no rules. Rule ids start at `first_rule_id`, so ids of different sessions
     /// never collide and a stale click cannot delete a newer rule.
     pub fn new(mode: Mode, first_rule_id: RuleId) -> Self {
-        PermissionPolicy { mode, rules: Vec::new(), next_rule_id: first_rule_id }
+        PermissionPolicy { mode, rules: Vec::new(), next_rule_id: first_rule_id, fold_case: false }
     }
 
     /// The policy of a new session: this one's workspace rules (with how often they fired), no
     /// session rules, and `mode`.
     pub fn for_new_session(&self, mode: Mode, first_rule_id: RuleId) -> Self {
         let rules = self.rules.iter().filter(|rule| rule.scope == RuleScope::Workspace).cloned().collect();
-        PermissionPolicy { mode, rules, next_rule_id: first_rule_id.max(self.next_rule_id) }
+        PermissionPolicy { mode, rules, next_rule_id: first_rule_id.max(self.next_rule_id), fold_case: self.fold_case }
     }
 
     pub fn mode(&self) -> Mode {
@@ -551,6 +531,13 @@ impl PermissionPolicy {
 
     pub fn set_mode(&mut self, mode: Mode) {
         self.mode = mode;
+    }
+
+    /// Makes the rules' path globs match paths whatever their case, or not, as the workspace's
+    /// file names do ([`PathStyle::folds_case`](crate::workspace_path::PathStyle::folds_case)).
+    pub fn fold_case(mut self, fold_case: bool) -> Self {
+        self.fold_case = fold_case;
+        self
     }
 
     /// The verdict on a request, by the precedence in this module's documentation.
@@ -677,7 +664,9 @@ impl PermissionPolicy {
     fn first_match(&self, decision: RuleDecision, facts: &RequestFacts) -> Option<&Rule> {
         let session = self.rules.iter().filter(|rule| rule.scope == RuleScope::Session);
         let workspace = self.rules.iter().filter(|rule| rule.scope == RuleScope::Workspace);
-        session.chain(workspace).find(|rule| rule.spec.decision == decision && rule.spec.matches(facts))
+        session
+            .chain(workspace)
+            .find(|rule| rule.spec.decision == decision && rule.spec.matches_with_case(facts, self.fold_case))
     }
 }
 

@@ -14,27 +14,42 @@ use tether_core::acp::tool_call_view;
 use tether_core::permissions::{
     Mode, PermissionPolicy, RequestFacts, RuleDecision, RuleOrigin, RuleScope, RuleSpec, Verdict, resolve_path,
 };
+use tether_core::workspace_path::PathStyle;
 
+/// The workspace of every case but those after a `workspace` line.
 const WORKSPACE: &str = "/ws";
 
 fn facts(json: &str) -> RequestFacts {
+    facts_in(WORKSPACE, json)
+}
+
+/// The facts of the tool call `json` in the workspace at `root`.
+fn facts_in(root: &str, json: &str) -> RequestFacts {
     let mut value: serde_json::Value = serde_json::from_str(json).unwrap();
     value["toolCallId"] = serde_json::Value::String("t".to_owned());
     let call: acp::ToolCall = serde_json::from_value(value).unwrap();
-    RequestFacts::of_tool_call(&tool_call_view(call), |path| resolve_path(WORKSPACE, path))
+    RequestFacts::of_tool_call(&tool_call_view(call), |path| resolve_path(root, path))
 }
 
 fn run(cases: &str) -> String {
     let mut out = String::new();
     let mut policy = PermissionPolicy::new(Mode::Ask, 1);
+    let mut root = WORKSPACE.to_owned();
     for line in cases.lines() {
         if let Some(title) = line.strip_prefix("== ") {
             policy = PermissionPolicy::new(Mode::Ask, 1);
+            root = WORKSPACE.to_owned();
             writeln!(out, "\n== {title}").unwrap();
             continue;
         }
         let Some((verb, rest)) = line.split_once(' ') else { continue };
         match verb {
+            // The session's workspace, as `AcpClient::new` sets its policy up for it.
+            "workspace" => {
+                root = rest.to_owned();
+                policy = policy.fold_case(PathStyle::of(&root).folds_case());
+                writeln!(out, "workspace {rest}").unwrap();
+            }
             "mode" => {
                 policy.set_mode(serde_json::from_value(serde_json::Value::String(rest.to_owned())).unwrap());
                 writeln!(out, "mode {rest}").unwrap();
@@ -46,7 +61,7 @@ fn run(cases: &str) -> String {
                 writeln!(out, "rule #{} {} ({scope:?})", rule.id, rule.description).unwrap();
             }
             "request" => {
-                let verdict = match policy.decide(&facts(rest)) {
+                let verdict = match policy.decide(&facts_in(&root, rest)) {
                     Verdict::Ask => "ask".to_owned(),
                     Verdict::Allow { by } => format!("allow, by {by}"),
                     Verdict::Reject { by, reason } => format!("reject, by {by}: {reason}"),

@@ -26,6 +26,7 @@ use std::collections::BTreeMap;
 use crate::host_api::{HostAction, ResolvedPath};
 use crate::jsonrpc::RequestId;
 use crate::permissions::{RequestPath, resolve_path};
+use crate::workspace_path::absolute_path;
 
 use super::{AcpClient, PermissionKey};
 
@@ -116,11 +117,7 @@ fn shown_path(root: &str, path: &str) -> String {
 impl AcpClient {
     /// `path` (absolute, or relative to the workspace) made absolute and normalised by its text.
     pub(super) fn named_path(&self, path: &str) -> String {
-        match resolve_path(&self.cwd, path) {
-            RequestPath::Inside(relative) if relative == "." => self.cwd.clone(),
-            RequestPath::Inside(relative) => format!("{}/{relative}", self.cwd.trim_end_matches('/')),
-            RequestPath::Outside(absolute) => absolute,
-        }
+        absolute_path(&self.cwd, path)
     }
 
     /// Has the host resolve `paths` (as the agent named them) and the workspace root, then goes on
