@@ -211,9 +211,11 @@ impl AgentRegistry {
                     .map_err(|error| SpawnFailed(format!("cannot continue the session {dir}: {error:#}")))?,
             ),
         };
-        let mut command = Command::new(&params.command);
+        let launch = crate::launcher::resolve_here(&params.command, &params.args, &params.env)
+            .map_err(|not_found| SpawnFailed(format!("cannot start {:?}: {not_found}", params.command)))?;
+        let mut command = Command::new(&launch.program);
         command
-            .args(&params.args)
+            .args(&launch.args)
             .current_dir(cwd)
             .env_remove(TOKEN_ENV)
             .stdin(Stdio::piped())

@@ -15,6 +15,7 @@ mod connection;
 mod event_log;
 mod fanout;
 mod history;
+mod launcher;
 mod mcp;
 mod orphans;
 mod process_group;
