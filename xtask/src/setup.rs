@@ -38,7 +38,10 @@ pub struct Tools {
 
 pub fn run(project: &Project) -> anyhow::Result<Tools> {
     let started = Instant::now();
-    ensure_wasm_target()?;
+    ensure_rust_target(WASM_TARGET)?;
+    for target in CHECKED_TARGETS {
+        ensure_rust_target(target)?;
+    }
     ensure_rust_components()?;
     let wasm_bindgen = ensure_wasm_bindgen(project)?;
     ensure_debian_packages()?;
@@ -52,18 +55,22 @@ pub fn run(project: &Project) -> anyhow::Result<Tools> {
     Ok(Tools { wasm_bindgen })
 }
 
-fn ensure_wasm_target() -> anyhow::Result<()> {
+/// The targets `cargo xtask test` type-checks and lints tetherd for, which this machine cannot
+/// build packages for: their standard library is enough for `cargo clippy --target`.
+pub const CHECKED_TARGETS: [&str; 1] = ["aarch64-apple-darwin"];
+
+fn ensure_rust_target(target: &str) -> anyhow::Result<()> {
     // The active toolchain's sysroot holds one folder per installed target; asking rustc rather
     // than rustup also respects a toolchain chosen by RUSTUP_TOOLCHAIN or an override.
     let sysroot = Cmd::new("rustc")
         .args(["--print", "sysroot"])
         .probe()
         .context("`rustc --print sysroot` failed: is a Rust toolchain installed (rustup)?")?;
-    if Path::new(&sysroot).join("lib/rustlib").join(WASM_TARGET).exists() {
-        eprintln!("setup: Rust target {WASM_TARGET} is installed");
+    if Path::new(&sysroot).join("lib/rustlib").join(target).exists() {
+        eprintln!("setup: Rust target {target} is installed");
         return Ok(());
     }
-    Cmd::new("rustup").args(["target", "add", WASM_TARGET]).run()
+    Cmd::new("rustup").args(["target", "add", target]).run()
 }
 
 /// rustfmt and clippy, which `cargo xtask test` runs before the tests: a minimal rustup profile
@@ -162,6 +169,20 @@ fn ensure_debian_packages() -> anyhow::Result<()> {
         eprintln!("setup: Debian packages are installed ({})", DEBIAN_PACKAGES.join(", "));
         return Ok(());
     }
+    apt_install(&missing)
+}
+
+/// Installs Debian's `package` when it is missing (`cargo xtask package` asks for a cross linker
+/// this way, only when it builds for that platform).
+pub fn ensure_debian_package(package: &str) -> anyhow::Result<()> {
+    if debian_package_installed(package) {
+        eprintln!("setup: Debian package {package} is installed");
+        return Ok(());
+    }
+    apt_install(&[package])
+}
+
+fn apt_install(missing: &[&str]) -> anyhow::Result<()> {
     let as_root = |program: &str| -> Cmd {
         if Cmd::new("id").arg("-u").probe().as_deref() == Some("0") {
             Cmd::new(program)
@@ -171,7 +192,7 @@ fn ensure_debian_packages() -> anyhow::Result<()> {
         }
     };
     as_root("apt-get").arg("update").run().context("apt-get update failed (setup needs root or password-less sudo)")?;
-    as_root("apt-get").env("DEBIAN_FRONTEND", "noninteractive").args(["install", "-y"]).args(&missing).run()
+    as_root("apt-get").env("DEBIAN_FRONTEND", "noninteractive").args(["install", "-y"]).args(missing).run()
 }
 
 fn debian_package_installed(package: &str) -> bool {

@@ -1,5 +1,5 @@
 //! `cargo xtask test`: builds everything, then checks the Rust code's formatting and lints
-//! (rustfmt, clippy with warnings as errors), runs every Rust test, a short fixed run of every
+//! (rustfmt, clippy with warnings as errors, also for macOS), runs every Rust test, a short fixed run of every
 //! fuzz target, the TypeScript type checks and unit tests of the webview and the extension host,
 //! and the end-to-end suite (code-server + Chromium), and fails if any of them failed.
 //!
@@ -14,6 +14,7 @@ use crate::build;
 use crate::cmd::Cmd;
 use crate::fuzz;
 use crate::project::Project;
+use crate::setup;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
@@ -53,15 +54,25 @@ pub fn run(project: &Project, options: Options) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `cargo fmt --check` and clippy over every target of the workspace, warnings denied. Returns
-/// whether both passed.
+/// `cargo fmt --check`, clippy over every target of the workspace, and clippy over the native
+/// binaries for the platforms this machine cannot build packages for (see
+/// [`setup::CHECKED_TARGETS`]), so that their code cannot rot unseen; warnings denied. Returns
+/// whether all passed.
 fn run_rust_checks(project: &Project) -> anyhow::Result<bool> {
     let format = Cmd::new("cargo").args(["fmt", "--all", "--check"]).dir(&project.root).status()?;
     let lints = Cmd::new("cargo")
         .args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])
         .dir(&project.root)
         .status()?;
-    Ok(format.success() && lints.success())
+    let mut passed = format.success() && lints.success();
+    for target in setup::CHECKED_TARGETS {
+        let mut clippy = Cmd::new("cargo").args(["clippy", "--all-targets", "--target", target]);
+        for binary in build::SHIPPED_BINARIES {
+            clippy = clippy.args(["-p", binary]);
+        }
+        passed &= clippy.args(["--", "-D", "warnings"]).dir(&project.root).status()?.success();
+    }
+    Ok(passed)
 }
 
 /// Runs the workspace's tests with nextest when it is installed (its summary is easier to read),

@@ -167,6 +167,7 @@ fn start_time(_pid: u32) -> Option<u64> {
 
 /// Field 22 of a `/proc/<pid>/stat` line. The command name in parentheses may contain spaces and
 /// parentheses, so fields are counted from the last `)`; the state is field 3.
+#[cfg(target_os = "linux")]
 fn parse_start_time(stat: &str) -> Option<u64> {
     let after_name = &stat[stat.rfind(')')? + 1..];
     after_name.split_whitespace().nth(22 - 3)?.parse().ok()
@@ -176,6 +177,7 @@ fn parse_start_time(stat: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn start_time_is_field_22_past_a_name_with_parentheses() {
         let stat = "42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10";
