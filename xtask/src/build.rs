@@ -17,7 +17,7 @@ use crate::setup::{self, Tools};
 
 /// The native binaries shipped in the extension's `bin/`: the sidecar, and the scripted agent
 /// the built-in "Demo" profile runs.
-const SHIPPED_BINARIES: &[&str] = &["tetherd", "tether-test-agent"];
+pub const SHIPPED_BINARIES: &[&str] = &["tetherd", "tether-test-agent"];
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 
 #[derive(Debug, Clone, Copy)]
@@ -35,11 +35,10 @@ pub struct Built {
 pub fn run(project: &Project, options: Options) -> anyhow::Result<Built> {
     let tools = setup::run(project)?;
     build_native_binaries(project, options)?;
-    build_extension_bundle(project)?;
-    let wasm = build_wasm_engine(project, &tools, &project.extension_dir().join("dist/wasm"))?;
-    build_webview(project)?;
+    let wasm = build_shared_parts(project, &tools)?;
     copy_native_binaries(project, options)?;
-    let vsix = package(project)?;
+    let vsix = project.vsix();
+    package(project, None, &vsix)?;
     eprintln!("build: WASM engine {}", wasm.describe());
     eprintln!("build: {} ({})", relative(project, &vsix), size_of(&vsix)?);
     Ok(Built { vsix })
@@ -54,6 +53,15 @@ fn build_native_binaries(project: &Project, options: Options) -> anyhow::Result<
         cargo = cargo.arg("--release");
     }
     cargo.run()
+}
+
+/// What every platform's package holds alike: the extension's bundle, the WASM engine and the
+/// webview, in the extension's `dist/`.
+pub fn build_shared_parts(project: &Project, tools: &Tools) -> anyhow::Result<WasmSizes> {
+    build_extension_bundle(project)?;
+    let wasm = build_wasm_engine(project, tools, &project.extension_dir().join("dist/wasm"))?;
+    build_webview(project)?;
+    Ok(wasm)
 }
 
 fn build_extension_bundle(project: &Project) -> anyhow::Result<()> {
@@ -152,33 +160,41 @@ fn build_webview(project: &Project) -> anyhow::Result<()> {
 
 fn copy_native_binaries(project: &Project, options: Options) -> anyhow::Result<()> {
     let profile = if options.release { "release" } else { "debug" };
-    let from = project.target_dir().join(profile);
+    install_binaries(project, &project.target_dir().join(profile), "")
+}
+
+/// Puts the shipped binaries built in `from` (their names ending in `exe_suffix`) in the
+/// extension's `bin/`, and nothing else: a package holds one platform's binaries.
+pub fn install_binaries(project: &Project, from: &Path, exe_suffix: &str) -> anyhow::Result<()> {
     let to = project.extension_dir().join("bin");
-    fs::create_dir_all(&to).with_context(|| format!("creating {}", to.display()))?;
+    recreate_dir(&to)?;
     for binary in SHIPPED_BINARIES {
-        let source = from.join(binary);
+        let name = format!("{binary}{exe_suffix}");
+        let source = from.join(&name);
         require_output(&source, "cargo build")?;
         // fs::copy keeps the executable bit.
-        fs::copy(&source, to.join(binary))
+        fs::copy(&source, to.join(&name))
             .with_context(|| format!("copying {} into extension/bin/", source.display()))?;
     }
-    eprintln!("build: copied {} from target/{profile}/ to extension/bin/", SHIPPED_BINARIES.join(" and "));
+    eprintln!("build: copied {} from {} to extension/bin/", SHIPPED_BINARIES.join(" and "), relative(project, from));
     Ok(())
 }
 
-fn package(project: &Project) -> anyhow::Result<PathBuf> {
-    let vsix = project.vsix();
+/// Packages the extension folder as it is into `vsix`: for one platform (`vsce package
+/// --target`, a VS Code platform name such as `linux-x64`), or for any platform when `target` is
+/// `None`.
+pub fn package(project: &Project, target: Option<&str>, vsix: &Path) -> anyhow::Result<()> {
     let vsce = project.npm_bin("vsce").context(
         "vsce not found: add the npm package `@vscode/vsce` to extension/'s devDependencies \
          (then `cargo xtask setup` installs it)",
     )?;
-    Cmd::new(vsce)
-        .args(["package", "--no-dependencies", "--allow-missing-repository", "--skip-license", "-o"])
-        .arg(&vsix)
-        .dir(project.extension_dir())
-        .run()?;
-    require_output(&vsix, "vsce package")?;
-    Ok(vsix)
+    let mut command =
+        Cmd::new(vsce).args(["package", "--no-dependencies", "--allow-missing-repository", "--skip-license"]);
+    if let Some(target) = target {
+        command = command.args(["--target", target]);
+    }
+    command.arg("-o").arg(vsix).dir(project.extension_dir()).run()?;
+    require_output(vsix, "vsce package")
 }
 
 fn require_npm_package(dir: &Path, what: &str) -> anyhow::Result<()> {
@@ -223,7 +239,7 @@ fn file_size(path: &Path) -> anyhow::Result<u64> {
     Ok(fs::metadata(path).with_context(|| format!("reading the size of {}", path.display()))?.len())
 }
 
-fn size_of(path: &Path) -> anyhow::Result<String> {
+pub fn size_of(path: &Path) -> anyhow::Result<String> {
     file_size(path).map(kib)
 }
 
@@ -233,6 +249,6 @@ fn kib(bytes: u64) -> String {
     format!("{kib:.1} KiB")
 }
 
-fn relative(project: &Project, path: &Path) -> String {
+pub fn relative(project: &Project, path: &Path) -> String {
     path.strip_prefix(&project.root).unwrap_or(path).display().to_string()
 }

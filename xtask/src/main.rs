@@ -10,6 +10,7 @@ mod build;
 mod cmd;
 mod codegen;
 mod fuzz;
+mod package;
 mod project;
 mod run;
 mod setup;
@@ -34,6 +35,9 @@ enum Command {
     /// Build the sidecar, the WASM engine, the webview and the extension, and package
     /// target/tether.vsix.
     Build(BuildArgs),
+    /// Package the extension for each platform VS Code runs on (`vsce package --target`), with
+    /// release binaries: target/package/tether-<target>.vsix, sizes printed.
+    Package(PackageArgs),
     /// Build, then serve a local VS Code (code-server on 127.0.0.1) with Tether installed and a demo
     /// workspace open, until Ctrl-C.
     Run(BuildArgs),
@@ -71,6 +75,18 @@ struct BuildArgs {
     release: bool,
 }
 
+#[derive(Args, Clone)]
+#[group(required = true, multiple = false)]
+struct PackageArgs {
+    /// One platform, by VS Code's name: linux-x64, linux-arm64, darwin-x64, darwin-arm64,
+    /// win32-x64, win32-arm64.
+    #[arg(long, value_name = "T")]
+    target: Option<String>,
+    /// Every platform this machine can build for (the others are listed, with why).
+    #[arg(long)]
+    all: bool,
+}
+
 #[derive(Args, Clone, Copy)]
 struct TestArgs {
     #[command(flatten)]
@@ -93,6 +109,13 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Setup => setup::run(&project).map(drop),
         Command::Build(args) => build::run(&project, args.into()).map(drop),
+        Command::Package(args) => {
+            let selection = match args.target {
+                Some(target) => package::Selection::One(target),
+                None => package::Selection::All,
+            };
+            package::run(&project, selection)
+        }
         Command::Run(args) => run::run(&project, args.into()),
         Command::Test(args) => {
             test::run(&project, test::Options { build: args.build.into(), end_to_end: !args.no_e2e })
