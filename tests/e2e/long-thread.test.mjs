@@ -420,9 +420,11 @@ test("a thread of 10,000 entries: few in the DOM, the right ones in sight, idle 
       // The reloaded window holds the same thread: its heap is the first one's size again, not
       // the first one's plus its own (a chat the reload did not let go of doubles it).
       assert.ok(after.jsHeapMiB <= before.jsHeapMiB * 1.25, `JS heap ${mib(before.jsHeapMiB)} → ${mib(after.jsHeapMiB)}`);
-      const more = (field) =>
-        `${Math.round(longReload[field] - shortReload[field])} ms more than the short thread's ` +
-        `(${(longReload[field] / shortReload[field]).toFixed(2)}×)`;
+      const more = (field) => {
+        const difference = Math.round(longReload[field] - shortReload[field]);
+        const ratio = (longReload[field] / shortReload[field]).toFixed(2);
+        return `${Math.abs(difference)} ms ${difference < 0 ? "less" : "more"} than the short thread's (${ratio}×)`;
+      };
       figure(
         `${reloadLine(last + 1, longReload)}; last screen ${more("lastScreenMs")}, the host's snapshot ${more("hostMs")}; ` +
           `${drawn.entries} entries / ${drawn.nodes} nodes in the thread`,

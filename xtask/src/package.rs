@@ -113,6 +113,9 @@ pub fn run(project: &Project, selection: Selection) -> anyhow::Result<()> {
             Some(reason) => skipped.push((platform.name, reason)),
         }
     }
+    // The machine's own platform last, so that `extension/bin/` ends with binaries that run
+    // here: the end-to-end tests and `cargo xtask run` start the demo agent from there.
+    buildable.sort_by_key(|platform| platform.triple == host);
     let tools = setup::run(project)?;
     let wasm = build::build_shared_parts(project, &tools)?;
     let out_dir = project.target_dir().join("package");
