@@ -33,7 +33,6 @@ use ts_rs::TS;
 
 use crate::thread::{ToolCallView, ToolContent};
 
-pub use crate::workspace_path::resolve_path;
 use glob::escape_glob;
 pub use glob::{path_glob, text_glob};
 
@@ -243,14 +242,9 @@ impl RuleSpec {
         text
     }
 
-    /// Whether the rule applies to the request (its path glob matching case as written).
-    pub fn matches(&self, facts: &RequestFacts) -> bool {
-        self.matches_with_case(facts, false)
-    }
-
-    /// Whether the rule applies to the request; with `fold_case`, its path glob matches paths
-    /// whatever their case.
-    pub fn matches_with_case(&self, facts: &RequestFacts, fold_case: bool) -> bool {
+    /// Whether the rule applies to the request; with `fold_case` (a Windows workspace), its path
+    /// glob matches paths whatever their case.
+    pub fn matches(&self, facts: &RequestFacts, fold_case: bool) -> bool {
         if !self.kinds.is_empty() && !self.kinds.contains(&facts.kind) {
             return false;
         }
@@ -365,7 +359,7 @@ pub struct RequestFacts {
 impl RequestFacts {
     /// The facts of a tool call: its kind and title, the command in its raw input, and every path
     /// in its locations, diffs and raw input ([`paths_of_tool_call`]), placed by `place` (which
-    /// says where each one really leads, see [`resolve_path`]).
+    /// says where each one really leads, see [`resolve_path`](crate::workspace_path::resolve_path)).
     pub fn of_tool_call(call: &ToolCallView, place: impl Fn(&str) -> RequestPath) -> RequestFacts {
         let mut paths: Vec<RequestPath> = Vec::new();
         for raw in paths_of_tool_call(call) {
@@ -664,9 +658,7 @@ impl PermissionPolicy {
     fn first_match(&self, decision: RuleDecision, facts: &RequestFacts) -> Option<&Rule> {
         let session = self.rules.iter().filter(|rule| rule.scope == RuleScope::Session);
         let workspace = self.rules.iter().filter(|rule| rule.scope == RuleScope::Workspace);
-        session
-            .chain(workspace)
-            .find(|rule| rule.spec.decision == decision && rule.spec.matches_with_case(facts, self.fold_case))
+        session.chain(workspace).find(|rule| rule.spec.decision == decision && rule.spec.matches(facts, self.fold_case))
     }
 }
 

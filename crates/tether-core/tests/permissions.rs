@@ -12,9 +12,9 @@ use std::path::Path;
 use agent_client_protocol_schema::v1 as acp;
 use tether_core::acp::tool_call_view;
 use tether_core::permissions::{
-    Mode, PermissionPolicy, RequestFacts, RuleDecision, RuleOrigin, RuleScope, RuleSpec, Verdict, resolve_path,
+    Mode, PermissionPolicy, RequestFacts, RuleDecision, RuleOrigin, RuleScope, RuleSpec, Verdict,
 };
-use tether_core::workspace_path::PathStyle;
+use tether_core::workspace_path::{PathStyle, resolve_path};
 
 /// The workspace of every case but those after a `workspace` line.
 const WORKSPACE: &str = "/ws";
@@ -98,13 +98,13 @@ fn a_rule_from_a_choice_matches_the_request_it_came_from() {
     ] {
         let facts = facts(request);
         let spec = RuleSpec::from_choice(RuleDecision::Allow, &facts);
-        assert!(spec.matches(&facts), "{spec:?} does not match {request}");
+        assert!(spec.matches(&facts, false), "{spec:?} does not match {request}");
     }
     let spec = RuleSpec::from_choice(
         RuleDecision::Allow,
         &facts(r#"{"title":"Run","kind":"execute","rawInput":{"command":"ls *"}}"#),
     );
-    assert!(!spec.matches(&facts(r#"{"title":"Run","kind":"execute","rawInput":{"command":"ls x"}}"#)));
+    assert!(!spec.matches(&facts(r#"{"title":"Run","kind":"execute","rawInput":{"command":"ls x"}}"#), false));
 }
 
 /// Rules in the settings are checked with a message a person can act on.

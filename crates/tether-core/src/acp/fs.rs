@@ -32,10 +32,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::files::{FileReads, MAX_READ_RESPONSE_BYTES, ReadDone, ReadId, ReadMode, ReadProgress};
 use crate::host_api::{EditOutcome, FileReadOutcome, FileReadReply, HostAction};
-use crate::permissions::{RequestPath, resolve_path};
+use crate::permissions::RequestPath;
 use crate::review::{ChangeId, ChangeOrigin, ChangePhase, FileChange, HunkState, content_hash, text_edits};
 use crate::sidecar::{SnapshotChange, SnapshotText};
 use crate::webview::{ChangedFileView, ReviewIntent};
+use crate::workspace_path::resolve_path;
 
 use super::cards::{Gate, own_card};
 use super::links::{Target, Waiting};

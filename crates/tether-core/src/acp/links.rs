@@ -25,8 +25,8 @@ use std::collections::BTreeMap;
 
 use crate::host_api::{HostAction, ResolvedPath};
 use crate::jsonrpc::RequestId;
-use crate::permissions::{RequestPath, resolve_path};
-use crate::workspace_path::absolute_path;
+use crate::permissions::RequestPath;
+use crate::workspace_path::{absolute_path, resolve_path};
 
 use super::{AcpClient, PermissionKey};
 

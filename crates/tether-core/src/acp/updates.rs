@@ -3,11 +3,12 @@
 
 use agent_client_protocol_schema::v1 as acp;
 
-use crate::permissions::{RequestPath, command_of, resolve_path};
+use crate::permissions::{RequestPath, command_of};
 use crate::review::preview_lines;
 use crate::thread::{
     ChunkKind, Entry, EntryIndex, Location, PlanEntryView, ToolCallView, ToolContent, ToolStatus, UserMessage,
 };
+use crate::workspace_path::resolve_path;
 
 use super::modes::{AgentModes, agent_modes};
 use super::{AcpClient, AcpEvent, PREVIEW_BUDGET, prompt_content, wire_name};
