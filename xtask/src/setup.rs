@@ -57,7 +57,7 @@ pub fn run(project: &Project) -> anyhow::Result<Tools> {
 
 /// The targets `cargo xtask test` type-checks and lints tetherd for, which this machine cannot
 /// build packages for: their standard library is enough for `cargo clippy --target`.
-pub const CHECKED_TARGETS: [&str; 1] = ["aarch64-apple-darwin"];
+pub const CHECKED_TARGETS: [&str; 2] = ["aarch64-apple-darwin", "x86_64-pc-windows-msvc"];
 
 fn ensure_rust_target(target: &str) -> anyhow::Result<()> {
     // The active toolchain's sysroot holds one folder per installed target; asking rustc rather

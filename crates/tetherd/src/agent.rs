@@ -50,7 +50,7 @@ use tokio::time::Instant;
 
 use crate::event_log::EventLog;
 use crate::fanout::Fanout;
-use crate::process_group::{self, GroupSignal};
+use crate::process_tree::ProcessTree;
 use crate::session::{self, SessionFolder};
 use crate::terminal::TerminalRegistry;
 use crate::utc::UtcTime;
@@ -228,8 +228,7 @@ impl AgentRegistry {
                 command.env(key, value);
             }
         }
-        #[cfg(unix)]
-        command.process_group(0);
+        ProcessTree::prepare(&mut command);
         // Taken before the process starts, so that `more_env` can name it; an id a failed spawn
         // took is never used again, like any other.
         let agent_id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -245,7 +244,10 @@ impl AgentRegistry {
         let continued = continued_dir.map(|dir| agents.continue_session(dir)).transpose()?;
         let mut child =
             command.spawn().map_err(|error| SpawnFailed(format!("cannot start {:?}: {error}", params.command)))?;
-        let pid = child.id().expect("a child that was just spawned has not been reaped");
+        let tree = ProcessTree::of_child(&mut child)
+            .map_err(|error| SpawnFailed(format!("cannot start {:?}: {error}", params.command)))?;
+        let pid = tree.pid();
+        #[cfg(unix)]
         crate::orphans::track(pid);
         let stdin = child.stdin.take().expect("stdin was configured as piped");
         let stdout = child.stdout.take().expect("stdout was configured as piped");
@@ -289,7 +291,7 @@ impl AgentRegistry {
             registry: self.clone(),
             agent_id,
             name: params.name,
-            pid,
+            tree,
             kill_requested,
             input_stalled,
             reaped: reaped_sender,
@@ -429,7 +431,8 @@ struct Supervisor {
     registry: Arc<AgentRegistry>,
     agent_id: AgentId,
     name: String,
-    pid: u32,
+    /// The agent and every process it started.
+    tree: ProcessTree,
     kill_requested: Arc<Notify>,
     /// Raised when a message found the agent's stdin queue full.
     input_stalled: Arc<Notify>,
@@ -460,7 +463,7 @@ impl Supervisor {
                 () = self.kill_requested.notified(), if !killed => {
                     killed = true;
                     tracing::info!(agent = %self.name, agent_id = self.agent_id, "killing agent");
-                    process_group::signal(self.pid, GroupSignal::Terminate);
+                    self.tree.terminate();
                     sigkill_at = Some(Instant::now() + self.registry.kill_grace);
                 }
                 () = self.input_stalled.notified(), if !killed && !stalled => {
@@ -473,7 +476,7 @@ impl Supervisor {
                     tracing::warn!(agent = %self.name, agent_id = self.agent_id, "{reason}");
                     // Signalled first: publishing the reason may wait for room for a while (no
                     // host attached, a full backlog), and the agent's end must not wait with it.
-                    process_group::signal(self.pid, GroupSignal::Terminate);
+                    self.tree.terminate();
                     sigkill_at = Some(Instant::now() + self.registry.kill_grace);
                     forward_stderr_line(&self.forwarding(), reason).await;
                 }
@@ -482,7 +485,7 @@ impl Supervisor {
                     tracing::error!(agent = %self.name, agent_id = self.agent_id, %error,
                         "the session's event log cannot be written; ending the agent");
                     // Signalled first, as for a stalled agent: telling the hosts may wait.
-                    process_group::signal(self.pid, GroupSignal::Terminate);
+                    self.tree.terminate();
                     sigkill_at = Some(Instant::now() + self.registry.kill_grace);
                     let path = self.events.as_ref().map(|events| events.path().display().to_string());
                     let failed = AgentLogFailed { agent_id: self.agent_id, path: path.unwrap_or_default(), error };
@@ -491,7 +494,7 @@ impl Supervisor {
                 () = sleep_until_if_set(sigkill_at) => {
                     tracing::warn!(agent = %self.name, agent_id = self.agent_id,
                         "agent still running after the kill grace; sending SIGKILL");
-                    process_group::signal(self.pid, GroupSignal::Kill);
+                    self.tree.kill();
                     sigkill_at = None;
                 }
             }
@@ -538,7 +541,7 @@ impl Supervisor {
     /// After a killed agent's leader has been reaped, makes sure the rest of its process group
     /// is gone too: they got SIGTERM with the leader and get SIGKILL when the grace runs out.
     async fn finish_group_kill(&self, sigkill_at: Option<Instant>) {
-        if process_group::finish_kill(self.pid, sigkill_at).await.is_err() {
+        if self.tree.finish_kill(sigkill_at).await.is_err() {
             tracing::warn!(agent = %self.name, agent_id = self.agent_id,
                 "processes of the agent's group survive SIGKILL");
         }

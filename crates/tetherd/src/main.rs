@@ -15,16 +15,24 @@ mod connection;
 mod event_log;
 mod fanout;
 mod history;
+#[cfg(windows)]
+mod job_object;
 mod launcher;
 mod mcp;
+#[cfg(unix)]
 mod orphans;
+#[cfg(unix)]
 mod process_group;
+mod process_tree;
 mod server;
 mod session;
 mod snapshot;
 mod socket_dir;
 mod terminal;
 mod utc;
+
+#[cfg(not(any(unix, windows)))]
+compile_error!("tetherd runs on Unix and Windows: it needs PTYs and process groups or Job Objects");
 
 use std::fs::OpenOptions;
 use std::path::PathBuf;

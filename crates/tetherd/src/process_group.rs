@@ -1,23 +1,11 @@
-//! Process groups: signalling a whole group, telling whether any of it is still alive, and
-//! finishing a kill (SIGTERM, a grace period, then SIGKILL for whatever is left).
+//! Unix process groups: signalling a whole group, and telling whether any of it is still alive.
+//! [`crate::process_tree`] builds the kill on them (SIGTERM, a grace period, then SIGKILL for
+//! whatever is left); [`crate::orphans`] kills the groups a dead tetherd left behind.
 //!
 //! Agents and terminal commands each run in a process group of their own (an agent because it is
 //! spawned with `process_group(0)`, a terminal command because it leads a new session on its
 //! PTY), so that a kill reaches the helpers and background jobs they started, not only the
 //! process tetherd spawned. Both are killed the same way, by the functions here.
-
-use std::time::Duration;
-
-use tokio::time::Instant;
-
-/// How often to look whether a killed process group is gone. There is no event for the death of
-/// processes that are not our children, so this is polled, only while a kill is running.
-const POLL_INTERVAL: Duration = Duration::from_millis(20);
-
-/// Once a process group has been sent SIGKILL, how long to wait for it to disappear before
-/// reporting the kill as done anyway (SIGKILL cannot be ignored; this only covers a process stuck
-/// in the kernel).
-const SIGKILL_SETTLE: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupSignal {
@@ -27,13 +15,8 @@ pub enum GroupSignal {
     Kill,
 }
 
-/// Some processes of a group were still alive [`SIGKILL_SETTLE`] after SIGKILL.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SurvivedSigkill;
-
 /// Sends a signal to the process group `pgid`. A group that is already empty is not an error:
 /// the kill has nothing left to do.
-#[cfg(unix)]
 pub fn signal(pgid: u32, signal: GroupSignal) {
     use nix::sys::signal::{Signal, killpg};
     use nix::unistd::Pid;
@@ -50,38 +33,6 @@ pub fn signal(pgid: u32, signal: GroupSignal) {
         Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
         Err(error) => tracing::warn!(pgid, %signal, %error, "could not signal a process group"),
     }
-}
-
-#[cfg(not(unix))]
-pub fn signal(pgid: u32, signal: GroupSignal) {
-    tracing::error!(pgid, ?signal, "killing process groups is not implemented on this platform yet");
-}
-
-/// Waits until no process of the group `pgid` is alive, sending it SIGKILL at `sigkill_at`
-/// if any is still there then. `None` means SIGKILL has already been sent.
-///
-/// The group's leader does not count once it has exited, even before it is reaped: whoever
-/// spawned it reaps it on their own schedule.
-pub async fn finish_kill(pgid: u32, sigkill_at: Option<Instant>) -> Result<(), SurvivedSigkill> {
-    let mut sigkill_at = sigkill_at;
-    let mut give_up_at: Option<Instant> = None;
-    while has_live_members(pgid) {
-        let now = Instant::now();
-        if let Some(deadline) = sigkill_at
-            && now >= deadline
-        {
-            signal(pgid, GroupSignal::Kill);
-            sigkill_at = None;
-        }
-        if sigkill_at.is_none() {
-            let give_up = *give_up_at.get_or_insert(now + SIGKILL_SETTLE);
-            if now >= give_up {
-                return Err(SurvivedSigkill);
-            }
-        }
-        tokio::time::sleep(POLL_INTERVAL).await;
-    }
-    Ok(())
 }
 
 /// Whether any process of the group `pgid` is still running. Zombies do not count: they are
@@ -115,16 +66,11 @@ fn parse_proc_stat(stat: &str) -> Option<(char, u32)> {
 
 /// Whether any process of the group `pgid` still exists (zombies included, since portable Unix
 /// cannot tell them apart).
-#[cfg(all(unix, not(target_os = "linux")))]
+#[cfg(not(target_os = "linux"))]
 pub fn has_live_members(pgid: u32) -> bool {
     use nix::sys::signal::killpg;
     use nix::unistd::Pid;
     i32::try_from(pgid).is_ok_and(|pgid| killpg(Pid::from_raw(pgid), None).is_ok())
-}
-
-#[cfg(not(unix))]
-pub fn has_live_members(_pgid: u32) -> bool {
-    false
 }
 
 #[cfg(test)]

@@ -26,8 +26,10 @@ use crate::agent::AgentRegistry;
 use crate::connection::{self, Context};
 use crate::fanout::{Fanout, Phase};
 use crate::mcp::{self, McpServer};
+#[cfg(unix)]
+use crate::orphans;
+use crate::socket_dir;
 use crate::terminal::TerminalRegistry;
-use crate::{orphans, socket_dir};
 
 /// How long connections get at shutdown to write out what is queued for them (the agents'
 /// `agent/exited` notifications, mostly).
@@ -53,7 +55,9 @@ pub struct Config {
 /// Runs tetherd until the grace period runs out with no host, or a signal asks it to stop.
 pub async fn run(config: Config) -> anyhow::Result<()> {
     socket_dir::prepare(&config.socket)?;
-    // The socket is free, so whatever the last tetherd here recorded is orphaned.
+    // The socket is free, so whatever the last tetherd here recorded is orphaned. (Windows has
+    // no orphans: the Job Objects end them with tetherd, see `job_object.rs`.)
+    #[cfg(unix)]
     orphans::reclaim_and_track(&config.socket);
     let name = config
         .socket
@@ -61,11 +65,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .to_fs_name::<GenericFilePath>()
         .with_context(|| format!("{} cannot name a local socket", config.socket.display()))?;
     // The socket file is removed by `SocketFile` below, at a moment of our choosing.
-    let listener = ListenerOptions::new()
-        .name(name)
-        .reclaim_name(false)
+    let listener = socket_dir::restrict_to_user(ListenerOptions::new().name(name).reclaim_name(false))?
         .create_tokio()
         .with_context(|| format!("cannot listen on {}", config.socket.display()))?;
+    // A named pipe has no file: it goes with its last handle.
+    #[cfg(unix)]
     let socket_file = SocketFile(config.socket.clone());
     let mut signals = ShutdownSignals::new()?;
     announce(&config.socket)?;
@@ -98,6 +102,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
     // Stop being reachable first, so that no host connects to a tetherd on its way out.
     drop(listener);
+    #[cfg(unix)]
     drop(socket_file);
     // The hosts hear that this is a stop, not a loss: they do not start tetherd again by
     // themselves. A host that does not read in time is not waited for.
@@ -110,6 +115,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     // agents makes shutdown take one kill grace rather than two.
     tokio::join!(terminals.kill_all(), registry.kill_all());
     fanout.set_phase(Phase::Closed);
+    #[cfg(unix)]
     orphans::forget_all();
     let flushed =
         tokio::time::timeout(FLUSH_AT_SHUTDOWN, async { while connections.join_next().await.is_some() {} }).await;
@@ -187,8 +193,10 @@ fn announce(socket: &Path) -> anyhow::Result<()> {
 }
 
 /// Removes the socket file when dropped, so that every way out of [`run`] cleans up.
+#[cfg(unix)]
 struct SocketFile(PathBuf);
 
+#[cfg(unix)]
 impl Drop for SocketFile {
     fn drop(&mut self) {
         if let Err(error) = std::fs::remove_file(&self.0)
@@ -205,6 +213,14 @@ struct ShutdownSignals {
     terminate: tokio::signal::unix::Signal,
     #[cfg(unix)]
     interrupt: tokio::signal::unix::Signal,
+    #[cfg(windows)]
+    ctrl_c: tokio::signal::windows::CtrlC,
+    #[cfg(windows)]
+    ctrl_break: tokio::signal::windows::CtrlBreak,
+    #[cfg(windows)]
+    close: tokio::signal::windows::CtrlClose,
+    #[cfg(windows)]
+    shutdown: tokio::signal::windows::CtrlShutdown,
 }
 
 impl ShutdownSignals {
@@ -217,9 +233,15 @@ impl ShutdownSignals {
         })
     }
 
-    #[cfg(not(unix))]
+    #[cfg(windows)]
     fn new() -> anyhow::Result<Self> {
-        Ok(Self {})
+        use tokio::signal::windows;
+        Ok(Self {
+            ctrl_c: windows::ctrl_c().context("cannot handle Ctrl-C")?,
+            ctrl_break: windows::ctrl_break().context("cannot handle Ctrl-Break")?,
+            close: windows::ctrl_close().context("cannot handle the console's closing")?,
+            shutdown: windows::ctrl_shutdown().context("cannot handle the system's shutdown")?,
+        })
     }
 
     /// Waits for a stop signal; returns its name.
@@ -229,10 +251,12 @@ impl ShutdownSignals {
             _ = self.terminate.recv() => "SIGTERM",
             _ = self.interrupt.recv() => "SIGINT",
         }
-        #[cfg(not(unix))]
-        match tokio::signal::ctrl_c().await {
-            Ok(()) => "Ctrl-C",
-            Err(_) => std::future::pending().await,
+        #[cfg(windows)]
+        tokio::select! {
+            _ = self.ctrl_c.recv() => "Ctrl-C",
+            _ = self.ctrl_break.recv() => "Ctrl-Break",
+            _ = self.close.recv() => "the console's closing",
+            _ = self.shutdown.recv() => "the system's shutdown",
         }
     }
 }

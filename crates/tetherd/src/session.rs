@@ -24,7 +24,11 @@
 //! `sessions/` and a session folder must be real folders, and the files in a session folder are
 //! opened without following a symbolic link (`O_NOFOLLOW`). A link planted there (say
 //! `events.jsonl -> ~/.bashrc`) makes the open fail with a clear error instead of making
-//! tetherd read or append to a file outside the `.tether` folder.
+//! tetherd read or append to a file outside the `.tether` folder. Windows has no `O_NOFOLLOW`:
+//! there the files are opened with `FILE_FLAG_OPEN_REPARSE_POINT`, which opens a link itself
+//! rather than its target, so a planted link is read as empty or written into in place, never
+//! followed out of the folder. (The owner-only modes are Unix's; on Windows the files inherit
+//! the access list of the user's folders.)
 
 use std::fs::{DirBuilder, OpenOptions};
 use std::io::{ErrorKind, Write as _};
@@ -212,6 +216,7 @@ fn private_dir_builder() -> DirBuilder {
 /// symbolic link in the file's place is never followed: the open fails instead (see the module's
 /// doc).
 pub fn private_file_options() -> OpenOptions {
+    #[cfg_attr(not(unix), expect(unused_mut, reason = "only Unix sets a mode"))]
     let mut options = no_follow_options();
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
@@ -233,16 +238,24 @@ pub fn open_session_file(path: &Path) -> std::io::Result<std::fs::File> {
 
 /// Options that do not follow a symbolic link in the file's place.
 pub fn no_follow_options() -> OpenOptions {
-    #[cfg_attr(not(unix), expect(unused_mut, reason = "only Unix has O_NOFOLLOW"))]
     let mut options = OpenOptions::new();
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, nix::fcntl::OFlag::O_NOFOLLOW.bits());
+    #[cfg(windows)]
+    {
+        /// Opens a symbolic link or junction itself, not what it points to (Win32's file flags).
+        const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+        std::os::windows::fs::OpenOptionsExt::custom_flags(&mut options, FILE_FLAG_OPEN_REPARSE_POINT);
+    }
     options
 }
 
 /// `ELOOP` is what `O_NOFOLLOW` says about a link, which reads as "too many levels of symbolic
 /// links": say what it means here.
-pub fn explain_link(path: &Path, error: std::io::Error) -> std::io::Error {
+pub fn explain_link(
+    #[cfg_attr(not(unix), expect(unused_variables, reason = "only Unix refuses links with an error"))] path: &Path,
+    error: std::io::Error,
+) -> std::io::Error {
     #[cfg(unix)]
     if error.raw_os_error() == Some(nix::errno::Errno::ELOOP as i32) {
         return std::io::Error::other(format!(

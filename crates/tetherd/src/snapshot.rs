@@ -907,6 +907,7 @@ mod tests {
         assert!(!is_object_id(&format!("-{}", "a".repeat(39))));
     }
 
+    #[cfg(unix)]
     #[test]
     fn extra_paths_are_files_inside_the_root_outside_git_and_tether_folders() {
         let dir = tempfile::tempdir().expect("a temporary directory");
@@ -960,6 +961,7 @@ mod tests {
         assert_eq!(error.to_rpc_error().code, error_code::SNAPSHOT_FAILED.into());
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn a_git_that_runs_past_the_deadline_is_killed() {
         let (dir, root, store) = folders();

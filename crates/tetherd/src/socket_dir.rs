@@ -4,11 +4,19 @@
 //! The socket is the key to every agent tetherd runs, and the hello token is the only other
 //! lock. The directory around it must therefore be ours and closed to everyone else (mode 0700),
 //! so that nobody else can connect, or swap the socket for their own to collect the token.
+//!
+//! On Windows the socket is a named pipe (`\\.\pipe\<name>`, the host picks a random name):
+//! there is no directory to close, and the pipe's own access list does it instead
+//! ([`restrict_to_user`]). Named pipes get one that lets everyone read by default. The pipe is
+//! also made first-instance-only (interprocess does that), so a pipe somebody else made under the
+//! name first fails the listen instead of taking the host's token, and it refuses remote clients.
 
+#[cfg(unix)]
 use std::io::ErrorKind;
 use std::path::Path;
 
 use anyhow::{Context, bail};
+use interprocess::local_socket::ListenerOptions;
 
 /// Prepares `socket`'s parent directory and clears a stale socket file left by a tetherd that
 /// died without cleaning up. Fails when another tetherd is listening there.
@@ -103,14 +111,68 @@ fn clear_stale_socket(socket: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// Named pipes have no directory to secure; only Unix is supported for now.
-#[cfg(not(unix))]
+/// Checks that `socket` names a named pipe on this machine, which is all Windows needs before the
+/// listen (see [`restrict_to_user`] for who may connect).
+#[cfg(windows)]
 pub fn prepare(socket: &Path) -> anyhow::Result<()> {
-    bail!("tetherd does not support this platform yet (socket {})", socket.display())
+    let name = socket.to_string_lossy();
+    if !is_local_pipe_name(&name) {
+        bail!("the socket {name} is not a named pipe of this machine: on Windows it must be \\\\.\\pipe\\<name>");
+    }
+    Ok(())
+}
+
+/// Whether `name` is `\\.\pipe\<something>` (either slash, any case), a named pipe on this machine.
+#[cfg_attr(not(windows), allow(dead_code, reason = "Windows only; tested everywhere"))]
+fn is_local_pipe_name(name: &str) -> bool {
+    const PREFIX: &str = r"\\.\pipe\";
+    let normalized = name.replace('/', "\\");
+    normalized.len() > PREFIX.len()
+        && normalized.get(..PREFIX.len()).is_some_and(|head| head.eq_ignore_ascii_case(PREFIX))
+}
+
+/// The listener's options as they must be on this platform: on Unix unchanged (the private
+/// directory keeps everyone else out); on Windows with an access list that lets only the pipe's
+/// owner, the user tetherd runs as, connect.
+#[cfg(unix)]
+pub fn restrict_to_user(options: ListenerOptions<'_>) -> anyhow::Result<ListenerOptions<'_>> {
+    Ok(options)
+}
+
+/// See the Unix version. The access list is protected (`P`: nothing inherited) and has one
+/// entry: full access for the owner (`OW`, the Owner Rights SID, which is whoever owns the pipe:
+/// the user who made it, or the Administrators group when an elevated administrator did).
+#[cfg(windows)]
+pub fn restrict_to_user(options: ListenerOptions<'_>) -> anyhow::Result<ListenerOptions<'_>> {
+    use interprocess::os::windows::local_socket::ListenerOptionsExt as _;
+    use interprocess::os::windows::security_descriptor::SecurityDescriptor;
+
+    let sddl = widestring::U16CString::from_str(OWNER_ONLY_SDDL).context("the access list's text has a NUL")?;
+    let descriptor = SecurityDescriptor::deserialize(&sddl).context("cannot build the socket's access list")?;
+    Ok(options.security_descriptor(descriptor))
+}
+
+/// The named pipe's security descriptor, in Windows' string format: a protected access list
+/// granting all access to the owner and nobody else.
+#[cfg(windows)]
+const OWNER_ONLY_SDDL: &str = "D:P(A;;GA;;;OW)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_named_pipe_of_this_machine_is_a_windows_socket() {
+        assert!(is_local_pipe_name(r"\\.\pipe\tether-me-0123456789abcdef"));
+        assert!(is_local_pipe_name(r"//./PIPE/tether"));
+        assert!(!is_local_pipe_name(r"\\.\pipe\"), "a pipe needs a name");
+        assert!(!is_local_pipe_name(r"\\server\pipe\tether"), "another machine's pipe");
+        assert!(!is_local_pipe_name(r"C:\Users\me\tetherd.sock"));
+    }
 }
 
 #[cfg(all(test, unix))]
-mod tests {
+mod unix_tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;

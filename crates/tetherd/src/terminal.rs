@@ -1,8 +1,8 @@
 //! Terminals: commands an agent asked to run (ACP `terminal/*`), each in a PTY of its own that
 //! tetherd owns, with its output streamed to the hosts and retained for `terminal/output`.
 //!
-//! Each terminal has one thread and two tasks, and its PTY is read and written through tokio's
-//! reactor (non-blocking, woken when it can go on):
+//! Each terminal has one thread and two tasks (and on Windows a reader thread: see [`pty_io`] for
+//! how each platform reads and writes its PTY):
 //! - the pump task reads the PTY as output comes, decodes it as UTF-8 incrementally, keeps it in
 //!   the [`RetainedOutput`] and publishes it as `terminal/data` ([`output`]): output that trickles
 //!   at once, a flood gathered for a moment into one notification. It reads only while the
@@ -13,16 +13,14 @@
 //!   always comes after the last output;
 //! - the input task writes what the person types to the PTY, waiting while the command does not
 //!   read its input;
-//! - the exit thread waits for the command (`waitpid`, which gives the real signal).
+//! - the exit thread waits for the command (`waitpid` on Unix, which gives the real signal).
 //!
-//! A line of output costs one wake-up: the runtime's worker that waits for the PTY reads it,
-//! encodes it and writes it to the host's socket in one go. (A thread blocking in its read would
-//! add a wake-up of the runtime per read, which was most of a line's latency.)
-//!
-//! The command leads a new session (portable-pty calls `setsid`), so its pid is its process
-//! group, and a kill reaches every process it started there. A process that leaves the group on
-//! purpose (`setsid` again) escapes the kill; if it keeps the PTY open, the pump stops reading
-//! once it has been quiet for a moment after the command's exit.
+//! The command and everything it starts are one [`ProcessTree`] (a process group on Unix, the
+//! command leading a new session on its PTY; a Job Object on Windows), and a kill reaches all of
+//! it. A process that escapes the kill and keeps the PTY open does not keep the terminal alive:
+//! the pump stops reading once it has been quiet for a moment after the command's exit. (On
+//! Windows this is how every terminal's output ends: ConPTY keeps its pipe open until the
+//! terminal is released.)
 //!
 //! Everything a terminal holds is bounded, each with its policy:
 //! - output: the pump holds at most one notification being gathered, about
@@ -39,35 +37,33 @@
 //! down) its terminals are killed and freed, see [`TerminalRegistry::end_agent`].
 
 mod output;
+mod pty_io;
 mod retained;
 mod utf8_stream;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
-use std::os::fd::{AsFd as _, AsRawFd, RawFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use filedescriptor::FileDescriptor;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use tether_core::jsonrpc::encode_notification;
 use tether_core::sidecar::{
     AgentId, DEFAULT_TERMINAL_OUTPUT_LIMIT, MAX_TERMINAL_OUTPUT_LIMIT, TerminalCreateParams, TerminalCreateResult,
     TerminalExitStatus, TerminalExited, TerminalId, TerminalInput, TerminalOutputResult, TerminalResize, method,
 };
-use tokio::io::AsyncWriteExt as _;
-use tokio::net::unix::pipe;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use self::output::OutputLines;
+use self::pty_io::{PtyReader, PtyWriter};
 use self::retained::RetainedOutput;
 use crate::agent::{QUIET_AFTER_EXIT, TOKEN_ENV};
 use crate::fanout::Fanout;
-use crate::process_group::{self, GroupSignal};
+use crate::process_tree::ProcessTree;
 
 /// How much is read from a PTY at once (it hands out at most 4 KiB).
 const READ_CHUNK_BYTES: usize = 16 * 1024;
@@ -201,21 +197,21 @@ impl TerminalRegistry {
         let pair = native_pty_system()
             .openpty(PtySize { rows: params.rows, cols: params.cols, pixel_width: 0, pixel_height: 0 })
             .map_err(|error| TerminalError::Failed(format!("cannot open a PTY: {error:#}")))?;
-        let (pty_reader, pty_writer) = open_pty_io(&*pair.master)
+        let terminal_id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (pty_reader, pty_writer) = pty_io::open(&*pair.master, terminal_id)
             .map_err(|error| TerminalError::Failed(format!("cannot set up the PTY: {error}")))?;
 
         // The thread and the tasks are started before the command, so that nothing can fail
         // after it runs (the tasks wait for it: the pump for output, the input task for input).
-        let terminal_id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (input_sender, input) = mpsc::channel(INPUT_QUEUE);
         let input_queued = Arc::new(AtomicUsize::new(0));
-        let (pid_sender, pid_receiver) = std::sync::mpsc::channel();
+        let (reapable_sender, reapable_receiver) = std::sync::mpsc::channel::<pty_io::Reapable>();
         let (exit_sender, exit) = oneshot::channel();
         spawn_thread(terminal_id, "exit", move || {
-            // No pid means the command did not start, and there is nothing to wait for.
-            if let Ok(pid) = pid_receiver.recv() {
+            // Nothing to reap means the command did not start, and there is nothing to wait for.
+            if let Ok(reapable) = reapable_receiver.recv() {
                 // The pump only stops listening once the terminal is being dropped.
-                let _unheard = exit_sender.send(wait_for_exit(pid));
+                let _unheard = exit_sender.send(pty_io::wait_for_exit(reapable));
             }
         })?;
         tokio::spawn(write_input(terminal_id, pty_writer, input, input_queued.clone()));
@@ -246,10 +242,8 @@ impl TerminalRegistry {
         let Some(pid) = child.process_id() else {
             return Err(TerminalError::Failed(format!("{:?} started without a process id", params.command)));
         };
-        crate::orphans::track(pid);
-        // The exit thread reaps the command from here on (by pid, to read its signal).
-        drop(child);
-        if pid_sender.send(pid).is_err() {
+        let (tree, reapable) = process_tree_of(child, pid, &params.command)?;
+        if reapable_sender.send(reapable).is_err() {
             tracing::error!(terminal_id, pid, "the exit thread is gone; the command will not be reaped");
         }
 
@@ -257,7 +251,7 @@ impl TerminalRegistry {
         let terminal = Arc::new(Terminal {
             id: terminal_id,
             agent_id: params.agent_id,
-            pid,
+            tree,
             command: params.command.clone(),
             output: Mutex::new(Output { retained: RetainedOutput::new(limit), exit_status: None }),
             master: Mutex::new(pair.master),
@@ -415,8 +409,8 @@ impl TerminalRegistry {
 struct Terminal {
     id: TerminalId,
     agent_id: AgentId,
-    /// The command's pid, which is also its process group's id.
-    pid: u32,
+    /// The command and every process it started.
+    tree: ProcessTree,
     /// The program or command line that was asked for, for the log.
     command: String,
     output: Mutex<Output>,
@@ -455,11 +449,11 @@ impl Terminal {
         status.clone()
     }
 
-    /// Sends SIGTERM to the command's process group, and SIGKILL after `grace` if any of it is
-    /// still there then. Killing a command that has ended, with nothing of its group left, does
+    /// Asks the command's process tree to end (SIGTERM), and kills it after `grace` if any of it
+    /// is still there then. Killing a command that has ended, with nothing of its tree left, does
     /// nothing.
     fn kill(&self, grace: Duration) {
-        let nothing_left = self.exited.load(Ordering::Acquire) && !process_group::has_live_members(self.pid);
+        let nothing_left = self.exited.load(Ordering::Acquire) && !self.tree.has_live_members();
         if nothing_left {
             tracing::debug!(terminal_id = self.id, "kill: the command has already exited");
             self.group_gone.send_replace(true);
@@ -469,13 +463,17 @@ impl Terminal {
             tracing::debug!(terminal_id = self.id, "kill: already being killed");
             return;
         }
-        tracing::info!(terminal_id = self.id, agent_id = self.agent_id, pid = self.pid, command = %self.command,
+        tracing::info!(terminal_id = self.id, agent_id = self.agent_id, pid = self.tree.pid(), command = %self.command,
             "killing terminal command");
-        process_group::signal(self.pid, GroupSignal::Terminate);
-        let (terminal_id, pid, group_gone) = (self.id, self.pid, self.group_gone.clone());
+        self.tree.terminate();
+        let (terminal_id, tree, group_gone) = (self.id, self.tree.clone(), self.group_gone.clone());
         tokio::spawn(async move {
-            if process_group::finish_kill(pid, Some(Instant::now() + grace)).await.is_err() {
-                tracing::warn!(terminal_id, pid, "processes of the terminal command's group survive SIGKILL");
+            if tree.finish_kill(Some(Instant::now() + grace)).await.is_err() {
+                tracing::warn!(
+                    terminal_id,
+                    pid = tree.pid(),
+                    "processes of the terminal command's tree survive its kill"
+                );
             }
             group_gone.send_replace(true);
         });
@@ -487,7 +485,7 @@ impl Terminal {
 struct Pump {
     terminal: Arc<Terminal>,
     fanout: Arc<Fanout>,
-    pty: pipe::Receiver,
+    pty: PtyReader,
     output: OutputLines,
     exit: oneshot::Receiver<TerminalExitStatus>,
     finished: watch::Sender<Option<TerminalExitStatus>>,
@@ -510,13 +508,13 @@ impl Pump {
                     }));
                     self.terminal.exited.store(true, Ordering::Release);
                 }
-                () = read_output(&self.pty, &mut self.output, &mut buffer, &mut open), if open => {
+                () = read_output(&mut self.pty, &mut self.output, &mut buffer, &mut open), if open => {
                     // A flood is gathered for a moment, read as it comes, before it goes out.
                     if open && self.output.is_flood() {
                         let gathered = Instant::now() + FLOOD_WAIT;
                         while open && !self.output.is_full() {
                             tokio::select! {
-                                () = read_output(&self.pty, &mut self.output, &mut buffer, &mut open) => {}
+                                () = read_output(&mut self.pty, &mut self.output, &mut buffer, &mut open) => {}
                                 () = tokio::time::sleep_until(gathered) => break,
                             }
                         }
@@ -546,7 +544,7 @@ impl Pump {
         let terminal = &self.terminal;
         let killed = terminal.kill_requested.load(Ordering::Acquire);
         terminal.lock_output().exit_status = Some(status.clone());
-        tracing::info!(terminal_id = terminal.id, agent_id = terminal.agent_id, pid = terminal.pid,
+        tracing::info!(terminal_id = terminal.id, agent_id = terminal.agent_id, pid = terminal.tree.pid(),
             command = %terminal.command, exit_code = ?status.exit_code, signal = ?status.signal, killed,
             "terminal command exited");
         let exited = TerminalExited { terminal_id: terminal.id, status: status.clone(), killed };
@@ -557,23 +555,62 @@ impl Pump {
 
 /// The command line to run for `params`, with its directory and environment.
 fn command_for(params: &TerminalCreateParams) -> Result<CommandBuilder, TerminalError> {
-    let path = params.env.get("PATH").map(OsString::from).or_else(|| std::env::var_os("PATH"));
-    let mut command = if params.shell {
-        let shell = if find_on_path("bash", path.as_deref()) { "bash" } else { "sh" };
-        let mut command = CommandBuilder::new(shell);
-        command.args(["-c", &params.command]);
-        command
-    } else {
-        if !params.command.contains('/') && !find_on_path(&params.command, path.as_deref()) {
-            return Err(TerminalError::Failed(format!("cannot start {:?}: no such program on PATH", params.command)));
-        }
-        let mut command = CommandBuilder::new(&params.command);
-        command.args(&params.args);
-        command
-    };
+    #[cfg(unix)]
+    let mut command = unix_command(params)?;
+    #[cfg(windows)]
+    let mut command = CommandBuilder::from_argv(windows_argv(params, || {
+        crate::launcher::resolve_here(&params.command, &params.args, &params.env)
+    })?);
     command.cwd(&params.cwd);
     set_environment(&mut command, &params.env);
     Ok(command)
+}
+
+/// A command line runs in bash when it is installed, else in sh; a program is looked for on
+/// `PATH` first, so that a missing one fails `terminal/create` rather than printing an error.
+#[cfg(unix)]
+fn unix_command(params: &TerminalCreateParams) -> Result<CommandBuilder, TerminalError> {
+    let path = params.env.get("PATH").map(OsString::from).or_else(|| std::env::var_os("PATH"));
+    if params.shell {
+        let shell = if find_on_path("bash", path.as_deref()) { "bash" } else { "sh" };
+        let mut command = CommandBuilder::new(shell);
+        command.args(["-c", &params.command]);
+        return Ok(command);
+    }
+    if !params.command.contains('/') && !find_on_path(&params.command, path.as_deref()) {
+        return Err(TerminalError::Failed(format!("cannot start {:?}: no such program on PATH", params.command)));
+    }
+    let mut command = CommandBuilder::new(&params.command);
+    command.args(&params.args);
+    Ok(command)
+}
+
+/// The program and arguments on Windows: a command line runs in `cmd.exe` (`/d`: no AutoRun
+/// commands; `/s /c`: the rest is the command, as typed); a program is found as a shell finds it
+/// (`resolve`: PATH and PATHEXT, see `launcher.rs`), and a batch file (npm's `.cmd` launchers) is
+/// run by `cmd.exe`, since a console cannot start one itself.
+///
+/// portable-pty quotes each argument for a program's C runtime; `cmd.exe` reads its line by its
+/// own rules, so a command line holding double quotes may reach it changed.
+#[cfg_attr(not(windows), allow(dead_code, reason = "Windows only; its rules are tested everywhere"))]
+fn windows_argv(
+    params: &TerminalCreateParams,
+    resolve: impl FnOnce() -> Result<crate::launcher::Launch, crate::launcher::NotFound>,
+) -> Result<Vec<OsString>, TerminalError> {
+    const CMD: &str = "cmd.exe";
+    if params.shell {
+        return Ok([CMD, "/d", "/s", "/c", &params.command].map(OsString::from).into());
+    }
+    let launch = resolve()
+        .map_err(|not_found| TerminalError::Failed(format!("cannot start {:?}: {not_found}", params.command)))?;
+    let extension = Path::new(&launch.program).extension().map(|extension| extension.to_ascii_lowercase());
+    let mut argv: Vec<OsString> = Vec::new();
+    if extension.as_ref().is_some_and(|extension| extension == "cmd" || extension == "bat") {
+        argv.extend([CMD, "/d", "/c"].map(OsString::from));
+    }
+    argv.push(launch.program);
+    argv.extend(launch.args);
+    Ok(argv)
 }
 
 /// tetherd's own environment (which the builder starts from) without the hello token, with
@@ -587,6 +624,7 @@ fn set_environment(command: &mut CommandBuilder, env: &BTreeMap<String, String>)
 }
 
 /// Whether an executable file `program` is in one of the folders of `path`.
+#[cfg(unix)]
 fn find_on_path(program: &str, path: Option<&std::ffi::OsStr>) -> bool {
     let Some(path) = path else {
         return false;
@@ -598,11 +636,6 @@ fn find_on_path(program: &str, path: Option<&std::ffi::OsStr>) -> bool {
 fn is_executable_file(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
-}
-
-#[cfg(not(unix))]
-fn is_executable_file(path: &Path) -> bool {
-    path.is_file()
 }
 
 /// An error and its causes on one line, for a message to the host.
@@ -627,7 +660,7 @@ fn spawn_thread(
 /// dropped or the PTY is gone.
 async fn write_input(
     terminal_id: TerminalId,
-    mut pty: pipe::Sender,
+    mut pty: PtyWriter,
     mut input: mpsc::Receiver<String>,
     queued: Arc<AtomicUsize>,
 ) {
@@ -642,30 +675,6 @@ async fn write_input(
     }
 }
 
-/// The number of a PTY's descriptor, as portable-pty lends it, to duplicate it.
-struct MasterDescriptor(RawFd);
-
-impl AsRawFd for MasterDescriptor {
-    fn as_raw_fd(&self) -> RawFd {
-        self.0
-    }
-}
-
-/// Two descriptors of the PTY of `master` (which stays open meanwhile), non-blocking and
-/// registered with tokio's reactor: one to read the command's output, one to write its input.
-///
-/// A PTY's master side reads and writes as the two ends of a pipe do, and tokio's pipe ends take
-/// any such descriptor. Every descriptor of the PTY is non-blocking from then on (they share the
-/// flag); portable-pty only resizes through its own.
-fn open_pty_io(master: &dyn MasterPty) -> std::io::Result<(pipe::Receiver, pipe::Sender)> {
-    let raw = master.as_raw_fd().ok_or_else(|| std::io::Error::other("the PTY has no descriptor"))?;
-    let mut descriptor = FileDescriptor::dup(&MasterDescriptor(raw)).map_err(std::io::Error::other)?;
-    descriptor.set_non_blocking(true).map_err(std::io::Error::other)?;
-    let reader = pipe::Receiver::from_owned_fd_unchecked(descriptor.as_fd().try_clone_to_owned()?)?;
-    let writer = pipe::Sender::from_owned_fd_unchecked(descriptor.as_fd().try_clone_to_owned()?)?;
-    Ok((reader, writer))
-}
-
 /// Waits for output, then reads all there is into `output` (up to a full notification), or only
 /// the first read when it is not part of a flood. Clears `open` once the PTY is closed: every
 /// process holding it has ended (the kernel says so with EIO), or it failed.
@@ -675,7 +684,7 @@ fn open_pty_io(master: &dyn MasterPty) -> std::io::Result<(pipe::Receiver, pipe:
 /// flushes the PTY's buffer work, which the read itself has often preempted), and that wait would
 /// hold up a lone line. The next call finds the PTY still ready and reads on, once the line has
 /// been written to the hosts.
-async fn read_output(pty: &pipe::Receiver, output: &mut OutputLines, buffer: &mut [u8], open: &mut bool) {
+async fn read_output(pty: &mut PtyReader, output: &mut OutputLines, buffer: &mut [u8], open: &mut bool) {
     if let Err(error) = pty.readable().await {
         tracing::debug!(%error, "waiting for the terminal's output failed; its output ends here");
         *open = false;
@@ -694,7 +703,7 @@ async fn read_output(pty: &pipe::Receiver, output: &mut OutputLines, buffer: &mu
             Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {}
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(error) => {
-                if error.raw_os_error() != Some(nix::libc::EIO) {
+                if !pty_io::is_hangup(&error) {
                     tracing::debug!(%error, "reading the terminal failed; its output ends here");
                 }
                 *open = false;
@@ -704,47 +713,47 @@ async fn read_output(pty: &pipe::Receiver, output: &mut OutputLines, buffer: &mu
     }
 }
 
-/// Waits for the command `pid` to exit and reaps it.
+/// The command's process tree, and what the exit thread waits on. On Unix the command leads its
+/// own session, so its pid is its group; the exit thread reaps it by pid, to read its signal.
 #[cfg(unix)]
-fn wait_for_exit(pid: u32) -> TerminalExitStatus {
-    use nix::errno::Errno;
-    use nix::sys::wait::{WaitStatus, waitpid};
-    use nix::unistd::Pid;
-
-    let unknown = TerminalExitStatus { exit_code: None, signal: None };
-    let Ok(raw_pid) = i32::try_from(pid) else {
-        tracing::error!(pid, "process id out of range; cannot wait for it");
-        return unknown;
-    };
-    loop {
-        match waitpid(Pid::from_raw(raw_pid), None) {
-            Ok(WaitStatus::Exited(_, code)) => {
-                return TerminalExitStatus { exit_code: u32::try_from(code).ok(), signal: None };
-            }
-            Ok(WaitStatus::Signaled(_, signal, _core_dumped)) => {
-                return TerminalExitStatus { exit_code: None, signal: Some(signal.as_str().to_owned()) };
-            }
-            // Stops and continues are not exits; keep waiting.
-            Ok(_) | Err(Errno::EINTR) => {}
-            Err(error) => {
-                // Only if something else reaped it: it is gone either way.
-                tracing::error!(pid, %error, "could not read the terminal command's exit status");
-                return unknown;
-            }
-        }
-    }
+fn process_tree_of(
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    pid: u32,
+    _command: &str,
+) -> Result<(ProcessTree, pty_io::Reapable), TerminalError> {
+    crate::orphans::track(pid);
+    drop(child);
+    Ok((ProcessTree::led_by(pid), pid))
 }
 
-#[cfg(not(unix))]
-fn wait_for_exit(pid: u32) -> TerminalExitStatus {
-    tracing::error!(pid, "terminals are not implemented on this platform yet");
-    TerminalExitStatus { exit_code: None, signal: None }
+/// The command's process tree, and what the exit thread waits on. On Windows the command is put
+/// in a Job Object of its own; a command that cannot be is ended, since it could not be killed.
+#[cfg(windows)]
+fn process_tree_of(
+    mut child: Box<dyn portable_pty::Child + Send + Sync>,
+    pid: u32,
+    command: &str,
+) -> Result<(ProcessTree, pty_io::Reapable), TerminalError> {
+    let adopted = child
+        .as_raw_handle()
+        .ok_or_else(|| std::io::Error::other("the command has no process handle"))
+        .and_then(|handle| ProcessTree::adopt(pid, handle));
+    match adopted {
+        Ok(tree) => Ok((tree, child)),
+        Err(error) => {
+            if let Err(kill_error) = child.kill() {
+                tracing::error!(pid, %kill_error, "could not end a command that has no job");
+            }
+            Err(TerminalError::Failed(format!("cannot start {command:?}: cannot put it in a job of its own: {error}")))
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     #[test]
     fn a_command_line_is_run_by_bash_when_it_is_installed_else_by_sh() {
         let dir = tempfile::tempdir().expect("a temporary directory");
@@ -765,12 +774,58 @@ mod tests {
         let bash = dir.path().join("bash");
         std::fs::write(&bash, "").expect("a fake bash");
         assert_eq!(argv(dir.path()), Ok(vec!["sh".into(), "-c".into(), "echo $0".into()]), "not executable");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(&bash, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-            assert_eq!(argv(dir.path()), Ok(vec!["bash".into(), "-c".into(), "echo $0".into()]));
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&bash, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert_eq!(argv(dir.path()), Ok(vec!["bash".into(), "-c".into(), "echo $0".into()]));
+    }
+
+    /// What a terminal runs on Windows, found among `files` (the launcher's rules, tested here on
+    /// any platform), as one line.
+    fn on_windows(command: &str, args: &[&str], shell: bool, files: &[&str]) -> String {
+        let params = TerminalCreateParams {
+            agent_id: 1,
+            command: command.to_owned(),
+            args: args.iter().map(|arg| (*arg).to_owned()).collect(),
+            shell,
+            env: BTreeMap::new(),
+            cwd: r"C:\work".to_owned(),
+            output_byte_limit: None,
+            cols: 80,
+            rows: 24,
+        };
+        let is_file = |candidate: &str| files.iter().any(|file| file.eq_ignore_ascii_case(candidate));
+        let search = crate::launcher::Search {
+            windows: true,
+            path: Some(r"C:\Windows\system32;C:\Users\me\AppData\Roaming\npm"),
+            pathext: None,
+            is_file: &is_file,
+        };
+        match windows_argv(&params, || crate::launcher::resolve(command, &params.args, &search)) {
+            Ok(argv) => argv.iter().map(|arg| arg.to_string_lossy()).collect::<Vec<_>>().join(" | "),
+            Err(error) => format!("error: {error}"),
         }
+    }
+
+    #[test]
+    fn windows_terminals_run_command_lines_in_cmd_and_npm_launchers_through_it() {
+        let npm = r"C:\Users\me\AppData\Roaming\npm";
+        let git = r"C:\Windows\system32\git.exe";
+        let tsc = format!(r"{npm}\tsc.cmd");
+        let files = [git, tsc.as_str()];
+        expect_test::expect![[r#"
+            cmd.exe | /d | /s | /c | npm test && echo "done"
+            C:\Windows\system32\git.exe | status | --short
+            cmd.exe | /d | /c | C:\Users\me\AppData\Roaming\npm\tsc.cmd | --noEmit | -p | my project
+            error: cannot start "cargo": "cargo" was not found (looked for C:\Windows\system32\cargo.com and 9 more on PATH)"#]]
+        .assert_eq(
+            &[
+                on_windows(r#"npm test && echo "done""#, &[], true, &files),
+                on_windows("git", &["status", "--short"], false, &files),
+                on_windows("tsc", &["--noEmit", "-p", "my project"], false, &files),
+                on_windows("cargo", &["build"], false, &files),
+            ]
+            .join("\n"),
+        );
     }
 
     #[test]

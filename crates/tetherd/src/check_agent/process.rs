@@ -16,7 +16,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::process_group::{self, GroupSignal};
+use crate::process_tree::ProcessTree;
 
 /// How many of the agent's last stderr lines the report shows.
 const STDERR_TAIL_LINES: usize = 5;
@@ -53,8 +53,8 @@ pub struct Stopped {
 /// A running agent.
 pub struct AgentProcess {
     child: Child,
-    /// The agent's process group, which is its own pid (it was spawned with `process_group(0)`).
-    pgid: u32,
+    /// The agent and every process it started.
+    tree: ProcessTree,
     /// `None` once the agent has stopped reading (a write failed), so later writes are skipped.
     stdin: Option<ChildStdin>,
     output: mpsc::UnboundedReceiver<Output>,
@@ -87,10 +87,9 @@ impl AgentProcess {
             command.current_dir(cwd);
         }
         command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-        #[cfg(unix)]
-        command.process_group(0);
+        ProcessTree::prepare(&mut command);
         let mut child = command.spawn()?;
-        let pgid = child.id().ok_or_else(|| io::Error::other("the agent exited before it could be watched"))?;
+        let tree = ProcessTree::of_child(&mut child)?;
         let stdin = child.stdin.take();
         let (sender, output) = mpsc::unbounded_channel();
         if let Some(stdout) = child.stdout.take() {
@@ -98,7 +97,7 @@ impl AgentProcess {
         }
         let stderr = Arc::new(Mutex::new(StderrSummary::default()));
         let stderr_reader = child.stderr.take().map(|pipe| tokio::spawn(read_stderr(pipe, Arc::clone(&stderr))));
-        Ok(AgentProcess { child, pgid, stdin, output, stderr, stderr_reader })
+        Ok(AgentProcess { child, tree, stdin, output, stderr, stderr_reader })
     }
 
     /// Writes one message and its newline. A failure means the agent no longer reads its stdin
@@ -143,8 +142,8 @@ impl AgentProcess {
     /// write more, what it printed on stderr.
     pub async fn stop(mut self, grace: Duration) -> Stopped {
         drop(self.stdin.take());
-        process_group::signal(self.pgid, GroupSignal::Terminate);
-        let all_gone = process_group::finish_kill(self.pgid, Some(Instant::now() + grace)).await.is_ok();
+        self.tree.terminate();
+        let all_gone = self.tree.finish_kill(Some(Instant::now() + grace)).await.is_ok();
         // The leader is our child: reap it so it does not linger as a zombie. Its exit status
         // does not matter any more, since the check is over.
         let _reaped = self.child.wait().await;

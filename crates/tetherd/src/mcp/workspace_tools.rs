@@ -28,7 +28,6 @@ use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io::{self, Read};
-use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread;
@@ -779,7 +778,7 @@ pub fn git_status(roots: &WorkspaceRoots, path: Option<&str>, limits: &Limits) -
         }
         return Err(git_failed(&toplevel.stderr));
     }
-    let top = Path::new(OsStr::from_bytes(toplevel.stdout.trim_ascii_end())).to_path_buf();
+    let top = path_from_git(toplevel.stdout.trim_ascii_end());
     let top = fs::canonicalize(&top).unwrap_or(top);
 
     // git's output holds hashes and modes beside each path; a few times the text budget is
@@ -937,7 +936,7 @@ fn parse_status(output: &[u8], cut: bool, roots: &WorkspaceRoots, top: &Path, ma
     let mut budget = PathBudget { paths: MAX_GIT_PATHS, bytes: max_bytes, exhausted: false };
     // A path git reports, as results show it; `None` for a path outside the workspace folders.
     let workspace_path = |raw: &[u8]| {
-        let absolute = top.join(OsStr::from_bytes(raw));
+        let absolute = top.join(path_from_git(raw));
         roots.root_of(&absolute).map(|_| roots.relative(&absolute))
     };
     let mut records = whole.split(|&byte| byte == 0);
@@ -977,7 +976,7 @@ fn parse_status(output: &[u8], cut: bool, roots: &WorkspaceRoots, top: &Path, ma
         };
         let Some(path) = workspace_path(raw_path) else { continue };
         let from = from.map(|original| {
-            let absolute = top.join(OsStr::from_bytes(original));
+            let absolute = top.join(path_from_git(original));
             roots.relative(&absolute)
         });
         let cost = path.len() + from.as_ref().map_or(0, String::len);
@@ -1045,8 +1044,21 @@ fn change_kind(letter: u8) -> Option<&'static str> {
     })
 }
 
+/// A path as git prints it (`-z`, so unquoted): bytes on Unix, where a path is bytes.
+#[cfg(unix)]
+fn path_from_git(raw: &[u8]) -> PathBuf {
+    PathBuf::from(<OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(raw))
+}
+
+/// A path as git prints it (`-z`, so unquoted): UTF-8 on Windows, where git writes paths so.
+#[cfg(windows)]
+fn path_from_git(raw: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(raw).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
+    #[cfg(unix)]
     use std::os::unix::fs::symlink;
 
     use expect_test::expect;
@@ -1323,6 +1335,7 @@ mod tests {
         assert_eq!(result.files_searched, 2);
     }
 
+    #[cfg(unix)]
     #[test]
     fn paths_outside_the_workspace_are_refused() {
         let outside = tempfile::tempdir().expect("a temp folder");
@@ -1417,6 +1430,7 @@ mod tests {
         assert_eq!(WorkspaceRoots::new([parent.path().join("gone")]), Err(ToolError::NoWorkspace));
     }
 
+    #[cfg(unix)]
     #[test]
     fn relative_if_inside_resolves_paths_from_elsewhere() {
         let outside = tempfile::tempdir().expect("a temp folder");
