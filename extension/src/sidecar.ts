@@ -154,11 +154,7 @@ export class Sidecar {
 
   private spawn(): void {
     const { binaryPath, token, graceSeconds, logDirectory, log } = this.options;
-    const socketPath = path.join(
-      os.tmpdir(),
-      `tether-${userId()}`,
-      `tetherd-${randomBytes(8).toString("hex")}.sock`,
-    );
+    const socketPath = newSocketPath(process.platform, os.tmpdir(), userId(), randomBytes(8).toString("hex"));
     try {
       fs.mkdirSync(logDirectory, { recursive: true });
     } catch (error) {
@@ -439,6 +435,19 @@ function readLines(stream: NodeJS.ReadableStream | null, onLine: (line: string) 
       onLine(pending);
     }
   });
+}
+
+/**
+ * Where a new tetherd listens: a socket in a private per-user folder (tetherd makes it mode 0700),
+ * or on Windows a named pipe (only its owner may open it; tetherd sets its access list). The
+ * random part keeps each tetherd's name unguessable, so that nobody can make the pipe first and
+ * wait for the token: tetherd would then fail to listen rather than share the name.
+ */
+export function newSocketPath(platform: NodeJS.Platform, tmpdir: string, user: string, random: string): string {
+  if (platform === "win32") {
+    return `\\\\.\\pipe\\tether-${user.replace(/[^A-Za-z0-9._-]/g, "_")}-${random}`;
+  }
+  return path.posix.join(tmpdir, `tether-${user}`, `tetherd-${random}.sock`);
 }
 
 /** Names the per-user socket folder; Windows has no uid (and tetherd uses named pipes there). */

@@ -12,7 +12,14 @@ import { spawn } from "node:child_process";
 import * as net from "node:net";
 import { type TestContext, after, test } from "node:test";
 
-import { Sidecar, type SidecarEvents, type SidecarOptions, readSidecarRecord, writeSidecarRecord } from "../src/sidecar";
+import {
+  Sidecar,
+  type SidecarEvents,
+  type SidecarOptions,
+  newSocketPath,
+  readSidecarRecord,
+  writeSidecarRecord,
+} from "../src/sidecar";
 import { eventually, recordingLog } from "./fakes";
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "tether-sidecar-test-"));
@@ -378,4 +385,11 @@ test("the token is not handed to a recorded socket in a folder other users can e
     lines.some((line) => line.level === "warn" && line.text.includes("other users can enter") && line.text.includes("mode 755")),
     JSON.stringify(lines),
   );
+});
+
+test("a new tetherd listens in the user's private folder, or on Windows on a named pipe of its own", () => {
+  assert.equal(newSocketPath("linux", "/tmp", "1000", "00ff"), "/tmp/tether-1000/tetherd-00ff.sock");
+  assert.equal(newSocketPath("darwin", "/var/folders/x/T", "501", "00ff"), "/var/folders/x/T/tether-501/tetherd-00ff.sock");
+  // A path under the temporary folder would not be a pipe: tetherd refuses anything but \\.\pipe\ there.
+  assert.equal(newSocketPath("win32", "C:\\Users\\Ann Lee\\AppData\\Local\\Temp", "Ann Lee", "00ff"), "\\\\.\\pipe\\tether-Ann_Lee-00ff");
 });
