@@ -5,12 +5,13 @@
 //! release binaries of its own platform (tetherd and the demo agent), stripped of their symbols.
 //! Each lands in `target/package/tether-<target>.vsix`, and its size is printed.
 //!
-//! Not every target can be built on every machine. From Linux on x64: linux-x64 natively, and
-//! linux-arm64 with Debian's cross linker (`gcc-aarch64-linux-gnu`, installed when missing).
-//! macOS needs Apple's SDK to link, which no Linux machine has; and tetherd's terminals and
-//! socket are Unix-only so far, so the Windows packages wait for their port. `--all` builds
-//! what it can and says why it skipped the rest; `--target` of one that cannot be built fails
-//! with the reason.
+//! Not every target can be built on every machine. From Linux on x64: linux-x64 natively,
+//! linux-arm64 with Debian's cross linker (`gcc-aarch64-linux-gnu`), and win32-x64 with MinGW-w64
+//! (`gcc-mingw-w64-x86-64`, Rust's `x86_64-pc-windows-gnu`, whose programs need nothing installed
+//! on Windows 10 and later); the cross linkers are installed when missing. macOS needs Apple's SDK
+//! to link, which no Linux machine has, and Windows on arm64 Microsoft's linker or llvm-mingw,
+//! which Debian does not package. `--all` builds what it can and says why it skipped the rest;
+//! `--target` of one that cannot be built fails with the reason.
 
 use std::path::PathBuf;
 
@@ -66,20 +67,21 @@ pub const PLATFORMS: [Platform; 6] = [
     },
     Platform {
         name: "win32-x64",
-        triple: "x86_64-pc-windows-msvc",
+        triple: "x86_64-pc-windows-gnu",
         exe_suffix: ".exe",
-        build: Builder::Unavailable(WINDOWS_NOT_PORTED),
+        build: Builder::CrossLinker { linker: "x86_64-w64-mingw32-gcc", debian_package: "gcc-mingw-w64-x86-64" },
     },
     Platform {
         name: "win32-arm64",
         triple: "aarch64-pc-windows-msvc",
         exe_suffix: ".exe",
-        build: Builder::Unavailable(WINDOWS_NOT_PORTED),
+        build: Builder::Unavailable(WINDOWS_ARM_NEEDS_LINKER),
     },
 ];
 
 const MACOS_NEEDS_SDK: &str = "linking for macOS needs Apple's SDK, which is only on a Mac";
-const WINDOWS_NOT_PORTED: &str = "tetherd's terminals and socket are Unix-only so far";
+const WINDOWS_ARM_NEEDS_LINKER: &str =
+    "linking for Windows on arm64 needs Microsoft's linker or llvm-mingw, which Debian does not package";
 
 /// Which packages to make.
 #[derive(Debug, Clone)]
@@ -201,14 +203,15 @@ mod tests {
 
     #[test]
     fn each_machine_packages_what_it_can_link() {
-        assert_eq!(buildable_on("x86_64-unknown-linux-gnu"), ["linux-x64", "linux-arm64"]);
+        assert_eq!(buildable_on("x86_64-unknown-linux-gnu"), ["linux-x64", "linux-arm64", "win32-x64"]);
         assert_eq!(buildable_on("aarch64-unknown-linux-gnu"), ["linux-arm64"]);
         // A Mac has its SDK, so it builds its own platform.
         assert_eq!(buildable_on("aarch64-apple-darwin"), ["darwin-arm64"]);
-        let windows = PLATFORMS.iter().find(|platform| platform.name == "win32-x64").expect("listed");
-        assert_eq!(
-            why_not_here(windows, "x86_64-unknown-linux-gnu").as_deref(),
-            Some("tetherd's terminals and socket are Unix-only so far")
+        let windows_arm = PLATFORMS.iter().find(|platform| platform.name == "win32-arm64").expect("listed");
+        assert!(
+            why_not_here(windows_arm, "x86_64-unknown-linux-gnu").is_some_and(|why| why.contains("llvm-mingw")),
+            "{:?}",
+            why_not_here(windows_arm, "x86_64-unknown-linux-gnu")
         );
     }
 }

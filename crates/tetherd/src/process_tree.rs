@@ -9,9 +9,8 @@
 //! - Windows: a Job Object ([`crate::job_object`]) the process is put in as it starts. Windows has
 //!   no polite request that reaches a process tree without a console window of its own (no
 //!   SIGTERM; `CTRL_BREAK` needs a console shared with tetherd), so [`ProcessTree::terminate`]
-//!   ends the job at once, as VS Code's own terminals do on Windows. The agent has been asked to
-//!   stop through ACP before any kill (`session/cancel`, its input closed). The job also ends the
-//!   tree if tetherd itself dies.
+//!   ends the job at once: a kill has no grace period there. The job also ends the tree if
+//!   tetherd itself dies.
 //!
 //! [`ProcessTree::finish_kill`] is the same on both: it waits until no process of the tree runs.
 
