@@ -3,7 +3,8 @@
 //! A tetherd killed with SIGKILL cannot kill its agents and terminal commands, which then run on
 //! with nobody to stop them. So tetherd keeps a state file beside its socket (`<socket>.children`)
 //! that names tetherd itself and, for every process group it started, the leader's pid and its
-//! start time (field 22 of `/proc/<pid>/stat`, in clock ticks since boot). Every tetherd reads the
+//! start time (field 22 of `/proc/<pid>/stat`, in clock ticks since boot, on Linux; the BSD
+//! process info's start, in microseconds, on macOS). Every tetherd reads the
 //! state files in its socket directory at start (the host picks a new socket name each time, in
 //! one private directory per user): a file whose tetherd is no longer running lists orphans, and
 //! the groups whose leader still has that pid *and* that start time are killed. A pid reused by an
@@ -160,7 +161,25 @@ fn start_time(pid: u32) -> Option<u64> {
     parse_start_time(&stat)
 }
 
-#[cfg(not(target_os = "linux"))]
+/// The start time of process `pid` (microseconds since the epoch, from the kernel's BSD process
+/// info, since macOS has no `/proc`), or `None` if there is no such process.
+#[cfg(target_os = "macos")]
+#[allow(unsafe_code, reason = "libproc has no safe wrapper; the call only fills the struct it is given")]
+fn start_time(pid: u32) -> Option<u64> {
+    use nix::libc;
+
+    let pid = libc::c_int::try_from(pid).ok()?;
+    let size = libc::c_int::try_from(size_of::<libc::proc_bsdinfo>()).ok()?;
+    // SAFETY: `proc_bsdinfo` is plain integers and byte arrays, for which all zeroes is a value.
+    let mut info: libc::proc_bsdinfo = unsafe { std::mem::zeroed() };
+    // SAFETY: the buffer is `info`, and `size` is its size, as PROC_PIDTBSDINFO requires; the call
+    // writes at most that much and returns how much it wrote (0 when there is no such process).
+    let written = unsafe { libc::proc_pidinfo(pid, libc::PROC_PIDTBSDINFO, 0, (&raw mut info).cast(), size) };
+    (written == size).then(|| info.pbi_start_tvsec.saturating_mul(1_000_000).saturating_add(info.pbi_start_tvusec))
+}
+
+/// Other Unixes: no start time, so nothing is tracked (a pid alone could name a stranger).
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 fn start_time(_pid: u32) -> Option<u64> {
     None
 }
