@@ -568,6 +568,11 @@ fn writes_are_reviewed_per_hunk_before_anything_is_written() {
 }
 
 #[test]
+fn a_write_keeps_the_line_endings_of_the_file_it_replaces() {
+    check("files-line-endings");
+}
+
+#[test]
 fn a_kept_write_to_a_file_with_unsaved_edits_is_said_to_be_in_the_unsaved_editor_not_on_disk() {
     check("files-unsaved");
 }

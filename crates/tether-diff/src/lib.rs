@@ -36,12 +36,15 @@
 //!
 //! Texts are diffed exactly as they are: lines keep their endings (only `\n` ends a line), so
 //! CRLF files, mixed endings, a missing final newline, empty files and any Unicode text round-trip
-//! byte for byte. Deliberately absent: three-way merges, fuzzy or offset application of hunks (a
-//! hunk whose lines are not exactly where it says is an error: the file changed and the person
-//! must see it), quoting of unusual file names in patch headers, and any notion of files or paths.
+//! byte for byte. An agent's `\n` text for a `\r\n` file is given the file's endings before it is
+//! diffed, by the caller (see [`in_endings_of`]). Deliberately absent: three-way merges, fuzzy or
+//! offset application of hunks (a hunk whose lines are not exactly where it says is an error: the
+//! file changed and the person must see it), quoting of unusual file names in patch headers, and
+//! any notion of files or paths.
 
 mod apply;
 mod hunks;
+mod line_endings;
 mod search;
 mod unified;
 mod words;
@@ -54,6 +57,7 @@ pub use apply::{ApplyError, apply, revert};
 pub use hunks::{
     DiffStats, Hunk, HunkRange, LineDiff, LineRange, RangeDiff, diff_lines, diff_ranges, split_lines, stats,
 };
+pub use line_endings::{LineEnding, in_endings_of};
 pub use unified::{PatchOptions, unified_patch};
 pub use words::{LinePairWords, TextRange, WordDiff, diff_words, hunk_words};
 

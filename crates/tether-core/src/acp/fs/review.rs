@@ -197,6 +197,10 @@ impl AcpClient {
             }));
             return;
         }
+        // The file keeps its line endings: a model's `\n` text for a `\r\n` file would otherwise
+        // change every line (see `tether_diff::in_endings_of`).
+        let content =
+            original.as_deref().and_then(|original| tether_diff::in_endings_of(&content, original)).unwrap_or(content);
         let id = self.files.next_change;
         let change = FileChange::new(id, path, label, ChangeOrigin::Write, original, Some(content), false);
         if change.is_empty() {
