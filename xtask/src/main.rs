@@ -114,7 +114,7 @@ fn main() -> anyhow::Result<()> {
                 Some(target) => package::Selection::One(target),
                 None => package::Selection::All,
             };
-            package::run(&project, selection)
+            package::run(&project, selection).map(drop)
         }
         Command::Run(args) => run::run(&project, args.into()),
         Command::Test(args) => {

@@ -90,9 +90,12 @@ pub enum Selection {
     One(String),
     /// Every platform this machine can build for.
     All,
+    /// The platform of this machine (`cargo xtask test` installs and runs its package).
+    Host,
 }
 
-pub fn run(project: &Project, selection: Selection) -> anyhow::Result<()> {
+/// Makes the packages `selection` asks for; returns each one's path.
+pub fn run(project: &Project, selection: Selection) -> anyhow::Result<Vec<PathBuf>> {
     let host = host_triple()?;
     let wanted: Vec<Platform> = match &selection {
         Selection::One(name) => match PLATFORMS.iter().find(|platform| platform.name == name) {
@@ -103,13 +106,17 @@ pub fn run(project: &Project, selection: Selection) -> anyhow::Result<()> {
             ),
         },
         Selection::All => PLATFORMS.to_vec(),
+        Selection::Host => match PLATFORMS.iter().find(|platform| platform.triple == host) {
+            Some(platform) => vec![*platform],
+            None => bail!("this machine ({host}) is not a platform Tether is packaged for"),
+        },
     };
     let mut buildable = Vec::new();
     let mut skipped = Vec::new();
     for platform in wanted {
         match why_not_here(&platform, &host) {
             None => buildable.push(platform),
-            Some(reason) if matches!(selection, Selection::One(_)) => {
+            Some(reason) if !matches!(selection, Selection::All) => {
                 bail!("{} cannot be built on this machine: {reason}", platform.name)
             }
             Some(reason) => skipped.push((platform.name, reason)),
@@ -138,7 +145,7 @@ pub fn run(project: &Project, selection: Selection) -> anyhow::Result<()> {
     for (name, reason) in &skipped {
         eprintln!("package: {name:<13} skipped: {reason}");
     }
-    Ok(())
+    Ok(made.into_iter().map(|(vsix, _)| vsix).collect())
 }
 
 /// Why `platform` cannot be built on a machine whose own target is `host`, if it cannot.

@@ -13,6 +13,7 @@ use anyhow::{Context, bail};
 use crate::build;
 use crate::cmd::Cmd;
 use crate::fuzz;
+use crate::package;
 use crate::project::Project;
 use crate::setup;
 
@@ -43,6 +44,9 @@ pub fn run(project: &Project, options: Options) -> anyhow::Result<()> {
     if options.end_to_end {
         if !run_end_to_end_tests(project, &built)? {
             failed.push("end-to-end tests".to_owned());
+        }
+        if !run_release_package_test(project)? {
+            failed.push("the release package's end-to-end test".to_owned());
         }
     } else {
         eprintln!("test: skipping the end-to-end suite (--no-e2e)");
@@ -101,6 +105,25 @@ fn run_typescript_checks(project: &Project, package: &str) -> anyhow::Result<boo
     let typecheck = Cmd::new("npm").args(["run", "typecheck"]).dir(&dir).status()?;
     let tests = Cmd::new("npm").arg("test").dir(&dir).status()?;
     Ok(typecheck.success() && tests.success())
+}
+
+/// The end-to-end test of the chat (a full turn with the Demo agent and with the ACP SDK's
+/// example agent) once more, on the package a person installs: this machine's platform, release
+/// binaries, stripped (`cargo xtask package`), in a fresh code-server. The suite before it runs on
+/// the debug package, whose binaries the Rust tests share. Returns whether it passed.
+fn run_release_package_test(project: &Project) -> anyhow::Result<bool> {
+    let made = package::run(project, package::Selection::Host)?;
+    let [vsix] = made.as_slice() else {
+        bail!("packaging this machine's platform made {} packages, not one", made.len());
+    };
+    eprintln!("test: the chat's end-to-end test on the release package {}", vsix.display());
+    let status = Cmd::new(project.tools.node())
+        .args(["--test", "--test-concurrency=1", "e2e/chat.test.mjs"])
+        .env("TETHER_TOOLS_DIR", &project.tools.root)
+        .env("TETHER_VSIX", vsix)
+        .dir(project.tests_dir())
+        .status()?;
+    Ok(status.success())
 }
 
 /// Runs tests/e2e/*.test.mjs with node's test runner under Node 24, one file at a time (each
