@@ -10,6 +10,14 @@
 //!   few slots keep the backpressure: a pump that waits for room in the fanout stops the reads,
 //!   and the command's writes then wait). Input is written on tokio's blocking pool. The exit is
 //!   portable-pty's `wait`, which gives the exit code (Windows has no signals).
+//!
+//!   portable-pty makes every pseudoconsole with `PSEUDOCONSOLE_INHERIT_CURSOR`, which makes
+//!   ConPTY ask the terminal where its cursor is (`ESC[6n`) as it starts, and hold the command
+//!   until the answer comes (microsoft/terminal#1810; others driving ConPTY without a terminal
+//!   hang there). A terminal's output often reaches no terminal emulator at all (an agent reads
+//!   it through `terminal/output`), so tetherd answers that first question itself, at the top
+//!   left, and takes it out of the output ([`StartupCursorQuery`]), so that a VS Code terminal
+//!   opened later does not answer it a second time.
 
 use std::io;
 
@@ -135,10 +143,13 @@ mod unix {
 #[cfg(windows)]
 mod windows {
     use std::io::{self, Read as _, Write as _};
+    use std::sync::{Arc, Mutex};
 
     use portable_pty::MasterPty;
     use tether_core::sidecar::{TerminalExitStatus, TerminalId};
     use tokio::sync::mpsc;
+
+    use super::{CURSOR_AT_TOP_LEFT, StartupCursorQuery};
 
     /// How much one blocking read takes from ConPTY's output pipe at most.
     const READ_CHUNK_BYTES: usize = 16 * 1024;
@@ -199,41 +210,55 @@ mod windows {
         }
     }
 
+    /// ConPTY's input, shared by the input task and the reader thread (which answers ConPTY's
+    /// startup question, see the module's documentation).
+    type SharedWriter = Arc<Mutex<Box<dyn io::Write + Send>>>;
+
+    /// Writes `data` to ConPTY's input, blocking while it is full.
+    fn write_blocking(writer: &SharedWriter, data: &[u8]) -> io::Result<()> {
+        // A panic while writing leaves nothing half-updated in the writer we could trip on.
+        let mut writer = writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        writer.write_all(data).and_then(|()| writer.flush())
+    }
+
     /// The command's input; each write runs on tokio's blocking pool.
-    pub struct PtyWriter(Option<Box<dyn io::Write + Send>>);
+    pub struct PtyWriter(SharedWriter);
 
     impl PtyWriter {
         /// Writes all of `data`, waiting while the PTY is full (the command does not read).
         pub async fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
-            let mut writer =
-                self.0.take().ok_or_else(|| io::Error::other("an earlier write to the terminal failed"))?;
-            let data = data.to_vec();
-            let (writer, written) = tokio::task::spawn_blocking(move || {
-                let written = writer.write_all(&data).and_then(|()| writer.flush());
-                (writer, written)
-            })
-            .await
-            .map_err(io::Error::other)?;
-            self.0 = Some(writer);
-            written
+            let (writer, data) = (self.0.clone(), data.to_vec());
+            tokio::task::spawn_blocking(move || write_blocking(&writer, &data)).await.map_err(io::Error::other)?
         }
     }
 
     /// The reader and writer of ConPTY `master`; starts the reader's thread.
     pub fn open(master: &dyn MasterPty, terminal_id: TerminalId) -> io::Result<(PtyReader, PtyWriter)> {
         let mut reader = master.try_clone_reader().map_err(io::Error::other)?;
-        let writer = master.take_writer().map_err(io::Error::other)?;
+        let writer: SharedWriter = Arc::new(Mutex::new(master.take_writer().map_err(io::Error::other)?));
+        let answerer = writer.clone();
         let (sender, chunks) = mpsc::channel(CHUNKS_AHEAD);
         std::thread::Builder::new().name(format!("terminal-{terminal_id}-read")).spawn(move || {
             let mut buffer = vec![0; READ_CHUNK_BYTES];
             let mut pump_listens = true;
+            let mut startup_query = StartupCursorQuery::default();
             loop {
                 let read = reader.read(&mut buffer);
                 let last = !matches!(read, Ok(read) if read > 0);
+                let chunk = read.map(|read| {
+                    if read == 0 {
+                        // The end: what was held back as a possible question is output after all.
+                        return startup_query.finish();
+                    }
+                    let (passed_on, asked) = startup_query.filter(&buffer[..read]);
+                    if asked && let Err(error) = write_blocking(&answerer, CURSOR_AT_TOP_LEFT) {
+                        tracing::warn!(terminal_id, %error, "could not answer ConPTY's cursor question");
+                    }
+                    passed_on
+                });
                 // Once the pump is gone the pipe is still drained to its end: ConPTY's close
                 // waits for its output to be read on older Windows.
                 if pump_listens {
-                    let chunk = read.map(|read| buffer[..read].to_vec());
                     let sent = match chunk {
                         Ok(chunk) if chunk.is_empty() => Ok(()),
                         chunk => sender.blocking_send(chunk),
@@ -246,7 +271,7 @@ mod windows {
             }
         })?;
         let reader = PtyReader { chunks, pending: Vec::new(), taken: 0, failed: None, ended: false };
-        Ok((reader, PtyWriter(Some(writer))))
+        Ok((reader, PtyWriter(writer)))
     }
 
     /// Waits for the command to exit.
@@ -258,5 +283,107 @@ mod windows {
                 TerminalExitStatus { exit_code: None, signal: None }
             }
         }
+    }
+}
+
+/// ConPTY's question, "where is the cursor?" (a Device Status Report).
+const CURSOR_QUESTION: &[u8] = b"\x1b[6n";
+
+/// The answer tetherd gives it: row 1, column 1 (a terminal's output starts on a fresh screen).
+#[cfg_attr(not(windows), allow(dead_code, reason = "Windows only; tested everywhere"))]
+const CURSOR_AT_TOP_LEFT: &[u8] = b"\x1b[1;1R";
+
+/// How far into a terminal's output ConPTY's startup question is looked for. It comes first;
+/// this only bounds the look when it never comes (a ConPTY that does not ask).
+const STARTUP_QUERY_WINDOW: usize = 4096;
+
+/// Finds ConPTY's startup question in the first output of a terminal and takes it out (see the
+/// module's documentation). The question may be split between two reads: the part of it at the
+/// end of one read is held back until the next.
+#[derive(Debug, Default)]
+#[cfg_attr(not(windows), allow(dead_code, reason = "Windows only; tested everywhere"))]
+pub struct StartupCursorQuery {
+    /// The end of the last read, held back because it may begin the question.
+    held: Vec<u8>,
+    /// How many bytes have been passed on while looking.
+    passed: usize,
+    /// The question was answered, or the window is over: everything passes as it comes.
+    done: bool,
+}
+
+#[cfg_attr(not(windows), allow(dead_code, reason = "Windows only; tested everywhere"))]
+impl StartupCursorQuery {
+    /// What of `read` to pass on now, and whether the question was just asked (to be answered).
+    pub fn filter(&mut self, read: &[u8]) -> (Vec<u8>, bool) {
+        if self.done {
+            return (read.to_vec(), false);
+        }
+        let mut data = std::mem::take(&mut self.held);
+        data.extend_from_slice(read);
+        if let Some(at) = data.windows(CURSOR_QUESTION.len()).position(|window| window == CURSOR_QUESTION) {
+            self.done = true;
+            data.drain(at..at + CURSOR_QUESTION.len());
+            return (data, true);
+        }
+        if self.passed + data.len() >= STARTUP_QUERY_WINDOW {
+            self.done = true;
+            return (data, false);
+        }
+        // The longest end of `data` that begins the question waits for the next read.
+        let held = (1..CURSOR_QUESTION.len())
+            .rev()
+            .find(|&len| data.len() >= len && data[data.len() - len..] == CURSOR_QUESTION[..len])
+            .unwrap_or(0);
+        self.held = data.split_off(data.len() - held);
+        self.passed += data.len();
+        (data, false)
+    }
+
+    /// What is still held back, at the end of the output.
+    pub fn finish(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.held)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `reads` through a fresh filter: what is passed on, and after which reads it answered.
+    fn filtered(reads: &[&[u8]]) -> (String, Vec<usize>) {
+        let mut query = StartupCursorQuery::default();
+        let mut passed = Vec::new();
+        let mut answered = Vec::new();
+        for (index, read) in reads.iter().enumerate() {
+            let (out, asked) = query.filter(read);
+            passed.extend(out);
+            if asked {
+                answered.push(index);
+            }
+        }
+        (String::from_utf8_lossy(&passed).into_owned(), answered)
+    }
+
+    #[test]
+    fn conpty_startup_question_is_answered_once_and_taken_out_even_split_between_reads() {
+        assert_eq!(filtered(&[b"\x1b[6n\x1b[?25lhello"]), ("\x1b[?25lhello".to_owned(), vec![0]));
+        assert_eq!(filtered(&[b"\x1b[", b"6", b"nhi"]), ("hi".to_owned(), vec![2]));
+        // Only the first question is ConPTY's: a program's own goes to the terminal.
+        assert_eq!(filtered(&[b"\x1b[6n", b"a\x1b[6n"]), ("a\x1b[6n".to_owned(), vec![0]));
+        // Something that only begins like it is passed on once it is clearly not it.
+        assert_eq!(filtered(&[b"x\x1b[", b"1mred"]), ("x\x1b[1mred".to_owned(), vec![]));
+
+        // Output that ends on what might have begun the question still ends whole.
+        let mut query = StartupCursorQuery::default();
+        assert_eq!(query.filter(b"bye\x1b["), (b"bye".to_vec(), false));
+        assert_eq!(query.finish(), b"\x1b[".to_vec());
+    }
+
+    #[test]
+    fn output_without_the_question_passes_whole_and_the_look_ends_after_the_window() {
+        let long = vec![b'.'; STARTUP_QUERY_WINDOW];
+        let (passed, answered) = filtered(&[&long, b"\x1b[6n"]);
+        assert_eq!(answered, Vec::<usize>::new());
+        assert_eq!(passed.len(), STARTUP_QUERY_WINDOW + CURSOR_QUESTION.len());
     }
 }
