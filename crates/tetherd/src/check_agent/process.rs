@@ -82,6 +82,16 @@ impl AgentProcess {
             Some(_) if path.is_relative() && path.components().count() > 1 => std::env::current_dir()?.join(path),
             _ => path.to_path_buf(),
         };
+        // On Windows the program is found as a shell finds it (PATHEXT: npm's `.cmd` launchers),
+        // as for the agents tetherd spawns (see `launcher.rs`).
+        #[cfg(windows)]
+        let launch = {
+            let args: Vec<String> = args.iter().map(|arg| arg.to_string_lossy().into_owned()).collect();
+            crate::launcher::resolve_here(&program.to_string_lossy(), &args, &std::collections::BTreeMap::new())
+                .map_err(|not_found| io::Error::new(io::ErrorKind::NotFound, not_found.to_string()))?
+        };
+        #[cfg(windows)]
+        let (program, args) = (std::path::PathBuf::from(&launch.program), launch.args.as_slice());
         let mut command = Command::new(program);
         if let Some(cwd) = cwd {
             command.current_dir(cwd);
