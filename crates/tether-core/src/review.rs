@@ -471,6 +471,10 @@ fn hunk_view(index: usize, hunk: &Hunk, state: HunkState, budget: &mut usize) ->
     let words = tether_diff::hunk_words(hunk, &WORD_BUDGET);
     let mut lines = Vec::new();
     let total = hunk.removed.len() + hunk.added.len();
+    // A hunk that changes nothing but line endings would show the same lines twice: each line
+    // then says how it ends.
+    let only_endings = hunk.removed.len() == hunk.added.len()
+        && hunk.removed.iter().zip(&hunk.added).all(|(old, new)| without_ending(old) == without_ending(new));
     for (line_index, text) in hunk.removed.iter().enumerate() {
         if *budget == 0 {
             break;
@@ -478,6 +482,9 @@ fn hunk_view(index: usize, hunk: &Hunk, state: HunkState, budget: &mut usize) ->
         let highlights = words.get(line_index).map(|pair| &pair.words.old);
         lines.push(card_line(DiffSign::Removed, text, highlights));
         *budget -= 1;
+        if only_endings {
+            name_ending(lines.last_mut(), text);
+        }
     }
     for (line_index, text) in hunk.added.iter().enumerate() {
         if *budget == 0 {
@@ -486,6 +493,9 @@ fn hunk_view(index: usize, hunk: &Hunk, state: HunkState, budget: &mut usize) ->
         let highlights = words.get(line_index).map(|pair| &pair.words.new);
         lines.push(card_line(DiffSign::Added, text, highlights));
         *budget -= 1;
+        if only_endings {
+            name_ending(lines.last_mut(), text);
+        }
     }
     HunkView {
         index: index as u32,
@@ -499,9 +509,28 @@ fn hunk_view(index: usize, hunk: &Hunk, state: HunkState, budget: &mut usize) ->
     }
 }
 
+/// A line without its ending (`\n` or `\r\n`).
+fn without_ending(line: &str) -> &str {
+    line.strip_suffix('\n').map_or(line, |rest| rest.strip_suffix('\r').unwrap_or(rest))
+}
+
+/// Adds to a card line how `line` ends, for a change of line endings only.
+fn name_ending(card_line: Option<&mut DiffLineView>, line: &str) {
+    let ending = if line.ends_with("\r\n") {
+        "CRLF"
+    } else if line.ends_with('\n') {
+        "LF"
+    } else {
+        "no line break"
+    };
+    if let Some(card_line) = card_line {
+        card_line.text.push_str(&format!("  [{ending}]"));
+    }
+}
+
 /// A card line: the text without its ending, and the word highlights clamped to it.
 fn card_line(sign: DiffSign, line: &str, ranges: Option<&Vec<tether_diff::TextRange>>) -> DiffLineView {
-    let text = line.strip_suffix('\n').map_or(line, |rest| rest.strip_suffix('\r').unwrap_or(rest));
+    let text = without_ending(line);
     let length = text.encode_utf16().count() as u32;
     let highlights = ranges
         .into_iter()
