@@ -122,7 +122,7 @@ export class ChatView {
 
   /**
    * Handles a host message that is for the composer rather than the thread (the `@` list, a
-   * mention to add); returns whether it was one.
+   * mention to add, a prompt given back); returns whether it was one.
    */
   receive(message: unknown): boolean {
     if (typeof message !== "object" || message === null) return false;
@@ -133,6 +133,10 @@ export class ChatView {
     }
     if (candidate.type === "addMention" && "mention" in candidate && typeof candidate.mention === "object") {
       this.composer.addMention(candidate.mention);
+      return true;
+    }
+    if (candidate.type === "promptReturned" && "text" in candidate && typeof candidate.text === "string") {
+      this.composer.giveBack(candidate.text, String(candidate.reason));
       return true;
     }
     return false;

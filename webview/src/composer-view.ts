@@ -95,6 +95,8 @@ export class ComposerView {
   private readonly imagesOf = new Map<SessionKey, PendingImage[]>();
   /** The prompts sent in this session, oldest first, for ↑ and ↓. */
   private history: string[] = [];
+  /** The last prompt sent, with what it attached, for the host to give back if it could not go. */
+  private lastSent: { text: string; mentioned: [string, PromptAttachment][]; images: PendingImage[] } | null = null;
   /** Where ↑/↓ are in `history` (its length: the text being written), and that text. */
   private historyAt = 0;
   private draft = "";
@@ -205,6 +207,23 @@ export class ComposerView {
     this.showSuggestions();
     this.showMentionChips();
     this.fitHeight();
+  }
+
+  /**
+   * A prompt the host could not send comes back (`reason` says why): its text goes before
+   * whatever was typed since, with its mentions and images when it is the last prompt sent here.
+   */
+  giveBack(text: string, reason: string): void {
+    const typed = this.input.value;
+    const sent = this.lastSent?.text === text ? this.lastSent : null;
+    if (sent !== null) {
+      for (const [label, attachment] of sent.mentioned) this.mentioned.set(label, attachment);
+      this.uiState.mentions = [...this.mentioned];
+      this.images = [...sent.images, ...this.images];
+      this.lastSent = null;
+    }
+    this.fill(typed.trim() === "" ? text : `${text}\n\n${typed}`);
+    this.say(`Not sent: ${reason}. Your prompt is back here to send again.`);
   }
 
   /**
@@ -543,6 +562,7 @@ export class ComposerView {
     const text = this.input.value;
     if (!this.canSend || (text.trim() === "" && this.images.length === 0)) return;
     this.post({ type: "prompt", text, attachments: this.attachments(text) });
+    this.lastSent = { text, mentioned: [...this.mentioned], images: this.images };
     this.history = [...this.history, text];
     this.historyAt = this.history.length;
     this.draft = "";

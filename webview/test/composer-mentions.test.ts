@@ -151,6 +151,28 @@ describe("@-mentions and images in the composer", () => {
     assert.equal(ui.queryAll(".composer-image").length, 0);
   });
 
+  it("puts a prompt the host could not send back, with its mentions and image, before what was typed since", async () => {
+    type("@");
+    ui.frame({ type: "mentions", query: "", items: [mainRs] });
+    press("Enter");
+    type(`${input().value}explain`);
+    paste(image());
+    await until(() => ui.queryAll(".composer-image").length === 1);
+    press("Enter");
+    const sent = ui.posted.at(-1);
+    assert.equal(input().value, "", "sending empties the composer");
+    type("and then");
+    ui.frame({ type: "promptReturned", text: "@src/main.rs explain", reason: "The agent exited with code 1" });
+    assert.equal(input().value, "@src/main.rs explain\n\nand then");
+    assert.equal(ui.query(".composer-note").textContent, "Not sent: The agent exited with code 1. Your prompt is back here to send again.");
+    assert.equal(ui.queryAll(".composer-image").length, 1, "its image is back");
+    // Sent again as it was (the text typed since is the person's to keep or delete).
+    type("@src/main.rs explain");
+    press("Enter");
+    assert.deepEqual(ui.posted.at(-1), sent);
+    assert.equal(ui.query(".composer-note").hidden, true, "the note goes once the prompt is sent");
+  });
+
   it("shows each prompt's attachments in the thread", () => {
     ui.frame(
       snapshot([

@@ -338,6 +338,12 @@ impl AcpClient {
         self.phase == Phase::Ready
     }
 
+    /// The handshake is under way (or about to be): the session will be ready, or fail, without
+    /// the person doing anything. Signing in is not starting: that waits for the person.
+    pub fn is_starting(&self) -> bool {
+        matches!(self.phase, Phase::New | Phase::Initializing | Phase::CreatingSession | Phase::ResumingSession)
+    }
+
     /// The agent has exited (or never will answer again): only a new agent can go on.
     pub fn is_closed(&self) -> bool {
         self.phase == Phase::Closed

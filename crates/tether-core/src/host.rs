@@ -101,9 +101,9 @@ pub struct HostEngine {
     /// Why the session being reopened after a lost tetherd was cut off: its agent's turn ends
     /// with this when the log has been folded.
     interrupted_by: Option<String>,
-    /// A prompt the person sent while the agent was not running: it started the agent again and
-    /// goes out once the session of that agent (`generation`) is ready.
-    prompt_after_restart: Option<PromptAfterRestart>,
+    /// A prompt the person sent before its session could take it (the agent not running, or
+    /// still starting): it goes out once the session of that agent (`generation`) is ready.
+    waiting_prompt: Option<WaitingPrompt>,
     /// The workspace's sessions, and the one being read.
     history: History,
     actions: VecDeque<HostAction>,
@@ -114,8 +114,8 @@ pub struct HostEngine {
 }
 
 #[derive(Debug)]
-struct PromptAfterRestart {
-    /// The session generation of the agent started for it; `None` when tetherd is being started
+struct WaitingPrompt {
+    /// The session generation of the agent it waits for; `None` when tetherd is being started
     /// again and the session it reopens is not known yet.
     generation: Option<u64>,
     text: String,
@@ -143,7 +143,7 @@ impl HostEngine {
             sign_in: SignInState::default(),
             mentions: MentionIndex::default(),
             interrupted_by: None,
-            prompt_after_restart: None,
+            waiting_prompt: None,
             actions: VecDeque::new(),
             editor_questions: editor_questions::EditorQuestions::default(),
             mcp_settings: mcp_config::McpSettings::default(),

@@ -407,6 +407,9 @@ pub enum HostToWebview {
     Mentions { query: String, items: Vec<MentionSuggestion> },
     /// Add this mention to the composer's text ("Tether: Mention Selection").
     AddMention { mention: MentionSuggestion },
+    /// A prompt the person sent did not go (`reason`, a sentence without its full stop): its text
+    /// goes back into the composer, so that it can be sent again.
+    PromptReturned { text: String, reason: String },
 }
 
 /// webview → host: what the chat view itself needs ([`ViewEvent`]), or something the person asked

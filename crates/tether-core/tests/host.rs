@@ -377,7 +377,9 @@ fn webview_gets_every_chunk_at_most_once_per_frame() {
             }
             HostToWebview::Patch { thread: patches, .. } => patches.iter().for_each(|patch| thread.apply(patch)),
             HostToWebview::EarlierEntries { .. } => panic!("a short thread has no earlier entries to send"),
-            HostToWebview::Mentions { .. } | HostToWebview::AddMention { .. } => {}
+            HostToWebview::Mentions { .. }
+            | HostToWebview::AddMention { .. }
+            | HostToWebview::PromptReturned { .. } => {}
         }
     }
     let received: String = thread
@@ -525,7 +527,8 @@ fn last_session(actions: &[HostAction]) -> Option<tether_core::webview::SessionV
             HostToWebview::Snapshot { snapshot } => Some(snapshot.session.clone()),
             HostToWebview::EarlierEntries { .. }
             | HostToWebview::Mentions { .. }
-            | HostToWebview::AddMention { .. } => None,
+            | HostToWebview::AddMention { .. }
+            | HostToWebview::PromptReturned { .. } => None,
         },
         _ => None,
     })

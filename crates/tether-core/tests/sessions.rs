@@ -75,7 +75,8 @@ impl Tetherd {
                     HostToWebview::Patch { .. }
                     | HostToWebview::EarlierEntries { .. }
                     | HostToWebview::Mentions { .. }
-                    | HostToWebview::AddMention { .. } => {}
+                    | HostToWebview::AddMention { .. }
+                    | HostToWebview::PromptReturned { .. } => {}
                 },
                 other => self.actions.push(other),
             }

@@ -225,7 +225,9 @@ impl Host {
                         }
                     }
                     HostToWebview::EarlierEntries { .. } => panic!("a short thread has no earlier entries to send"),
-                    HostToWebview::Mentions { .. } | HostToWebview::AddMention { .. } => {}
+                    HostToWebview::Mentions { .. }
+                    | HostToWebview::AddMention { .. }
+                    | HostToWebview::PromptReturned { .. } => {}
                 },
                 HostAction::ShowMessage { text, .. } => self.shown.push(text),
                 _ => {}

@@ -268,7 +268,7 @@ export type HostToWebview = { "type": "snapshot", snapshot: ViewSnapshot, } | { 
 /**
  * Present when the session header changed.
  */
-session: SessionView | null, thread: Array<ThreadPatch>, } | { "type": "mentions", query: string, items: Array<MentionSuggestion>, } | { "type": "addMention", mention: MentionSuggestion, };
+session: SessionView | null, thread: Array<ThreadPatch>, } | { "type": "mentions", query: string, items: Array<MentionSuggestion>, } | { "type": "addMention", mention: MentionSuggestion, } | { "type": "promptReturned", text: string, reason: string, };
 
 export type WebviewToHost = ViewEvent | Intent;
 

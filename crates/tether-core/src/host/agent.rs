@@ -1,18 +1,18 @@
 //! The live session's agent process: starting it for a new session, stopping it, its exit,
 //! starting it again (Restart, a prompt after an exit), and what the person sends it.
 
-use crate::acp::{AcpClient, ClientInfo, IntentError};
+use crate::acp::{AcpClient, ClientInfo, IntentError, capitalize};
 use crate::export::{ExportHeader, thread_markdown};
 use crate::host_api::{AgentProfile, DEMO_PROFILE, HostAction, LogLevel};
 use crate::profiles;
 use crate::session_log::prompt_title;
 use crate::sidecar::{AgentExited, AgentId, AgentLogFailed, AgentRef, SpawnParams, method};
 use crate::thread::{Entry, EntryIndex, Thread, TurnState};
-use crate::webview::{PromptAttachment, SessionStatus};
+use crate::webview::{HostToWebview, PromptAttachment, SessionStatus};
 
 use super::session::Session;
 use super::tetherd::{AfterHello, SidecarRequest, SidecarState};
-use super::{HostEngine, PromptAfterRestart};
+use super::{HostEngine, WaitingPrompt};
 
 impl HostEngine {
     /// Every profile the person can choose: the built-in Demo first (unless a setting redefines
@@ -190,6 +190,7 @@ impl HostEngine {
     /// decided on.
     pub(super) fn stop_session(&mut self, now: u64) {
         let Some(key) = self.session.as_ref().map(|slot| slot.key) else { return };
+        self.drop_waiting_prompt("its session was closed");
         if let Some(slot) = &mut self.session {
             slot.client.handle_exited("was stopped: its session was closed", true, "");
         }
@@ -336,8 +337,21 @@ impl HostEngine {
                 }
                 SidecarState::Starting | SidecarState::Greeting => None,
             };
-            self.prompt_after_restart =
-                Some(PromptAfterRestart { generation, text: text.to_owned(), attachments: attachments.to_vec() });
+            self.hold_prompt(generation, text, attachments);
+            return;
+        }
+        if let Some(slot) = &self.session
+            && slot.configured
+            && slot.client.is_starting()
+            && !slot.stopping
+            && matches!(self.view.header.status, SessionStatus::Starting { .. })
+        {
+            // The person picked an agent (or opened a session) and wrote at once: the chat may
+            // not have shown "starting" yet. The prompt is theirs to send, not to retype.
+            let generation = Some(slot.generation);
+            if self.hold_prompt(generation, text, attachments) {
+                self.log(LogLevel::Info, "the session is still starting: the prompt goes once it is ready".to_owned());
+            }
             return;
         }
         let result = match &mut self.session {
@@ -345,8 +359,31 @@ impl HostEngine {
             None => Err(IntentError::NotReady),
         };
         if let Err(error) = result {
-            self.show(LogLevel::Warn, format!("The prompt was not sent: {error}."));
+            self.return_prompt(text.to_owned(), &error.to_string());
         }
+    }
+
+    /// Keeps the prompt until the session of `generation` is ready, and says whether it did: one
+    /// prompt waits at a time, so a second goes back to the person.
+    fn hold_prompt(&mut self, generation: Option<u64>, text: &str, attachments: &[PromptAttachment]) -> bool {
+        if self.waiting_prompt.is_some() {
+            self.return_prompt(text.to_owned(), "another prompt is already waiting for the agent");
+            return false;
+        }
+        self.waiting_prompt =
+            Some(WaitingPrompt { generation, text: text.to_owned(), attachments: attachments.to_vec() });
+        true
+    }
+
+    /// A prompt that could not go (`why`) is put back in the chat's composer, so that nothing the
+    /// person wrote is lost, and they are told why (in the composer and, as the chat may be
+    /// hidden, in a notification).
+    pub(super) fn return_prompt(&mut self, text: String, why: &str) {
+        self.show(
+            LogLevel::Warn,
+            format!("The prompt {:?} was not sent: {why}. It is back in the chat's text box.", prompt_title(&text)),
+        );
+        self.post_now(HostToWebview::PromptReturned { text, reason: capitalize(why) });
     }
 
     pub(super) fn cancel(&mut self, now: u64) {
@@ -377,7 +414,10 @@ impl HostEngine {
         slot.cancel_sent = false;
         // Whatever the old agent still says is dropped from here on (its exit included), and a
         // spawn still on its way is killed when it is answered (its generation is not current).
+        // A prompt waiting for it goes back first, while its generation is the one it waits for.
+        self.drop_waiting_prompt("the agent was stopped");
         self.generation += 1;
+        let Some(slot) = self.session.as_mut() else { return };
         slot.generation = self.generation;
         let running = slot.agent_id.take();
         slot.stopping = running.is_some() && self.tetherd.is_ready();
@@ -409,7 +449,7 @@ impl HostEngine {
         let Some(slot) = self.agent_slot(agent_id) else { return };
         slot.log_failed = true;
         slot.client.handle_log_failed(&text);
-        self.drop_prompt_after_restart("the session's log cannot be written");
+        self.drop_waiting_prompt("the session's log cannot be written");
         self.show(LogLevel::Error, text);
         self.set_status(SessionStatus::Exited {
             message: "The agent was stopped: the session's log cannot be written".to_owned(),
@@ -436,7 +476,7 @@ impl HostEngine {
         let tail = slot.stderr_tail.iter().cloned().collect::<Vec<_>>().join("\n");
         slot.client.handle_exited(&description, exited.killed, &tail);
         let name = slot.profile.name.clone();
-        self.drop_prompt_after_restart(&format!("the agent {description}"));
+        self.drop_waiting_prompt(&format!("the agent {description}"));
         self.log(LogLevel::Info, format!("agent {name:?} {description}"));
         if !exited.killed {
             self.show(
@@ -473,24 +513,28 @@ impl HostEngine {
     }
 
     /// The agent started again for a prompt has its session: the prompt goes now.
-    pub(super) fn send_prompt_after_restart(&mut self) {
+    pub(super) fn send_waiting_prompt(&mut self) {
         let Some(slot) = &mut self.session else { return };
         let Some(waiting) = self
-            .prompt_after_restart
+            .waiting_prompt
             .take_if(|waiting| waiting.generation.is_none_or(|generation| generation == slot.generation))
         else {
             return;
         };
         if let Err(error) = slot.client.prompt(&waiting.text, &waiting.attachments, self.now) {
-            self.show(LogLevel::Warn, format!("The prompt was not sent: {error}."));
+            self.return_prompt(waiting.text, &error.to_string());
         }
     }
 
-    /// The agent started again for a prompt did not get as far as a session (`why`): the person
-    /// is told the prompt did not go, so that it can be sent again.
-    pub(super) fn drop_prompt_after_restart(&mut self, why: &str) {
-        if let Some(waiting) = self.prompt_after_restart.take() {
-            self.show(LogLevel::Warn, format!("The prompt {:?} was not sent: {why}.", prompt_title(&waiting.text)));
+    /// The agent a prompt waits for did not get as far as a session (`why`): the prompt goes
+    /// back to the person, to send again.
+    /// Only the session in focus's prompt goes: another tab's agent may be starting still.
+    pub(super) fn drop_waiting_prompt(&mut self, why: &str) {
+        let focus = self.session.as_ref().map(|slot| slot.generation);
+        let waiting =
+            self.waiting_prompt.take_if(|waiting| waiting.generation.is_none() || waiting.generation == focus);
+        if let Some(waiting) = waiting {
+            self.return_prompt(waiting.text, why);
         }
     }
 }

@@ -92,10 +92,10 @@ impl HostEngine {
             AcpEvent::SessionReady { session_id } => {
                 self.log(LogLevel::Info, format!("session {session_id} ready"));
                 self.set_status(SessionStatus::Ready);
-                self.send_prompt_after_restart();
+                self.send_waiting_prompt();
             }
             AcpEvent::Failed { message } => {
-                self.drop_prompt_after_restart(&message);
+                self.drop_waiting_prompt(&message);
                 self.log(LogLevel::Error, message.clone());
                 self.set_status(SessionStatus::Failed { message: capitalize(&message) });
             }

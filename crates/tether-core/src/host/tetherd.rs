@@ -342,7 +342,10 @@ impl HostEngine {
         });
         self.history.load = None;
         self.history.held_agent_events = None;
-        self.drop_prompt_after_restart(&format!("Tether {message}"));
+        // Every session's agent went with tetherd, whichever tab the prompt was for.
+        if let Some(waiting) = self.waiting_prompt.take() {
+            self.return_prompt(waiting.text, &format!("Tether {message}"));
+        }
         self.log(LogLevel::Error, format!("Tether {message}"));
         if was_ready && stopped_on_purpose.is_none() && self.tetherd.may_restart_automatically(now) {
             self.log(LogLevel::Warn, "starting tetherd again to go on with the session".to_owned());
@@ -539,7 +542,7 @@ impl HostEngine {
                 if self.session.as_ref().is_some_and(|slot| slot.generation == generation) {
                     let name = self.view.header.agent.clone();
                     let message = format!("Could not start the agent {name:?}: {}", error.message);
-                    self.drop_prompt_after_restart("the agent could not be started");
+                    self.drop_waiting_prompt("the agent could not be started");
                     self.show(LogLevel::Error, format!("Tether: {message}"));
                     if let Some(slot) = &mut self.session {
                         slot.client.thread_mut().push(Entry::Notice(NoticeView {

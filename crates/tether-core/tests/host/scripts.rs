@@ -190,3 +190,8 @@ fn a_conversation_restored_to_a_checkpoint_forks_the_agents_session_or_seeds_a_n
 fn two_sessions_writing_one_file_review_the_second_against_the_first_ones_result() {
     check("two-writers");
 }
+
+#[test]
+fn a_prompt_sent_while_the_session_starts_waits_for_it_and_one_that_cannot_go_comes_back() {
+    check("prompt-while-starting");
+}
