@@ -7,6 +7,7 @@
 //! own summary (nextest's or cargo's, and node's test runner's).
 
 use std::fs;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
@@ -25,37 +26,63 @@ pub struct Options {
 }
 
 pub fn run(project: &Project, options: Options) -> anyhow::Result<()> {
-    let built = build::run(project, options.build)?;
+    let mut stages = Stages::default();
+    let built = stages.time("build (tools, engine, sidecar, extension)", || build::run(project, options.build))?;
     let mut failed: Vec<String> = Vec::new();
-    if !run_rust_checks(project)? {
+    if !stages.time("formatting and lints", || run_rust_checks(project))? {
         failed.push("Rust formatting or lints".to_owned());
     }
-    if !run_rust_tests(project)? {
+    if !stages.time("Rust tests", || run_rust_tests(project))? {
         failed.push("Rust tests".to_owned());
     }
-    if !fuzz::run_for_tests(project)? {
+    if !stages.time("fuzz targets", || fuzz::run_for_tests(project))? {
         failed.push("fuzz targets".to_owned());
     }
     for package in TYPESCRIPT_PACKAGES {
-        if !run_typescript_checks(project, package)? {
+        if !stages
+            .time(&format!("{package}/ type checks and unit tests"), || run_typescript_checks(project, package))?
+        {
             failed.push(format!("{package}/ type checks or unit tests"));
         }
     }
     if options.end_to_end {
-        if !run_end_to_end_tests(project, &built)? {
+        if !stages.time("end-to-end suite", || run_end_to_end_tests(project, &built))? {
             failed.push("end-to-end tests".to_owned());
         }
-        if !run_release_package_test(project)? {
+        if !stages.time("release package and its end-to-end test", || run_release_package_test(project))? {
             failed.push("the release package's end-to-end test".to_owned());
         }
     } else {
         eprintln!("test: skipping the end-to-end suite (--no-e2e)");
     }
+    stages.report();
     if !failed.is_empty() {
         bail!("failed: {}", failed.join(", "));
     }
     eprintln!("test: everything passed");
     Ok(())
+}
+
+/// How long each stage of the run took, printed at the end: CI has a time budget, and this is
+/// where to look when a run grows.
+#[derive(Default)]
+struct Stages(Vec<(String, Duration)>);
+
+impl Stages {
+    fn time<T>(&mut self, name: &str, stage: impl FnOnce() -> T) -> T {
+        let started = Instant::now();
+        let result = stage();
+        self.0.push((name.to_owned(), started.elapsed()));
+        result
+    }
+
+    fn report(&self) {
+        let total: Duration = self.0.iter().map(|(_, took)| *took).sum();
+        eprintln!("test: time per stage ({} s in all)", total.as_secs());
+        for (name, took) in &self.0 {
+            eprintln!("test:   {:>5} s  {name}", took.as_secs());
+        }
+    }
 }
 
 /// `cargo fmt --check`, clippy over every target of the workspace, and clippy over the native
