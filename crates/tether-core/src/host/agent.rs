@@ -189,8 +189,12 @@ impl HostEngine {
     /// settled (and audited as cancelled) before it goes, and its changes can no longer be
     /// decided on.
     pub(super) fn stop_session(&mut self, now: u64) {
-        let Some(key) = self.session.as_ref().map(|slot| slot.key) else { return };
-        self.drop_waiting_prompt("its session was closed");
+        let Some((key, generation)) = self.session.as_ref().map(|slot| (slot.key, slot.generation)) else { return };
+        // A prompt waiting for this session's agent goes back; one waiting for whichever session
+        // a restarted tetherd brings back (this one is being replaced by its reopening) stays.
+        if self.waiting_prompt.as_ref().is_some_and(|waiting| waiting.generation == Some(generation)) {
+            self.drop_waiting_prompt("its session was closed");
+        }
         if let Some(slot) = &mut self.session {
             slot.client.handle_exited("was stopped: its session was closed", true, "");
         }
