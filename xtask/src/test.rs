@@ -7,6 +7,7 @@
 //! own summary (nextest's or cargo's, and node's test runner's).
 
 use std::fs;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -116,9 +117,71 @@ fn run_rust_tests(project: &Project) -> anyhow::Result<bool> {
     }
     let tests =
         Cmd::new("cargo").args(["nextest", "run", "--workspace", "--no-fail-fast"]).dir(&project.root).status()?;
-    // nextest does not run doctests; cargo does, separately.
+    // nextest does not run doctests; cargo does, separately. The workspace has none today (its
+    // examples are tests under `tests/`), and compiling every crate for rustdoc to find that out
+    // cost CI over a minute, so the pass runs only once a doc comment holds a Rust block.
+    let mut doc_examples = Vec::new();
+    for members in ["crates", "xtask"] {
+        doc_examples.extend(files_with_doc_examples(&project.root.join(members))?);
+    }
+    if doc_examples.is_empty() {
+        eprintln!("test: no doc comment holds a Rust example: no doctests to run");
+        return Ok(tests.success());
+    }
+    eprintln!(
+        "test: doctests in {}",
+        doc_examples.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ")
+    );
     let doctests = Cmd::new("cargo").args(["test", "--workspace", "--doc"]).dir(&project.root).status()?;
     Ok(tests.success() && doctests.success())
+}
+
+/// The `.rs` files under `dir` whose doc comments hold a code block rustdoc would compile and run.
+fn files_with_doc_examples(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let path = entry?.path();
+        if path.is_dir() {
+            // Build outputs (a fuzz workspace's own target/) hold no sources of ours.
+            if path.file_name().is_some_and(|name| name == "target") {
+                continue;
+            }
+            found.extend(files_with_doc_examples(&path)?);
+        } else if path.extension().is_some_and(|extension| extension == "rs") {
+            let text = fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+            if has_doc_example(&text) {
+                found.push(path);
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Whether a doc comment (`///` or `//!`) in `source` opens a code fence that rustdoc treats as
+/// Rust: no language, `rust`, or only rustdoc's own attributes (`ignore`, `no_run`, ...). A fence
+/// naming another language (`text`, `toml`) is not a doctest.
+fn has_doc_example(source: &str) -> bool {
+    let mut open = false;
+    for line in source.lines() {
+        let trimmed = line.trim_start();
+        let Some(doc) = trimmed.strip_prefix("///").or_else(|| trimmed.strip_prefix("//!")) else { continue };
+        let Some(info) = doc.trim_start().strip_prefix("```") else { continue };
+        if open {
+            open = false;
+            continue;
+        }
+        open = true;
+        let rust = info.split([',', ' ', '\t']).filter(|word| !word.is_empty()).all(|word| {
+            matches!(
+                word,
+                "rust" | "ignore" | "should_panic" | "no_run" | "compile_fail" | "test_harness" | "standalone_crate"
+            ) || word.starts_with("edition")
+        });
+        if rust {
+            return true;
+        }
+    }
+    false
 }
 
 /// The TypeScript packages with unit tests of their own. The build bundles them with esbuild,
@@ -177,4 +240,21 @@ fn run_end_to_end_tests(project: &Project, built: &build::Built) -> anyhow::Resu
         .dir(project.tests_dir())
         .status()?;
     Ok(status.success())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_doc_example;
+
+    #[test]
+    fn only_fences_rustdoc_compiles_are_doc_examples() {
+        assert!(has_doc_example("/// Adds.\n///\n/// ```\n/// assert_eq!(1 + 1, 2);\n/// ```\nfn add() {}\n"));
+        assert!(has_doc_example("//! ```rust,no_run\n//! main();\n//! ```\n"));
+        assert!(has_doc_example("    /// ```ignore\n    /// x\n    /// ```\n"));
+        // Other languages, and fences outside doc comments, are not compiled by rustdoc.
+        assert!(!has_doc_example("//! ```text\n//! a/b\n//! ```\n/// ```toml\n/// [x]\n/// ```\n"));
+        assert!(!has_doc_example("// ```\n// not a doc comment\n// ```\nconst A: &str = \"```\";\n"));
+        // The closing fence of a text block is not taken for an opening one.
+        assert!(!has_doc_example("/// ```text\n/// ```\n/// ```json\n/// {}\n/// ```\n"));
+    }
 }
