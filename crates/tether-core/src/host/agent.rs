@@ -192,9 +192,7 @@ impl HostEngine {
         let Some((key, generation)) = self.session.as_ref().map(|slot| (slot.key, slot.generation)) else { return };
         // A prompt waiting for this session's agent goes back; one waiting for whichever session
         // a restarted tetherd brings back (this one is being replaced by its reopening) stays.
-        if self.waiting_prompt.as_ref().is_some_and(|waiting| waiting.generation == Some(generation)) {
-            self.drop_waiting_prompt("its session was closed");
-        }
+        self.give_back_waiting_prompt(|waits_for| waits_for == Some(generation), "its session was closed");
         if let Some(slot) = &mut self.session {
             slot.client.handle_exited("was stopped: its session was closed", true, "");
         }
@@ -421,7 +419,7 @@ impl HostEngine {
         // A prompt waiting for it goes back first, while its generation is the one it waits for.
         self.drop_waiting_prompt("the agent was stopped");
         self.generation += 1;
-        let Some(slot) = self.session.as_mut() else { return };
+        let slot = self.session.as_mut().expect("the slot was found above");
         slot.generation = self.generation;
         let running = slot.agent_id.take();
         slot.stopping = running.is_some() && self.tetherd.is_ready();
@@ -530,14 +528,18 @@ impl HostEngine {
         }
     }
 
-    /// The agent a prompt waits for did not get as far as a session (`why`): the prompt goes
-    /// back to the person, to send again.
-    /// Only the session in focus's prompt goes: another tab's agent may be starting still.
+    /// The agent of the session in focus did not get as far as a session (`why`): a prompt
+    /// waiting for it goes back to the person, to send again. A prompt waiting for another tab's
+    /// agent stays: that agent may be starting still.
     pub(super) fn drop_waiting_prompt(&mut self, why: &str) {
         let focus = self.session.as_ref().map(|slot| slot.generation);
-        let waiting =
-            self.waiting_prompt.take_if(|waiting| waiting.generation.is_none() || waiting.generation == focus);
-        if let Some(waiting) = waiting {
+        self.give_back_waiting_prompt(|waits_for| waits_for.is_none() || waits_for == focus, why);
+    }
+
+    /// Gives the waiting prompt back (`why`) if the generation it waits for (`None`: whichever
+    /// session a restarted tetherd brings) is one `waits_for` accepts.
+    pub(super) fn give_back_waiting_prompt(&mut self, waits_for: impl FnOnce(Option<u64>) -> bool, why: &str) {
+        if let Some(waiting) = self.waiting_prompt.take_if(|waiting| waits_for(waiting.generation)) {
             self.return_prompt(waiting.text, why);
         }
     }

@@ -343,9 +343,7 @@ impl HostEngine {
         self.history.load = None;
         self.history.held_agent_events = None;
         // Every session's agent went with tetherd, whichever tab the prompt was for.
-        if let Some(waiting) = self.waiting_prompt.take() {
-            self.return_prompt(waiting.text, &format!("Tether {message}"));
-        }
+        self.give_back_waiting_prompt(|_| true, &format!("Tether {message}"));
         self.log(LogLevel::Error, format!("Tether {message}"));
         if was_ready && stopped_on_purpose.is_none() && self.tetherd.may_restart_automatically(now) {
             self.log(LogLevel::Warn, "starting tetherd again to go on with the session".to_owned());
