@@ -442,12 +442,16 @@ pub fn peak_rss_kib(pid: u32) -> u64 {
 
 /// The scripted test agent, built by cargo (it is another crate's binary, so cargo does not
 /// build it for this crate's tests by itself).
+///
+/// It is built as the workspace's test build builds it (`--workspace --tests`, what `cargo test`
+/// and `cargo nextest run` over the workspace compile), so that after such a run this is a no-op:
+/// built alone, the agent's dependencies resolve to other features, and building them again cost
+/// the first test to ask over a minute (every other one waiting on cargo's lock meanwhile).
 pub fn tether_test_agent() -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let output = std::process::Command::new(cargo)
-        .args(["build", "--quiet", "--package", "tether-test-agent", "--bin", "tether-test-agent"])
-        .arg("--message-format=json")
+        .args(["build", "--quiet", "--workspace", "--tests", "--message-format=json"])
         .current_dir(root)
         .output()
         .expect("cargo runs");
@@ -456,7 +460,10 @@ pub fn tether_test_agent() -> PathBuf {
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .find_map(|message| {
-            let is_the_agent = message.pointer("/target/name").and_then(Value::as_str) == Some("tether-test-agent");
+            let is_the_agent = message.pointer("/target/name").and_then(Value::as_str) == Some("tether-test-agent")
+                && message.pointer("/target/kind/0").and_then(Value::as_str) == Some("bin")
+                // Not the binary's own unit tests, which `--tests` builds as well.
+                && message.pointer("/profile/test").and_then(Value::as_bool) == Some(false);
             let executable = message.get("executable").and_then(Value::as_str)?;
             is_the_agent.then(|| PathBuf::from(executable))
         })
