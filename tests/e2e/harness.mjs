@@ -16,7 +16,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 import { chromium } from "playwright-core";
 
@@ -130,6 +130,44 @@ function checkPrerequisites({ installExtension }) {
   if (missing.length > 0) {
     throw new Error(`The end-to-end tests cannot start; missing:\n  ${missing.join("\n  ")}`);
   }
+}
+
+// The extensions folder code-server makes of `vsix` when it installs it, made once per package
+// (its path, size and modification time name the folder, under target/e2e-installed/) and reused
+// by every later launch; folders of older packages are removed. The install goes to a folder of
+// its own first and is renamed into place, so a half-made folder is never taken for a whole one.
+function installedOnce(vsix, env) {
+  const stat = fs.statSync(vsix);
+  const key = `${path.basename(vsix, ".vsix")}-${stat.size}-${Math.trunc(stat.mtimeMs)}`;
+  const cacheDir = path.join(repoRoot, "target", "e2e-installed");
+  const installed = path.join(cacheDir, key);
+  if (fs.existsSync(installed)) return installed;
+
+  fs.mkdirSync(cacheDir, { recursive: true });
+  for (const old of fs.readdirSync(cacheDir)) fs.rmSync(path.join(cacheDir, old), { recursive: true, force: true });
+  const scratch = fs.mkdtempSync(path.join(cacheDir, ".installing-"));
+  const extensionsDir = path.join(scratch, "extensions");
+  const result = spawnSync(
+    node24,
+    [
+      codeServerEntry,
+      "--extensions-dir", extensionsDir,
+      "--user-data-dir", path.join(scratch, "user-data"),
+      "--install-extension", vsix,
+      "--force",
+    ],
+    { env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+  );
+  if (result.status !== 0) {
+    fs.rmSync(scratch, { recursive: true, force: true });
+    throw new Error(
+      `code-server could not install ${vsix} (exit ${result.status ?? result.signal}):\n` +
+        `${result.stdout}${result.stderr}`,
+    );
+  }
+  fs.renameSync(extensionsDir, installed);
+  fs.rmSync(scratch, { recursive: true, force: true });
+  return installed;
 }
 
 class VSCodeSession {
@@ -259,25 +297,22 @@ class VSCodeSession {
     };
   }
 
+  // Puts the packaged extension into this launch's extensions folder as code-server installs it.
+  // Installing takes code-server's command line 2-4 s (it starts, then unpacks the package), and
+  // every launch of a run installs the same file, so it is installed once per package (see
+  // `installedOnce`) and each launch gets a copy of that folder, its extensions.json naming the
+  // copy. Nothing is shared: a test may change its copy as it likes.
   installExtension(vsix) {
-    const result = spawnSync(
-      node24,
-      [
-        codeServerEntry,
-        "--extensions-dir", this.extensionsDir,
-        "--user-data-dir", this.userDataDir,
-        "--install-extension", vsix,
-        "--force",
-      ],
-      { env: this.codeServerEnv(), encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
-    );
-    fs.appendFileSync(this.logPath, `${result.stdout ?? ""}${result.stderr ?? ""}`);
-    if (result.status !== 0) {
-      throw new Error(
-        `code-server could not install ${vsix} (exit ${result.status ?? result.signal}):\n` +
-          `${result.stdout}${result.stderr}`,
-      );
+    const installed = installedOnce(vsix, this.codeServerEnv());
+    fs.cpSync(installed, this.extensionsDir, { recursive: true });
+    const listPath = path.join(this.extensionsDir, "extensions.json");
+    const list = JSON.parse(fs.readFileSync(listPath, "utf8"));
+    for (const extension of list) {
+      const folder = path.join(this.extensionsDir, extension.relativeLocation);
+      const uri = pathToFileURL(folder);
+      extension.location = { $mid: 1, fsPath: folder, external: uri.href, path: uri.pathname, scheme: "file" };
     }
+    fs.writeFileSync(listPath, JSON.stringify(list));
   }
 
   async waitForHealthz() {
