@@ -4,6 +4,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 
@@ -82,6 +83,19 @@ impl Cmd {
     pub fn spawn(&self) -> anyhow::Result<Child> {
         eprintln!("$ {}", self.shell_line());
         self.command().spawn().with_context(|| format!("could not start `{}`", self.program.to_string_lossy()))
+    }
+
+    /// Echoes the command and starts it without waiting, its stdout and stderr written to `log`:
+    /// for commands run side by side, whose output would otherwise be interleaved.
+    pub fn spawn_logged(&self, log: &Path) -> anyhow::Result<Child> {
+        eprintln!("$ {} > {}", self.shell_line(), log.display());
+        let stdout = File::create(log).with_context(|| format!("creating {}", log.display()))?;
+        let stderr = stdout.try_clone().with_context(|| format!("sharing {}", log.display()))?;
+        self.command()
+            .stdout(stdout)
+            .stderr(stderr)
+            .spawn()
+            .with_context(|| format!("could not start `{}`", self.program.to_string_lossy()))
     }
 
     /// Runs the command quietly and returns its trimmed stdout, or `None` when it cannot start

@@ -12,6 +12,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use anyhow::{Context, bail};
 
@@ -53,54 +54,101 @@ pub fn run(project: &Project, only: Option<&str>, limit: Limit) -> anyhow::Resul
     Ok(())
 }
 
-/// What `cargo xtask test` runs: every target for [`TEST_RUNS`] inputs. Returns whether none
-/// failed.
+/// What `cargo xtask test` runs: every target for [`TEST_RUNS`] inputs, as many side by side as
+/// the machine has cores (each libFuzzer run uses one), each one's output kept in a file and
+/// printed when it ends, so that the log reads one target at a time. Returns whether none failed.
 pub fn run_for_tests(project: &Project) -> anyhow::Result<bool> {
-    let crashed = run_targets(project, &TARGETS, Limit::Runs(TEST_RUNS))?;
-    for target in &crashed {
-        eprintln!("fuzz: {target} failed (its input is in target/fuzz/artifacts/{target}/)");
-    }
-    Ok(crashed.is_empty())
-}
-
-/// Runs `targets` one after the other and returns those that found a failure.
-fn run_targets(project: &Project, targets: &[&str], limit: Limit) -> anyhow::Result<Vec<String>> {
     ensure_tools()?;
     let fuzz_dir = fuzz_dir(project);
+    let mut commands = Vec::new();
+    for target in TARGETS {
+        commands.push((target, fuzz_command(project, target, Limit::Runs(TEST_RUNS))?));
+    }
+    // All targets built at once first: the runs' own builds are then no-ops, and cargo's lock on
+    // the build folder does not make the runs wait for each other.
+    Cmd::new("cargo")
+        .args(["+nightly", "fuzz", "build", "--sanitizer", "none", "--fuzz-dir"])
+        .arg(&fuzz_dir)
+        .dir(&project.root)
+        .run()?;
+    let logs = project.target_dir().join("fuzz/logs");
+    fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
+    let side_by_side = std::thread::available_parallelism().map_or(1, usize::from);
+    let queue = Mutex::new(commands.into_iter());
+    let crashed = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..side_by_side)
+            .map(|_| {
+                scope.spawn(|| -> anyhow::Result<()> {
+                    loop {
+                        // The lock is held only to take the next target, not while it runs.
+                        let next = queue.lock().expect("no worker panics holding the queue").next();
+                        let Some((target, command)) = next else { return Ok(()) };
+                        let log = logs.join(format!("{target}.log"));
+                        let status = command.spawn_logged(&log)?.wait().context("waiting for cargo fuzz")?;
+                        let output = fs::read_to_string(&log).unwrap_or_default();
+                        if status.success() {
+                            // libFuzzer's own summary: how many inputs ran, in how long.
+                            let done = output.lines().rev().find(|line| line.starts_with("Done ")).unwrap_or("");
+                            eprintln!("fuzz: {target} passed ({done})");
+                        } else {
+                            eprintln!("fuzz: {target} failed; its output ({}):\n{output}", log.display());
+                            eprintln!("fuzz: {target}'s input is in target/fuzz/artifacts/{target}/");
+                            crashed.lock().expect("no worker panics holding the list").push(target);
+                        }
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().try_for_each(|worker| worker.join().expect("a fuzz worker panicked"))
+    })?;
+    Ok(crashed.into_inner().expect("the workers are done").is_empty())
+}
+
+/// Runs `targets` one after the other, their output shown as it comes, and returns those that
+/// found a failure.
+fn run_targets(project: &Project, targets: &[&str], limit: Limit) -> anyhow::Result<Vec<String>> {
+    ensure_tools()?;
     let mut crashed = Vec::new();
     for target in targets {
-        let corpus = seed_corpus(project, target)?;
-        let artifacts = project.target_dir().join("fuzz/artifacts").join(target);
-        fs::create_dir_all(&artifacts).with_context(|| format!("creating {}", artifacts.display()))?;
-        let regressions = fuzz_dir.join("regressions").join(target);
-        let mut command = Cmd::new("cargo")
-            .args(["+nightly", "fuzz", "run", "--fuzz-dir"])
-            .arg(&fuzz_dir)
-            // The code under test has no unsafe code of its own: the address sanitizer would only
-            // slow the build and the runs down. Panics, overflows (debug assertions are on) and
-            // hangs are what the targets look for.
-            .args(["--sanitizer", "none", target])
-            .arg(&corpus);
-        if regressions.is_dir() {
-            command = command.arg(&regressions);
-        }
-        let mut artifact_prefix = artifacts.into_os_string();
-        artifact_prefix.push("/");
-        let mut libfuzzer_args = vec![
-            format!("-timeout={INPUT_TIMEOUT_SECONDS}"),
-            format!("-artifact_prefix={}", artifact_prefix.to_string_lossy()),
-            "-print_final_stats=1".to_owned(),
-        ];
-        match limit {
-            Limit::Runs(runs) => libfuzzer_args.extend([format!("-runs={runs}"), "-seed=1".to_owned()]),
-            Limit::Seconds(seconds) => libfuzzer_args.push(format!("-max_total_time={seconds}")),
-        }
-        let status = command.arg("--").args(&libfuzzer_args).dir(&project.root).status()?;
-        if !status.success() {
+        if !fuzz_command(project, target, limit)?.status()?.success() {
             crashed.push((*target).to_owned());
         }
     }
     Ok(crashed)
+}
+
+/// `cargo fuzz run` of `target` for `limit`, from its seeded corpus (written here) and its
+/// regressions, crashes kept in `target/fuzz/artifacts/<target>/`.
+fn fuzz_command(project: &Project, target: &str, limit: Limit) -> anyhow::Result<Cmd> {
+    let fuzz_dir = fuzz_dir(project);
+    let corpus = seed_corpus(project, target)?;
+    let artifacts = project.target_dir().join("fuzz/artifacts").join(target);
+    fs::create_dir_all(&artifacts).with_context(|| format!("creating {}", artifacts.display()))?;
+    let regressions = fuzz_dir.join("regressions").join(target);
+    let mut command = Cmd::new("cargo")
+        .args(["+nightly", "fuzz", "run", "--fuzz-dir"])
+        .arg(&fuzz_dir)
+        // The code under test has no unsafe code of its own: the address sanitizer would only
+        // slow the build and the runs down. Panics, overflows (debug assertions are on) and
+        // hangs are what the targets look for.
+        .args(["--sanitizer", "none", target])
+        .arg(&corpus);
+    if regressions.is_dir() {
+        command = command.arg(&regressions);
+    }
+    let mut artifact_prefix = artifacts.into_os_string();
+    artifact_prefix.push("/");
+    let mut libfuzzer_args = vec![
+        format!("-timeout={INPUT_TIMEOUT_SECONDS}"),
+        format!("-artifact_prefix={}", artifact_prefix.to_string_lossy()),
+        "-print_final_stats=1".to_owned(),
+    ];
+    match limit {
+        Limit::Runs(runs) => libfuzzer_args.extend([format!("-runs={runs}"), "-seed=1".to_owned()]),
+        Limit::Seconds(seconds) => libfuzzer_args.push(format!("-max_total_time={seconds}")),
+    }
+    Ok(command.arg("--").args(&libfuzzer_args).dir(&project.root))
 }
 
 fn fuzz_dir(project: &Project) -> PathBuf {
