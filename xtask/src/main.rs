@@ -41,7 +41,7 @@ enum Command {
     /// Build, then serve a local VS Code (code-server on 127.0.0.1) with Tether installed and a demo
     /// workspace open, until Ctrl-C.
     Run(BuildArgs),
-    /// Build, then run every Rust test and the end-to-end suite.
+    /// Build, then run every Rust test, and the end-to-end suite on this platform's release package.
     Test(TestArgs),
     /// Regenerate the TypeScript wire types from the Rust types.
     Codegen,
@@ -89,8 +89,6 @@ struct PackageArgs {
 
 #[derive(Args, Clone, Copy)]
 struct TestArgs {
-    #[command(flatten)]
-    build: BuildArgs,
     /// Skip the end-to-end suite (code-server + Chromium) for a quick run.
     #[arg(long)]
     no_e2e: bool,
@@ -117,9 +115,7 @@ fn main() -> anyhow::Result<()> {
             package::run(&project, selection).map(drop)
         }
         Command::Run(args) => run::run(&project, args.into()),
-        Command::Test(args) => {
-            test::run(&project, test::Options { build: args.build.into(), end_to_end: !args.no_e2e })
-        }
+        Command::Test(args) => test::run(&project, test::Options { end_to_end: !args.no_e2e }),
         Command::Codegen => codegen::run(&project),
         Command::Bench(args) => bench::run(&project, args.only),
         Command::Fuzz(args) => {

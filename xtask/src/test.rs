@@ -1,7 +1,8 @@
 //! `cargo xtask test`: builds everything, then checks the Rust code's formatting and lints
 //! (rustfmt, clippy with warnings as errors, also for macOS), runs every Rust test, a short fixed run of every
 //! fuzz target, the TypeScript type checks and unit tests of the webview and the extension host,
-//! and the end-to-end suite (code-server + Chromium), and fails if any of them failed.
+//! and the end-to-end suite (code-server + Chromium) on the package a person installs, and fails
+//! if any of them failed.
 //!
 //! Every suite runs even when an earlier one fails, so one run reports everything; each prints its
 //! own summary (nextest's or cargo's, and node's test runner's).
@@ -21,14 +22,21 @@ use crate::setup;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
-    pub build: build::Options,
     /// Run the end-to-end suite (`--no-e2e` turns it off for quick runs).
     pub end_to_end: bool,
 }
 
 pub fn run(project: &Project, options: Options) -> anyhow::Result<()> {
     let mut stages = Stages::default();
-    let built = stages.time("build (tools, engine, sidecar, extension)", || build::run(project, options.build))?;
+    // The end-to-end suite runs on this machine's release package (`cargo xtask package` of its
+    // platform: release binaries, stripped), the one a person installs, so nothing else is built
+    // for it: the Rust tests build their own debug binaries. A quick run without the suite builds
+    // the debug package, which is faster to compile and enough for the type checks.
+    let vsix = if options.end_to_end {
+        stages.time("build: this platform's release package", || host_package(project))?
+    } else {
+        stages.time("build (debug)", || build::run(project, build::Options { release: false }))?.vsix
+    };
     let mut failed: Vec<String> = Vec::new();
     if !stages.time("formatting and lints", || run_rust_checks(project))? {
         failed.push("Rust formatting or lints".to_owned());
@@ -47,11 +55,8 @@ pub fn run(project: &Project, options: Options) -> anyhow::Result<()> {
         }
     }
     if options.end_to_end {
-        if !stages.time("end-to-end suite", || run_end_to_end_tests(project, &built))? {
+        if !stages.time("end-to-end suite", || run_end_to_end_tests(project, &vsix))? {
             failed.push("end-to-end tests".to_owned());
-        }
-        if !stages.time("release package and its end-to-end test", || run_release_package_test(project))? {
-            failed.push("the release package's end-to-end test".to_owned());
         }
     } else {
         eprintln!("test: skipping the end-to-end suite (--no-e2e)");
@@ -197,29 +202,20 @@ fn run_typescript_checks(project: &Project, package: &str) -> anyhow::Result<boo
     Ok(typecheck.success() && tests.success())
 }
 
-/// The end-to-end test of the chat (a full turn with the Demo agent and with the ACP SDK's
-/// example agent) once more, on the package a person installs: this machine's platform, release
-/// binaries, stripped (`cargo xtask package`), in a fresh code-server. The suite before it runs on
-/// the debug package, whose binaries the Rust tests share. Returns whether it passed.
-fn run_release_package_test(project: &Project) -> anyhow::Result<bool> {
+/// Makes this machine's platform package (`cargo xtask package --target` of it) and returns its
+/// path.
+fn host_package(project: &Project) -> anyhow::Result<PathBuf> {
     let made = package::run(project, package::Selection::Host)?;
     let [vsix] = made.as_slice() else {
         bail!("packaging this machine's platform made {} packages, not one", made.len());
     };
-    eprintln!("test: the chat's end-to-end test on the release package {}", vsix.display());
-    let status = Cmd::new(project.tools.node())
-        .args(["--test", "--test-concurrency=1", "e2e/chat.test.mjs"])
-        .env("TETHER_TOOLS_DIR", &project.tools.root)
-        .env("TETHER_VSIX", vsix)
-        .dir(project.tests_dir())
-        .status()?;
-    Ok(status.success())
+    Ok(vsix.clone())
 }
 
-/// Runs tests/e2e/*.test.mjs with node's test runner under Node 24, one file at a time (each
-/// starts its own code-server and Chromium; two cores do not fit more). Returns whether they
-/// all passed.
-fn run_end_to_end_tests(project: &Project, built: &build::Built) -> anyhow::Result<bool> {
+/// Runs tests/e2e/*.test.mjs with node's test runner under Node 24 on the package `vsix`, one
+/// file at a time (each starts its own code-server and Chromium; two cores do not fit more).
+/// Returns whether they all passed.
+fn run_end_to_end_tests(project: &Project, vsix: &Path) -> anyhow::Result<bool> {
     let e2e_dir = project.tests_dir().join("e2e");
     let mut files: Vec<String> = fs::read_dir(&e2e_dir)
         .with_context(|| format!("reading {}", e2e_dir.display()))?
@@ -236,7 +232,7 @@ fn run_end_to_end_tests(project: &Project, built: &build::Built) -> anyhow::Resu
         .args(["--test", "--test-concurrency=1"])
         .args(&files)
         .env("TETHER_TOOLS_DIR", &project.tools.root)
-        .env("TETHER_VSIX", &built.vsix)
+        .env("TETHER_VSIX", vsix)
         .dir(project.tests_dir())
         .status()?;
     Ok(status.success())
