@@ -75,7 +75,11 @@ export class ChatView {
   ) {
     this.terminals = new TerminalCards(post, clock, repeat);
     this.rules = new RulesPanelView(post, uiState);
-    this.header = new SessionHeaderView(post, this.rules.toggle, clock, repeat);
+    const headerPost: PostIntent = (intent) => {
+      if (intent.type === "selectAgent") uiState.draftFollowsPick();
+      post(intent);
+    };
+    this.header = new SessionHeaderView(headerPost, this.rules.toggle, clock, repeat);
     this.thread = new ThreadView(renderer, uiState, {
       renderer,
       post,

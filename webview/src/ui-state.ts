@@ -55,6 +55,11 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
   private readonly otherDrafts: Map<SessionKey, Draft>;
   /** The sessions open at the last `showSession`. */
   private openSessions = new Set<SessionKey>();
+  /**
+   * An agent was picked and the host has not answered yet: the draft goes to the session the
+   * pick opens (see `draftFollowsPick`).
+   */
+  private picked = false;
   private readonly openThoughts: Set<string>;
   private rulesPanelOpen: boolean;
   private changesBarOpen: boolean;
@@ -104,14 +109,19 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
    * draft shown so far stays with its own session and `key`'s comes back. Returns the session
    * whose draft was shown until now when the composer must show another, or null when the draft
    * shown stays: it is `key`'s already, or it carries over to `key` because it was written before
-   * any session, or for a session that `key` replaced (another agent chosen, say). Key 0 is no
+   * any session, or for a session that `key` replaced (another agent chosen, say), or `key` is the
+   * session an agent picked since opened (`draftFollowsPick`). Key 0 is no
    * session: the draft waits for the first one. The drafts of closed sessions are dropped.
    */
   showSession(key: SessionKey, open: readonly SessionKey[]): SessionKey | null {
     if (key === 0) return null;
     const left = this.draftSession;
-    // `key` replaced the session left when that one closed as `key` appeared.
-    const replaced = !open.includes(left) && !this.openSessions.has(key);
+    // `key` replaced the session left when that one closed as `key` appeared, or was opened by
+    // an agent picked since: either way it is the session the draft was being written for. The
+    // host's first session update after a pick answers it (a pick it refused changes nothing).
+    const opened = this.picked && !this.openSessions.has(key);
+    this.picked = false;
+    const replaced = opened || (!open.includes(left) && !this.openSessions.has(key));
     this.openSessions = new Set(open);
     for (const session of this.otherDrafts.keys()) {
       if (this.openSessions.has(session)) continue;
@@ -143,6 +153,16 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
     this.composerMentions = draft?.mentions ?? [];
     this.saveSoon();
     return left;
+  }
+
+  /**
+   * An agent was picked in the header: the session it opens gets the draft, with whatever is
+   * typed until the host shows that session, since the person typed it for the agent just
+   * picked. (Without this, text typed in that moment stayed behind with the session shown
+   * before, and the new session's composer came up empty.)
+   */
+  draftFollowsPick(): void {
+    this.picked = true;
   }
 
   get rulesOpen(): boolean {

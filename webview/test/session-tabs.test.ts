@@ -230,6 +230,38 @@ describe("the composer and the thread per session", () => {
     assert.equal(input().value, "Ask the other agent instead");
   });
 
+  it("takes the text to the session an agent picked opens beside the one shown, with what is typed meanwhile", () => {
+    ui.frame(showing(1, [tab(1)]));
+    type("Ask the other agent");
+    ui.query<HTMLElement>('.session-picker [role="option"][data-value="Claude Code"]').click();
+    // Typed after the pick, before the host shows the new session: meant for the agent picked.
+    type("Ask the other agent about the parser");
+    ui.frame(showing(2, [tab(1), tab(2, { agent: "Claude Code" })]));
+    assert.equal(input().value, "Ask the other agent about the parser");
+    press("Enter");
+    assert.deepEqual(ui.posted, [
+      { type: "selectAgent", name: "Claude Code" },
+      { type: "prompt", text: "Ask the other agent about the parser", attachments: [] },
+    ]);
+    ui.frame(showing(1, [tab(1), tab(2, { agent: "Claude Code" })]));
+    assert.equal(input().value, "", "the draft went with the pick; nothing is left behind twice");
+  });
+
+  it("keeps the text with its session when a pick opens nothing and a session is opened later", () => {
+    ui.frame(showing(1, both));
+    type("For the first session");
+    ui.query<HTMLElement>('.session-picker [role="option"][data-value="Claude Code"]').click();
+    // The host's answer shows the same session (the pick was refused): the pick is over.
+    ui.frame(showing(1, both));
+    assert.equal(input().value, "For the first session");
+    // A session opened afterwards another way ("New session") starts with an empty composer.
+    const three = [tab(1), tab(2), tab(3)];
+    ui.frame(showing(3, three));
+    assert.equal(input().value, "", "the draft stayed with its session");
+    ui.frame(showing(1, three));
+    assert.equal(input().value, "For the first session");
+  });
+
   it("drops the text of a tab that was closed, rather than moving it to the tab shown next", () => {
     ui.frame(showing(2, both));
     type("Never mind this one");
