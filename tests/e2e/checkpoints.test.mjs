@@ -145,9 +145,8 @@ test("restoring the code to a checkpoint puts three files back over two turns, a
 
     await step("5. an agent that cannot fork gets the earlier turns with the next prompt", async () => {
       await pick(chat.locator(".session-picker"), "Plain");
-      // The picker shows its choice at once, beside the previous session's status; the new
-      // session is the one shown once its tab is selected (typed earlier, the text would stay
-      // with the previous tab's draft when the new tab arrives).
+      // The picker shows its choice at once, beside the previous session's status: the new
+      // session is the one shown once its tab is selected, and "ready" is its status from then.
       await chat.locator('.session-tab[aria-selected="true"]', { hasText: "Plain" }).waitFor();
       await chat.locator('.session-status[data-status="ready"]').waitFor();
       const answers = () => chat.locator(".entry.agent", { hasText: "Answered: the agent is listening." });
