@@ -187,7 +187,7 @@ fn build_binaries(project: &Project, platform: &Platform, host: &str) -> anyhow:
 }
 
 /// The target triple of the Rust toolchain on this machine.
-fn host_triple() -> anyhow::Result<String> {
+pub fn host_triple() -> anyhow::Result<String> {
     let version = Cmd::new("rustc").arg("-vV").probe().ok_or_else(|| anyhow::anyhow!("`rustc -vV` failed"))?;
     match version.lines().find_map(|line| line.strip_prefix("host: ")) {
         Some(host) => Ok(host.trim().to_owned()),

@@ -38,10 +38,11 @@ pub fn run(project: &Project, options: Options) -> anyhow::Result<()> {
         stages.time("build (debug)", || build::run(project, build::Options { release: false }))?.vsix
     };
     let mut failed: Vec<String> = Vec::new();
-    if !stages.time("formatting and lints", || run_rust_checks(project))? {
+    let host = package::host_triple()?;
+    if !stages.time("formatting and lints", || run_rust_checks(project, &host))? {
         failed.push("Rust formatting or lints".to_owned());
     }
-    if !stages.time("Rust tests", || run_rust_tests(project))? {
+    if !stages.time("Rust tests", || run_rust_tests(project, &host))? {
         failed.push("Rust tests".to_owned());
     }
     if !stages.time("fuzz targets", || fuzz::run_for_tests(project))? {
@@ -95,10 +96,18 @@ impl Stages {
 /// binaries for the platforms this machine cannot build packages for (see
 /// [`setup::CHECKED_TARGETS`]), so that their code cannot rot unseen; warnings denied. Returns
 /// whether all passed.
-fn run_rust_checks(project: &Project) -> anyhow::Result<bool> {
+///
+/// Every cargo run of the lints and the tests names its target, this machine's `host` too. Cargo
+/// keeps what it compiles to run on the build machine (proc-macros, build scripts and their
+/// dependencies) apart between a run with `--target` and a run without, so naming the host as
+/// well lets one compilation of them serve the three clippy runs and the test build: measured on a
+/// clean clone (2 cores), 531 s for the four instead of 736 s, the macOS clippy 47 s instead of
+/// 166 s and the test build 208 s instead of 333 s, for 42 s more in the first clippy run (the
+/// crates both sides use are compiled for each side).
+fn run_rust_checks(project: &Project, host: &str) -> anyhow::Result<bool> {
     let format = Cmd::new("cargo").args(["fmt", "--all", "--check"]).dir(&project.root).status()?;
     let lints = Cmd::new("cargo")
-        .args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])
+        .args(["clippy", "--workspace", "--all-targets", "--target", host, "--", "-D", "warnings"])
         .dir(&project.root)
         .status()?;
     let mut passed = format.success() && lints.success();
@@ -113,15 +122,20 @@ fn run_rust_checks(project: &Project) -> anyhow::Result<bool> {
 }
 
 /// Runs the workspace's tests with nextest when it is installed (its summary is easier to read),
-/// else with `cargo test`. Returns whether they all passed.
-fn run_rust_tests(project: &Project) -> anyhow::Result<bool> {
+/// else with `cargo test`, built for this machine's `host` named as a target (see
+/// [`run_rust_checks`] for why). Returns whether they all passed.
+///
+/// The target is given as `CARGO_BUILD_TARGET` rather than `--target`: tetherd's tests run cargo
+/// themselves to find the scripted agent's binary (`tether_test_agent` in their support module),
+/// and that build must be the one the run made, or it compiles the workspace again.
+fn run_rust_tests(project: &Project, host: &str) -> anyhow::Result<bool> {
+    let cargo = || Cmd::new("cargo").env("CARGO_BUILD_TARGET", host).dir(&project.root);
     let has_nextest = Cmd::new("cargo").args(["nextest", "--version"]).probe().is_some();
     if !has_nextest {
-        let status = Cmd::new("cargo").args(["test", "--workspace", "--no-fail-fast"]).dir(&project.root).status()?;
+        let status = cargo().args(["test", "--workspace", "--no-fail-fast"]).status()?;
         return Ok(status.success());
     }
-    let tests =
-        Cmd::new("cargo").args(["nextest", "run", "--workspace", "--no-fail-fast"]).dir(&project.root).status()?;
+    let tests = cargo().args(["nextest", "run", "--workspace", "--no-fail-fast"]).status()?;
     // nextest does not run doctests; cargo does, separately. The workspace has none today (its
     // examples are tests under `tests/`), and compiling every crate for rustdoc to find that out
     // cost CI over a minute, so the pass runs only once a doc comment holds a Rust block.
@@ -137,7 +151,7 @@ fn run_rust_tests(project: &Project) -> anyhow::Result<bool> {
         "test: doctests in {}",
         doc_examples.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ")
     );
-    let doctests = Cmd::new("cargo").args(["test", "--workspace", "--doc"]).dir(&project.root).status()?;
+    let doctests = cargo().args(["test", "--workspace", "--doc"]).status()?;
     Ok(tests.success() && doctests.success())
 }
 

@@ -446,7 +446,9 @@ pub fn peak_rss_kib(pid: u32) -> u64 {
 /// It is built as the workspace's test build builds it (`--workspace --tests`, what `cargo test`
 /// and `cargo nextest run` over the workspace compile), so that after such a run this is a no-op:
 /// built alone, the agent's dependencies resolve to other features, and building them again cost
-/// the first test to ask over a minute (every other one waiting on cargo's lock meanwhile).
+/// the first test to ask over a minute (every other one waiting on cargo's lock meanwhile). The
+/// target is the run's too: `cargo xtask test` names it in `CARGO_BUILD_TARGET`, which this cargo
+/// inherits.
 pub fn tether_test_agent() -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
