@@ -85,6 +85,13 @@ impl Cmd {
         self.command().spawn().with_context(|| format!("could not start `{}`", self.program.to_string_lossy()))
     }
 
+    /// Echoes the command and starts it without waiting, to be waited for with
+    /// [`Running::finish`] once what runs beside it is done.
+    pub fn start(&self) -> anyhow::Result<Running> {
+        let child = self.spawn()?;
+        Ok(Running { child: Some(child), line: self.shell_line() })
+    }
+
     /// Echoes the command and starts it without waiting, its stdout and stderr written to `log`:
     /// for commands run side by side, whose output would otherwise be interleaved.
     pub fn spawn_logged(&self, log: &Path) -> anyhow::Result<Child> {
@@ -156,6 +163,36 @@ impl Cmd {
 
 /// Shows a directory relative to the current one when it is below it, which keeps echoed
 /// commands short.
+/// A command started by [`Cmd::start`]. Dropped before [`Running::finish`] (an error elsewhere
+/// ended the command that started it), it is killed rather than left running on its own.
+pub struct Running {
+    child: Option<Child>,
+    line: String,
+}
+
+impl Running {
+    /// Waits for the command to end, and fails if it exits non-zero.
+    pub fn finish(mut self) -> anyhow::Result<()> {
+        let mut child = self.child.take().expect("a Running is finished once, as finish takes it");
+        let status = child.wait().with_context(|| format!("waiting for `{}`", self.line))?;
+        if !status.success() {
+            bail!("command failed ({status}): {}", self.line);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            // Best effort on the way out of a failed build: the process may have ended already,
+            // and there is no one left to tell if it cannot be killed.
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 fn relative_to_cwd(dir: &Path) -> String {
     let shown = std::env::current_dir()
         .ok()

@@ -126,18 +126,27 @@ pub fn run(project: &Project, selection: Selection) -> anyhow::Result<Vec<PathBu
     // here: the end-to-end tests and `cargo xtask run` start the demo agent from there.
     buildable.sort_by_key(|platform| platform.triple == host);
     let tools = setup::run(project)?;
-    let wasm = build::build_shared_parts(project, &tools)?;
+    // The engine's wasm-opt runs while the first platform's binaries compile.
+    let mut wasm_in_progress = Some(build::start_shared_parts(project, &tools)?);
+    let mut wasm = None;
     let out_dir = project.target_dir().join("package");
     std::fs::create_dir_all(&out_dir)?;
     let mut made: Vec<(PathBuf, &str)> = Vec::new();
     for platform in &buildable {
         build_binaries(project, platform, &host)?;
+        if let Some(in_progress) = wasm_in_progress.take() {
+            wasm = Some(in_progress.finish()?);
+        }
         let built = project.target_dir().join(platform.triple).join("release");
         build::install_binaries(project, &built, platform.exe_suffix)?;
         let vsix = out_dir.join(format!("tether-{}.vsix", platform.name));
         build::package(project, Some(platform.name), &vsix)?;
         made.push((vsix, platform.name));
     }
+    let wasm = match wasm_in_progress {
+        Some(in_progress) => in_progress.finish()?,
+        None => wasm.expect("the engine was finished before the first package"),
+    };
     eprintln!("package: WASM engine {}", wasm.describe());
     for (vsix, name) in &made {
         eprintln!("package: {name:<13} {} ({})", build::relative(project, vsix), build::size_of(vsix)?);
