@@ -161,8 +161,6 @@ impl Cmd {
     }
 }
 
-/// Shows a directory relative to the current one when it is below it, which keeps echoed
-/// commands short.
 /// A command started by [`Cmd::start`]. Dropped before [`Running::finish`] (an error elsewhere
 /// ended the command that started it), it is killed rather than left running on its own.
 pub struct Running {
@@ -193,6 +191,8 @@ impl Drop for Running {
     }
 }
 
+/// Shows a directory relative to the current one when it is below it, which keeps echoed
+/// commands short.
 fn relative_to_cwd(dir: &Path) -> String {
     let shown = std::env::current_dir()
         .ok()
