@@ -589,9 +589,15 @@ export class ThreadView {
   }
 
   private onScroll(): void {
-    // A scroll the view did not make is the person's: it wins over a place to go back to.
-    if (Math.abs(this.element.scrollTop - this.ownTop) >= 1) this.restore = null;
-    this.following = isAtEnd(this.element);
+    // The browser reports a scroll a frame after it happened. At the offset the view set itself,
+    // it is the view's own: the content may have grown under it meanwhile (a piece of a long line
+    // skipped while out of sight, laid out once it came near, is taller than the place it held),
+    // and that is not the person leaving the end. Only the person's scroll decides whether the
+    // end is followed, and it wins over a place to go back to.
+    if (Math.abs(this.element.scrollTop - this.ownTop) >= 1) {
+      this.restore = null;
+      this.following = isAtEnd(this.element);
+    }
     this.requestFrame();
   }
 

@@ -289,6 +289,24 @@ describe("a long thread", () => {
     assert.equal(entryTop(reading), before, "the reply grows below what the person reads");
   });
 
+  it("keeps following the end when the reply grows between its own scroll and the browser's report of it", () => {
+    // A long line's pieces out of sight are not laid out and hold a guessed place; the ones the
+    // view scrolls to are laid out in the next frame, taller than guessed. The browser's scroll
+    // event for the view's own scroll then finds the end lower down: that is not the person
+    // scrolling up, and the view must go on following (before, it stopped, and the end of the
+    // reply stayed out of sight).
+    let grown = 0;
+    const layout = layOutThread(ui.window, { viewport: 400, heightOf: (index) => (index === 500 ? 2_000 + grown : 60) });
+    ui.frame(snapshot([...notices(500), agentText("word after word ")], { turn: { type: "running" } }));
+    settle(ui);
+    assert.equal(layout.top(), layout.maxTop(), "at the end");
+    grown = 325;
+    layout.thread.dispatchEvent(new ui.window.Event("scroll"));
+    ui.frame(patch([{ op: "appendChunk", index: 500, kind: "text", text: "and the last words." }]));
+    settle(ui);
+    assert.equal(layout.top(), layout.maxTop(), "still at the end");
+  });
+
   it("finds words in entries that are not in the DOM, brings them in and marks them", () => {
     const layout = layOutThread(ui.window, { viewport: 400, heightOf: () => 80 });
     const entries = notices(1_000);
