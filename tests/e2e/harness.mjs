@@ -136,6 +136,10 @@ function checkPrerequisites({ installExtension }) {
 // (its path, size and modification time name the folder, under target/e2e-installed/) and reused
 // by every later launch; folders of older packages are removed. The install goes to a folder of
 // its own first and is renamed into place, so a half-made folder is never taken for a whole one.
+// Test files run two at a time (xtask's test.rs), so two launches may install the same package at
+// once: the first rename wins and the other launch uses the winner's folder, and a folder still
+// being made by another launch (`.installing-*`) is left alone unless it is an hour old (the
+// leftover of a run that was killed).
 function installedOnce(vsix, env) {
   const stat = fs.statSync(vsix);
   const key = `${path.basename(vsix, ".vsix")}-${stat.size}-${Math.trunc(stat.mtimeMs)}`;
@@ -144,30 +148,55 @@ function installedOnce(vsix, env) {
   if (fs.existsSync(installed)) return installed;
 
   fs.mkdirSync(cacheDir, { recursive: true });
-  for (const old of fs.readdirSync(cacheDir)) fs.rmSync(path.join(cacheDir, old), { recursive: true, force: true });
-  const scratch = fs.mkdtempSync(path.join(cacheDir, ".installing-"));
-  const extensionsDir = path.join(scratch, "extensions");
-  const result = spawnSync(
-    node24,
-    [
-      codeServerEntry,
-      "--extensions-dir", extensionsDir,
-      "--user-data-dir", path.join(scratch, "user-data"),
-      "--install-extension", vsix,
-      "--force",
-    ],
-    { env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
-  );
-  if (result.status !== 0) {
-    fs.rmSync(scratch, { recursive: true, force: true });
-    throw new Error(
-      `code-server could not install ${vsix} (exit ${result.status ?? result.signal}):\n` +
-        `${result.stdout}${result.stderr}`,
-    );
+  const anHourAgo = Date.now() - 60 * 60 * 1000;
+  for (const old of fs.readdirSync(cacheDir)) {
+    const oldPath = path.join(cacheDir, old);
+    if (old === key) continue;
+    if (old.startsWith(SCRATCH_PREFIX) && statOrNull(oldPath)?.mtimeMs > anHourAgo) continue;
+    fs.rmSync(oldPath, { recursive: true, force: true });
   }
-  fs.renameSync(extensionsDir, installed);
-  fs.rmSync(scratch, { recursive: true, force: true });
-  return installed;
+  const scratch = fs.mkdtempSync(path.join(cacheDir, SCRATCH_PREFIX));
+  try {
+    const extensionsDir = path.join(scratch, "extensions");
+    const result = spawnSync(
+      node24,
+      [
+        codeServerEntry,
+        "--extensions-dir", extensionsDir,
+        "--user-data-dir", path.join(scratch, "user-data"),
+        "--install-extension", vsix,
+        "--force",
+      ],
+      { env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+    );
+    if (result.status !== 0) {
+      throw new Error(
+        `code-server could not install ${vsix} (exit ${result.status ?? result.signal}):\n` +
+          `${result.stdout}${result.stderr}`,
+      );
+    }
+    try {
+      fs.renameSync(extensionsDir, installed);
+    } catch (error) {
+      // Another launch renamed its own install into place first: the same package, so use it.
+      const lost = (error.code === "ENOTEMPTY" || error.code === "EEXIST") && fs.existsSync(installed);
+      if (!lost) throw error;
+    }
+    return installed;
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+const SCRATCH_PREFIX = ".installing-";
+
+function statOrNull(file) {
+  try {
+    return fs.statSync(file);
+  } catch {
+    // Gone meanwhile (another launch finished with it): nothing to keep or remove.
+    return null;
+  }
 }
 
 class VSCodeSession {
