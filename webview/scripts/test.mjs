@@ -19,5 +19,7 @@ if (build.status !== 0) process.exit(build.status ?? 1);
 const files = readdirSync(outDir)
   .filter((name) => name.endsWith(".test.mjs"))
   .map((name) => join(outDir, name));
-const run = spawnSync(process.execPath, ["--test", ...files], { stdio: "inherit", cwd: root });
+// Two files at a time: node runs one at a time on two cores (its default is one fewer than the
+// cores), and the files share nothing. 53 s one at a time, 29-36 s two at a time (Nov 2026).
+const run = spawnSync(process.execPath, ["--test", "--test-concurrency=2", ...files], { stdio: "inherit", cwd: root });
 process.exit(run.status ?? 1);
