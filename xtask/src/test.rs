@@ -230,7 +230,7 @@ fn host_package(project: &Project) -> anyhow::Result<PathBuf> {
 /// files at a time. Each launch starts its own code-server and Chromium, and much of a launch is
 /// VS Code starting and waiting on itself: one file at a time left the two cores idle a third of
 /// the time (a launch's first 12 s used 15 of their 24 CPU-seconds), two at a time keeps them
-/// busy (1-5% idle). The suite took 653-679 s in CI one at a time, 452 s two at a time on the
+/// busy (idle 1-24% in 10 s samples, mostly under 5%). The suite took 653-679 s in CI one at a time, 452 s two at a time on the
 /// same package (Nov 2026); three would only share the same two cores more ways. Launches share
 /// nothing but the installed-package cache, which tests/e2e/harness.mjs makes safe to fill from
 /// two at once. Returns whether they all passed.
