@@ -132,6 +132,9 @@ function checkPrerequisites({ installExtension }) {
   }
 }
 
+// Where a launch installs the package before renaming it into the cache.
+const SCRATCH_PREFIX = ".installing-";
+
 // The extensions folder code-server makes of `vsix` when it installs it, made once per package
 // (its path, size and modification time name the folder, under target/e2e-installed/) and reused
 // by every later launch; folders of older packages are removed. The install goes to a folder of
@@ -152,7 +155,9 @@ function installedOnce(vsix, env) {
   for (const old of fs.readdirSync(cacheDir)) {
     const oldPath = path.join(cacheDir, old);
     if (old === key) continue;
-    if (old.startsWith(SCRATCH_PREFIX) && statOrNull(oldPath)?.mtimeMs > anHourAgo) continue;
+    // A scratch folder gone meanwhile (its launch finished) has no stat: removing it is a no-op.
+    const made = fs.statSync(oldPath, { throwIfNoEntry: false });
+    if (old.startsWith(SCRATCH_PREFIX) && made?.mtimeMs > anHourAgo) continue;
     fs.rmSync(oldPath, { recursive: true, force: true });
   }
   const scratch = fs.mkdtempSync(path.join(cacheDir, SCRATCH_PREFIX));
@@ -185,17 +190,6 @@ function installedOnce(vsix, env) {
     return installed;
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
-  }
-}
-
-const SCRATCH_PREFIX = ".installing-";
-
-function statOrNull(file) {
-  try {
-    return fs.statSync(file);
-  } catch {
-    // Gone meanwhile (another launch finished with it): nothing to keep or remove.
-    return null;
   }
 }
 
