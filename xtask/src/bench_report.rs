@@ -151,24 +151,26 @@ fn markdown_report(sections: &[(String, Vec<Figure>)]) -> String {
          than its anchor's (below 1×: behind). Chart: report.svg.\n",
     );
     for (title, figures) in sections {
-        let _ = write!(
+        write!(
             out,
             "\n## {title}\n\n| figure | Tether | anchor | anchor's figure | ahead | goal |\n|---|---|---|---|---|---|\n"
-        );
+        )
+        .expect("writing to a String cannot fail");
         for figure in figures {
             let (anchor_name, anchor_figure) = match &figure.anchor {
                 Some(anchor) => (anchor.name.clone(), measured(anchor, &figure.unit)),
                 None => ("—".to_owned(), "—".to_owned()),
             };
             let ahead = figure.advantage().map_or_else(|| "—".to_owned(), |ahead| format!("{}×", number(ahead)));
-            let _ = writeln!(
+            writeln!(
                 out,
                 "| {} ({} is better) | {} | {anchor_name} | {anchor_figure} | {ahead} | {} |",
                 figure.figure,
                 if figure.lower_is_better { "lower" } else { "higher" },
                 measured(&figure.tether, &figure.unit),
                 figure.target.as_deref().unwrap_or("—"),
-            );
+            )
+            .expect("writing to a String cannot fail");
         }
     }
     out
@@ -199,7 +201,7 @@ fn svg_chart(figures: &[&Figure]) -> String {
         let (x, colour) = if length >= 0.0 { (center, "#2e7d32") } else { (center + length, "#c62828") };
         let anchor = figure.anchor.as_ref().map_or("", |anchor| anchor.name.as_str());
         let label = escape(&format!("{}: {} vs {anchor}", figure.benchmark, figure.figure));
-        let _ = writeln!(
+        writeln!(
             svg,
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{label}</text>\n\
              <rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{colour}\"/>\n\
@@ -211,7 +213,8 @@ fn svg_chart(figures: &[&Figure]) -> String {
             center + HALF + 6.0,
             y + 14.0,
             number(*ahead),
-        );
+        )
+        .expect("writing to a String cannot fail");
     }
     svg.push_str("</svg>\n");
     svg
