@@ -70,7 +70,9 @@ use agent_client_protocol_schema::v1 as acp;
 use serde::Serialize;
 
 use crate::jsonrpc::{self, RequestId, RpcError};
-use crate::permissions::{AuditEvent, AuditRecord, DecidedBy, PermissionPolicy, RequestFacts, RuleError, Verdict};
+use crate::permissions::{
+    AuditEvent, AuditRecord, DecidedBy, PermissionPolicy, RequestFacts, RuleError, RuleId, Verdict,
+};
 use crate::sidecar::BadLineKind;
 use crate::thread::{
     Entry, EntryIndex, Location, NoticeLevel, NoticeView, PermissionKey, PermissionOutcome, Thread, ToolCallView,
@@ -268,6 +270,9 @@ pub struct AcpClient {
     /// While replaying: the agent's requests for files and terminals the log has not answered
     /// (yet), by id, as the agent sent them.
     unanswered: BTreeMap<RequestId, String>,
+    /// While replaying: the session rules read back from the log, from the id the log gave each
+    /// to the id the replaying policy did (its decisions in the log name the first).
+    replayed_rule_ids: BTreeMap<RuleId, RuleId>,
     controls: session_state::SessionControls,
     /// The connection: requests in flight, lines for the agent, the agent's requests waiting.
     wire: wire::Wire,
@@ -311,6 +316,7 @@ impl AcpClient {
             now: 0,
             replaying: false,
             unanswered: BTreeMap::new(),
+            replayed_rule_ids: BTreeMap::new(),
             controls: session_state::SessionControls::default(),
             wire: wire::Wire::default(),
             session: handshake::AgentSessionState::default(),

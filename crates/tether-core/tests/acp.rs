@@ -51,7 +51,7 @@ use std::path::Path;
 use tether_core::acp::{AcpClient, AcpEvent, ClientInfo};
 use tether_core::host_api::{EditOutcome, FileReadOutcome, FileReadReply, HostAction, ResolvedPath};
 use tether_core::jsonrpc::RpcError;
-use tether_core::permissions::{Mode, PermissionPolicy, RuleScope, RuleSpec};
+use tether_core::permissions::{Mode, PermissionPolicy, RuleScope, RuleSpec, RuleView};
 use tether_core::session_log::{LogEvent, encode_line, read_log};
 use tether_core::sidecar::{BadLineKind, TerminalExited};
 use tether_core::thread::Entry;
@@ -634,7 +634,22 @@ fn replaying_the_log_of_a_run_gives_the_thread_of_the_run() {
         assert_eq!(replayed.thread().turn(), live.thread().turn(), "{name}: the turn");
         assert_eq!(replayed.permissions_waiting(), live.permissions_waiting(), "{name}: requests waiting");
         assert_eq!(replayed.controls(), live.controls(), "{name}: the session's controls");
+        // The session's own rules ("always" choices, rules added in the panel) are the person's
+        // decisions for the rest of the session: after a reload they still answer requests. Their
+        // ids are the replaying engine's own; the workspace's rules come from the settings.
+        assert_eq!(session_rules(&replayed), session_rules(&live), "{name}: the session's rules");
     }
+}
+
+/// The session-scoped rules in force, as the rules panel lists them, without their ids.
+fn session_rules(client: &AcpClient) -> Vec<RuleView> {
+    client
+        .policy()
+        .rules()
+        .into_iter()
+        .filter(|rule| rule.scope == RuleScope::Session)
+        .map(|rule| RuleView { id: 0, ..rule })
+        .collect()
 }
 
 #[test]

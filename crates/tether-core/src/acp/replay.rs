@@ -9,7 +9,9 @@
 //! answers to permission requests. Nothing leaves a replaying engine: lines for the agent and
 //! actions for the host are dropped, and rules and modes decide nothing (the log says what was
 //! decided). A permission request the log never answers stays waiting, as it was when the log
-//! ended.
+//! ended. The session's own rules (its "always" choices, and rules added for it in the panel) are
+//! rebuilt from the host's records of them, so that after a reload they go on answering what they
+//! answered before it; the workspace's rules are the settings', which the new window reads.
 //!
 //! The agent's requests for files and terminals are not acted on again while replaying: the log
 //! has their answers. Those it does not have are kept, for a host that goes on with the agent
@@ -26,7 +28,7 @@ use agent_client_protocol_schema::v1 as acp;
 
 use crate::claude_cli::{ClaudeCli, ProcessMode, ReplayLine};
 use crate::jsonrpc::{self, Message};
-use crate::permissions::{DecidedBy, Mode, PermissionPolicy};
+use crate::permissions::{DecidedBy, Mode, PermissionPolicy, RuleScope, RuleView};
 use crate::session_log::{LogEvent, ReadLog};
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, PermissionOutcome, TurnState};
 
@@ -343,6 +345,12 @@ impl AcpClient {
             }
             return;
         }
+        if let Some(event @ ("ruleAdded" | "ruleRemoved" | "ruleKept")) = record["event"].as_str() {
+            if let Ok(rule) = serde_json::from_value::<RuleView>(record["rule"].clone()) {
+                self.replay_rule_change(event, rule);
+            }
+            return;
+        }
         if record["event"] != "decided" {
             return;
         }
@@ -351,6 +359,11 @@ impl AcpClient {
             return;
         };
         let Ok(by) = serde_json::from_value::<DecidedBy>(record["by"].clone()) else { return };
+        if let DecidedBy::Rule { id, scope: RuleScope::Session, .. } = &by
+            && let Some(&replayed) = self.replayed_rule_ids.get(id)
+        {
+            self.policy.record_fired(replayed);
+        }
         let outcome = PermissionOutcome::Auto {
             option_id: option_id.to_owned(),
             allowed: record["allowed"].as_bool().unwrap_or(false),
@@ -365,6 +378,34 @@ impl AcpClient {
                 permission.outcome = Some(outcome);
             }
         });
+    }
+
+    /// A change to the session's rules, as the host recorded it. Workspace rules are left to the
+    /// settings; a session rule kept for the workspace leaves the session (the settings have it).
+    fn replay_rule_change(&mut self, event: &str, rule: RuleView) {
+        match (event, rule.scope) {
+            ("ruleAdded", RuleScope::Session) => {
+                // A rule the policy cannot hold was refused live as well, and never recorded.
+                if let Ok(added) = self.policy.add_rule(rule.spec, RuleScope::Session, rule.origin) {
+                    self.replayed_rule_ids.insert(rule.id, added.id);
+                }
+            }
+            // Kept for the workspace, the record holds the workspace rule, which may be another
+            // one already saved with the same spec: the session's copy is found by its spec, which
+            // is unique among the session's rules.
+            ("ruleRemoved", RuleScope::Session) | ("ruleKept", _) => {
+                let session_copy = self
+                    .policy
+                    .rules()
+                    .into_iter()
+                    .find(|held| held.scope == RuleScope::Session && held.spec == rule.spec);
+                if let Some(held) = session_copy {
+                    self.policy.remove_rule(held.id);
+                    self.replayed_rule_ids.retain(|_, replayed| *replayed != held.id);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// A line the engine sent to the agent, read back from the log.
