@@ -26,8 +26,10 @@
 //! closes its input after the turn's `result`, so it exits; the next turn resumes the session
 //! with `--resume <id>` (the id from the CLI's `system/init`, which the session's log keeps).
 //! **Persistent** keeps one CLI across turns and closes its input after an idle time; the next
-//! prompt then starts a new one with `--resume`. A resume the CLI refuses starts a fresh CLI
-//! session with a notice, once. The first process of a session is started as the session opens,
+//! prompt then starts a new one with `--resume`. A CLI still running [`EXIT_GRACE_MS`] after its
+//! input was closed is ended (reference 000 §5: upstream #25629, a CLI that stays after its
+//! `result`, would otherwise hold the next prompt for ever). A resume the CLI refuses starts a
+//! fresh CLI session with a notice, once. The first process of a session is started as the session opens,
 //! so `initialize` (commands, models) has answered by the first prompt; nothing waits on it, so a
 //! CLI that never answers it cannot freeze the chat.
 //!
@@ -73,6 +75,11 @@ pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 30 * 60 * 1000;
 /// that does not speak the control protocol both ways cannot be kept across turns.
 pub const INITIALIZE_TIMEOUT_MS: u64 = 30_000;
 
+/// How long a CLI whose input was closed may take to exit before it is ended. It stops its MCP
+/// servers and writes nothing more of the session (its `result` came before), so a few seconds
+/// are plenty; past that, it is the known upstream bug of a CLI that never exits.
+pub const EXIT_GRACE_MS: u64 = 10_000;
+
 /// The modes the CLI has (`--permission-mode`), with the ids the client maps to Tether's own.
 const MODES: &[(&str, &str, &str)] = &[
     ("default", "Default", "Ask before edits and commands"),
@@ -99,6 +106,9 @@ pub enum ProcessAction {
     Start { process: u64, args: Vec<String>, env: BTreeMap<String, String> },
     /// Close the running CLI's input: it finishes and exits.
     CloseInput,
+    /// End the CLI numbered `process` (its input was closed and it did not exit): report its
+    /// exit as for any other.
+    Kill { process: u64 },
 }
 
 /// Something to tell the person or the log that is not part of the conversation (and so not in
@@ -185,6 +195,9 @@ pub struct ClaudeCli {
     idle_since: Option<u64>,
     /// When the running CLI was started, while its `initialize` has not been answered.
     initialize_since: Option<u64>,
+    /// The CLIs told to finish (their input closed) that have not exited, with when they were
+    /// told: one still running [`EXIT_GRACE_MS`] later is ended.
+    closing: BTreeMap<u64, u64>,
     prompt: Option<Prompt>,
     cancelled: bool,
     permission_mode: String,
@@ -227,6 +240,7 @@ impl ClaudeCli {
             started_processes: 0,
             idle_since: None,
             initialize_since: None,
+            closing: BTreeMap::new(),
             prompt: None,
             cancelled: false,
             permission_mode: "default".to_owned(),
@@ -439,10 +453,13 @@ impl ClaudeCli {
         }
     }
 
-    /// Closes the running CLI's input: it ends once it has finished.
-    fn finish_process(&mut self) {
+    /// Closes the running CLI's input at `now`: it ends once it has finished.
+    fn finish_process(&mut self, now: u64) {
         if matches!(self.process, Process::Running { input_open: true } | Process::Starting) && !self.replaying {
             self.actions.push_back(ProcessAction::CloseInput);
+            if let Some(&process) = self.live_processes.back() {
+                self.closing.insert(process, now);
+            }
         }
         if let Process::Running { .. } = self.process {
             self.process = Process::Running { input_open: false };
@@ -572,8 +589,10 @@ impl ClaudeCli {
             Some(process) => self.live_processes.iter().position(|live| *live == process),
             None => (!self.live_processes.is_empty()).then_some(0),
         };
-        if let Some(position) = process {
-            self.live_processes.remove(position);
+        if let Some(position) = process
+            && let Some(number) = self.live_processes.remove(position)
+        {
+            self.closing.remove(&number);
         }
         if process.is_none() || !self.live_processes.is_empty() {
             // An older CLI, told to finish, has: the session's CLI is a newer one.
@@ -629,12 +648,30 @@ impl ClaudeCli {
             ProcessMode::Oneshot => None,
         };
         let initialize = self.initialize_since.map(|since| since + INITIALIZE_TIMEOUT_MS);
-        idle.into_iter().chain(initialize).min()
+        let exits = self.closing.values().map(|closed| closed + EXIT_GRACE_MS);
+        idle.into_iter().chain(initialize).chain(exits).min()
     }
 
     /// A persistent CLI idle for its timeout has its input closed; the next prompt resumes. A
-    /// CLI that has not answered `initialize` in time is not kept across turns.
+    /// CLI that has not answered `initialize` in time is not kept across turns. A CLI that has
+    /// not exited [`EXIT_GRACE_MS`] after its input was closed is ended.
     pub fn handle_timeout(&mut self, now: u64) {
+        let overdue: Vec<u64> = (self.closing.iter())
+            .filter(|(_, closed)| now >= *closed + EXIT_GRACE_MS)
+            .map(|(process, _)| *process)
+            .collect();
+        for process in overdue {
+            self.closing.remove(&process);
+            self.actions.push_back(ProcessAction::Kill { process });
+            let seconds = EXIT_GRACE_MS / 1000;
+            let why = format!("Claude Code did not exit within {seconds} s of finishing its turn, so Tether ended it");
+            if self.after_exit.is_some() {
+                // The person's next prompt was waiting on that exit.
+                self.events.push_back(CliEvent::Warn(format!("{why}; your prompt goes on in a new one.")));
+            } else {
+                self.log(why);
+            }
+        }
         if self.initialize_since.is_some_and(|since| now >= since + INITIALIZE_TIMEOUT_MS) {
             self.initialize_since = None;
             let seconds = INITIALIZE_TIMEOUT_MS / 1000;
@@ -647,7 +684,7 @@ impl ClaudeCli {
                     "Claude Code did not answer Tether's initialize within {seconds} s, so this session runs one CLI per turn instead of keeping one (its slash commands and models are not known)."
                 )));
                 if self.prompt.is_none() {
-                    self.finish_process();
+                    self.finish_process(now);
                 }
             }
         }
@@ -659,7 +696,7 @@ impl ClaudeCli {
         };
         if idle_over && self.prompt.is_none() {
             self.log("Claude Code was idle; its process ends and the next prompt resumes the session".to_owned());
-            self.finish_process();
+            self.finish_process(now);
         }
     }
 

@@ -372,3 +372,8 @@ fn a_cli_that_never_answers_initialize_is_not_kept_and_nothing_waits_for_it() {
 fn a_prompt_that_comes_while_the_last_cli_finishes_waits_for_its_exit() {
     check("prompt-before-exit");
 }
+
+#[test]
+fn a_cli_that_does_not_exit_after_its_turn_is_ended_and_the_waiting_prompt_goes_on() {
+    check("exit-overdue");
+}

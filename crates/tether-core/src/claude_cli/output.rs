@@ -152,7 +152,7 @@ impl ClaudeCli {
             }
             self.update(acp::SessionUpdate::Notice(notice));
             self.cli_session = None;
-            self.finish_process();
+            self.finish_process(now);
             // The refusing CLI finishes by itself; the prompt goes to a new one.
             self.process = Process::Idle;
             self.send_user_message(prompt.content);
@@ -178,7 +178,7 @@ impl ClaudeCli {
         };
         self.end_prompt(outcome);
         match self.mode {
-            ProcessMode::Oneshot => self.finish_process(),
+            ProcessMode::Oneshot => self.finish_process(now),
             ProcessMode::Persistent { .. } => self.idle_since = Some(now),
         }
     }

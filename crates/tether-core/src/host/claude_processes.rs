@@ -30,6 +30,14 @@ impl HostEngine {
                 let line = jsonrpc::encode_notification(method::AGENT_CLOSE_INPUT, &AgentRef { agent_id });
                 self.sidecar_write(line);
             }
+            ProcessAction::Kill { process } => {
+                let Some(slot) = &self.session else { return };
+                // Gone already when its exit crossed the translator's deadline: nothing to end.
+                let Some((&agent_id, _)) = slot.cli_processes.iter().find(|(_, number)| **number == process) else {
+                    return;
+                };
+                self.sidecar_request(method::AGENT_KILL, &AgentRef { agent_id }, SidecarRequest::Kill, now);
+            }
         }
     }
 
