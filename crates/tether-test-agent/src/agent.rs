@@ -7,7 +7,7 @@
 //! `session/cancel` can cut a sleep or a stream short, and permission requests can be
 //! outstanding while the script goes on (and be withdrawn with `$/cancel_request`).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -63,6 +63,13 @@ struct Session {
     cwd: PathBuf,
     /// What permission requests repeat about a tool call announced earlier.
     tool_calls: HashMap<String, ToolCallSummary>,
+    /// The tool call ids sent in this session, and the ids the scenario gives its calls mapped to
+    /// those sent for them. ACP wants a tool call's id used once in a session, and a prompt that
+    /// runs again (the Demo's runs for every prompt) names its calls as before: a repeated id is
+    /// sent with a number after it (`demo-read-2`), and what the scenario says of the call next
+    /// goes to that one.
+    sent_tool_call_ids: HashSet<String>,
+    tool_call_aliases: HashMap<String, String>,
     /// The current session mode; `None` when the scenario declares no modes.
     mode: Option<String>,
     /// The current model; `None` when the scenario declares no models.
@@ -73,6 +80,48 @@ struct Session {
     /// with `session/load` does not know it any more: the stored updates do not say.
     forked_from: Option<SessionId>,
     turn: Option<Turn>,
+}
+
+impl Session {
+    /// `step` with the tool call ids the scenario wrote replaced by those sent for them (see
+    /// `tool_call_aliases`); a new tool call gets an id this session has not sent.
+    fn with_sent_tool_call_ids(&mut self, step: Step) -> Step {
+        match step {
+            Step::ToolCall(mut spec) => {
+                let mut sent = spec.id.clone();
+                let mut number = 1;
+                while self.sent_tool_call_ids.contains(&sent) {
+                    number += 1;
+                    sent = format!("{}-{number}", spec.id);
+                }
+                self.sent_tool_call_ids.insert(sent.clone());
+                self.tool_call_aliases.insert(spec.id, sent.clone());
+                spec.id = sent;
+                Step::ToolCall(spec)
+            }
+            Step::ToolUpdate(mut spec) => {
+                spec.id = self.sent_tool_call_id(spec.id);
+                Step::ToolUpdate(spec)
+            }
+            Step::AskPermission(mut spec) => {
+                spec.tool_call_id = self.sent_tool_call_id(spec.tool_call_id);
+                Step::AskPermission(spec)
+            }
+            Step::CancelPermission(mut spec) => {
+                spec.tool_call_id = self.sent_tool_call_id(spec.tool_call_id);
+                Step::CancelPermission(spec)
+            }
+            Step::Terminal(mut spec) => {
+                spec.tool_call_id = spec.tool_call_id.map(|id| self.sent_tool_call_id(id));
+                Step::Terminal(spec)
+            }
+            other => other,
+        }
+    }
+
+    fn sent_tool_call_id(&self, id: String) -> String {
+        self.tool_call_aliases.get(&id).cloned().unwrap_or(id)
+    }
 }
 
 /// The params of `session/fork`, as the schema's unstable `ForkSessionRequest` has them on the
@@ -382,6 +431,8 @@ impl Agent {
             id: SessionId::new(key.as_str()),
             cwd: request.cwd,
             tool_calls: HashMap::new(),
+            sent_tool_call_ids: HashSet::new(),
+            tool_call_aliases: HashMap::new(),
             mode: self.scenario.modes.as_ref().map(|modes| modes.initial.clone()),
             model: self.scenario.models.as_ref().map(|models| models.initial.clone()),
             mcp_servers: request.mcp_servers,
@@ -432,6 +483,8 @@ impl Agent {
             id: SessionId::new(key.as_str()),
             cwd: request.cwd,
             tool_calls: HashMap::new(),
+            sent_tool_call_ids: HashSet::new(),
+            tool_call_aliases: HashMap::new(),
             mode: self.scenario.modes.as_ref().map(|modes| modes.initial.clone()),
             model: self.scenario.models.as_ref().map(|models| models.initial.clone()),
             mcp_servers: request.mcp_servers,
@@ -545,6 +598,12 @@ impl Agent {
             Ok(updates) => updates,
             Err(error) => return self.wire.respond(&id, Err(error)),
         };
+        let sent_tool_call_ids: HashSet<String> = (updates.iter())
+            .filter_map(|update| match update {
+                SessionUpdate::ToolCall(call) => Some(call.tool_call_id.0.to_string()),
+                _ => None,
+            })
+            .collect();
         for update in updates {
             // Sent again, not stored again.
             self.wire.notify("session/update", SessionNotification::new(request.session_id.clone(), update))?;
@@ -553,6 +612,8 @@ impl Agent {
             id: request.session_id.clone(),
             cwd: request.cwd,
             tool_calls: HashMap::new(),
+            sent_tool_call_ids,
+            tool_call_aliases: HashMap::new(),
             mode: self.scenario.modes.as_ref().map(|modes| modes.initial.clone()),
             model: self.scenario.models.as_ref().map(|models| models.initial.clone()),
             mcp_servers: request.mcp_servers,
@@ -915,6 +976,10 @@ impl Agent {
         let Some(session) = self.sessions.get_mut(key) else {
             return Ok(());
         };
+        if session.turn.is_none() {
+            return Ok(());
+        }
+        let step = session.with_sent_tool_call_ids(step);
         let Some(turn) = session.turn.as_mut() else {
             return Ok(());
         };

@@ -34,6 +34,10 @@
 //! client gets rid of one: `hang_initialize = true` never answers `initialize`, and
 //! `ignore_cancel = true` notes `session/cancel` and goes on with the turn as if it had not come.
 //!
+//! A `tool_call` whose id the session has sent before (its prompt ran again) is sent with a
+//! number after it (`demo-read-2`), and the steps after it that name that id go to the new call:
+//! ACP wants each tool call's id used once in a session.
+//!
 //! The steps about permissions, beyond `tool_call` and `tool_update` (which take a `raw_input`
 //! value, sent as the tool call's `rawInput`, e.g. `raw_input = { command = "npm test" }`):
 //!

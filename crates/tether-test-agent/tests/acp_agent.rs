@@ -117,6 +117,41 @@ fn rejecting_the_demo_edit_takes_the_rejected_branch() {
         result {"stopReason":"end_turn"}"#]].assert_eq(&after_permission.join("\n"));
 }
 
+/// ACP wants a tool call's id used once in a session. The Demo's one prompt runs for every
+/// prompt: a second turn that sent `demo-read` again would have a client update the first turn's
+/// card instead of showing a new one (Tether did, before the ids were made unique).
+#[test]
+fn a_prompt_that_runs_again_sends_its_tool_calls_with_new_ids() {
+    let mut agent = AgentProcess::scenario("demo");
+    let session = agent.start_session(no_capabilities());
+    let tool_lines = |transcript: Vec<String>| -> String {
+        let lines = transcript.into_iter().filter(|line| line.starts_with("tool_") || line.starts_with("permission"));
+        lines.map(|line| line.split(" kind=").next().unwrap_or_default().to_owned()).collect::<Vec<_>>().join("\n")
+    };
+    let first = tool_lines(run_turn(&mut agent, &session, "hello", choose("reject-once")));
+    let second = tool_lines(run_turn(&mut agent, &session, "again", choose("reject-once")));
+    expect![[r##"
+        tool_call demo-read "Read README.md"
+        tool_update demo-read status=in_progress
+        tool_update demo-read status=completed content=[{"type":"content","content":{"type":"text","text":"# Demo workspace\n\nA small folder for trying Tether."}}]
+        tool_call demo-edit "Edit notes.md"
+        permission {"toolCallId":"demo-edit","kind":"edit","title":"Edit notes.md"} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        tool_update demo-edit status=failed
+        tool_call demo-run "Run ls -la"
+        permission {"toolCallId":"demo-run","kind":"execute","title":"Run ls -la","rawInput":{"command":"ls -la"}} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        tool_update demo-run status=failed"##]].assert_eq(&first);
+    expect![[r##"
+        tool_call demo-read-2 "Read README.md"
+        tool_update demo-read-2 status=in_progress
+        tool_update demo-read-2 status=completed content=[{"type":"content","content":{"type":"text","text":"# Demo workspace\n\nA small folder for trying Tether."}}]
+        tool_call demo-edit-2 "Edit notes.md"
+        permission {"toolCallId":"demo-edit-2","kind":"edit","title":"Edit notes.md"} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        tool_update demo-edit-2 status=failed
+        tool_call demo-run-2 "Run ls -la"
+        permission {"toolCallId":"demo-run-2","kind":"execute","title":"Run ls -la","rawInput":{"command":"ls -la"}} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        tool_update demo-run-2 status=failed"##]].assert_eq(&second);
+}
+
 #[test]
 fn cancelling_mid_stream_stops_the_stream_and_answers_cancelled() {
     let mut agent = AgentProcess::scenario("slow-stream");
