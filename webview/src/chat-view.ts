@@ -80,9 +80,15 @@ export class ChatView {
       post(intent);
     };
     this.header = new SessionHeaderView(headerPost, this.rules.toggle, clock, repeat);
+    // The person's own prompt (from the composer, or a message edited and sent again) brings the
+    // thread's end into sight, as in any chat, however far up they had scrolled.
+    const promptPost: PostIntent = (intent) => {
+      if (intent.type === "prompt") this.thread.followEnd();
+      post(intent);
+    };
     this.thread = new ThreadView(renderer, uiState, {
       renderer,
-      post,
+      post: promptPost,
       answered: this.answered,
       permissionShown: (button, title) => {
         this.focusAfterFrame = button;
@@ -91,7 +97,7 @@ export class ChatView {
       terminals: this.terminals,
     }, clock, undefined, requestFrame);
     this.changesBar = new ChangesBarView(post, uiState);
-    this.composer = new ComposerView(post, uiState);
+    this.composer = new ComposerView(promptPost, uiState);
     this.tabs = new SessionTabsView(post, () => this.composer.input.focus());
     this.controls = new SessionControlsPanel(post);
     this.composer.controlsSlot.append(this.controls.element);

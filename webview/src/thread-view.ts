@@ -240,6 +240,16 @@ export class ThreadView {
   }
 
   /**
+   * Shows the thread's end from the next frame on, and follows it: the person sent a prompt, and
+   * what they sent and the answer to it are what they look for next, wherever they had scrolled.
+   */
+  followEnd(): void {
+    this.following = true;
+    this.restore = null;
+    this.requestFrame();
+  }
+
+  /**
    * Brings entry `index` into sight (drawing it first if it is out of the window) and returns its
    * node: the find bar's match, a link to a change card further down.
    */

@@ -289,6 +289,26 @@ describe("a long thread", () => {
     assert.equal(entryTop(reading), before, "the reply grows below what the person reads");
   });
 
+  it("shows the end again when the person sends a prompt from further up", () => {
+    // Scrolled up to read, the person types and sends: their message and the answer are below,
+    // out of sight, unless the view goes back to the end (before, it stayed where it was).
+    const layout = layOutThread(ui.window, { viewport: 400, heightOf: () => 60 });
+    ui.frame(snapshot(notices(500)));
+    settle(ui);
+    layout.scrollTo(layout.top() - 3_000);
+    ui.frame();
+    assert.notEqual(layout.top(), layout.maxTop(), "scrolled up");
+    const input = ui.query<HTMLTextAreaElement>("textarea.composer-input");
+    input.value = "And now?";
+    input.dispatchEvent(new ui.window.Event("input"));
+    input.dispatchEvent(new ui.window.KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    assert.deepEqual(ui.posted.at(-1), { type: "prompt", text: "And now?", attachments: [] });
+    ui.frame(patch([{ op: "push", index: 500, entry: userMessage("And now?") }, { op: "turn", state: { type: "running" } }]));
+    settle(ui);
+    assert.equal(layout.top(), layout.maxTop(), "at the end, the message sent in sight");
+    assert.ok(layout.inSight().includes(500));
+  });
+
   it("keeps following the end when the reply grows between its own scroll and the browser's report of it", () => {
     // A long line's pieces out of sight are not laid out and hold a guessed place; the ones the
     // view scrolls to are laid out in the next frame, taller than guessed. The browser's scroll
