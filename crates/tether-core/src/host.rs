@@ -223,7 +223,7 @@ impl HostEngine {
             Intent::Prompt { text, attachments } => self.prompt(&text, &attachments, now),
             Intent::Cancel => self.cancel(now),
             Intent::AnswerPermission { key, option_id } => self.answer_permission(key, &option_id, now),
-            Intent::NewSession => self.start_session(now),
+            Intent::NewSession => self.new_session_like_shown(now),
             Intent::RestoreCode { entry } => {
                 self.with_client("The code was not restored", |client| client.restore_code(entry));
             }

@@ -71,6 +71,15 @@ impl HostEngine {
         self.start_session(now);
     }
 
+    /// The header's New session: a session with the agent of the one shown (the agent its picker
+    /// shows), which becomes the selected profile; with none shown, the selected profile.
+    pub(super) fn new_session_like_shown(&mut self, now: u64) {
+        if let Some(slot) = self.session.as_ref().filter(|slot| slot.configured) {
+            self.selected_profile = Some(slot.profile.name.clone());
+        }
+        self.start_session(now);
+    }
+
     /// Starts a new session with the selected profile, shown; the shown one goes on beside it
     /// (or is replaced, when nothing was asked in it: see `make_room_for_session`).
     pub(super) fn start_session(&mut self, now: u64) {

@@ -177,6 +177,11 @@ fn two_sessions_run_at_once_and_each_input_reaches_its_own() {
 }
 
 #[test]
+fn new_session_starts_one_with_the_agent_of_the_session_shown() {
+    check("new-session-agent");
+}
+
+#[test]
 fn a_window_reload_reopens_every_session_whose_agent_runs() {
     check("reload-two");
 }
