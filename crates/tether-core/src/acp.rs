@@ -436,6 +436,17 @@ impl AcpClient {
         self.close("was stopped by Tether", turn_end, Some(notice), false);
     }
 
+    /// The agent's process could not be started (`notice` says why): the session is over before
+    /// it began, as for an agent that exited, so the host offers to start it again.
+    pub fn handle_start_failed(&mut self, notice: NoticeView) {
+        if self.phase == Phase::Closed {
+            return;
+        }
+        let turn_end = TurnState::Failed { message: "the agent could not be started".to_owned() };
+        // The host reports the failure itself (the header's status says it).
+        self.close("could not be started", turn_end, Some(notice), false);
+    }
+
     /// tetherd could not write the session's log and is ending the agent, since the session must
     /// not go on unrecorded: a running turn fails, what waits for the agent is settled now (a
     /// card is no longer answerable), and `notice` says which log and why.

@@ -310,11 +310,20 @@ impl HostEngine {
         }
     }
 
-    /// Starts a new agent for the current slot's thread, resuming the agent's session.
+    /// Starts a new agent for the current slot's thread, resuming the agent's session. The agent
+    /// is started as the settings have it now: a person whose agent could not be started mends
+    /// its command, then restarts it.
     pub(super) fn restart_agent(&mut self, now: u64) {
         self.generation += 1;
         let generation = self.generation;
+        let name = self.session.as_ref().map(|slot| slot.profile.name.clone());
+        let profile = name.and_then(|name| self.profile_named(&name));
         let Some(slot) = &mut self.session else { return };
+        // Another protocol would need another translator (Claude CLI or not): that is a new
+        // session, which picking the agent starts.
+        if let Some(profile) = profile.filter(|profile| profile.protocol == slot.profile.protocol) {
+            slot.profile = profile;
+        }
         slot.prepare_new_agent(generation, now);
         self.drain_client();
         self.spawn_agent(now);

@@ -21,7 +21,7 @@ use crate::sidecar::{
     McpToolCalled, SIDECAR_PROTOCOL_VERSION, SessionListResult, SessionReadResult, SpawnResult, TerminalData,
     TerminalExited, TerminalId, TetherdStopping, method,
 };
-use crate::thread::{Entry, NoticeLevel, NoticeView};
+use crate::thread::{NoticeLevel, NoticeView};
 use crate::webview::{SessionKey, SessionStatus};
 
 use super::HostEngine;
@@ -543,13 +543,16 @@ impl HostEngine {
                     self.drop_waiting_prompt("the agent could not be started");
                     self.show(LogLevel::Error, format!("Tether: {message}"));
                     if let Some(slot) = &mut self.session {
-                        slot.client.thread_mut().push(Entry::Notice(NoticeView {
+                        // Closed like an agent that exited: Restart (or the next prompt) tries
+                        // again, with the command as the settings then have it.
+                        slot.client.handle_start_failed(NoticeView {
                             level: NoticeLevel::Error,
                             text: message.clone(),
                             detail: Some(format!("{} {}", slot.profile.command, slot.profile.args.join(" "))),
-                        }));
+                        });
                     }
                     self.set_status(SessionStatus::Failed { message });
+                    self.update_header_flags();
                 }
             }
             (tag @ (SidecarRequest::Snapshot { generation } | SidecarRequest::Scan { generation }), result) => {

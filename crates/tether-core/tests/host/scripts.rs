@@ -177,6 +177,11 @@ fn two_sessions_run_at_once_and_each_input_reaches_its_own() {
 }
 
 #[test]
+fn an_agent_that_cannot_be_started_offers_restart_with_the_command_as_mended() {
+    check("start-failed");
+}
+
+#[test]
 fn new_session_starts_one_with_the_agent_of_the_session_shown() {
     check("new-session-agent");
 }
