@@ -303,8 +303,13 @@ impl HostEngine {
                 self.restart_agent(now);
             }
         }
+        // The replay raised no events: the questions the log left waiting (their cards are in
+        // the thread) are counted here, for the badge and the tab, or they would count only once
+        // the agent asked something again.
+        let waiting = self.session.as_ref().map_or(0, |slot| slot.client.permissions_waiting());
+        self.set_badge(waiting);
         self.refresh_permissions_view();
-        // The replay raised no events: the header's controls (the model picker and the agent's
+        // The replay raised no events either for the header's controls (the model picker and the agent's
         // other options, its commands, the title and usage) are copied from the folded client
         // here, or a window that goes on with the live agent would show none until the agent
         // happened to announce them again.
