@@ -68,6 +68,16 @@ export class MarkdownRenderer {
     const { tokens, env } = this.parse(text);
     return this.renderTokens(tokens, env);
   }
+
+  /**
+   * Renders what the person wrote, keeping each line break they typed (Shift+Enter): a prompt is
+   * typed, not typeset, and markdown would join its lines into one.
+   */
+  renderPrompt(text: string): string {
+    const { tokens, env } = this.parse(text);
+    const html = this.markdown.renderer.render(tokens, { ...this.markdown.options, breaks: true }, env);
+    return this.purify.sanitize(html, SANITIZE_CONFIG);
+  }
 }
 
 /**

@@ -57,7 +57,7 @@ export class UserMessageView {
     this.element.dataset["index"] = String(index);
     this.body = element("div", "user-message-body");
     const markdown = element("div", "markdown");
-    markdown.innerHTML = renderer.render(message.text);
+    markdown.innerHTML = renderer.renderPrompt(message.text);
     this.body.append(markdown);
     if (message.attachments.length > 0) {
       const list = element("ul", "user-attachments");

@@ -274,6 +274,18 @@ describe("thoughts", () => {
   });
 });
 
+describe("a prompt in the thread", () => {
+  it("keeps the line breaks the person typed", () => {
+    // Markdown joins a paragraph's lines: "first line" and "second line" read as one line before.
+    const ui = harness();
+    ui.frame(snapshot([{ type: "user", text: "first line\nsecond line\n\n- a list", attachments: [] }]));
+    const body = ui.query(".entry.user .markdown");
+    assert.equal(body.querySelectorAll("p > br").length, 1);
+    assert.equal(body.querySelector("p")?.textContent, "first line\nsecond line");
+    assert.equal(body.querySelector("li")?.textContent, "a list", "still markdown");
+  });
+});
+
 describe("editing a prompt", () => {
   it("turns the prompt into an editor with its text and sends the edited text as a new prompt", () => {
     const ui = harness();
