@@ -63,7 +63,7 @@ export class FileChangeCard {
     }
     if (change.outcome !== null && change.outcome !== "") {
       const outcome = element("div", "change-outcome", change.outcome);
-      outcome.title = change.origin === "restore" ? "What was written" : "What the agent was told";
+      outcome.title = change.origin === "restore" ? "What was written" : "What came of the change";
       children.push(outcome);
     }
     card.replaceChildren(...children);

@@ -331,7 +331,7 @@ impl AcpClient {
     /// Once no hunk of a proposed write is pending, the kept ones are written (or, if none is,
     /// the agent is told at once).
     pub(in crate::acp) fn finish_if_decided(&mut self, change: ChangeId) {
-        let Some(tracked) = self.files.changes.get(&change) else { return };
+        let Some(tracked) = self.files.changes.get_mut(&change) else { return };
         if tracked.change.has_pending() {
             return self.refresh_change(change);
         }
@@ -340,6 +340,8 @@ impl AcpClient {
             if tracked.change.diff.hunks.is_empty() { tracked.change.whole != HunkState::Kept } else { kept == 0 };
         if nothing_kept {
             let message = format!("The person rejected the change to {}: nothing was written", tracked.change.label);
+            // The card speaks to the person; the agent's answer names them in the third person.
+            tracked.change.outcome = Some("You rejected the change: nothing was written".to_owned());
             self.settle_write(change, Err(message));
         } else {
             self.write(change, false);
@@ -373,6 +375,12 @@ impl AcpClient {
                         message.push_str(&format!("\n{}", unsaved_editor_note(&tracked.change.label)));
                         tracked.change.outcome =
                             Some(format!("{APPLIED_TO_UNSAVED_EDITOR}: kept {kept} of {} hunks", kept + rejected));
+                    } else {
+                        // The agent's answer goes on with the rejected hunks; the card shows them.
+                        tracked.change.outcome = Some(format!(
+                            "You kept {kept} of {} hunks: the file holds only those, and the agent was told which it did not get",
+                            kept + rejected
+                        ));
                     }
                     Err(message)
                 };
