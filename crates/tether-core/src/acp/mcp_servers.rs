@@ -84,6 +84,30 @@ impl AcpClient {
     }
 }
 
+impl AcpClient {
+    /// The servers a session's request named, read back from the log (`params` of its
+    /// `session/new`, `load`, `resume` or `fork`): the composer lists them after a reload as it
+    /// did before. Those left out were never sent, and are not listed.
+    pub(super) fn replay_mcp_servers(&mut self, params: &str) {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Sent {
+            #[serde(default)]
+            mcp_servers: Vec<acp::McpServer>,
+        }
+        let Ok(sent) = serde_json::from_str::<Sent>(params) else { return };
+        self.controls.view.mcp_servers = (sent.mcp_servers.iter())
+            .map(|server| McpServerView {
+                name: name_of(server).to_owned(),
+                transport: transport_of(server).to_owned(),
+                built_in: name_of(server) == MCP_SERVER_NAME,
+                left_out: None,
+                state: None,
+            })
+            .collect();
+    }
+}
+
 /// The notification an agent may send to say how its MCP servers are doing: Tether's own
 /// extension of ACP (which has no such update yet), `{sessionId, servers: [{name, status}]}`.
 /// The Claude CLI translator sends it from the CLI's `init`.

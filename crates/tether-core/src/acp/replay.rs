@@ -413,6 +413,11 @@ impl AcpClient {
         let message = jsonrpc::parse_message(line).map_err(|error| format!("a line sent to the agent: {error}"))?;
         match message {
             Message::Request { id, method, params } => {
+                if matches!(&*method, "session/new" | "session/fork" | "session/load" | "session/resume")
+                    && let Some(params) = params
+                {
+                    self.replay_mcp_servers(params.get());
+                }
                 let kind = match &*method {
                     "initialize" => {
                         self.phase = Phase::Initializing;
