@@ -274,8 +274,10 @@ impl AcpClient {
 
     /// Goes on with the agent that wrote the replayed log, still running (a window reload): the
     /// requests it made that the log never answered are answered now. A file request is handled
-    /// as if it had just arrived; a terminal request cannot be (the terminal was started for the
-    /// window that went away), so it is refused with the reason.
+    /// as if it had just arrived, and so is a request about a command already running (waiting
+    /// for its exit, reading its output, killing it): tetherd ran it and still has it, on the
+    /// terminal the log names. Only a `terminal/create` cannot be: tetherd's answer went with the
+    /// window, so whether the command started is not known; it is refused with the reason.
     pub fn continue_live(&mut self, now: u64) {
         for (id, line) in std::mem::take(&mut self.unanswered) {
             let method = jsonrpc::parse_message(&line)
@@ -285,9 +287,9 @@ impl AcpClient {
                     _ => None,
                 })
                 .unwrap_or_default();
-            if method.starts_with("terminal/") {
+            if method == "terminal/create" {
                 let error = crate::jsonrpc::RpcError::internal_error().data(serde_json::Value::String(
-                    "the VS Code window was reloaded while this terminal request was in flight; run the command again"
+                    "the VS Code window was reloaded while this command was being started; run it again if it did not run"
                         .to_owned(),
                 ));
                 self.push_outgoing(jsonrpc::encode_error(&id, &error));

@@ -187,6 +187,11 @@ fn new_session_starts_one_with_the_agent_of_the_session_shown() {
 }
 
 #[test]
+fn after_a_window_reload_the_agent_waiting_for_a_command_gets_its_exit() {
+    check("reload-command");
+}
+
+#[test]
 fn after_a_window_reload_a_question_still_waiting_is_counted_on_the_badge_and_tab() {
     check("reload-waiting");
 }
