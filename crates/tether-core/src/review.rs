@@ -144,6 +144,8 @@ pub struct FileChangeView {
     pub origin: ChangeOrigin,
     pub kind: FileChangeKind,
     pub phase: ChangePhase,
+    /// The lines the change adds and removes, rejected hunks left out: what the file gets (or
+    /// got) of it, once the person has decided.
     pub added: u32,
     pub removed: u32,
     pub hunks: Vec<HunkView>,
@@ -154,7 +156,7 @@ pub struct FileChangeView {
     pub applied: bool,
     /// The diff ran out of budget: hunks are coarser than they need be (still exact).
     pub degraded: bool,
-    /// What the agent was told about a write, once it was answered.
+    /// What came of a write, once the agent was answered (see `acp::fs::review`).
     pub outcome: Option<String>,
 }
 
@@ -385,7 +387,9 @@ impl FileChange {
     }
 
     pub fn view(&self) -> FileChangeView {
-        let stats = self.diff.stats();
+        let (added, removed) = (self.diff.hunks.iter().zip(&self.decisions))
+            .filter(|(_, state)| **state != HunkState::Rejected)
+            .fold((0, 0), |(added, removed), (hunk, _)| (added + hunk.new.count, removed + hunk.old.count));
         let mut budget = MAX_CARD_LINES;
         let hunks = self
             .diff
@@ -401,8 +405,8 @@ impl FileChange {
             origin: self.origin,
             kind: self.kind(),
             phase: self.phase.clone(),
-            added: stats.added as u32,
-            removed: stats.removed as u32,
+            added: added as u32,
+            removed: removed as u32,
             hunks,
             whole: self.whole,
             applied: self.applied,

@@ -463,7 +463,12 @@ path: string,
 /**
  * The path relative to the workspace (absolute when outside it), for people.
  */
-label: string, origin: ChangeOrigin, kind: FileChangeKind, phase: ChangePhase, added: number, removed: number, hunks: Array<HunkView>, 
+label: string, origin: ChangeOrigin, kind: FileChangeKind, phase: ChangePhase, 
+/**
+ * The lines the change adds and removes, rejected hunks left out: what the file gets (or
+ * got) of it, once the person has decided.
+ */
+added: number, removed: number, hunks: Array<HunkView>, 
 /**
  * The decision on a change without hunks (an empty file created or deleted).
  */
@@ -478,7 +483,7 @@ applied: boolean,
  */
 degraded: boolean, 
 /**
- * What the agent was told about a write, once it was answered.
+ * What came of a write, once the agent was answered (see `acp::fs::review`).
  */
 outcome: string | null, };
 
