@@ -94,6 +94,15 @@ export class ChatView {
         this.focusAfterFrame = button;
         this.announceAfterFrame.push(`Permission needed: ${title}`);
       },
+      // The clicked button is disabled, then gone: the focus goes on to the next question
+      // waiting, else to the composer, not to the page (a keyboard user would start over from
+      // the top of the view).
+      permissionAnswered: () => {
+        const next = this.thread.element.querySelector<HTMLButtonElement>(
+          '.permission-card[data-state="waiting"] button.permission-option:not(:disabled)',
+        );
+        (next ?? this.composer.input).focus({ preventScroll: true });
+      },
       terminals: this.terminals,
     }, clock, undefined, requestFrame);
     this.changesBar = new ChangesBarView(post, uiState);

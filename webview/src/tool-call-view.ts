@@ -57,6 +57,8 @@ export interface ToolCallContext {
    * the tool call's title to announce (and the request's key).
    */
   permissionShown(focusTarget: HTMLButtonElement, title: string, key: PermissionKey): void;
+  /** Called when the person answered a request with its card's button (the button is going). */
+  permissionAnswered(): void;
   /** Where the cards of the terminals tool calls show come from. */
   terminals: TerminalCards;
 }
@@ -369,6 +371,7 @@ export class ToolCallCard {
       for (const other of card.querySelectorAll("button")) other.disabled = true;
       button.classList.add("chosen");
       this.context.post({ type: "answerPermission", key, optionId: option.id });
+      this.context.permissionAnswered();
     });
     return button;
   }

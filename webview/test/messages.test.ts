@@ -35,7 +35,7 @@ function threadHarness() {
   const highlighter = new RecordingHighlighter();
   const open = new Set<string>();
   const thoughts = { isOpen: (key: string) => open.has(key), setOpen: () => {} };
-  const context = { renderer, post, answered: new Set<number>(), permissionShown: () => {}, terminals: new TerminalCards(post, time.clock, time.repeat) };
+  const context = { renderer, post, answered: new Set<number>(), permissionShown: () => {}, permissionAnswered: () => {}, terminals: new TerminalCards(post, time.clock, time.repeat) };
   const thread = new ThreadView(renderer, thoughts, context, time.clock, highlighter);
   window.document.body.append(thread.element);
   const model = emptyModel();

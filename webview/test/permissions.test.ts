@@ -165,6 +165,20 @@ describe("permission card", () => {
     assert.equal(ui.posted.length, 2, "nothing is left to answer until the host says otherwise");
   });
 
+  it("moves the focus on to the next question once one is answered with a click, then to the composer", () => {
+    // The clicked button is disabled and then removed: left there, the focus fell to the page.
+    ui.frame(snapshot([commandToolCall(3, "npm test"), commandToolCall(5, "npm run lint")]));
+    const focused = () => ui.window.document.activeElement as HTMLElement | null;
+    ui.query<HTMLButtonElement>('.permission-card[data-key="3"] button[data-option-id="allow-once"]').click();
+    assert.equal(focused()?.closest<HTMLElement>(".permission-card")?.dataset["key"], "5");
+    ui.query<HTMLButtonElement>('.permission-card[data-key="5"] button[data-option-id="reject-once"]').click();
+    assert.equal(focused(), ui.query("textarea.composer-input"));
+    assert.deepEqual(ui.posted, [
+      { type: "answerPermission", key: 3, optionId: "allow-once" },
+      { type: "answerPermission", key: 5, optionId: "reject-once" },
+    ]);
+  });
+
   it("takes digits on a focused option button too", () => {
     ui.frame(snapshot([]), patch([{ op: "push", index: 0, entry: commandToolCall(1, "npm test") }]));
     assert.equal(ui.window.document.activeElement?.getAttribute("data-option-id"), "allow-once");
