@@ -33,6 +33,8 @@ pub(super) struct History {
     pub(super) held_agent_events: Option<Vec<String>>,
     /// The sessions still to reopen after tetherd accepted the hello, one after the other.
     pub(super) reopen: std::collections::VecDeque<SessionSummary>,
+    /// The session folder of the one to show once they are all reopened.
+    pub(super) show_after_reopen: Option<String>,
 }
 
 impl History {
@@ -75,7 +77,9 @@ impl HostEngine {
     ) {
         match (purpose, result) {
             (ListPurpose::Reopen { dirs }, Ok(listed)) => {
-                self.history.reopen = reopen_order(&listed.sessions, &dirs).into();
+                let (order, shown) = reopen_order(&listed.sessions, &dirs);
+                self.history.reopen = order.into();
+                self.history.show_after_reopen = shown;
                 self.history.sessions = listed.sessions;
                 if self.history.reopen.is_empty() {
                     self.release_held_agent_events(now);
@@ -102,7 +106,15 @@ impl HostEngine {
 
     /// Opens the next session waiting to be reopened (see [`reopen_order`]), if any.
     pub(super) fn reopen_next(&mut self, now: u64) {
-        let Some(summary) = self.history.reopen.pop_front() else { return };
+        let Some(summary) = self.history.reopen.pop_front() else {
+            // Each session opened was shown; the one the person was last in is shown at the end.
+            if let Some(dir) = self.history.show_after_reopen.take()
+                && let Some(key) = self.key_of_session_dir(&dir)
+            {
+                self.show_session(key, now);
+            }
+            return;
+        };
         // Its agent is no longer one of the person's: the person's default agent starts
         // instead, and the earlier session waits in the history.
         if summary.live_agent.is_none() && self.profile_named(&summary.meta.agent).is_none() {
@@ -520,26 +532,29 @@ pub(super) enum ListPurpose {
     History,
 }
 
-/// Which of the listed sessions (newest first) to reopen, in the order to open them: the one to
-/// show last, since each opened is shown.
+/// Which of the listed sessions (the last active first) to reopen, in the order to open them
+/// (their tabs' order), and the folder of the one to show once they are open.
 ///
 /// With `dirs` (the sessions open when tetherd was lost, the shown one last), those still
-/// listed. Without: every session whose agent still runs (a window reload: they were open in
-/// it, and they go on), oldest first, then the workspace's last one, unless nobody ever prompted
-/// in it (a fresh session is as good).
-fn reopen_order(listed: &[SessionSummary], dirs: &[String]) -> Vec<SessionSummary> {
+/// listed, the last shown. Without: every session whose agent still runs (a window reload: they
+/// were open in it, and they go on) and the workspace's last one, unless nobody ever prompted in
+/// it (a fresh session is as good), in the order they were created, which is the order their
+/// tabs were opened in; the last one is shown.
+fn reopen_order(listed: &[SessionSummary], dirs: &[String]) -> (Vec<SessionSummary>, Option<String>) {
     if !dirs.is_empty() {
-        return dirs.iter().filter_map(|dir| listed.iter().find(|summary| &summary.dir == dir)).cloned().collect();
+        let order: Vec<SessionSummary> =
+            dirs.iter().filter_map(|dir| listed.iter().find(|summary| &summary.dir == dir)).cloned().collect();
+        return (order, None);
     }
     let last = listed.first().filter(|summary| summary.turns > 0 || summary.live_agent.is_some());
     let mut order: Vec<SessionSummary> = listed
         .iter()
-        .rev()
-        .filter(|summary| summary.live_agent.is_some() && last.is_none_or(|last| last.dir != summary.dir))
+        .filter(|summary| summary.live_agent.is_some() || last.is_some_and(|last| last.dir == summary.dir))
         .cloned()
         .collect();
-    order.extend(last.cloned());
-    order
+    // RFC 3339 times in UTC, all of one form: their text sorts as the times do.
+    order.sort_by(|a, b| a.meta.created.cmp(&b.meta.created));
+    (order, last.map(|last| last.dir.clone()))
 }
 
 /// A session's log being read from tetherd, piece by piece, and folded as it comes.

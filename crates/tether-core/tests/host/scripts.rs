@@ -197,6 +197,11 @@ fn after_a_window_reload_a_question_still_waiting_is_counted_on_the_badge_and_ta
 }
 
 #[test]
+fn a_window_reload_gives_the_tabs_back_in_their_order_and_shows_the_one_last_used() {
+    check("reload-order");
+}
+
+#[test]
 fn a_window_reload_reopens_every_session_whose_agent_runs() {
     check("reload-two");
 }
