@@ -177,7 +177,7 @@ export class ChatView {
     }
     // After the session shown is known: what is forgotten is its own.
     if (changes.reset) this.uiState.forgetEntriesFrom(model.entries.length);
-    if (changes.reset || changes.plan) this.plan.render(model.plan);
+    if (changes.reset || changes.plan || changes.turn) this.plan.render(model.plan, model.turn.type === "running");
     if (changes.reset || changes.turn) {
       this.turn.render(model.turn);
       this.announceTurn(model);

@@ -274,6 +274,31 @@ describe("plan", () => {
   });
 });
 
+describe("plan panel", () => {
+  const plan = [
+    { content: "Read the code", priority: "high", status: "completed" },
+    { content: "Write the fix", priority: "medium", status: "in_progress" },
+  ] as const;
+
+  it("is open while the turn runs and folds to its count when the turn ends", () => {
+    // Left open after the turn, a finished or cancelled plan kept a quarter of a narrow sidebar.
+    const ui = harness();
+    ui.frame(snapshot([], { plan: [...plan], turn: { type: "running" } }));
+    const details = ui.query<HTMLDetailsElement>("aside.plan details");
+    assert.equal(details.open, true);
+    assert.equal(ui.query(".plan-count").textContent, "1/2");
+    ui.frame(patch([{ op: "turn", state: { type: "ended", stopReason: "cancelled" } }]));
+    assert.equal(details.open, false, "folded once the turn ended");
+    assert.equal(ui.query("aside.plan").hidden, false, "its title and count stay");
+
+    // The person opens it: it stays open, with the plan as it changes, until a turn starts.
+    details.open = true;
+    ui.frame(patch([{ op: "plan", entries: [{ ...plan[0] }, { ...plan[1], status: "completed" }] }]));
+    assert.equal(details.open, true);
+    assert.equal(ui.query(".plan-count").textContent, "2/2");
+  });
+});
+
 describe("change and permission cards in words", () => {
   it("says where each hunk is in lines, keeping the unified header in its tooltip", () => {
     const ui = harness();
