@@ -113,7 +113,7 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
       await rejected.waitFor();
       assert.match(await rejected.innerText(), /Rejected by Plan mode/);
       await agentSays(
-        "Permission for edit-notes: reject_once (reject-once). Reason: Tether is in Plan mode, which is read only",
+        "Permission for edit-notes: reject_once (reject-once). Reason: Plan mode is read only",
       ).waitFor();
       await turnEnded();
       assert.equal(

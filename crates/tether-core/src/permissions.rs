@@ -544,7 +544,7 @@ impl PermissionPolicy {
         let mode = self.mode;
         if mode == Mode::Plan && kind_is_one_of(&facts.kind, &WRITING_KINDS) {
             let reason = format!(
-                "Tether is in Plan mode, which is read only: {} tools are not allowed until the person switches the mode",
+                "Plan mode is read only: {} tools are not allowed until the mode is switched",
                 facts.kind
             );
             return Verdict::Reject { by: DecidedBy::Mode { mode }, reason };

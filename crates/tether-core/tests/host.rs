@@ -645,7 +645,7 @@ fn decisions_are_audited_through_tetherd() {
         .map(|line| format!("{line}\n"))
         .collect();
     expect_test::expect![[r#"
-        {"jsonrpc":"2.0","method":"session/audit","params":{"agentId":7,"record":{"event":"decided","toolCall":{"id":"t1","kind":"edit","title":"Edit notes.md","paths":[{"inside":"notes.md"}]},"option":{"id":"no","name":"Reject","kind":"reject_once"},"allowed":false,"by":{"type":"mode","mode":"plan"},"reason":"Tether is in Plan mode, which is read only: edit tools are not allowed until the person switches the mode","mode":"plan"}}}
+        {"jsonrpc":"2.0","method":"session/audit","params":{"agentId":7,"record":{"event":"decided","toolCall":{"id":"t1","kind":"edit","title":"Edit notes.md","paths":[{"inside":"notes.md"}]},"option":{"id":"no","name":"Reject","kind":"reject_once"},"allowed":false,"by":{"type":"mode","mode":"plan"},"reason":"Plan mode is read only: edit tools are not allowed until the mode is switched","mode":"plan"}}}
     "#]]
     .assert_eq(&audit);
 
