@@ -68,7 +68,8 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
       const auto = toolCall("Run npm test").locator('.permission-auto[data-allowed="true"]');
       await auto.waitFor();
       assert.match(await auto.innerText(), /Auto-approved by rule/);
-      await agentSays("Permission for run-tests: allow_once (allow-once). Reason: Approved by the person's rule").waitFor();
+      // Each request is a tool call of its own: the agent numbers a command it ran before.
+      await agentSays("Permission for run-tests-2: allow_once (allow-once). Reason: Approved by the person's rule").waitFor();
       await turnEnded();
       assert.equal(await toolCall("Run npm test").locator("button.permission-option").count(), 0);
 
@@ -90,7 +91,7 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
       await card.waitFor();
       await card.locator("button.permission-option").first().focus();
       await card.locator("button.permission-option").first().press("3");
-      await agentSays("Permission for run-tests: reject_once (reject-once).").waitFor();
+      await agentSays("Permission for run-tests-3: reject_once (reject-once).").waitFor();
       await turnEnded();
     });
 
@@ -113,7 +114,7 @@ test("permissions: cards, rules, modes, concurrent requests, withdrawal and the 
       await rejected.waitFor();
       assert.match(await rejected.innerText(), /Rejected by Plan mode/);
       await agentSays(
-        "Permission for edit-notes: reject_once (reject-once). Reason: Plan mode is read only",
+        "Permission for edit-notes-2: reject_once (reject-once). Reason: Plan mode is read only",
       ).waitFor();
       await turnEnded();
       assert.equal(
