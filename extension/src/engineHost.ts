@@ -82,6 +82,9 @@ export function loadWasm(): WasmModule {
   return require(modulePath) as WasmModule;
 }
 
+/** The button that closes the tab of a session at work, stopping its agent. */
+const STOP_AND_CLOSE = "Stop and Close";
+
 /** How many engine panics within `PANIC_WINDOW_MS` the host restarts from before it gives up. */
 export const MAX_PANICS = 3;
 export const PANIC_WINDOW_MS = 5 * 60_000;
@@ -492,6 +495,22 @@ export class EngineHost implements vscode.Disposable {
       case "closeTerminal":
         this.terminals.close(action.terminal);
         return;
+      case "confirmCloseSession": {
+        const { key, title } = action;
+        vscode.window
+          .showWarningMessage(
+            `"${title}" is still at work. Closing its tab stops its agent; the session stays in the history.`,
+            { modal: true },
+            STOP_AND_CLOSE,
+          )
+          .then(
+            (answer) => {
+              if (answer === STOP_AND_CLOSE) this.command({ type: "closeSession", key, confirmed: true });
+            },
+            (error: unknown) => this.log.error(`Could not ask whether to close "${title}": ${describeError(error)}`),
+          );
+        return;
+      }
       case "showHistory":
         this.history.show(action.items);
         return;

@@ -32,6 +32,8 @@ import {
   openedDocuments,
   openedLines,
   resetWorkspace,
+  choiceAnswers,
+  offeredChoices,
   saveDialogAnswers,
   settingUpdates,
   shownMessages,
@@ -603,6 +605,30 @@ test("an edit's outcome goes back to the engine as an editDone command", async (
     ],
   );
   assert.equal(fs.readFileSync(file, "utf8"), "two\n");
+  host.dispose();
+});
+
+test("closing a session at work asks first, and only Stop and Close closes it", async () => {
+  resetWorkspace();
+  const { host, engine } = startHost();
+  choiceAnswers.length = 0;
+  offeredChoices.length = 0;
+  choiceAnswers.push(undefined, "Stop and Close");
+  engine.actions.push(
+    { type: "confirmCloseSession", key: 2, title: "Fix the tests" },
+    { type: "confirmCloseSession", key: 3, title: "Run the build" },
+  );
+  host.command({ type: "cancel" });
+  const closes = () => engine.inputs.filter((input) => (input.args[0] as { type?: string }).type === "closeSession");
+  await eventually(() => closes().length === 1, "the confirmed close");
+  assert.deepEqual(
+    offeredChoices.map(({ text, modal, items }) => [text, modal, items]),
+    [
+      ['"Fix the tests" is still at work. Closing its tab stops its agent; the session stays in the history.', true, ["Stop and Close"]],
+      ['"Run the build" is still at work. Closing its tab stops its agent; the session stays in the history.', true, ["Stop and Close"]],
+    ],
+  );
+  assert.deepEqual(closes().map((input) => input.args[0]), [{ type: "closeSession", key: 3, confirmed: true }], "a dismissed question closes nothing");
   host.dispose();
 });
 

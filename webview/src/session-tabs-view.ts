@@ -8,8 +8,8 @@
 // Clicking a tab asks the host to show it (`showSession`); the host answers with a snapshot of
 // that session, and the next header says which tab is shown. The arrow keys, Home and End move
 // along the tabs and show the one reached (automatic activation, as VS Code's editor tabs);
-// Delete, the close button and a middle click close one (`closeSession`). Drawing the host's
-// tabs never sends an intent.
+// Delete, the close button and a middle click close one (`closeSession`; the host asks the person
+// first when that session is at work). Drawing the host's tabs never sends an intent.
 //
 // The tabs' nodes are kept across headers (the host re-sends the header whenever a background
 // tab's activity changes), so the focus stays on the tab the person is on.
@@ -111,7 +111,7 @@ export class SessionTabsView {
     tab.addEventListener("click", () => this.show(key));
     close.addEventListener("click", (event) => {
       event.stopPropagation();
-      this.post({ type: "closeSession", key });
+      this.post({ type: "closeSession", key, confirmed: false });
     });
     // A middle click closes, as on VS Code's editor tabs; its mousedown must not start the
     // browser's autoscroll.
@@ -121,7 +121,7 @@ export class SessionTabsView {
     tab.addEventListener("auxclick", (event) => {
       if (event.button !== 1) return;
       event.preventDefault();
-      this.post({ type: "closeSession", key });
+      this.post({ type: "closeSession", key, confirmed: false });
     });
     const parts = { tab, marker, words, label, close };
     this.tabs.set(key, parts);
@@ -168,7 +168,7 @@ export class SessionTabsView {
     if (key === null || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
     if (event.key === "Delete") {
       event.preventDefault();
-      this.post({ type: "closeSession", key });
+      this.post({ type: "closeSession", key, confirmed: false });
       return;
     }
     const next = indexForKey(event.key, this.order.indexOf(key), this.order.length, "horizontal");

@@ -139,9 +139,9 @@ describe("session tabs", () => {
     assert.equal(close.getAttribute("aria-label"), "Close Write the docs");
     assert.ok(close.querySelector(".codicon-close") !== null);
     close.click();
-    assert.deepEqual(ui.posted, [{ type: "closeSession", key: 2 }]);
+    assert.deepEqual(ui.posted, [{ type: "closeSession", key: 2, confirmed: false }]);
     tabOf(1).dispatchEvent(new ui.window.MouseEvent("auxclick", { button: 1, bubbles: true, cancelable: true }));
-    assert.deepEqual(ui.posted.at(-1), { type: "closeSession", key: 1 }, "a middle click closes, even the shown tab");
+    assert.deepEqual(ui.posted.at(-1), { type: "closeSession", key: 1, confirmed: false }, "a middle click closes, even the shown tab");
     tabOf(2).dispatchEvent(new ui.window.MouseEvent("auxclick", { button: 2, bubbles: true, cancelable: true }));
     assert.equal(ui.posted.length, 2, "a right click does not");
   });
@@ -171,7 +171,7 @@ describe("session tabs", () => {
     ui.frame(patch([], session({ tabs: [tab(1), tab(2), tab(3, { activity: "waiting" })], shown: 3 })));
     assert.equal(focused(), tabOf(3));
     ui.press("Delete");
-    assert.deepEqual(ui.posted, [{ type: "showSession", key: 3 }, { type: "closeSession", key: 3 }]);
+    assert.deepEqual(ui.posted, [{ type: "showSession", key: 3 }, { type: "closeSession", key: 3, confirmed: false }]);
     // The host closed it and shows 2: the focus goes there, not to nothing.
     ui.frame(snapshot([], { session: session({ tabs: [tab(1), tab(2)], shown: 2 }) }));
     assert.equal(focused(), tabOf(2));

@@ -232,7 +232,7 @@ impl HostEngine {
             }
             Intent::RestoreConversation { entry } => self.restore_conversation(entry, now),
             Intent::ShowSession { key } => self.show_session(key, now),
-            Intent::CloseSession { key } => self.close_session(key, now),
+            Intent::CloseSession { key, confirmed } => self.close_session(key, confirmed, now),
             Intent::SelectAgent { name } => self.select_agent(name, now),
             Intent::SetMode { mode } => self.set_mode(mode, now),
             Intent::SetConfigOption { config_id, value } => {

@@ -15,7 +15,7 @@ use crate::intent::Intent;
 use crate::permissions::Mode;
 use crate::review::{ChangeId, ReviewDocument, ReviewHunk, TextEdit};
 use crate::sidecar::{EditorAnswer, EditorQuery};
-use crate::webview::HostToWebview;
+use crate::webview::{HostToWebview, SessionKey};
 
 /// An agent the person can run: a command speaking ACP on its stdio, or the Claude CLI itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -455,6 +455,10 @@ pub enum HostAction {
     /// stop it (a modal with a "Stop" button); answer "Stop" with the `terminal` command and
     /// `stop` intent, anything else with nothing.
     ConfirmStopTerminal { terminal: String, command: String },
+    /// The person closed the tab of a session at work (`title`, its tab's words): ask whether to
+    /// stop its agent and close it (a modal with a "Stop and Close" button); answer that with the
+    /// `closeSession` intent, `confirmed`, anything else with nothing.
+    ConfirmCloseSession { key: SessionKey, title: String },
     /// Close the mirrored terminal `terminal` (a finished command's, making room for newer ones):
     /// dispose it without reporting `terminalClosed`. Its card's "Open in terminal" brings it back.
     CloseTerminal { terminal: String },

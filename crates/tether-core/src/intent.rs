@@ -42,9 +42,13 @@ pub enum Intent {
     ShowSession {
         key: SessionKey,
     },
-    /// Close this session's tab: its agent is stopped; the session stays in the history.
+    /// Close this session's tab: its agent is stopped; the session stays in the history. A
+    /// session at work (a turn running, a question or a change waiting for the person) is closed
+    /// only `confirmed`: else the host is asked to confirm (`HostAction::ConfirmCloseSession`).
     CloseSession {
         key: SessionKey,
+        #[serde(default)]
+        confirmed: bool,
     },
     /// Restore the files the agent changed to how they were before the prompt at `entry` (its
     /// checkpoint), through the review of each file's change.

@@ -543,10 +543,8 @@ impl PermissionPolicy {
         }
         let mode = self.mode;
         if mode == Mode::Plan && kind_is_one_of(&facts.kind, &WRITING_KINDS) {
-            let reason = format!(
-                "Plan mode is read only: {} tools are not allowed until the mode is switched",
-                facts.kind
-            );
+            let reason =
+                format!("Plan mode is read only: {} tools are not allowed until the mode is switched", facts.kind);
             return Verdict::Reject { by: DecidedBy::Mode { mode }, reason };
         }
         if mode == Mode::Bypass {

@@ -210,12 +210,18 @@ impl HostEngine {
     }
 
     /// Closes session `key`'s tab: its agent is stopped (it stays in the history). Closing the
-    /// shown one shows its neighbour; closing the last starts a new session.
-    pub(super) fn close_session(&mut self, key: SessionKey, now: u64) {
+    /// shown one shows its neighbour; closing the last starts a new session. A session at work
+    /// is closed only once the person `confirmed` it: a Delete key pressed on the wrong tab
+    /// must not end a turn.
+    pub(super) fn close_session(&mut self, key: SessionKey, confirmed: bool, now: u64) {
         let keys = self.open_keys();
         let Some(position) = keys.iter().position(|open| *open == key) else {
             return self.log(LogLevel::Warn, format!("there is no open session {key} to close"));
         };
+        if !confirmed && let Some(title) = self.at_work(key) {
+            self.actions.push_back(HostAction::ConfirmCloseSession { key, title });
+            return;
+        }
         self.with_session(key, |engine| engine.stop_session(now));
         self.parked.retain(|parked| parked.session.is_some());
         if key != self.shown {
@@ -228,6 +234,20 @@ impl HostEngine {
             Some(next) => self.show_session(next, now),
             None => self.start_session(now),
         }
+    }
+
+    /// The tab's words of session `key` when it is at work: a turn running, or a question or a
+    /// change waiting for the person (a session still starting is not: nothing of it is lost).
+    fn at_work(&self, key: SessionKey) -> Option<String> {
+        let shown = self.session.as_ref().map(|slot| (slot, &self.view.header, self.view.badge()));
+        let parked = self
+            .parked
+            .iter()
+            .filter_map(|parked| parked.session.as_ref().map(|slot| (slot, &parked.header, parked.badge)));
+        let (slot, header, badge) = shown.into_iter().chain(parked).find(|(slot, ..)| slot.key == key)?;
+        let running = slot.client.thread().turn() == &crate::thread::TurnState::Running;
+        let waiting = matches!(tab_activity(slot, header, badge), TabActivity::Waiting);
+        (running || waiting).then(|| tab_label(slot, header))
     }
 
     /// The tab strip, from every open session.
