@@ -145,6 +145,9 @@ test("sessions survive a webview reload, a window reload, a restart of VS Code a
     await step("5. an agent that cannot resume: the session reopens, the notice says so, a prompt works", async () => {
       await pick(chat.locator(".session-picker"), "Forgetful");
       await chat.locator(".session-agent", { hasText: exactText("Forgetful") }).waitFor();
+      // The picker shows the choice at once; the composer names the agent once the host has
+      // shown the new session (until then the old one's status and thread are still there).
+      await chat.locator('textarea.composer-input[placeholder="Ask Forgetful…"]').waitFor();
       await chat.locator('.session-status[data-status="ready"]').waitFor();
       assert.equal(await userEntries().count(), 0, "a new session starts empty");
       await reopenChat();
