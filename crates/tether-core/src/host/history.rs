@@ -321,10 +321,10 @@ impl HostEngine {
         let waiting = self.session.as_ref().map_or(0, |slot| slot.client.permissions_waiting());
         self.set_badge(waiting);
         self.refresh_permissions_view();
-        // The replay raised no events either for the header's controls (the model picker and the agent's
-        // other options, its commands, the title and usage) are copied from the folded client
-        // here, or a window that goes on with the live agent would show none until the agent
-        // happened to announce them again.
+        // Nor for the header's controls (the model picker and the agent's other options, its
+        // commands, the title and usage): they are copied from the folded client here, or a
+        // window that goes on with the live agent would show none until the agent happened to
+        // announce them again.
         self.refresh_controls_view();
         self.refresh_changes_view();
         self.post_snapshot(now);

@@ -239,27 +239,27 @@ impl HostEngine {
     /// The tab's words of session `key` when it is at work: a turn running, or a question or a
     /// change waiting for the person (a session still starting is not: nothing of it is lost).
     fn at_work(&self, key: SessionKey) -> Option<String> {
-        let shown = self.session.as_ref().map(|slot| (slot, &self.view.header, self.view.badge()));
-        let parked = self
-            .parked
-            .iter()
-            .filter_map(|parked| parked.session.as_ref().map(|slot| (slot, &parked.header, parked.badge)));
-        let (slot, header, badge) = shown.into_iter().chain(parked).find(|(slot, ..)| slot.key == key)?;
+        let (slot, header, badge) = self.open_sessions().find(|(slot, ..)| slot.key == key)?;
         let running = slot.client.thread().turn() == &crate::thread::TurnState::Running;
         let waiting = matches!(tab_activity(slot, header, badge), TabActivity::Waiting);
         (running || waiting).then(|| tab_label(slot, header))
     }
 
-    /// The tab strip, from every open session.
-    pub(super) fn tabs_view(&self) -> Vec<SessionTabView> {
+    /// Every open session, the shown one first, with the header it shows and its questions
+    /// waiting.
+    fn open_sessions(&self) -> impl Iterator<Item = (&Session, &SessionView, u32)> {
         let shown = self.session.as_ref().map(|slot| (slot, &self.view.header, self.view.badge()));
         let parked = self
             .parked
             .iter()
             .filter_map(|parked| parked.session.as_ref().map(|slot| (slot, &parked.header, parked.badge)));
-        let mut tabs: Vec<SessionTabView> = shown
-            .into_iter()
-            .chain(parked)
+        shown.into_iter().chain(parked)
+    }
+
+    /// The tab strip, from every open session.
+    pub(super) fn tabs_view(&self) -> Vec<SessionTabView> {
+        let mut tabs: Vec<SessionTabView> = self
+            .open_sessions()
             .map(|(slot, header, badge)| SessionTabView {
                 key: slot.key,
                 label: tab_label(slot, header),
