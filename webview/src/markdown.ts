@@ -45,9 +45,13 @@ export class MarkdownRenderer {
     return { tokens, env };
   }
 
-  /** Renders tokens from [`parse`] (or a run of whole blocks of them) to sanitized HTML. */
-  renderTokens(tokens: Token[], env: MarkdownEnv): string {
-    const html = this.markdown.renderer.render(tokens, this.markdown.options, env);
+  /**
+   * Renders tokens from [`parse`] (or a run of whole blocks of them) to sanitized HTML; with
+   * `breaks`, each line break inside a paragraph is kept.
+   */
+  renderTokens(tokens: Token[], env: MarkdownEnv, { breaks = false } = {}): string {
+    const options = breaks ? { ...this.markdown.options, breaks } : this.markdown.options;
+    const html = this.markdown.renderer.render(tokens, options, env);
     return this.purify.sanitize(html, SANITIZE_CONFIG);
   }
 
@@ -75,8 +79,7 @@ export class MarkdownRenderer {
    */
   renderPrompt(text: string): string {
     const { tokens, env } = this.parse(text);
-    const html = this.markdown.renderer.render(tokens, { ...this.markdown.options, breaks: true }, env);
-    return this.purify.sanitize(html, SANITIZE_CONFIG);
+    return this.renderTokens(tokens, env, { breaks: true });
   }
 }
 
