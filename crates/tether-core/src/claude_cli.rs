@@ -29,9 +29,9 @@
 //! prompt then starts a new one with `--resume`. A CLI still running [`EXIT_GRACE_MS`] after its
 //! input was closed is ended (reference 000 §5: upstream #25629, a CLI that stays after its
 //! `result`, would otherwise hold the next prompt for ever). A resume the CLI refuses starts a
-//! fresh CLI session with a notice, once. The first process of a session is started as the session opens,
-//! so `initialize` (commands, models) has answered by the first prompt; nothing waits on it, so a
-//! CLI that never answers it cannot freeze the chat.
+//! fresh CLI session with a notice, once. The first process of a session is started as the
+//! session opens, so `initialize` (commands, models) has answered by the first prompt; nothing
+//! waits on it, so a CLI that never answers it cannot freeze the chat.
 //!
 //! A session's log holds the CLI's wire, both directions. Replaying it (`replay_sent_cli` for
 //! Tether's lines, `handle_cli_line` for the CLI's) gives the client the same ACP it was given
@@ -656,7 +656,9 @@ impl ClaudeCli {
     /// CLI that has not answered `initialize` in time is not kept across turns. A CLI that has
     /// not exited [`EXIT_GRACE_MS`] after its input was closed is ended.
     pub fn handle_timeout(&mut self, now: u64) {
-        let overdue: Vec<u64> = (self.closing.iter())
+        let overdue: Vec<u64> = self
+            .closing
+            .iter()
             .filter(|(_, closed)| now >= *closed + EXIT_GRACE_MS)
             .map(|(process, _)| *process)
             .collect();

@@ -387,7 +387,11 @@ impl FileChange {
     }
 
     pub fn view(&self) -> FileChangeView {
-        let (added, removed) = (self.diff.hunks.iter().zip(&self.decisions))
+        let (added, removed) = self
+            .diff
+            .hunks
+            .iter()
+            .zip(&self.decisions)
             .filter(|(_, state)| **state != HunkState::Rejected)
             .fold((0, 0), |(added, removed), (hunk, _)| (added + hunk.new.count, removed + hunk.old.count));
         let mut budget = MAX_CARD_LINES;

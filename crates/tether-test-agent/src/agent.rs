@@ -598,7 +598,8 @@ impl Agent {
             Ok(updates) => updates,
             Err(error) => return self.wire.respond(&id, Err(error)),
         };
-        let sent_tool_call_ids: HashSet<String> = (updates.iter())
+        let sent_tool_call_ids: HashSet<String> = updates
+            .iter()
             .filter_map(|update| match update {
                 SessionUpdate::ToolCall(call) => Some(call.tool_call_id.0.to_string()),
                 _ => None,

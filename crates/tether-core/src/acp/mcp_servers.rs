@@ -96,7 +96,9 @@ impl AcpClient {
             mcp_servers: Vec<acp::McpServer>,
         }
         let Ok(sent) = serde_json::from_str::<Sent>(params) else { return };
-        self.controls.view.mcp_servers = (sent.mcp_servers.iter())
+        self.controls.view.mcp_servers = sent
+            .mcp_servers
+            .iter()
             .map(|server| McpServerView {
                 name: name_of(server).to_owned(),
                 transport: transport_of(server).to_owned(),
