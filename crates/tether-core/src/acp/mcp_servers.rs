@@ -87,24 +87,25 @@ impl AcpClient {
 impl AcpClient {
     /// The servers a session's request named, read back from the log (`params` of its
     /// `session/new`, `load`, `resume` or `fork`): the composer lists them after a reload as it
-    /// did before. Those left out were never sent, and are not listed.
+    /// did before. Those left out were never sent, and are not listed. The request is Tether's
+    /// own (`mcp_servers_for_session`), so its names and transports are read as they were
+    /// written, without the schema's types: their deserializers would add some 20 KB of WASM
+    /// for this alone.
     pub(super) fn replay_mcp_servers(&mut self, params: &str) {
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Sent {
-            #[serde(default)]
-            mcp_servers: Vec<acp::McpServer>,
-        }
-        let Ok(sent) = serde_json::from_str::<Sent>(params) else { return };
-        self.controls.view.mcp_servers = sent
-            .mcp_servers
+        let Ok(params) = serde_json::from_str::<serde_json::Value>(params) else { return };
+        let Some(servers) = params["mcpServers"].as_array() else { return };
+        self.controls.view.mcp_servers = servers
             .iter()
-            .map(|server| McpServerView {
-                name: name_of(server).to_owned(),
-                transport: transport_of(server).to_owned(),
-                built_in: name_of(server) == MCP_SERVER_NAME,
-                left_out: None,
-                state: None,
+            .map(|server| {
+                let name = server["name"].as_str().unwrap_or_default();
+                McpServerView {
+                    name: name.to_owned(),
+                    // A stdio server is written without a type (ACP's default).
+                    transport: server["type"].as_str().unwrap_or("stdio").to_owned(),
+                    built_in: name == MCP_SERVER_NAME,
+                    left_out: None,
+                    state: None,
+                }
             })
             .collect();
     }

@@ -28,7 +28,7 @@ use agent_client_protocol_schema::v1 as acp;
 
 use crate::claude_cli::{ClaudeCli, ProcessMode, ReplayLine};
 use crate::jsonrpc::{self, Message};
-use crate::permissions::{DecidedBy, Mode, PermissionPolicy, RuleScope, RuleView};
+use crate::permissions::{DecidedBy, Mode, PermissionPolicy, RuleId, RuleOrigin, RuleScope, RuleSpec};
 use crate::session_log::{LogEvent, ReadLog};
 use crate::thread::{Entry, NoticeLevel, NoticeView, PermissionKey, PermissionOutcome, TurnState};
 
@@ -176,6 +176,38 @@ impl LogReplay {
         client.thread.forget_thought_start();
         client.replaying = false;
         (client, self.claude, self.problems)
+    }
+}
+
+/// A rule as the host's record of it has it (a `RuleView`), read field by field: deriving its
+/// deserializer (for its tagged origin) would add some 10 KB of WASM for the replay alone. The
+/// replay test of the `rules` script reads the records the engine writes, so the two cannot
+/// drift apart unseen.
+struct RecordedRule {
+    id: RuleId,
+    spec: RuleSpec,
+    scope: RuleScope,
+    origin: RuleOrigin,
+}
+
+impl RecordedRule {
+    fn read(rule: &serde_json::Value) -> Option<RecordedRule> {
+        let scope = match rule["scope"].as_str()? {
+            "session" => RuleScope::Session,
+            "workspace" => RuleScope::Workspace,
+            _ => return None,
+        };
+        let origin = match rule["origin"]["type"].as_str()? {
+            "chosen" => RuleOrigin::Chosen {
+                option: rule["origin"]["option"].as_str()?.to_owned(),
+                tool_title: rule["origin"]["toolTitle"].as_str()?.to_owned(),
+            },
+            "added" => RuleOrigin::Added,
+            "settings" => RuleOrigin::Settings,
+            _ => return None,
+        };
+        let spec = RuleSpec::from_setting(&rule["spec"]).ok()?;
+        Some(RecordedRule { id: rule["id"].as_u64()?, spec, scope, origin })
     }
 }
 
@@ -348,7 +380,7 @@ impl AcpClient {
             return;
         }
         if let Some(event @ ("ruleAdded" | "ruleRemoved" | "ruleKept")) = record["event"].as_str() {
-            if let Ok(rule) = serde_json::from_value::<RuleView>(record["rule"].clone()) {
+            if let Some(rule) = RecordedRule::read(&record["rule"]) {
                 self.replay_rule_change(event, rule);
             }
             return;
@@ -384,7 +416,7 @@ impl AcpClient {
 
     /// A change to the session's rules, as the host recorded it. Workspace rules are left to the
     /// settings; a session rule kept for the workspace leaves the session (the settings have it).
-    fn replay_rule_change(&mut self, event: &str, rule: RuleView) {
+    fn replay_rule_change(&mut self, event: &str, rule: RecordedRule) {
         match (event, rule.scope) {
             ("ruleAdded", RuleScope::Session) => {
                 // A rule the policy cannot hold was refused live as well, and never recorded.

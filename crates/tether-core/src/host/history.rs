@@ -552,8 +552,9 @@ fn reopen_order(listed: &[SessionSummary], dirs: &[String]) -> (Vec<SessionSumma
         .filter(|summary| summary.live_agent.is_some() || last.is_some_and(|last| last.dir == summary.dir))
         .cloned()
         .collect();
-    // RFC 3339 times in UTC, all of one form: their text sorts as the times do.
-    order.sort_by(|a, b| a.meta.created.cmp(&b.meta.created));
+    // RFC 3339 times in UTC, all of one form: their text sorts as the times do (the folder
+    // breaks a tie, so that the order never depends on the listing's).
+    order.sort_unstable_by(|a, b| (&a.meta.created, &a.dir).cmp(&(&b.meta.created, &b.dir)));
     (order, last.map(|last| last.dir.clone()))
 }
 
