@@ -552,7 +552,6 @@ impl HostEngine {
                         });
                     }
                     self.set_status(SessionStatus::Failed { message });
-                    self.update_header_flags();
                 }
             }
             (tag @ (SidecarRequest::Snapshot { generation } | SidecarRequest::Scan { generation }), result) => {
