@@ -17,7 +17,7 @@
 //! is ever written over text Tether did not expect.
 
 use serde::{Deserialize, Serialize};
-use tether_diff::{ApplyError, Budget, Hunk, LineDiff};
+use tether_diff::{ApplyError, Budget, DiffStats, Hunk, LineDiff};
 #[cfg(feature = "typescript")]
 use ts_rs::TS;
 
@@ -386,14 +386,18 @@ impl FileChange {
         (kept, rejected)
     }
 
+    /// The lines the change adds and removes, its rejected hunks left out: what the file gets (or
+    /// got) of it, as its card and the changes bar count it.
+    pub fn decided_stats(&self) -> DiffStats {
+        let kept = self.diff.hunks.iter().zip(&self.decisions).filter(|(_, state)| **state != HunkState::Rejected);
+        DiffStats {
+            added: kept.clone().map(|(hunk, _)| hunk.new.count).sum(),
+            removed: kept.map(|(hunk, _)| hunk.old.count).sum(),
+        }
+    }
+
     pub fn view(&self) -> FileChangeView {
-        let (added, removed) = self
-            .diff
-            .hunks
-            .iter()
-            .zip(&self.decisions)
-            .filter(|(_, state)| **state != HunkState::Rejected)
-            .fold((0, 0), |(added, removed), (hunk, _)| (added + hunk.new.count, removed + hunk.old.count));
+        let stats = self.decided_stats();
         let mut budget = MAX_CARD_LINES;
         let hunks = self
             .diff
@@ -409,8 +413,8 @@ impl FileChange {
             origin: self.origin,
             kind: self.kind(),
             phase: self.phase.clone(),
-            added: added as u32,
-            removed: removed as u32,
+            added: stats.added as u32,
+            removed: stats.removed as u32,
             hunks,
             whole: self.whole,
             applied: self.applied,

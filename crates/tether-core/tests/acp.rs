@@ -652,6 +652,28 @@ fn session_rules(client: &AcpClient) -> Vec<RuleView> {
         .collect()
 }
 
+/// The changes bar and a change's card count the same lines: after a review that rejected a
+/// hunk, both leave it out (the bar counted the whole proposal, "+2 −2" beside a card's "+1 −1").
+#[test]
+fn the_changes_bar_counts_a_change_as_its_card_does() {
+    let mut compared = 0;
+    for name in ["files-write", "files-agent", "files-unsaved"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
+        let script = std::fs::read_to_string(dir.join(format!("{name}.script"))).unwrap();
+        let (_, _, client) = run_script_logged(&script);
+        for row in client.changes_bar() {
+            compared += 1;
+            let card = client.thread().entries().iter().rev().find_map(|entry| match entry {
+                Entry::FileChange(view) if view.id == row.change => Some(view),
+                _ => None,
+            });
+            let card = card.unwrap_or_else(|| panic!("{name}: change {} has a card", row.change));
+            assert_eq!((row.added, row.removed), (card.added, card.removed), "{name}: {}", row.label);
+        }
+    }
+    assert!(compared > 0, "the scripts end with changes in the bar");
+}
+
 #[test]
 fn commands_the_agent_did_not_ask_about_wait_for_the_persons_answer_on_a_card() {
     check("terminals-unasked");

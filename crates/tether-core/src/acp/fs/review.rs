@@ -98,7 +98,7 @@ impl AcpClient {
             .filter(|tracked| tracked.turn == self.files.turn || tracked.change.has_pending())
             .map(|tracked| {
                 let change = &tracked.change;
-                let view_stats = change.diff.stats();
+                let view_stats = change.decided_stats();
                 let pending = if change.diff.hunks.is_empty() {
                     u32::from(change.whole == HunkState::Pending)
                 } else {
