@@ -435,9 +435,31 @@ pub fn eventually(what: &str, condition: impl Fn() -> bool) {
 /// The peak resident memory of process `pid` so far (VmHWM in /proc), in KiB: a figure that does
 /// not depend on when it is read, unlike the current RSS.
 pub fn peak_rss_kib(pid: u32) -> u64 {
+    proc_status_kib(pid, "VmHWM")
+}
+
+/// The resident memory of process `pid` now (VmRSS in /proc), in KiB.
+///
+/// Read before a load, it is what the process takes before the load adds anything, in this build
+/// on this machine. Most of it is the executable's code that has been paged in, which is no
+/// figure a test can write down: the unoptimised test build's code is about 17 MiB resident, a
+/// release tetherd's a third of that. What a flood may add to it is what a test can bound, from
+/// tetherd's buffer sizes.
+pub fn resident_kib(pid: u32) -> u64 {
+    proc_status_kib(pid, "VmRSS")
+}
+
+/// A figure in KiB from `/proc/<pid>/status`, such as `VmHWM`.
+fn proc_status_kib(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the process is still there");
-    let line = status.lines().find(|line| line.starts_with("VmHWM:")).expect("/proc/<pid>/status has VmHWM");
-    line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).expect("VmHWM is a number of KiB")
+    let line = status
+        .lines()
+        .find(|line| line.strip_prefix(field).is_some_and(|rest| rest.starts_with(':')))
+        .unwrap_or_else(|| panic!("/proc/<pid>/status has {field}"));
+    line.split_whitespace()
+        .nth(1)
+        .and_then(|kib| kib.parse().ok())
+        .unwrap_or_else(|| panic!("{field} is a number of KiB"))
 }
 
 /// The scripted test agent, built by cargo (it is another crate's binary, so cargo does not
