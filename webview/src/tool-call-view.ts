@@ -195,9 +195,11 @@ export class ToolCallCard {
     if (status.icon === "loading") statusIcon.classList.add("codicon-modifier-spin");
     statusBadge.append(statusIcon, status.text);
     const header = element("div", "tool-header");
-    header.append(kindIcon, element("span", "tool-title", call.title), statusBadge);
+    const title = element("span", "tool-title");
+    title.append(...titleParts(call.title));
+    header.append(kindIcon, title, statusBadge);
     this.element.setAttribute("role", "group");
-    this.element.setAttribute("aria-label", `${kind.label}: ${call.title}, ${status.text}`);
+    this.element.setAttribute("aria-label", `${kind.label}: ${titleText(call.title)}, ${status.text}`);
     return header;
   }
 
@@ -310,7 +312,7 @@ export class ToolCallCard {
     const card = element("div", "permission-card");
     card.dataset["key"] = String(permission.key);
     card.setAttribute("role", "group");
-    card.setAttribute("aria-label", `Permission request: ${call.title}`);
+    card.setAttribute("aria-label", `Permission request: ${titleText(call.title)}`);
     this.permissionCard = card;
     // The command is what an execute request is about; the title often only paraphrases it.
     if (command !== null && !commandShown) card.append(element("code", "permission-command", `$ ${command}`));
@@ -335,7 +337,7 @@ export class ToolCallCard {
       if (firstAppearance && !answeredHere) {
         const target = permission.options.findIndex((option) => option.kind.startsWith("allow"));
         const button = options.children.item(Math.max(target, 0));
-        if (button instanceof HTMLButtonElement) this.context.permissionShown(button, call.title, permission.key);
+        if (button instanceof HTMLButtonElement) this.context.permissionShown(button, titleText(call.title), permission.key);
       }
       return card;
     }
@@ -378,6 +380,39 @@ export class ToolCallCard {
 }
 
 /** The one line that replaces the options once the request is settled. */
+/**
+ * A tool call's title as the person reads it. Agents quote commands and paths in titles the way
+ * Markdown writes inline code (Claude Code titles a command "`npm test`"): a span between two runs
+ * of as many backticks is drawn as code, without the backticks. Nothing else in a title is read
+ * as Markdown: it is one line of the agent's words, and a `*` or `_` in a command stays as typed.
+ */
+export function titleParts(title: string): (string | HTMLElement)[] {
+  const parts: (string | HTMLElement)[] = [];
+  // A run of backticks, the shortest text after it, and a run of the same length that no other
+  // backtick follows (CommonMark's code span).
+  const codeSpan = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g;
+  let shown = 0;
+  for (const match of title.matchAll(codeSpan)) {
+    if (match.index > shown) parts.push(title.slice(shown, match.index));
+    // CommonMark strips one space on each side, so that "`` `x` ``" can show backticks.
+    let code = match[2]!;
+    if (code.length > 2 && code.startsWith(" ") && code.endsWith(" ") && code.trim() !== "") {
+      code = code.slice(1, -1);
+    }
+    parts.push(element("code", "tool-title-code", code));
+    shown = match.index + match[0].length;
+  }
+  if (shown < title.length) parts.push(title.slice(shown));
+  return parts;
+}
+
+/** A tool call's title as words to announce or name the card by: as drawn, without backticks. */
+export function titleText(title: string): string {
+  return titleParts(title)
+    .map((part) => (typeof part === "string" ? part : part.textContent))
+    .join("");
+}
+
 function outcomeElement(options: PermissionOptionView[], outcome: PermissionOutcome): HTMLElement {
   switch (outcome.type) {
     case "selected": {

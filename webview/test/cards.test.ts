@@ -138,6 +138,25 @@ describe("tool call words", () => {
     }
   });
 
+  it("draws a title's backtick-quoted command as code, without the backticks", () => {
+    const titles: Array<[string, string, string[]]> = [
+      // As Claude Code titles a command: the whole title is code.
+      ["`npm test -- --watch`", "npm test -- --watch", ["npm test -- --watch"]],
+      ["Edit `src/app.ts` and `src/b.ts`", "Edit src/app.ts and src/b.ts", ["src/app.ts", "src/b.ts"]],
+      // A longer run quotes a backtick; one space on each side is padding.
+      ["Run `` echo `date` ``", "Run echo `date`", ["echo `date`"]],
+      // An unmatched backtick, and Markdown other than code spans, stay as the agent wrote them.
+      ["grep it's `odd", "grep it's `odd", []],
+      ["Run ls *_test_*", "Run ls *_test_*", []],
+    ];
+    for (const [title, shown, code] of titles) {
+      ui.frame(snapshot([toolCall({ kind: "execute", title })]));
+      assert.equal(ui.query(".tool-title").textContent, shown, title);
+      assert.deepEqual(ui.queryAll(".tool-title code").map((span) => span.textContent), code, title);
+      assert.equal(ui.query(".entry.tool-call").getAttribute("aria-label"), `Run a command: ${shown}, Finished`);
+    }
+  });
+
   it("shows the kind as its codicon, named in a tooltip and for screen readers", () => {
     const kinds: Array<[string, string, string]> = [
       ["read", "eye", "Read"],
