@@ -132,6 +132,10 @@ struct TerminalEntry {
     cwd: Option<String>,
     /// The tool call that embeds this terminal, once one does.
     tool_call: Option<String>,
+    /// Tether's own card that asked the person before this command ran (the agent did not ask).
+    /// Its status follows the command, also once the agent shows the terminal on a card of its
+    /// own: "Finished" on the question while the command still runs would say it is done.
+    approved_on: Option<EntryIndex>,
     screen: TerminalScreen,
     replay: String,
     replay_cut: bool,
@@ -186,6 +190,7 @@ impl TerminalEntry {
             command,
             cwd,
             tool_call: None,
+            approved_on: None,
             screen: TerminalScreen::new(),
             replay: String::new(),
             replay_cut: false,
@@ -450,15 +455,16 @@ impl AcpClient {
                         let mut entry = TerminalEntry::new(id.clone(), TerminalOrigin::Client, command, cwd, now);
                         entry.sidecar = Some(created.terminal_id);
                         entry.mirror = Mirror::Open;
+                        entry.approved_on = card;
                         let open = entry.open_action(&entry.command, true);
                         self.terminals.list.push(entry);
                         self.terminals.dirty.insert(id.clone());
                         self.events.push_back(AcpEvent::Host(Box::new(open)));
                         if let Some(card) = card {
                             let terminal_id = id.clone();
+                            // The card stays "Running" until the command ends (see `approved_on`).
                             self.thread.update_tool_call(card, |call| {
                                 call.content.push(ToolContent::Terminal { terminal_id });
-                                call.status = ToolStatus::Completed;
                             });
                             self.link_terminals(card);
                         }
@@ -634,9 +640,6 @@ fn with_carriage_returns(text: &str) -> String {
     out
 }
 
-/// A command word as a shell would need it typed: quoted when it has spaces or quotes.
-/// A `terminal/create` command as the person would type it: a command without arguments is a
-/// shell command line already; one with arguments has each quoted where needed.
 /// The tool call id of Tether's own card for a command the agent did not ask about, before its
 /// permission key.
 const RUN_CARD_PREFIX: &str = "tether-run-";
@@ -675,6 +678,8 @@ fn approval_key(command: &str, args: &[String]) -> String {
     command_of_words(&words)
 }
 
+/// A `terminal/create` command as the person would type it: a command without arguments is a
+/// shell command line already; one with arguments has each quoted where needed.
 fn command_line(command: &str, args: &[String]) -> String {
     if args.is_empty() {
         return command.to_owned();
@@ -682,6 +687,7 @@ fn command_line(command: &str, args: &[String]) -> String {
     std::iter::once(command).chain(args.iter().map(String::as_str)).map(quote_for_display).collect::<Vec<_>>().join(" ")
 }
 
+/// A command word as a shell would need it typed: quoted when it has spaces or quotes.
 fn quote_for_display(word: &str) -> String {
     if !word.is_empty() && word.chars().all(|ch| ch.is_ascii_alphanumeric() || "-_./=:,+@%".contains(ch)) {
         word.to_owned()

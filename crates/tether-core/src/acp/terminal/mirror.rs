@@ -142,7 +142,18 @@ impl AcpClient {
                 state: entry.state.clone(),
                 elapsed_ms: entry.ended_at.unwrap_or(now).saturating_sub(entry.started_at),
             };
+            let approved_on = entry.approved_on;
+            let status = match &view.state {
+                TerminalState::Running => ToolStatus::InProgress,
+                TerminalState::Exited { exit_code: Some(0), signal: None, killed: false } => ToolStatus::Completed,
+                TerminalState::Exited { .. } | TerminalState::Failed { .. } => ToolStatus::Failed,
+            };
             self.thread.set_terminal(view);
+            if let Some(card) = approved_on
+                && self.thread.tool_call(card).is_some_and(|call| call.status != status)
+            {
+                self.thread.update_tool_call(card, |call| call.status = status);
+            }
             if finished_now {
                 actions.extend(self.close_old_mirrors());
             }
