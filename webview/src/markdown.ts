@@ -34,6 +34,9 @@ export class MarkdownRenderer {
    */
   constructor(private readonly purify: DOMPurify) {
     this.markdown = new MarkdownIt({ html: false, linkify: true, typographer: false });
+    this.markdown.core.ruler.after("normalize", "tether_terminal_escapes", (state: StateCore) => {
+      state.src = withoutTerminalEscapes(state.src);
+    });
     this.markdown.core.ruler.push("tether_alignment_classes", (state: StateCore) => {
       alignmentAsClasses(state.tokens);
     });
@@ -81,6 +84,22 @@ export class MarkdownRenderer {
     const { tokens, env } = this.parse(text);
     return this.renderTokens(tokens, env, { breaks: true });
   }
+}
+
+/**
+ * Terminal escape sequences: a control sequence (colours, cursor moves: ESC `[` …), an operating
+ * system command (a window title, a link: ESC `]` … BEL or ESC `\\`) and the two-character
+ * escapes. None holds a line break.
+ */
+const TERMINAL_ESCAPE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])/g;
+
+/**
+ * `text` without terminal escape sequences. Agents quote what commands printed, colours and all,
+ * and a browser shows an escape sequence as its printable part ("[31m"), which is noise around
+ * the words. The text keeps its lines, so what is parsed still lines up with the source's lines.
+ */
+export function withoutTerminalEscapes(text: string): string {
+  return text.includes("\x1b") ? text.replace(TERMINAL_ESCAPE, "") : text;
 }
 
 /**

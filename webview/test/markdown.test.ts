@@ -84,6 +84,17 @@ describe("markdown sanitization", () => {
     );
   });
 
+  it("leaves out terminal escape sequences from quoted command output, keeping its lines", () => {
+    const red = "\x1b[31m";
+    const reset = "\x1b[0m";
+    const html = renderer.render(
+      `The tests: ${red}1 failed${reset}, \x1b]0;a title\x07done.\n\n\`\`\`\n${red}FAIL${reset} a.test\nPASS b.test\n\`\`\`\n`,
+    );
+    assert.equal(html, "<p>The tests: 1 failed, done.</p>\n<pre><code>FAIL a.test\nPASS b.test\n</code></pre>\n");
+    // A bracket that starts no escape sequence is the agent's text.
+    assert.equal(renderer.render("an array [31m] here"), "<p>an array [31m] here</p>\n");
+  });
+
   it("writes table alignment as classes, which the CSP allows, instead of style attributes", () => {
     const html = renderer.render("| left | right |\n|:---|---:|\n| a | b |\n");
     assert.match(html, /<th class="align-left">left<\/th>/);
