@@ -125,6 +125,15 @@ async function assertLooksNative(chat, theme, stage) {
       codicons: document.fonts.check("16px codicon"),
       overflowing: document.documentElement.scrollWidth - document.documentElement.clientWidth,
       selects: document.querySelectorAll("select").length,
+      // Diff lines that nothing marks as added or removed: neither a background nor a bar in a
+      // colour (a High Contrast theme gives them no background).
+      unmarkedDiffLines: [...document.querySelectorAll(".diff-added, .diff-removed")].filter((line) => {
+        const lineStyle = getComputedStyle(line);
+        const transparent = (colour) => colour === "" || colour === "transparent" || /^rgba\(.*, 0\)$/.test(colour);
+        const shadowColour = lineStyle.boxShadow === "none" ? "" : lineStyle.boxShadow.replace(/\)\s.*$/, ")");
+        return transparent(lineStyle.backgroundColor) && transparent(shadowColour);
+      }).length,
+      diffLines: document.querySelectorAll(".diff-added, .diff-removed").length,
     };
   });
   assert.equal(sameColour(seen.bodyBackground, seen.sideBarBackground), true,
@@ -137,6 +146,8 @@ async function assertLooksNative(chat, theme, stage) {
   assert.equal(seen.codicons, true, `${where}: the codicon font is loaded`);
   assert.ok(seen.overflowing <= 0, `${where}: nothing is wider than the view (${seen.overflowing}px over)`);
   assert.equal(seen.selects, 0, `${where}: no browser-drawn <select>`);
+  if (stage === "change") assert.ok(seen.diffLines > 0, `${where}: the change's diff is drawn`);
+  assert.equal(seen.unmarkedDiffLines, 0, `${where}: every added and removed line is marked as such`);
 }
 
 /** Whether a computed `rgb(…)`/`rgba(…)` colour and a theme variable's `#rrggbb[aa]` are one colour. */
