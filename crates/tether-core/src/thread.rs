@@ -487,6 +487,59 @@ pub enum ThreadPatch {
     },
 }
 
+/// How far back [`ThreadPatch::merge_into`] looks for the patch a replace supersedes. A tool
+/// call is updated soon after it is announced; an old one is rare, and is sent as it comes.
+const MERGE_LOOKBACK: usize = 64;
+
+impl ThreadPatch {
+    /// The entry this patch changes, if it changes one.
+    fn entry_index(&self) -> Option<EntryIndex> {
+        match self {
+            ThreadPatch::Push { index, .. }
+            | ThreadPatch::AppendChunk { index, .. }
+            | ThreadPatch::Replace { index, .. }
+            | ThreadPatch::ThoughtEnded { index, .. } => Some(*index),
+            ThreadPatch::Plan { .. } | ThreadPatch::Turn { .. } | ThreadPatch::Terminal { .. } => None,
+        }
+    }
+
+    /// Adds this patch to `patches`, patches not yet sent, merged with one there when the two
+    /// make one change, so that a burst costs the webview (and the JSON between) one update per
+    /// entry rather than one per message of the agent's:
+    /// - consecutive appends to the same chunk become one append;
+    /// - a replace supersedes the last push or replace of the same entry, when nothing after
+    ///   that one changes the entry: a tool call announced and updated three times in a frame is
+    ///   sent once, whole, and its large content once rather than four times.
+    ///
+    /// Folding the merged patches gives the thread that folding them one by one gives.
+    pub fn merge_into(self, patches: &mut Vec<ThreadPatch>) {
+        match self {
+            ThreadPatch::AppendChunk { index, kind, text } => {
+                if let Some(ThreadPatch::AppendChunk { index: last_index, kind: last_kind, text: last_text }) =
+                    patches.last_mut()
+                    && *last_index == index
+                    && *last_kind == kind
+                {
+                    last_text.push_str(&text);
+                    return;
+                }
+                patches.push(ThreadPatch::AppendChunk { index, kind, text });
+            }
+            ThreadPatch::Replace { index, entry } => {
+                let earlier =
+                    patches.iter_mut().rev().take(MERGE_LOOKBACK).find(|patch| patch.entry_index() == Some(index));
+                match earlier {
+                    Some(ThreadPatch::Push { entry: earlier, .. } | ThreadPatch::Replace { entry: earlier, .. }) => {
+                        *earlier = entry;
+                    }
+                    _ => patches.push(ThreadPatch::Replace { index, entry }),
+                }
+            }
+            patch => patches.push(patch),
+        }
+    }
+}
+
 /// The thought being streamed, timed from its first chunk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct OpenThought {
@@ -652,19 +705,7 @@ impl Thread {
     fn record(&mut self, patch: ThreadPatch) {
         self.end_thought_before(&patch);
         self.apply(&patch);
-        // Consecutive appends to the same chunk are merged so a burst of small chunks costs the
-        // webview one DOM update, not one per chunk.
-        if let (
-            Some(ThreadPatch::AppendChunk { index: last_index, kind: last_kind, text: last_text }),
-            ThreadPatch::AppendChunk { index, kind, text },
-        ) = (self.patches.last_mut(), &patch)
-            && last_index == index
-            && last_kind == kind
-        {
-            last_text.push_str(text);
-            return;
-        }
-        self.patches.push(patch);
+        patch.merge_into(&mut self.patches);
     }
 
     /// Ends the streaming thought when `patch` shows the agent doing something else: any change
@@ -758,6 +799,64 @@ mod tests {
             raw_output: None,
             permission: None,
         })
+    }
+
+    /// The patches as a line each: the operation, the entry, and what a person would see of it.
+    fn describe(patches: &[ThreadPatch]) -> String {
+        let entry = |entry: &Entry| match entry {
+            Entry::ToolCall(call) => format!("{} {:?}", call.id, call.status),
+            other => format!("{other:?}"),
+        };
+        let lines = patches.iter().map(|patch| match patch {
+            ThreadPatch::Push { index, entry: pushed } => format!("push {index} {}", entry(pushed)),
+            ThreadPatch::Replace { index, entry: new } => format!("replace {index} {}", entry(new)),
+            ThreadPatch::AppendChunk { index, text, .. } => format!("append {index} {text:?}"),
+            other => format!("{other:?}"),
+        });
+        lines.collect::<Vec<_>>().join("\n")
+    }
+
+    #[test]
+    fn patches_not_yet_sent_are_merged_and_fold_to_the_same_thread() {
+        let mut thread = Thread::default();
+        let before = thread.clone();
+        let status = |status| move |call: &mut ToolCallView| call.status = status;
+        // A tool call announced and updated twice: one push, of its last state.
+        thread.push(call("a"));
+        thread.update_tool_call(0, status(ToolStatus::Pending));
+        thread.append_agent_text(ChunkKind::Text, "Hel");
+        thread.append_agent_text(ChunkKind::Text, "lo");
+        thread.update_tool_call(0, status(ToolStatus::InProgress));
+        // A message replaced after an append to it: the append stays, and the replace is sent.
+        thread.replace(1, Entry::Agent(AgentMessage { chunks: Vec::new() }));
+        thread.append_agent_text(ChunkKind::Text, "Again");
+        // A tool call sent earlier is updated as a replace, and the next update merges into it.
+        let sent = thread.take_patches();
+        let mut webview = before;
+        for patch in &sent {
+            webview.apply(patch);
+        }
+        thread.update_tool_call(0, status(ToolStatus::Failed));
+        thread.update_tool_call(0, status(ToolStatus::Completed));
+        let mut next = thread.take_patches();
+        // A host merging the batches of a frame into the patches it has not posted yet.
+        let mut queued = Vec::new();
+        for patch in next.drain(..) {
+            patch.merge_into(&mut queued);
+        }
+        expect_test::expect![[r#"
+            push 0 a InProgress
+            push 1 Agent(AgentMessage { chunks: [] })
+            append 1 "Hello"
+            replace 1 Agent(AgentMessage { chunks: [] })
+            append 1 "Again"
+            ---
+            replace 0 a Completed"#]]
+        .assert_eq(&format!("{}\n---\n{}", describe(&sent), describe(&queued)));
+        for patch in &queued {
+            webview.apply(patch);
+        }
+        assert_eq!(webview.entries(), thread.entries());
     }
 
     #[test]

@@ -54,7 +54,7 @@ use tether_core::jsonrpc::RpcError;
 use tether_core::permissions::{Mode, PermissionPolicy, RuleScope, RuleSpec, RuleView};
 use tether_core::session_log::{LogEvent, encode_line, read_log};
 use tether_core::sidecar::{BadLineKind, TerminalExited};
-use tether_core::thread::Entry;
+use tether_core::thread::{Entry, Thread};
 
 fn run_script(script: &str) -> String {
     run_script_logged(script).0
@@ -70,6 +70,8 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
     let mut log = EventLog::default();
     let mut attachments = Vec::new();
     let mut links: Vec<(String, String)> = Vec::new();
+    // The thread as the webview folds it from the patches it is sent.
+    let mut webview = Thread::default();
     for line in script.lines() {
         let Some(input) = line.strip_prefix("> ") else {
             continue;
@@ -289,14 +291,31 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
             }
             other => panic!("unknown input {other:?}"),
         }
-        drain(&mut client, &mut out, &mut log, &links, now);
+        drain(&mut client, &mut out, &mut log, &mut webview, &links, now);
     }
+    // What the webview builds from the patches is the thread: patches merged before they are sent
+    // (see `ThreadPatch::merge_into`) fold to what the engine holds.
+    let thread = client.thread();
+    assert_eq!(webview.entries(), thread.entries(), "the patches fold to the thread's entries");
+    assert_eq!(
+        (webview.plan(), webview.turn()),
+        (thread.plan(), thread.turn()),
+        "the patches fold to the plan and turn"
+    );
+    assert_eq!(webview.terminals(), thread.terminals(), "the patches fold to the terminals");
     (out, log.text, client)
 }
 
 /// Writes everything the client sent and raised after an input. The host's side of resolving
 /// paths is played here at once, through `links` (see [`resolve_through`]).
-fn drain(client: &mut AcpClient, out: &mut String, log: &mut EventLog, links: &[(String, String)], now: u64) {
+fn drain(
+    client: &mut AcpClient,
+    out: &mut String,
+    log: &mut EventLog,
+    webview: &mut Thread,
+    links: &[(String, String)],
+    now: u64,
+) {
     let mut resolutions = Vec::new();
     loop {
         while let Some(line) = client.poll_outgoing() {
@@ -336,6 +355,7 @@ fn drain(client: &mut AcpClient, out: &mut String, log: &mut EventLog, links: &[
         }
         for patch in client.thread_mut().take_patches() {
             writeln!(out, "  patch {}", serde_json::to_string(&patch).unwrap()).unwrap();
+            webview.apply(&patch);
         }
         if resolutions.is_empty() {
             return;

@@ -65,7 +65,9 @@ impl ChatView {
     /// comes later gets a snapshot).
     pub(super) fn queue_patches(&mut self, patches: Vec<ThreadPatch>) {
         if self.outbox.ready {
-            self.outbox.patches.extend(patches);
+            for patch in patches {
+                patch.merge_into(&mut self.outbox.patches);
+            }
         }
     }
 
