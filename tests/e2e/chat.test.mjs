@@ -5,10 +5,11 @@
 // Every wait is for something to appear in the chat; none measures time.
 
 import assert from "node:assert/strict";
+import fsp from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
 
-import { ACTIVATION_TIMEOUT_MS, repoRoot, withVSCode } from "./harness.mjs";
+import { ACTIVATION_TIMEOUT_MS, demoWorkspaceFiles, repoRoot, withVSCode } from "./harness.mjs";
 
 // A whole test may take minutes on two busy cores (code-server start, activation, a turn); the
 // limit is only there so a hang ends the run instead of blocking CI.
@@ -60,9 +61,16 @@ test("Demo agent: streamed text, a completed tool call, and a permission card", 
         hasText: "Allowed once",
       })
       .waitFor();
-    await chat
-      .locator(".entry.agent", { hasText: "Permission granted: the edit is done." })
-      .waitFor();
+    // Allowed, the agent edits notes.md itself (as the Claude and Codex adapters do), and Tether
+    // finds the change on disk: a card with the hunk to keep or revert, and the file edited.
+    await chat.locator(".entry.agent", { hasText: "Permission granted: I will add a line to notes.md." }).waitFor();
+    const change = chat.locator('.file-change[data-origin="agent"][data-phase="applied"]', { hasText: "notes.md" });
+    await change.waitFor();
+    assert.equal(await change.locator(".hunk").count(), 1);
+    assert.equal(
+      await fsp.readFile(path.join(vscode.workspace, "notes.md"), "utf8"),
+      `${demoWorkspaceFiles["notes.md"]}- Tether was here.\n`,
+    );
     // The demo ends by running a command in a terminal, which it asks about first; allowed, the
     // command runs without a second question, the card shows its exit, and the agent read its
     // output (the workspace's files) back from the terminal.

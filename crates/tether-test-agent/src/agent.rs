@@ -1137,9 +1137,11 @@ impl Agent {
             }
             Step::WriteDisk(spec) => {
                 let path = resolve(&session.cwd, &spec.path);
+                // The report names the file as the scenario does (relative to the session's
+                // folder, or absolute), as an agent names the files it works on.
                 let report = match std::fs::write(&path, &spec.content) {
-                    Ok(()) => format!("Wrote {} myself.\n\n", path.display()),
-                    Err(error) => format!("Could not write {}: {error}.\n\n", path.display()),
+                    Ok(()) => format!("Wrote {} myself.\n\n", spec.path),
+                    Err(error) => format!("Could not write {}: {error}.\n\n", spec.path),
                 };
                 wire.say(&session.id, report)?;
             }

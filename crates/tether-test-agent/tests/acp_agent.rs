@@ -15,11 +15,24 @@ fn all_capabilities() -> Value {
     json!({ "fs": { "readTextFile": true, "writeTextFile": true }, "terminal": true })
 }
 
+/// What `cargo xtask run` and the end-to-end tests put in the Demo's workspace as notes.md.
+const DEMO_NOTES: &str = "# Notes\n\n- Try the Tether sidebar.\n";
+
 #[test]
 fn the_demo_turn_streams_plans_calls_tools_and_asks_permission() {
+    let workspace = tempfile::tempdir().expect("a temporary workspace");
+    let notes = workspace.path().join("notes.md");
+    std::fs::write(&notes, DEMO_NOTES).expect("the test can write the demo's notes");
+    let cwd = workspace.path().to_str().expect("a UTF-8 temporary path");
     let mut agent = AgentProcess::spawn(&[]);
-    let session = agent.start_session(no_capabilities());
+    let session = agent.start_session_in(no_capabilities(), cwd);
     let transcript = run_turn(&mut agent, &session, "What can you do?", choose("allow-once"));
+    // Allowed, the edit is made: what the agent proposed is what the file then holds.
+    assert_eq!(
+        std::fs::read_to_string(&notes).expect("notes.md is there"),
+        format!("{DEMO_NOTES}- Tether was here.\n")
+    );
+    let transcript = transcript.join("\n").replace(cwd, "<workspace>");
     expect![[r##"
         think "The person aske"
         think "d something; le"
@@ -62,17 +75,24 @@ fn the_demo_turn_streams_plans_calls_tools_and_asks_permission() {
         say "answer be"
         say "fore appl"
         say "ying it\n\n"
-        tool_call demo-read "Read README.md" kind=read status=pending locations=[{"path":"/tmp/tether-demo-workspace/README.md"}]
+        tool_call demo-read "Read README.md" kind=read status=pending locations=[{"path":"<workspace>/README.md"}]
         tool_update demo-read status=in_progress
         tool_update demo-read status=completed content=[{"type":"content","content":{"type":"text","text":"# Demo workspace\n\nA small folder for trying Tether."}}]
         plan [completed: Read the README; in_progress: Propose an edit to notes.md; pending: Ask before changing anything]
-        tool_call demo-edit "Edit notes.md" kind=edit status=pending locations=[{"path":"/tmp/tether-demo-workspace/notes.md","line":1}] content=[{"type":"diff","path":"/tmp/tether-demo-workspace/notes.md","oldText":"# Notes\n","newText":"# Notes\n\nTether was here.\n"}]
+        tool_call demo-edit "Edit notes.md" kind=edit status=pending locations=[{"path":"<workspace>/notes.md","line":1}] content=[{"type":"diff","path":"<workspace>/notes.md","oldText":"# Notes\n\n- Try the Tether sidebar.\n","newText":"# Notes\n\n- Try the Tether sidebar.\n- Tether was here.\n"}]
         permission {"toolCallId":"demo-edit","kind":"edit","title":"Edit notes.md"} [allow-once="Allow once", allow-always="Always allow", reject-once="Reject", reject-always="Always reject"]
+        say "Permission gr"
+        say "anted: I will"
+        say " add a line t"
+        say "o notes.md.\n\n"
+        say "Wrote notes.md myself.\n\n"
         tool_update demo-edit status=completed
-        say "Permission"
-        say " granted: "
-        say "the edit i"
-        say "s done.\n\n"
+        say "Tether shows th"
+        say "e change on its"
+        say " card, where yo"
+        say "u can keep it "
+        say "or revert it h"
+        say "unk by hunk.\n\n"
         plan [completed: Read the README; completed: Propose an edit to notes.md; completed: Ask before changing anything]
         say "Finally, a comman"
         say "d: Tether runs it"
@@ -85,7 +105,7 @@ fn the_demo_turn_streams_plans_calls_tools_and_asks_permission() {
         say "Skipped running `ls -la`: client does not support terminal.\n\n"
         tool_update demo-run status=failed
         say "That was a full turn."
-        result {"stopReason":"end_turn"}"##]].assert_eq(&transcript.join("\n"));
+        result {"stopReason":"end_turn"}"##]].assert_eq(&transcript);
 }
 
 #[test]

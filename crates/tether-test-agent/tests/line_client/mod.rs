@@ -130,8 +130,13 @@ impl AgentProcess {
 
     /// `initialize` with these client capabilities, then `session/new`; returns the session id.
     pub fn start_session(&mut self, client_capabilities: Value) -> String {
+        self.start_session_in(client_capabilities, WORKSPACE)
+    }
+
+    /// [`AgentProcess::start_session`] in the folder `cwd`, for a turn that writes files there.
+    pub fn start_session_in(&mut self, client_capabilities: Value, cwd: &str) -> String {
         self.initialize(client_capabilities);
-        let created = self.request("session/new", json!({ "cwd": WORKSPACE, "mcpServers": [] }));
+        let created = self.request("session/new", json!({ "cwd": cwd, "mcpServers": [] }));
         created["result"]["sessionId"].as_str().expect("a session id").to_owned()
     }
 
