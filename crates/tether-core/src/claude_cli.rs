@@ -28,7 +28,8 @@
 //! **Persistent** keeps one CLI across turns and closes its input after an idle time; the next
 //! prompt then starts a new one with `--resume`. A CLI still running [`EXIT_GRACE_MS`] after its
 //! input was closed is ended (reference 000 §5: upstream #25629, a CLI that stays after its
-//! `result`, would otherwise hold the next prompt for ever). A resume the CLI refuses starts a
+//! `result`, would otherwise hold the next prompt for ever), and so is one still in its turn
+//! [`INTERRUPT_GRACE_MS`] after the person's Stop. A resume the CLI refuses starts a
 //! fresh CLI session with a notice, once. The first process of a session is started as the
 //! session opens, so `initialize` (commands, models) has answered by the first prompt; nothing
 //! waits on it, so a CLI that never answers it cannot freeze the chat.
@@ -79,6 +80,11 @@ pub const INITIALIZE_TIMEOUT_MS: u64 = 30_000;
 /// servers and writes nothing more of the session (its `result` came before), so a few seconds
 /// are plenty; past that, it is the known upstream bug of a CLI that never exits.
 pub const EXIT_GRACE_MS: u64 = 10_000;
+
+/// How long a CLI may take to end its turn after the person's Stop (the `interrupt` control
+/// request). It answers at once and ends the turn with a `result` within a second; one that does
+/// neither would leave the turn running with nothing the person can do, so it is ended.
+pub const INTERRUPT_GRACE_MS: u64 = 10_000;
 
 /// The modes the CLI has (`--permission-mode`), with the ids the client maps to Tether's own.
 const MODES: &[(&str, &str, &str)] = &[
@@ -200,6 +206,9 @@ pub struct ClaudeCli {
     closing: BTreeMap<u64, u64>,
     prompt: Option<Prompt>,
     cancelled: bool,
+    /// When the running CLI was asked to stop the turn, until the turn ends: one still in it
+    /// [`INTERRUPT_GRACE_MS`] later is ended.
+    interrupted_at: Option<u64>,
     permission_mode: String,
     model: Option<String>,
     models: Vec<Value>,
@@ -243,6 +252,7 @@ impl ClaudeCli {
             closing: BTreeMap::new(),
             prompt: None,
             cancelled: false,
+            interrupted_at: None,
             permission_mode: "default".to_owned(),
             model: None,
             models: Vec::new(),
@@ -268,8 +278,8 @@ impl ClaudeCli {
         self.cli_session.as_deref()
     }
 
-    /// An ACP line from the client (what it would write to an agent's stdin).
-    pub fn handle_client_line(&mut self, line: &str) {
+    /// An ACP line from the client (what it would write to an agent's stdin), at `now`.
+    pub fn handle_client_line(&mut self, line: &str, now: u64) {
         let message = match jsonrpc::parse_message(line) {
             Ok(message) => message,
             Err(error) => return self.log(format!("the client sent a line that is not JSON-RPC: {error}")),
@@ -278,7 +288,7 @@ impl ClaudeCli {
             Message::Request { id, method, params } => self.handle_client_request(id, &method, params),
             Message::Notification { method, .. } => {
                 if method == "session/cancel" {
-                    self.cancel();
+                    self.cancel(now);
                 }
             }
             Message::Response { id, result } => self.handle_client_response(&id, result),
@@ -374,7 +384,7 @@ impl ClaudeCli {
     }
 
     /// The person cancelled the turn: the CLI is interrupted, and the turn ends when it says so.
-    fn cancel(&mut self) {
+    fn cancel(&mut self, now: u64) {
         if self.prompt.is_none() {
             return;
         }
@@ -383,6 +393,9 @@ impl ClaudeCli {
             Process::Starting | Process::Running { input_open: true } => {
                 let id = self.own_request(OwnRequest::Interrupt);
                 self.write_cli(cli_wire::control_request(&id, serde_json::json!({ "subtype": "interrupt" })));
+                if !self.replaying {
+                    self.interrupted_at.get_or_insert(now);
+                }
             }
             // Nothing runs that could end the turn (a prompt waiting for the last CLI to exit is
             // dropped): it ends now.
@@ -649,13 +662,29 @@ impl ClaudeCli {
         };
         let initialize = self.initialize_since.map(|since| since + INITIALIZE_TIMEOUT_MS);
         let exits = self.closing.values().map(|closed| closed + EXIT_GRACE_MS);
-        idle.into_iter().chain(initialize).chain(exits).min()
+        let interrupt = self.interrupted_at.map(|at| at + INTERRUPT_GRACE_MS);
+        idle.into_iter().chain(initialize).chain(exits).chain(interrupt).min()
     }
 
     /// A persistent CLI idle for its timeout has its input closed; the next prompt resumes. A
     /// CLI that has not answered `initialize` in time is not kept across turns. A CLI that has
     /// not exited [`EXIT_GRACE_MS`] after its input was closed is ended.
     pub fn handle_timeout(&mut self, now: u64) {
+        if self.interrupted_at.is_some_and(|at| now >= at + INTERRUPT_GRACE_MS) {
+            self.interrupted_at = None;
+            // Its input is closed first, so that a prompt sent before it has exited waits for the
+            // exit and goes to a new CLI that resumes the session.
+            self.finish_process(now);
+            if let Some(&process) = self.live_processes.back() {
+                self.closing.remove(&process);
+                self.actions.push_back(ProcessAction::Kill { process });
+            }
+            let seconds = INTERRUPT_GRACE_MS / 1000;
+            self.events.push_back(CliEvent::Warn(format!(
+                "Claude Code did not stop within {seconds} s of being asked to, so Tether ended it; the next prompt resumes the session."
+            )));
+            self.end_prompt(Ok(acp::StopReason::Cancelled));
+        }
         let overdue: Vec<u64> = self
             .closing
             .iter()

@@ -78,7 +78,7 @@ impl Session {
             let mut moved = false;
             while let Some(line) = self.client.poll_outgoing() {
                 moved = true;
-                self.cli.handle_client_line(&line);
+                self.cli.handle_client_line(&line, self.now);
             }
             while let Some(line) = self.cli.poll_client_line() {
                 moved = true;
@@ -371,6 +371,11 @@ fn a_cli_that_never_answers_initialize_is_not_kept_and_nothing_waits_for_it() {
 #[test]
 fn a_prompt_that_comes_while_the_last_cli_finishes_waits_for_its_exit() {
     check("prompt-before-exit");
+}
+
+#[test]
+fn a_cli_that_does_not_stop_when_interrupted_is_ended_and_the_turn_ends_cancelled() {
+    check("interrupt-unanswered");
 }
 
 #[test]

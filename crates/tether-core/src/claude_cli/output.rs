@@ -186,6 +186,7 @@ impl ClaudeCli {
     /// Ends the prompt in flight with `outcome`.
     pub(super) fn end_prompt(&mut self, outcome: Result<acp::StopReason, String>) {
         let Some(prompt) = self.prompt.take() else { return };
+        self.interrupted_at = None;
         // A tool the turn ended in the middle of (an interrupt, a CLI that died) did not finish.
         for id in std::mem::take(&mut self.unfinished_tools) {
             let fields = acp::ToolCallUpdateFields::new().status(acp::ToolCallStatus::Failed);

@@ -24,7 +24,7 @@ impl ClaudeCli {
         let mut lines = Vec::new();
         for request in [initialize, new] {
             lines.push(ReplayLine::Sent(request.clone()));
-            self.handle_client_line(&request);
+            self.handle_client_line(&request, 0);
             lines.extend(std::iter::from_fn(|| self.to_client.pop_front()).map(ReplayLine::Received));
         }
         lines

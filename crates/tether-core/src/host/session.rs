@@ -147,7 +147,7 @@ impl Session {
                 let mut moved = false;
                 while let Some(line) = self.client.poll_outgoing() {
                     moved = true;
-                    claude.handle_client_line(&line);
+                    claude.handle_client_line(&line, now);
                 }
                 while let Some(line) = claude.poll_client_line() {
                     moved = true;
