@@ -36,7 +36,7 @@ enum Command {
     /// target/tether.vsix.
     Build(BuildArgs),
     /// Package the extension for each platform VS Code runs on (`vsce package --target`), with
-    /// release binaries: target/package/tether-<target>.vsix, sizes printed.
+    /// release binaries: `target/package/tether-<target>.vsix`, sizes printed.
     Package(PackageArgs),
     /// Build, then serve a local VS Code (code-server on 127.0.0.1) with Tether installed and a demo
     /// workspace open, until Ctrl-C.

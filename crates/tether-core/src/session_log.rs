@@ -33,7 +33,7 @@ pub const UNTITLED_SESSION: &str = "New session";
 const PROMPT_TITLE_CHARS: usize = 80;
 
 /// The title of a session that was not named: its first prompt's first non-blank line, cut to
-/// [`PROMPT_TITLE_CHARS`] characters with an ellipsis when longer.
+/// `PROMPT_TITLE_CHARS` characters with an ellipsis when longer.
 pub fn prompt_title(text: &str) -> String {
     let line = text.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
     if line.chars().count() <= PROMPT_TITLE_CHARS {

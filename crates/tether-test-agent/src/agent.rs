@@ -1340,7 +1340,7 @@ fn option_id_and_name(kind: PermissionOptionKind) -> (&'static str, &'static str
 }
 
 /// What a permission answer means: the branch it selects, and the sentence a `report` says
-/// about it (after "Permission for <tool call id>: "). An error answer, an unreadable one or an
+/// about it (after `Permission for <tool call id>: `). An error answer, an unreadable one or an
 /// option the agent never offered counts as the safe choice (cancelled or rejected), noted on
 /// stderr unless the agent had withdrawn the request and so expected the error.
 fn read_permission_answer(

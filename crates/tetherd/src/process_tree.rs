@@ -6,11 +6,11 @@
 //!   `setsid`), so the pid tetherd spawned is the group's id. A kill is SIGTERM, a grace period,
 //!   then SIGKILL for whatever is left. A process that leaves the group on purpose (`setsid`)
 //!   escapes the kill.
-//! - Windows: a Job Object ([`crate::job_object`]) the process is put in as it starts. Windows has
-//!   no polite request that reaches a process tree without a console window of its own (no
-//!   SIGTERM; `CTRL_BREAK` needs a console shared with tetherd), so [`ProcessTree::terminate`]
-//!   ends the job at once: a kill has no grace period there. The job also ends the tree if
-//!   tetherd itself dies.
+//! - Windows: a Job Object (`job_object.rs`, built on Windows only) the process is put in as it
+//!   starts. Windows has no polite request that reaches a process tree without a console window
+//!   of its own (no SIGTERM; `CTRL_BREAK` needs a console shared with tetherd), so
+//!   [`ProcessTree::terminate`] ends the job at once: a kill has no grace period there. The job
+//!   also ends the tree if tetherd itself dies.
 //!
 //! [`ProcessTree::finish_kill`] is the same on both: it waits until no process of the tree runs.
 

@@ -26,7 +26,7 @@ pub(super) struct Turn {
 
 impl AcpClient {
     /// Sends the person's prompt and starts a turn: its text, then what it attaches (see
-    /// [`prompt_content`]). The prompt waits for the turn's snapshot and for the mentioned files
+    /// `prompt_content`). The prompt waits for the turn's snapshot and for the mentioned files
     /// it embeds to be read.
     pub fn prompt(&mut self, text: &str, attachments: &[PromptAttachment], _now: u64) -> Result<(), IntentError> {
         if self.phase == Phase::SigningIn {

@@ -155,7 +155,7 @@ impl WorkspaceRoots {
         Ok(Self { roots })
     }
 
-    /// Resolves a path an agent gave (absolute, or relative to the first root, or "<rootname>/rel"
+    /// Resolves a path an agent gave (absolute, or relative to the first root, or `"<rootname>/rel"`
     /// with several roots) through its symlinks; refuses anything outside every root with
     /// [`ToolError::OutsideWorkspace`] naming the path. A path that does not exist is resolved as
     /// far as it exists (its deepest existing ancestor, through symlinks) and checked there, so
