@@ -177,7 +177,7 @@ export class Sidecar {
         stdio: ["ignore", "pipe", "pipe"],
         detached: true,
         windowsHide: true,
-        env: { ...process.env, TETHER_TOKEN: token },
+        env: { ...process.env, TETHER_TOKEN: token, TETHER_LOG: tetherdLogFilter(log.logLevel) },
       });
     } catch (error) {
       this.fail(`could not start tetherd (${binaryPath}): ${describeError(error)}`);
@@ -443,6 +443,20 @@ function readLines(stream: NodeJS.ReadableStream | null, onLine: (line: string) 
  * random part keeps each tetherd's name unguessable, so that nobody can make the pipe first and
  * wait for the token: tetherd would then fail to listen rather than share the name.
  */
+/** tetherd's log filters (`TETHER_LOG`) by `vscode.LogLevel`, whose values are Off = 0 to Error = 5. */
+const TETHERD_LOG_FILTERS = ["off", "trace", "debug", "info", "warn", "error"];
+
+/**
+ * The log filter tetherd starts with (`TETHER_LOG`, in `tracing`'s syntax): the level of Tether's
+ * output channel, so that "Developer: Set Log Level..." for Tether reaches tetherd's log too, from
+ * the next tetherd started. A `TETHER_LOG` in VS Code's own environment wins, since it can name
+ * modules (`tetherd::terminal=trace`).
+ */
+export function tetherdLogFilter(level: vscode.LogLevel | undefined, environment = process.env["TETHER_LOG"]): string {
+  if (environment !== undefined && environment !== "") return environment;
+  return (level !== undefined ? TETHERD_LOG_FILTERS[level] : undefined) ?? "info";
+}
+
 export function newSocketPath(platform: NodeJS.Platform, tmpdir: string, user: string, random: string): string {
   if (platform === "win32") {
     return `\\\\.\\pipe\\tether-${user.replace(/[^A-Za-z0-9._-]/g, "_")}-${random}`;

@@ -18,6 +18,7 @@ import {
   type SidecarOptions,
   newSocketPath,
   readSidecarRecord,
+  tetherdLogFilter,
   writeSidecarRecord,
 } from "../src/sidecar";
 import { eventually, recordingLog } from "./fakes";
@@ -45,7 +46,7 @@ const socketPath = argv[argv.indexOf("--socket") + 1];
 fs.mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
 process.stderr.write("\\u001b[32m INFO\\u001b[0m starting\\n");
 const server = net.createServer((connection) => {
-  connection.write(JSON.stringify({ argv, token: process.env.TETHER_TOKEN }) + "\\n");
+  connection.write(JSON.stringify({ argv, token: process.env.TETHER_TOKEN, log: process.env.TETHER_LOG }) + "\\n");
   connection.setEncoding("utf8");
   connection.on("data", (text) => connection.write(text.toUpperCase()));
   connection.on("end", () => { connection.end(); server.close(); fs.rmSync(socketPath, { force: true }); });
@@ -132,6 +133,26 @@ test("connects once tetherd listens; the token is in the environment, never in a
   await eventually(() => !fs.existsSync(socketPath), "tetherd to see the host hang up");
   assert.deepEqual(recorded.closed, [], "a deliberate close is not reported as a failure");
   assert.deepEqual(recorded.failures, []);
+});
+
+test("tetherd logs at the level of Tether's output channel, unless TETHER_LOG says otherwise", async (t) => {
+  const saved = process.env["TETHER_LOG"];
+  delete process.env["TETHER_LOG"];
+  t.after(() => {
+    if (saved !== undefined) process.env["TETHER_LOG"] = saved;
+  });
+  const recorded = recordEvents();
+  const { log } = recordingLog();
+  // The person chose Debug for Tether ("Developer: Set Log Level..."): vscode.LogLevel.Debug is 2.
+  Object.assign(log, { logLevel: 2 });
+  startFor(t, fakeTetherd("log-level.js", echoingTetherd), recorded, { log });
+  await eventually(() => recorded.received.length > 0, "the first message");
+  assert.equal((JSON.parse(recorded.received.join("")) as { log: string }).log, "debug");
+
+  assert.equal(tetherdLogFilter(undefined, undefined), "info", "a channel that does not say: info");
+  assert.equal(tetherdLogFilter(5, undefined), "error");
+  assert.equal(tetherdLogFilter(0, undefined), "off");
+  assert.equal(tetherdLogFilter(2, "tetherd::terminal=trace"), "tetherd::terminal=trace", "the environment wins");
 });
 
 test("a connection tetherd drops is reported as closed", async () => {
