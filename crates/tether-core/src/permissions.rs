@@ -744,6 +744,12 @@ pub enum AuditEvent {
         rejected: u32,
         patch: String,
     },
+    /// A file change's card as the person was left with it (the change on disk, decided, or
+    /// failed), as the webview has it: the log holds neither the file's text before the change
+    /// nor the snapshot it was found with, and a replay shows the card from here.
+    ChangeShown {
+        change: serde_json::Value,
+    },
     /// A notice shown in the thread that the wire alone does not explain, so that a replay of
     /// the log shows it too.
     Notice {

@@ -52,6 +52,7 @@ use tether_core::acp::{AcpClient, AcpEvent, ClientInfo};
 use tether_core::host_api::{EditOutcome, FileReadOutcome, FileReadReply, HostAction, ResolvedPath};
 use tether_core::jsonrpc::RpcError;
 use tether_core::permissions::{Mode, PermissionPolicy, RuleScope, RuleSpec, RuleView};
+use tether_core::review::{ChangePhase, FileChangeView};
 use tether_core::session_log::{LogEvent, encode_line, read_log};
 use tether_core::sidecar::{BadLineKind, TerminalExited};
 use tether_core::thread::{Entry, Thread};
@@ -658,6 +659,55 @@ fn replaying_the_log_of_a_run_gives_the_thread_of_the_run() {
         // decisions for the rest of the session: after a reload they still answer requests. Their
         // ids are the replaying engine's own; the workspace's rules come from the settings.
         assert_eq!(session_rules(&replayed), session_rules(&live), "{name}: the session's rules");
+    }
+}
+
+/// The file change cards of a session come back when it is reopened: each as the person was left
+/// with it (the change on disk, decided, failed, or not reviewable), no longer decidable (the file's text before
+/// the change is not in the log). A card still waiting for a review does not: its write waits for
+/// an answer, and a host going on with the agent proposes it again.
+#[test]
+fn replaying_the_log_of_a_run_shows_its_change_cards_as_they_were_left() {
+    for name in ["files-write", "files-agent", "files-unsaved", "files-tool-diff", "files-line-endings"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
+        let script = std::fs::read_to_string(dir.join(format!("{name}.script"))).unwrap();
+        let (_, log, live) = run_script_logged(&script);
+        let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
+        let (replayed, problems) =
+            AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
+        assert_eq!(problems, Vec::<String>::new(), "{name}: the log reads back whole");
+        let cards = |client: &AcpClient| -> Vec<FileChangeView> {
+            let views = client.thread().entries().iter().filter_map(|entry| match entry {
+                Entry::FileChange(view) => Some(view.clone()),
+                _ => None,
+            });
+            views
+                .filter(|view| {
+                    !matches!(view.phase, ChangePhase::Proposed | ChangePhase::Writing | ChangePhase::Conflict { .. })
+                })
+                .collect()
+        };
+        let live_cards = cards(&live);
+        let mut reopened = cards(&replayed);
+        assert!(!live_cards.is_empty(), "{name}: the run has change cards to show");
+        for (card, live_card) in reopened.iter_mut().zip(&live_cards) {
+            if matches!(live_card.phase, ChangePhase::Unreviewable { .. }) {
+                continue; // A binary file's card says why already, and is shown as it was.
+            }
+            let ChangePhase::Unreviewable { reason } = &card.phase else {
+                panic!("{name}: {} is reopened as a record, not to be decided: {:?}", card.label, card.phase)
+            };
+            assert!(reason.starts_with("Reopened from the session's log"), "{name}: {reason}");
+            card.phase = live_card.phase.clone();
+        }
+        assert_eq!(reopened, live_cards, "{name}: the cards as the person was left with them");
+        // A tool call's diff links to the card that shows its change, as it did live, rather
+        // than drawing the change a second time.
+        let tool_calls = |client: &AcpClient| -> Vec<Entry> {
+            let entries = client.thread().entries().iter();
+            entries.filter(|entry| matches!(entry, Entry::ToolCall(_))).cloned().collect()
+        };
+        assert_eq!(tool_calls(&replayed), tool_calls(&live), "{name}: the tool calls");
     }
 }
 

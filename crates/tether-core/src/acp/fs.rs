@@ -33,7 +33,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::files::{FileReads, MAX_READ_RESPONSE_BYTES, ReadDone, ReadId, ReadMode, ReadProgress};
 use crate::host_api::{EditOutcome, FileReadOutcome, FileReadReply, HostAction};
 use crate::permissions::RequestPath;
-use crate::review::{ChangeId, ChangeOrigin, ChangePhase, FileChange, HunkState, content_hash, text_edits};
+use crate::review::{
+    ChangeId, ChangeOrigin, ChangePhase, FileChange, FileChangeView, HunkState, content_hash, text_edits,
+};
 use crate::sidecar::{SnapshotChange, SnapshotText};
 use crate::webview::{ChangedFileView, ReviewIntent};
 use crate::workspace_path::resolve_path;
@@ -89,6 +91,8 @@ struct Tracked {
     turn: u32,
     /// For an unreviewed write: what let it through, for the card and the audit log.
     allowed_by: Option<DecidedBy>,
+    /// The card as last written to the log (see `AcpClient::log_change_card`).
+    logged: Option<FileChangeView>,
 }
 
 /// The snapshot of the workspace taken before the current turn.
@@ -115,6 +119,8 @@ pub(super) struct Files {
     /// The current turn's number and the index of its first entry.
     turn: u32,
     turn_start: EntryIndex,
+    /// While replaying: the entries of the change cards read back from the log, by change.
+    reopened: BTreeMap<ChangeId, EntryIndex>,
 }
 
 impl Files {
@@ -128,6 +134,7 @@ impl Files {
             snapshots: Snapshots::default(),
             turn: 0,
             turn_start: 0,
+            reopened: BTreeMap::new(),
         }
     }
 }

@@ -19,8 +19,9 @@
 //!
 //! Commands Tether ran for the agent are rebuilt from what the agent read of them (the answers to
 //! its `terminal/output` and `terminal/wait_for_exit`): the output stream itself travels beside the
-//! agent's wire and is not in the log. File change cards are not rebuilt (the review needs the
-//! original text, which the log does not hold; the audit record of each review has its patch).
+//! agent's wire and is not in the log. File change cards come back from the host's records of
+//! them (`changeShown`), as the person was left with them, but no longer decidable: a review needs
+//! the file's text before the change, which the log does not hold.
 
 use std::collections::VecDeque;
 
@@ -359,6 +360,10 @@ impl AcpClient {
             self.show_mcp_tool_call(tool, record["arguments"].clone(), summary, ok);
             return;
         }
+        if record["event"] == "changeShown" {
+            self.reopen_change_card(&record["change"]);
+            return;
+        }
         if record["event"] == "restoreProposed" || record["event"] == "restoreSettled" {
             self.replay_restore(&record, record["event"] == "restoreProposed");
             return;
@@ -476,6 +481,7 @@ impl AcpClient {
                         let request = jsonrpc::parse_params::<acp::PromptRequest>(params)
                             .map_err(|error| format!("a prompt that cannot be read: {}", error.message))?;
                         let message = super::prompt_content::user_message(&request.prompt, &self.cwd);
+                        self.start_turn_files();
                         self.thread.push(Entry::User(message));
                         self.thread.set_turn(TurnState::Running);
                         self.turn.in_flight = Some(id.clone());

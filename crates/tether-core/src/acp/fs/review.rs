@@ -229,9 +229,10 @@ impl AcpClient {
         let entry = self.thread.push(Entry::FileChange(change.view()));
         self.link_tool_diffs(id, &change.path);
         let document = change.document();
-        self.files
-            .changes
-            .insert(id, Tracked { change, entry, request: Some(request), turn: self.files.turn, allowed_by });
+        self.files.changes.insert(
+            id,
+            Tracked { change, entry, request: Some(request), turn: self.files.turn, allowed_by, logged: None },
+        );
         if unreviewed {
             self.host(HostAction::ShowReview { document, open: false });
             self.write(id, true);
@@ -568,18 +569,24 @@ impl AcpClient {
 
     pub(in crate::acp) fn add_change(&mut self, change: FileChange) {
         let id = change.id;
-        let entry = self.thread.push(Entry::FileChange(change.view()));
+        let view = change.view();
+        let entry = self.thread.push(Entry::FileChange(view.clone()));
         let reviewable = !matches!(change.phase, ChangePhase::Unreviewable { .. });
+        let restored = change.origin == ChangeOrigin::Restore;
         // A restore is the person's, not a tool call's: the agent's diffs keep their changes.
         if reviewable && change.origin != ChangeOrigin::Restore {
             self.link_tool_diffs(id, &change.path);
         }
         let document = change.document();
-        self.files
-            .changes
-            .insert(id, Tracked { change, entry, request: None, turn: self.files.turn, allowed_by: None });
+        self.files.changes.insert(
+            id,
+            Tracked { change, entry, request: None, turn: self.files.turn, allowed_by: None, logged: None },
+        );
         if reviewable {
             self.host(HostAction::ShowReview { document, open: false });
+        }
+        if !restored {
+            self.log_change_card(id, &view);
         }
         self.events.push_back(AcpEvent::ChangesChanged);
     }
@@ -607,11 +614,69 @@ impl AcpClient {
         let hunks = tracked.change.review_hunks();
         let settled = !tracked.change.is_decidable();
         let restored = tracked.change.origin == ChangeOrigin::Restore;
+        if !restored {
+            self.log_change_card(change, &view);
+        }
         self.thread.replace(entry, Entry::FileChange(view));
         self.host(HostAction::UpdateReview { change, hunks, settled });
         self.events.push_back(AcpEvent::ChangesChanged);
         if restored {
             self.refresh_restore_of(change);
+        }
+    }
+
+    /// Writes a change's card to the log as the person is left with it: the change on disk
+    /// (to keep or revert), decided, failed, or not reviewable (a binary file). The log holds neither the file's text before the
+    /// change nor the snapshot an edit of the agent's was found with, so a replay shows the card
+    /// from this record ([`AcpClient::reopen_change_card`]). A card waiting for a review is not
+    /// written: the write it shows waits for its answer, and is proposed again after a reload.
+    /// A restore's cards go with the restore's own records.
+    fn log_change_card(&mut self, change: ChangeId, view: &FileChangeView) {
+        let resting = matches!(
+            view.phase,
+            ChangePhase::Applied | ChangePhase::Settled | ChangePhase::Failed { .. } | ChangePhase::Unreviewable { .. }
+        );
+        let Some(tracked) = self.files.changes.get_mut(&change) else { return };
+        if !resting || tracked.logged.as_ref() == Some(view) {
+            return;
+        }
+        tracked.logged = Some(view.clone());
+        match serde_json::to_value(view) {
+            Ok(card) => self.audit(AuditEvent::ChangeShown { change: card }),
+            Err(error) => self.events.push_back(AcpEvent::ProtocolProblem {
+                message: format!("could not write the card of {} to the log: {error}", view.label),
+            }),
+        }
+    }
+
+    /// A change's card read back from the log (see [`AcpClient::log_change_card`]): shown as it
+    /// was, and no longer decidable, since the file's text before the change is not known here.
+    /// A later record of the same change replaces its card.
+    pub(in crate::acp) fn reopen_change_card(&mut self, card: &serde_json::Value) {
+        let Ok(mut view) = serde_json::from_value::<FileChangeView>(card.clone()) else { return };
+        let reviewable = !matches!(view.phase, ChangePhase::Unreviewable { .. });
+        let pending = view.hunks.iter().any(|hunk| hunk.state == HunkState::Pending)
+            || (view.hunks.is_empty() && view.whole == HunkState::Pending);
+        let reason = if pending {
+            "Reopened from the session's log: this change is in the file, and can no longer be reverted from here"
+        } else {
+            "Reopened from the session's log"
+        };
+        if matches!(view.phase, ChangePhase::Applied | ChangePhase::Settled) {
+            view.phase = ChangePhase::Unreviewable { reason: reason.to_owned() };
+        }
+        let id = view.id;
+        match self.files.reopened.get(&id) {
+            Some(&entry) => self.thread.replace(entry, Entry::FileChange(view)),
+            None => {
+                let path = view.path.clone();
+                let entry = self.thread.push(Entry::FileChange(view));
+                self.files.reopened.insert(id, entry);
+                // As live: the turn's tool calls that show this change link to its card.
+                if reviewable {
+                    self.link_tool_diffs(id, &path);
+                }
+            }
         }
     }
 }
