@@ -17,7 +17,9 @@ import { orderedSteps, testAgent, waitForFile, withVSCode } from "./harness.mjs"
 const TEST_TIMEOUT_MS = 15 * 60_000;
 
 const settings = {
-  "tether.sidecarGraceSeconds": 5,
+  // The last step reloads the window, which must find tetherd still running: the new window
+  // connects after its extension host has started again, several seconds on busy cores.
+  "tether.sidecarGraceSeconds": 60,
   "tether.agents": [{ name: "Files", command: testAgent, args: ["--scenario", "files"] }],
   "tether.defaultAgent": "Files",
   // Not "diffEditor.codeLens": VS Code hides CodeLens in diff editors by default, and the
@@ -59,6 +61,8 @@ test("files: reads see unsaved edits, writes are reviewed per hunk, edits on dis
     const diffEditor = page.locator(".monaco-diff-editor");
 
     const step = orderedSteps(t, vscode);
+    // The hunks' states of app.txt's change as step (b) left them, for the reload in step (f).
+    let appStates = [];
 
     await step("(a) the agent reads what the editor holds, unsaved edits included", async () => {
       await vscode.openFile("notes.md");
@@ -102,6 +106,7 @@ test("files: reads see unsaved edits, writes are reviewed per hunk, edits on dis
       const states = ["kept", "kept"];
       states[rejected] = "rejected";
       assert.deepEqual(await hunkStates(change), states);
+      appStates = states;
       const changedLines = [3, 28];
       const [keptLine, rejectedLine] = [changedLines[kept], changedLines[rejected]];
       const expected = text(withLine(app, keptLine, appProposed[keptLine - 1]));
@@ -191,6 +196,21 @@ test("files: reads see unsaved edits, writes are reviewed per hunk, edits on dis
       );
       assert.match(await rows.first().innerText(), /lib\.txt/);
       await vscode.screenshot("files.png");
+    });
+
+    await step("(f) after a window reload the change cards are back as they were left, to read", async () => {
+      await vscode.reloadWindow();
+      await vscode.openTetherView();
+      await chat.locator(".entry.agent", { hasText: "Done editing on disk." }).waitFor();
+      for (const [name, states] of [["app.txt", appStates], ["draft.txt", ["rejected"]], ["lib.txt", ["rejected", "rejected"]]]) {
+        const reopened = card(name);
+        await reopened.and(chat.locator('[data-phase="unreviewable"]')).waitFor();
+        assert.match(await reopened.locator(".change-phase").innerText(), /Reopened from the session's log/, name);
+        assert.deepEqual(await hunkStates(reopened), states, `${name}: its hunks as they were decided`);
+        assert.equal(await reopened.locator("button:not(:disabled)").count(), 0, `${name}: nothing left to decide`);
+      }
+      assert.match(await card("app.txt").locator(".change-outcome").innerText(), /kept 1 of 2 hunks/);
+      await vscode.screenshot("files-reopened.png");
     });
   });
 });
