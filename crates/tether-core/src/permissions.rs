@@ -750,6 +750,11 @@ pub enum AuditEvent {
     ChangeShown {
         change: serde_json::Value,
     },
+    /// A card of Tether's own (a command or a read the agent did not ask about) as it now is,
+    /// once answered: the wire has no trace of it, and a replay shows it from here.
+    CardShown {
+        tool_call: serde_json::Value,
+    },
     /// A notice shown in the thread that the wire alone does not explain, so that a replay of
     /// the log shows it too.
     Notice {

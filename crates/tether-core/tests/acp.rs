@@ -55,7 +55,7 @@ use tether_core::permissions::{Mode, PermissionPolicy, RuleScope, RuleSpec, Rule
 use tether_core::review::{ChangePhase, FileChangeView};
 use tether_core::session_log::{LogEvent, encode_line, read_log};
 use tether_core::sidecar::{BadLineKind, TerminalExited};
-use tether_core::thread::{Entry, Thread};
+use tether_core::thread::{Entry, Thread, ToolCallView};
 
 fn run_script(script: &str) -> String {
     run_script_logged(script).0
@@ -708,6 +708,45 @@ fn replaying_the_log_of_a_run_shows_its_change_cards_as_they_were_left() {
             entries.filter(|entry| matches!(entry, Entry::ToolCall(_))).cloned().collect()
         };
         assert_eq!(tool_calls(&replayed), tool_calls(&live), "{name}: the tool calls");
+    }
+}
+
+/// Tether's own cards (for a command or a read the agent did not ask about) come back when a
+/// session is reopened, answered as they were: the agent's wire has no trace of them. They are
+/// placed where they were answered (a card still waiting is not in the log: the agent's request
+/// is asked again), so the comparison is of the cards, not of their order.
+#[test]
+fn replaying_the_log_of_a_run_shows_tethers_own_cards_as_they_were_answered() {
+    for name in ["terminals-unasked", "files-read", "links"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
+        let script = std::fs::read_to_string(dir.join(format!("{name}.script"))).unwrap();
+        let (_, log, live) = run_script_logged(&script);
+        let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
+        let (replayed, _) =
+            AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
+        let own_cards = |client: &AcpClient| -> Vec<ToolCallView> {
+            let mut cards: Vec<ToolCallView> = client
+                .thread()
+                .entries()
+                .iter()
+                .filter_map(|entry| match entry {
+                    Entry::ToolCall(call)
+                        if call
+                            .permission
+                            .as_ref()
+                            .is_some_and(|permission| permission.from_tether && permission.outcome.is_some()) =>
+                    {
+                        Some(call.clone())
+                    }
+                    _ => None,
+                })
+                .collect();
+            cards.sort_by(|a, b| a.id.cmp(&b.id));
+            cards
+        };
+        let live_cards = own_cards(&live);
+        assert!(!live_cards.is_empty(), "{name}: the run has cards of Tether's own");
+        assert_eq!(own_cards(&replayed), live_cards, "{name}: Tether's own cards");
     }
 }
 

@@ -28,13 +28,21 @@ pub(super) struct PermissionCards {
     /// option in this turn and that no `terminal/create` has run yet (see
     /// [`AcpClient::take_approved_command`]).
     pub(super) approved_commands: VecDeque<String>,
+    /// Tether's own cards as last written to the log, by tool call id (see
+    /// [`AcpClient::log_own_card`]).
+    logged_own: BTreeMap<String, ToolCallView>,
 }
 
 impl PermissionCards {
     /// Keys start at `first_key`, so a host that replaces its client never reuses a key a stale
     /// webview might still send.
     pub(super) fn new(first_key: PermissionKey) -> Self {
-        PermissionCards { waiting: BTreeMap::new(), next_key: first_key, approved_commands: VecDeque::new() }
+        PermissionCards {
+            waiting: BTreeMap::new(),
+            next_key: first_key,
+            approved_commands: VecDeque::new(),
+            logged_own: BTreeMap::new(),
+        }
     }
 }
 
@@ -366,7 +374,50 @@ impl AcpClient {
                 permission.outcome = Some(outcome);
             }
         });
+        if pending.gate.is_some() {
+            self.log_own_card(pending.tool_call);
+        }
         self.emit_permission_count();
+    }
+
+    /// Changes Tether's own card at `index` (see [`own_card`]) with `change`, and writes it to the
+    /// log once answered.
+    pub(super) fn update_own_card(&mut self, index: EntryIndex, change: impl FnOnce(&mut ToolCallView)) {
+        self.thread.update_tool_call(index, change);
+        self.log_own_card(index);
+    }
+
+    /// Writes Tether's own card at `index` to the log as it now is, once it has been answered:
+    /// the agent asked for nothing, so the wire has no trace of it, and a replay shows the card
+    /// (the question, the answer, the command or read it let through) from this record. A card
+    /// still waiting is not written: the agent's request waits for an answer, and a host going
+    /// on with the agent asks again.
+    pub(super) fn log_own_card(&mut self, index: EntryIndex) {
+        let Some(call) = self.thread.tool_call(index) else { return };
+        let answered = call.permission.as_ref().is_some_and(|permission| permission.outcome.is_some());
+        if !answered || self.cards.logged_own.get(&call.id) == Some(call) {
+            return;
+        }
+        let call = call.clone();
+        match serde_json::to_value(&call) {
+            Ok(card) => self.audit(AuditEvent::CardShown { tool_call: card }),
+            Err(error) => self.events.push_back(AcpEvent::ProtocolProblem {
+                message: format!("could not write the card \"{}\" to the log: {error}", call.title),
+            }),
+        }
+        self.cards.logged_own.insert(call.id.clone(), call);
+    }
+
+    /// Tether's own card read back from the log (see [`AcpClient::log_own_card`]): shown as it was
+    /// last written, replacing an earlier record of the same card.
+    pub(super) fn reopen_own_card(&mut self, card: &serde_json::Value) {
+        let Ok(call) = serde_json::from_value::<ToolCallView>(card.clone()) else { return };
+        match self.thread.find_tool_call(&call.id) {
+            Some(index) => self.thread.replace(index, Entry::ToolCall(call)),
+            None => {
+                self.thread.push(Entry::ToolCall(call));
+            }
+        }
     }
 
     /// When a turn ends, a permission request the agent left unanswered can no longer matter to

@@ -208,7 +208,7 @@ impl AcpClient {
         if allowed {
             self.read_lines(gate.path, gate.start, gate.limit, request, Some(tool_call));
         } else {
-            self.thread.update_tool_call(tool_call, |call| call.status = ToolStatus::Failed);
+            self.update_own_card(tool_call, |call| call.status = ToolStatus::Failed);
             let message = format!("The person did not allow reading {}, which is outside the workspace", gate.path);
             self.push_outgoing(jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message)));
         }
@@ -310,9 +310,10 @@ impl AcpClient {
         result: Result<(Option<String>, Option<u64>, bool), String>,
     ) {
         let failed = !matches!(result, Ok((Some(_), _, _)));
+        // The card of Tether's own that asked to read outside the workspace, if one did.
         if let Some(index) = tool_call {
             let status = if failed { ToolStatus::Failed } else { ToolStatus::Completed };
-            self.thread.update_tool_call(index, |call| call.status = status);
+            self.update_own_card(index, |call| call.status = status);
         }
         let line = match result {
             Ok((Some(content), next_line, from_editor)) => {

@@ -21,7 +21,8 @@
 //! its `terminal/output` and `terminal/wait_for_exit`): the output stream itself travels beside the
 //! agent's wire and is not in the log. File change cards come back from the host's records of
 //! them (`changeShown`), as the person was left with them, but no longer decidable: a review needs
-//! the file's text before the change, which the log does not hold.
+//! the file's text before the change, which the log does not hold. So do Tether's own cards, for
+//! requests the agent made without asking (`cardShown`), once answered.
 
 use std::collections::VecDeque;
 
@@ -358,6 +359,10 @@ impl AcpClient {
             let summary = record["summary"].as_str().unwrap_or("");
             let ok = record["ok"].as_bool().unwrap_or(false);
             self.show_mcp_tool_call(tool, record["arguments"].clone(), summary, ok);
+            return;
+        }
+        if record["event"] == "cardShown" {
+            self.reopen_own_card(&record["toolCall"]);
             return;
         }
         if record["event"] == "changeShown" {

@@ -381,10 +381,10 @@ impl AcpClient {
     /// about: it runs, its output shown on that card, or the agent is told it was not run.
     pub(super) fn on_run_allowed(&mut self, gate: RunGate, allowed: bool, request: RequestId, tool_call: EntryIndex) {
         if allowed {
-            self.thread.update_tool_call(tool_call, |call| call.status = ToolStatus::InProgress);
+            self.update_own_card(tool_call, |call| call.status = ToolStatus::InProgress);
             self.run_command(request, gate, Some(tool_call));
         } else {
-            self.thread.update_tool_call(tool_call, |call| call.status = ToolStatus::Failed);
+            self.update_own_card(tool_call, |call| call.status = ToolStatus::Failed);
             let message = format!("The person did not allow running `{}`", gate.command_line);
             self.push_outgoing(jsonrpc::encode_error(&request, &RpcError::new(WRITE_REFUSED, message)));
         }
@@ -463,7 +463,7 @@ impl AcpClient {
                         if let Some(card) = card {
                             let terminal_id = id.clone();
                             // The card stays "Running" until the command ends (see `approved_on`).
-                            self.thread.update_tool_call(card, |call| {
+                            self.update_own_card(card, |call| {
                                 call.content.push(ToolContent::Terminal { terminal_id });
                             });
                             self.link_terminals(card);
@@ -481,7 +481,7 @@ impl AcpClient {
                             detail,
                         }));
                         if let Some(card) = card {
-                            self.thread.update_tool_call(card, |call| call.status = ToolStatus::Failed);
+                            self.update_own_card(card, |call| call.status = ToolStatus::Failed);
                         }
                         self.push_outgoing(jsonrpc::encode_error(&request, &error));
                     }

@@ -86,7 +86,7 @@ impl AcpClient {
             if let Some(previous) = previous.filter(|previous| *previous != call_id && is_run_card(previous))
                 && let Some(card) = self.thread.find_tool_call(&previous)
             {
-                self.thread.update_tool_call(card, |call| {
+                self.update_own_card(card, |call| {
                     call.content.retain(
                         |content| !matches!(content, ToolContent::Terminal { terminal_id } if *terminal_id == id),
                     );

@@ -152,7 +152,7 @@ impl AcpClient {
             if let Some(card) = approved_on
                 && self.thread.tool_call(card).is_some_and(|call| call.status != status)
             {
-                self.thread.update_tool_call(card, |call| call.status = status);
+                self.update_own_card(card, |call| call.status = status);
             }
             if finished_now {
                 actions.extend(self.close_old_mirrors());
