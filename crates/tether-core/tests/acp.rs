@@ -644,12 +644,7 @@ fn replaying_the_log_of_a_run_gives_the_thread_of_the_run() {
         "mentions-embedded",
         "mentions-linked",
     ] {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
-        let script = std::fs::read_to_string(dir.join(format!("{name}.script"))).unwrap();
-        let (_, log, live) = run_script_logged(&script);
-        let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
-        let (replayed, problems) =
-            AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
+        let (live, replayed, problems) = live_and_replayed(name);
         assert_eq!(problems, Vec::<String>::new(), "{name}: the log reads back whole");
         assert_eq!(replayed.thread().entries(), live.thread().entries(), "{name}: the entries");
         assert_eq!(replayed.thread().turn(), live.thread().turn(), "{name}: the turn");
@@ -662,19 +657,26 @@ fn replaying_the_log_of_a_run_gives_the_thread_of_the_run() {
     }
 }
 
+/// The client that ran the recorded script `name`, and one that replayed the log that run wrote,
+/// with the problems the replay found.
+fn live_and_replayed(name: &str) -> (AcpClient, AcpClient, Vec<String>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
+    let script = std::fs::read_to_string(dir.join(format!("{name}.script"))).unwrap();
+    let (_, log, live) = run_script_logged(&script);
+    let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
+    let (replayed, problems) =
+        AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
+    (live, replayed, problems)
+}
+
 /// The file change cards of a session come back when it is reopened: each as the person was left
-/// with it (the change on disk, decided, failed, or not reviewable), no longer decidable (the file's text before
-/// the change is not in the log). A card still waiting for a review does not: its write waits for
+/// with it (the change on disk, decided, failed, or not reviewable), no longer decidable (the
+/// file's text before the change is not in the log). A card still waiting for a review does not: its write waits for
 /// an answer, and a host going on with the agent proposes it again.
 #[test]
 fn replaying_the_log_of_a_run_shows_its_change_cards_as_they_were_left() {
     for name in ["files-write", "files-agent", "files-unsaved", "files-tool-diff", "files-line-endings"] {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
-        let script = std::fs::read_to_string(dir.join(format!("{name}.script"))).unwrap();
-        let (_, log, live) = run_script_logged(&script);
-        let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
-        let (replayed, problems) =
-            AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
+        let (live, replayed, problems) = live_and_replayed(name);
         assert_eq!(problems, Vec::<String>::new(), "{name}: the log reads back whole");
         let cards = |client: &AcpClient| -> Vec<FileChangeView> {
             let views = client.thread().entries().iter().filter_map(|entry| match entry {
@@ -718,12 +720,7 @@ fn replaying_the_log_of_a_run_shows_its_change_cards_as_they_were_left() {
 #[test]
 fn replaying_the_log_of_a_run_shows_tethers_own_cards_as_they_were_answered() {
     for name in ["terminals-unasked", "files-read", "links"] {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
-        let script = std::fs::read_to_string(dir.join(format!("{name}.script"))).unwrap();
-        let (_, log, live) = run_script_logged(&script);
-        let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
-        let (replayed, _) =
-            AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
+        let (live, replayed, _) = live_and_replayed(name);
         let own_cards = |client: &AcpClient| -> Vec<ToolCallView> {
             let mut cards: Vec<ToolCallView> = client
                 .thread()
