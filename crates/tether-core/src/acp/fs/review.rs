@@ -574,7 +574,7 @@ impl AcpClient {
         let reviewable = !matches!(change.phase, ChangePhase::Unreviewable { .. });
         let restored = change.origin == ChangeOrigin::Restore;
         // A restore is the person's, not a tool call's: the agent's diffs keep their changes.
-        if reviewable && change.origin != ChangeOrigin::Restore {
+        if reviewable && !restored {
             self.link_tool_diffs(id, &change.path);
         }
         let document = change.document();
@@ -625,10 +625,10 @@ impl AcpClient {
         }
     }
 
-    /// Writes a change's card to the log as the person is left with it: the change on disk
-    /// (to keep or revert), decided, failed, or not reviewable (a binary file). The log holds neither the file's text before the
-    /// change nor the snapshot an edit of the agent's was found with, so a replay shows the card
-    /// from this record ([`AcpClient::reopen_change_card`]). A card waiting for a review is not
+    /// Writes a change's card to the log as the person is left with it: the change on disk (to
+    /// keep or revert), decided, failed, or not reviewable (a binary file). The log holds neither
+    /// the file's text before the change nor the snapshot an edit of the agent's was found with,
+    /// so a replay shows the card from this record ([`AcpClient::reopen_change_card`]). A card waiting for a review is not
     /// written: the write it shows waits for its answer, and is proposed again after a reload.
     /// A restore's cards go with the restore's own records.
     fn log_change_card(&mut self, change: ChangeId, view: &FileChangeView) {
@@ -657,13 +657,17 @@ impl AcpClient {
         let reviewable = !matches!(view.phase, ChangePhase::Unreviewable { .. });
         let pending = view.hunks.iter().any(|hunk| hunk.state == HunkState::Pending)
             || (view.hunks.is_empty() && view.whole == HunkState::Pending);
-        let reason = if pending {
-            "Reopened from the session's log: this change is in the file, and can no longer be reverted from here"
-        } else {
-            "Reopened from the session's log"
+        let reason = match &view.phase {
+            ChangePhase::Failed { message } => format!("Reopened from the session's log. {message}"),
+            _ if pending => {
+                "Reopened from the session's log: this change is in the file, and can no longer be reverted from here"
+                    .to_owned()
+            }
+            _ => "Reopened from the session's log".to_owned(),
         };
-        if matches!(view.phase, ChangePhase::Applied | ChangePhase::Settled) {
-            view.phase = ChangePhase::Unreviewable { reason: reason.to_owned() };
+        // Nothing on the card can be done any more: a binary file's card already says why.
+        if reviewable {
+            view.phase = ChangePhase::Unreviewable { reason };
         }
         let id = view.id;
         match self.files.reopened.get(&id) {
