@@ -751,7 +751,8 @@ pub enum AuditEvent {
         change: serde_json::Value,
     },
     /// A card of Tether's own (a command or a read the agent did not ask about) as it now is,
-    /// once answered: the wire has no trace of it, and a replay shows it from here.
+    /// once answered, as a thread entry: the wire has no trace of it, and a replay shows it from
+    /// here.
     CardShown {
         tool_call: serde_json::Value,
     },

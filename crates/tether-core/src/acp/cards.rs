@@ -399,7 +399,10 @@ impl AcpClient {
             return;
         }
         let call = call.clone();
-        match serde_json::to_value(&call) {
+        // As an entry: the webview's posts encode entries already, and the replay reads entries
+        // back for restored conversations, so no second encoder or decoder goes into the engine.
+        let entry = Entry::ToolCall(call.clone());
+        match crate::json_value::to_value(&entry) {
             Ok(card) => self.audit(AuditEvent::CardShown { tool_call: card }),
             Err(error) => self.events.push_back(AcpEvent::ProtocolProblem {
                 message: format!("could not write the card \"{}\" to the log: {error}", call.title),
@@ -411,7 +414,7 @@ impl AcpClient {
     /// Tether's own card read back from the log (see [`AcpClient::log_own_card`]): shown as it was
     /// last written, replacing an earlier record of the same card.
     pub(super) fn reopen_own_card(&mut self, card: &serde_json::Value) {
-        let Ok(call) = serde_json::from_value::<ToolCallView>(card.clone()) else { return };
+        let Ok(Entry::ToolCall(call)) = serde_json::from_value::<Entry>(card.clone()) else { return };
         match self.thread.find_tool_call(&call.id) {
             Some(index) => self.thread.replace(index, Entry::ToolCall(call)),
             None => {

@@ -234,7 +234,7 @@ impl AcpClient {
             .map(|tracked| tracked.change.view())
             .collect();
         // Views are plain data (no map with non-string keys): they always serialize.
-        Some((crate::json_value::to_value(&plan.view).ok()?, serde_json::to_value(&changes).ok()?))
+        Some((crate::json_value::to_value(&plan.view).ok()?, crate::json_value::to_value(&changes).ok()?))
     }
 
     /// A restore read back from the log (`proposed`: its first record): its card and its

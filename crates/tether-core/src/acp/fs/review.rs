@@ -641,7 +641,7 @@ impl AcpClient {
             return;
         }
         tracked.logged = Some(view.clone());
-        match serde_json::to_value(view) {
+        match crate::json_value::to_value(view) {
             Ok(card) => self.audit(AuditEvent::ChangeShown { change: card }),
             Err(error) => self.events.push_back(AcpEvent::ProtocolProblem {
                 message: format!("could not write the card of {} to the log: {error}", view.label),
