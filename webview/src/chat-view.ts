@@ -19,6 +19,9 @@
 // the whole thread reads the model rather than the DOM: the keys 1 to 9 find the oldest request
 // waiting in the model's entries, and answer it through its card when it is drawn, directly
 // otherwise.
+//
+// The thread is one tab stop, its entries reached with the arrow keys (thread-keys.ts); Escape on
+// an entry gives the focus back to the composer.
 
 import { ChangesBarView } from "./changes-bar-view";
 import { ComposerView } from "./composer-view";
@@ -35,6 +38,7 @@ import { SessionControlsPanel } from "./session-controls-view";
 import { SessionHeaderView } from "./session-header-view";
 import { SessionTabsView } from "./session-tabs-view";
 import { type Repeat, TerminalCards, repeatWithInterval } from "./terminal-view";
+import { ThreadKeys } from "./thread-keys";
 import { ThreadView } from "./thread-view";
 import { TurnView, turnAnnouncement } from "./turn-view";
 import type { UiState } from "./ui-state";
@@ -44,6 +48,7 @@ export class ChatView {
   private readonly tabs: SessionTabsView;
   private readonly rules: RulesPanelView;
   private readonly thread: ThreadView;
+  private readonly threadKeys: ThreadKeys;
   private readonly terminals: TerminalCards;
   private readonly plan = new PlanView();
   private readonly turn = new TurnView();
@@ -112,6 +117,7 @@ export class ChatView {
     this.composer.controlsSlot.append(this.controls.element);
     this.empty = new EmptyStateView(post, (text) => this.composer.fill(text));
     this.findBar = new FindBarView(this.thread, () => this.composer.input.focus());
+    this.threadKeys = new ThreadKeys(this.thread, () => this.composer.input.focus());
     this.threadArea.append(this.findBar.element, this.thread.element);
     this.announcer.setAttribute("aria-live", "polite");
     this.announcer.setAttribute("role", "status");
@@ -200,6 +206,7 @@ export class ChatView {
     // Terminal cards first: tool calls drawn in this frame take their cards as they are now.
     this.terminals.render(model.terminals, changes);
     const textWaiting = this.thread.render(model, changes);
+    this.threadKeys.frameDrawn(changes.reset);
     this.findBar.update(model.entries, changes);
     // The prompts for ↑/↓: gathered again only when a prompt is among the entries that changed,
     // so a streaming frame in a long thread does not walk the whole thread.

@@ -2,8 +2,9 @@
 // Insert at cursor, Open in new file) and, once the block is final, syntax highlighting.
 //
 // The toolbar floats over the block's top right corner and shows on hover or when focus is in
-// the block, so showing it never moves the text; its buttons are in the tab order and carry
-// their words in `aria-label`. What the buttons do is the host's (an intent each): the host's
+// the block, so showing it never moves the text; its buttons carry their words in `aria-label`,
+// and Tab reaches them from their entry (in the thread, only the entry the focus is in has its
+// controls in the tab order: thread-keys.ts). What the buttons do is the host's (an intent each): the host's
 // clipboard works where a webview's `navigator.clipboard` may be refused, and only the host can
 // reach the editor.
 

@@ -15,6 +15,7 @@
 import { diffBlock, diffStats, hiddenLinesNote } from "./diff-view";
 import { element, icon } from "./element";
 import type { ChangePhase, FileChangeKind, FileChangeView, HunkView, PostIntent, ReviewIntent } from "./protocol";
+import { keepInTabOrder } from "./thread-keys";
 
 const KIND_LABELS: Record<FileChangeKind, string> = {
   modified: "",
@@ -129,6 +130,8 @@ export class FileChangeCard {
       open.type = "button";
       open.title = "Open this change in the diff editor";
       open.addEventListener("click", () => this.post({ type: "review", intent: { type: "open", change: id } }));
+      // While the change waits for a decision, looking at it is part of answering.
+      if (buttons.length > 0) keepInTabOrder(open);
       buttons.push(open);
     }
     if (buttons.length === 0) return null;
@@ -189,6 +192,8 @@ export class FileChangeCard {
     const button = element("button", className, text);
     button.type = "button";
     button.title = title;
+    // A question waiting for the person: Tab reaches it without going through the thread's entries.
+    keepInTabOrder(button);
     button.addEventListener("click", () => {
       const scope = className.startsWith("hunk-") ? button.closest(".hunk") : this.element;
       for (const other of scope?.querySelectorAll<HTMLButtonElement>("button:not(.change-open):not(.file-change-label)") ?? []) {

@@ -34,6 +34,7 @@ import type {
   TerminalStyle,
   TerminalView,
 } from "./protocol";
+import { keepInTabOrder } from "./thread-keys";
 
 /** Calls `tick` about every `intervalMs` milliseconds until the returned function is called. */
 export type Repeat = (tick: () => void, intervalMs: number) => () => void;
@@ -222,6 +223,9 @@ export class TerminalCard {
     this.element.dataset["terminalId"] = terminalId;
     this.stopButton.type = "button";
     this.openButton.type = "button";
+    // Shown only while a command Tether runs goes on: Tab reaches it without going through the
+    // thread's entries.
+    keepInTabOrder(this.stopButton);
     // The buttons read their words; the icons only help the eye find them.
     this.openButton.prepend(icon("terminal"));
     this.openButton.title = "Show this command in VS Code's terminal";

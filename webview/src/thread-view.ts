@@ -283,6 +283,40 @@ export class ThreadView {
     return this.drawnVersion;
   }
 
+  /** How many entries the thread has, drawn or not. */
+  get length(): number {
+    return this.count;
+  }
+
+  /** The node of entry `index`, or null when it is not drawn. */
+  drawnEntry(index: number): HTMLElement | null {
+    return this.views.get(index)?.element ?? null;
+  }
+
+  /**
+   * The node of entry `index` when it is drawn, else of the entry in sight nearest to it: where
+   * the keyboard's place goes once its entry left the window, so that reaching the thread with
+   * Tab lands where the person reads and scrolls nothing. Null when nothing is drawn.
+   */
+  nearestInSight(index: number): HTMLElement | null {
+    const drawn = this.views.get(index);
+    if (drawn !== undefined) return drawn.element;
+    if (this.end <= this.start) return null;
+    const withinWindow = (at: number): number => Math.max(this.start, Math.min(this.end - 1, at));
+    const top = this.element.scrollTop - this.paddingTop;
+    const first = withinWindow(this.sizes.indexAt(top));
+    const last = Math.max(first, withinWindow(this.sizes.indexAt(top + this.element.clientHeight - 1)));
+    return this.views.get(Math.max(first, Math.min(last, index)))?.element ?? null;
+  }
+
+  /** The entry about a screenful above (`direction` -1) or below (1) entry `index`, by the heights known. */
+  pageFrom(index: number, direction: -1 | 1): number {
+    const reached = this.sizes.indexAt(this.sizes.top(index) + direction * this.element.clientHeight);
+    // An entry taller than the view (or a view not laid out) still moves the keys on by one.
+    const moved = direction > 0 ? Math.max(reached, index + 1) : Math.min(reached, index - 1);
+    return Math.max(0, Math.min(this.count - 1, moved));
+  }
+
   /** Where the person is now: null when at the thread's end (following it). */
   private currentPlace(): Place | null {
     if (this.restore !== null) return this.restore;
@@ -339,8 +373,12 @@ export class ThreadView {
       return;
     }
     if (rebuilt && refillEntryView(view, entry)) return;
-    this.build(index, (node) => view.element.replaceWith(node));
+    // An entry the keys are on (thread-keys.ts) keeps the focus when it is built anew: a place
+    // held for an entry still on its way, replaced when it arrives.
+    const hadFocus = view.element === this.element.ownerDocument.activeElement;
+    const built = this.build(index, (node) => view.element.replaceWith(node));
     this.release(view);
+    if (hadFocus) built.element.focus({ preventScroll: true });
   }
 
   /**
@@ -494,6 +532,9 @@ export class ThreadView {
     const entry = this.entries[index];
     if (entry === undefined) throw new Error(`no entry ${index} to draw`);
     const view = createEntryView(index, entry, this.context, this.stateFor(index));
+    // Every entry takes the focus, from the keys (thread-keys.ts) or a click; the one the keys
+    // last left is given tabIndex 0 once drawn.
+    view.element.tabIndex = -1;
     // An entry still on its way holds the height its kind is estimated at, so the scroll place
     // does not jump when it arrives (and an empty block is not learned as a typical height).
     if (view.type === "notLoaded") view.element.style.height = `${this.estimateFor(index)}px`;

@@ -40,6 +40,7 @@ import type {
   ToolStatus,
 } from "./protocol";
 import type { TerminalCard, TerminalCards } from "./terminal-view";
+import { keepInTabOrder } from "./thread-keys";
 
 /** Longest tool text rendered as markdown; tools can return whole files. */
 const MAX_TOOL_TEXT = 20_000;
@@ -355,6 +356,8 @@ export class ToolCallCard {
   ): HTMLButtonElement {
     const button = element("button", "permission-option", option.name);
     button.type = "button";
+    // A question waiting for the person: Tab reaches it without going through the thread's entries.
+    keepInTabOrder(button);
     button.dataset["optionId"] = option.id;
     button.dataset["kind"] = option.kind;
     if (index < MAX_SHORTCUT_OPTIONS) {

@@ -35,6 +35,7 @@ export function installDom(): JSDOM["window"] {
   globals["HTMLInputElement"] = window.HTMLInputElement;
   globals["CSSStyleSheet"] = window.CSSStyleSheet;
   globals["FileReader"] = window.FileReader;
+  globals["MutationObserver"] = window.MutationObserver;
   globals["ResizeObserver"] = class {
     observe(): void {}
     unobserve(): void {}
