@@ -12,6 +12,7 @@ import { element } from "./element";
 import type { MarkdownRenderer } from "./markdown";
 import { type Clock, MarkdownView } from "./markdown-view";
 import type { AgentMessage, ChunkKind, MessageChunk, PostIntent } from "./protocol";
+import { messageLabel } from "./thread-keys";
 
 /** Remembers which thoughts the person opened, across webview reloads. */
 export interface ThoughtOpenState {
@@ -48,6 +49,9 @@ export class AgentMessageView {
   ) {
     this.element = element("div", "entry agent");
     this.element.dataset["index"] = String(index);
+    // Focused from the keyboard, it is read by its first words, not whole (see `update`).
+    this.element.setAttribute("role", "group");
+    this.element.setAttribute("aria-label", "Agent");
     const actions = element("div", "message-actions");
     this.copy = actionButton("copy", "Copy message", () => this.context.post({ type: "copyText", text: this.markdownSource() }));
     this.copy.hidden = true;
@@ -76,7 +80,10 @@ export class AgentMessageView {
       if (!view.markdown.syncTo(chunk.text)) return false;
     }
     this.showThoughtStates();
-    this.copy.hidden = !message.chunks.some((chunk) => chunk.kind === "text" && chunk.text.trim() !== "");
+    const firstText = message.chunks.find((chunk) => chunk.kind === "text" && chunk.text.trim() !== "");
+    this.copy.hidden = firstText === undefined;
+    const label = messageLabel("Agent", firstText?.text ?? "");
+    if (this.element.getAttribute("aria-label") !== label) this.element.setAttribute("aria-label", label);
     return message.chunks.length >= this.chunks.length;
   }
 

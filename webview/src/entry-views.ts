@@ -60,6 +60,9 @@ export function createEntryView(index: number, entry: ThreadEntry, context: Entr
       const node = element("div", "entry not-loaded");
       node.dataset["index"] = String(index);
       node.setAttribute("aria-busy", "true");
+      node.setAttribute("role", "group");
+      // What the keys land on at a long thread's start before it arrives.
+      node.setAttribute("aria-label", "Loading…");
       return { type: "notLoaded", element: node };
     }
     case "agent": {

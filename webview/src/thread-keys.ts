@@ -28,12 +28,28 @@ const KEEP_IN_TAB_ORDER = "data-keep-in-tab-order";
 /** What can be in the tab order inside an entry. */
 const CONTROLS = "a[href], button, input, select, textarea, summary, [tabindex]";
 
+/** A message's name stops after about this many characters, at a word's end. */
+const LABEL_CHARS = 60;
+
 /**
  * Keeps `control` in the tab order even while the focus is elsewhere than its entry: it answers
  * a question waiting for the person.
  */
 export function keepInTabOrder(control: HTMLElement): void {
   control.setAttribute(KEEP_IN_TAB_ORDER, "");
+}
+
+/**
+ * A message's accessible name: who wrote it and its first words ("You: Fix the failing test…").
+ * A screen reader reads a focused entry's name; without one it would read a long reply whole.
+ * Markdown's marks are dropped, as they would be read out as symbols.
+ */
+export function messageLabel(author: string, text: string): string {
+  const words = text.slice(0, 4 * LABEL_CHARS).replace(/[`*_#>~|]+/g, "").replace(/\s+/g, " ").trim();
+  if (words === "") return author;
+  if (words.length <= LABEL_CHARS) return `${author}: ${words}`;
+  const cut = words.lastIndexOf(" ", LABEL_CHARS);
+  return `${author}: ${words.slice(0, cut > 0 ? cut : LABEL_CHARS)}…`;
 }
 
 /** What the keys need of the thread. */

@@ -18,6 +18,7 @@ import { actionButton } from "./code-block-view";
 import { element } from "./element";
 import type { MarkdownRenderer } from "./markdown";
 import type { AttachmentView, PostIntent, UserMessage } from "./protocol";
+import { messageLabel } from "./thread-keys";
 
 /** The Restore button's words, which say what it does and to which files. */
 const RESTORE_LABEL = "Restore the files the agent changed to how they were before this prompt";
@@ -55,6 +56,9 @@ export class UserMessageView {
   ) {
     this.element = element("div", "entry user");
     this.element.dataset["index"] = String(index);
+    // Focused from the keyboard, it is read by its first words, not whole.
+    this.element.setAttribute("role", "group");
+    this.element.setAttribute("aria-label", messageLabel("You", message.text));
     this.body = element("div", "user-message-body");
     const markdown = element("div", "markdown");
     markdown.innerHTML = renderer.renderPrompt(message.text);

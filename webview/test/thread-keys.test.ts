@@ -1,9 +1,10 @@
 // The thread and the keyboard: the thread is one tab stop however many entries it draws, the
 // arrow keys, Home, End and the page keys move between its entries (drawing the ones out of the
-// window), Tab from an entry reaches that entry's own controls and no other's, and the buttons of
-// questions waiting for the person stay reachable with Tab from anywhere. jsdom moves no focus on
-// Tab and lays nothing out, so the tab order is read as a browser decides it (`tabStops`) and the
-// long thread gets a layout from `layOutThread`.
+// window), Tab from an entry reaches that entry's own controls and no other's, the buttons of
+// questions waiting for the person stay reachable with Tab from anywhere, and a message focused
+// is named by its first words. jsdom moves no focus on Tab and lays nothing out, so the tab
+// order is read as a browser decides it (`tabStops`) and the long thread gets a layout from
+// `layOutThread`.
 
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
@@ -236,5 +237,21 @@ describe("the thread and the keyboard", () => {
     layout.scrollTo(layout.maxTop());
     for (let frame = 0; frame < 50 && ui.frame(); frame++);
     assert.deepEqual(tabStops(thread()), [entry(last)]);
+  });
+
+  it("names a message focused by who wrote it and its first words, not by all of it", () => {
+    const long = "Please rename every function in the parser so that its name says what it returns, ".repeat(20);
+    ui.frame(snapshot([userMessage(long), agentText(`**Done.** ${long}`), agentText("Short answer.")]));
+    const user = entry(0).getAttribute("aria-label") ?? "";
+    const reply = entry(1).getAttribute("aria-label") ?? "";
+    assert.match(user, /^You: Please rename every function in the parser so that its\b.*…$/);
+    assert.match(reply, /^Agent: Done\. Please rename every function in the parser\b.*…$/, "without the markdown's marks");
+    assert.ok(user.length < 80 && reply.length < 80, `${user} / ${reply}`);
+    assert.equal(entry(2).getAttribute("aria-label"), "Agent: Short answer.");
+    for (const index of [0, 1, 2]) assert.equal(entry(index).getAttribute("role"), "group");
+
+    // The place of an entry still on its way, which Home can land on in a long thread.
+    ui.frame(snapshot([userMessage("The end")], { earlier: 1 }));
+    assert.equal(entry(0).getAttribute("aria-label"), "Loading…");
   });
 });
