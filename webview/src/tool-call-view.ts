@@ -74,6 +74,8 @@ export const STATUS_LABELS: Record<ToolStatus, { text: string; icon: string }> =
   waiting_for_confirmation: { text: "Waiting for you", icon: "bell-dot" },
   completed: { text: "Finished", icon: "check" },
   failed: { text: "Failed", icon: "error" },
+  // The person stopped the turn: no failure of the tool's, so not in the error colour.
+  cancelled: { text: "Stopped", icon: "debug-stop" },
 };
 
 /** ACP's tool kinds as codicons, with the words a tooltip and a screen reader give them. */

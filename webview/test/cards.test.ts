@@ -128,6 +128,7 @@ describe("tool call words", () => {
       waiting_for_confirmation: "Waiting for you",
       completed: "Finished",
       failed: "Failed",
+      cancelled: "Stopped",
     };
     for (const [status, word] of Object.entries(words) as Array<[ToolStatus, string]>) {
       ui.frame(snapshot([toolCall({ status, kind: "switch_mode", title: "Plan first" })]));

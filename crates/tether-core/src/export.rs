@@ -408,6 +408,7 @@ fn status_label(status: ToolStatus) -> &'static str {
         ToolStatus::WaitingForConfirmation => "Awaiting approval",
         ToolStatus::Completed => "Completed",
         ToolStatus::Failed => "Failed",
+        ToolStatus::Cancelled => "Stopped",
     }
 }
 

@@ -175,6 +175,9 @@ pub enum ToolStatus {
     WaitingForConfirmation,
     Completed,
     Failed,
+    /// The person stopped the turn, and the agent then reported the tool call failed: it was
+    /// stopped, which is no failure of the tool's.
+    Cancelled,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

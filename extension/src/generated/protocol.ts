@@ -581,7 +581,7 @@ export type MessageChunk = { kind: ChunkKind, text: string,
  */
 durationMs?: number, };
 
-export type ToolStatus = "pending" | "in_progress" | "waiting_for_confirmation" | "completed" | "failed";
+export type ToolStatus = "pending" | "in_progress" | "waiting_for_confirmation" | "completed" | "failed" | "cancelled";
 
 export type ToolCallView = { id: string, title: string, 
 /**

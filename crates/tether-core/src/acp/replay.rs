@@ -487,6 +487,7 @@ impl AcpClient {
                             .map_err(|error| format!("a prompt that cannot be read: {}", error.message))?;
                         let message = super::prompt_content::user_message(&request.prompt, &self.cwd);
                         self.start_turn_files();
+                        self.turn.stopped = false;
                         self.thread.push(Entry::User(message));
                         self.thread.set_turn(TurnState::Running);
                         self.turn.in_flight = Some(id.clone());
@@ -545,8 +546,13 @@ impl AcpClient {
                     }
                 }
             }
-            // `session/cancel`: the turn ends when the agent answers the prompt.
-            Message::Notification { .. } => {}
+            // `session/cancel`: the turn ends when the agent answers the prompt, and what it
+            // reports failed from then on was stopped.
+            Message::Notification { method, .. } => {
+                if method == "session/cancel" {
+                    self.turn.stopped = true;
+                }
+            }
         }
         Ok(())
     }

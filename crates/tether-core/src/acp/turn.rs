@@ -22,6 +22,10 @@ pub(super) struct Turn {
     pub(super) in_flight: Option<RequestId>,
     /// The serial of the last prompt made, which its mention reads carry.
     serial: u64,
+    /// The person stopped this turn (`session/cancel` was sent): what the agent reports failed
+    /// from then on was stopped (see [`AcpClient::shown_status`]). Until the next prompt, since
+    /// an agent may report its tools after it answered the prompt.
+    pub(super) stopped: bool,
 }
 
 impl AcpClient {
@@ -46,6 +50,7 @@ impl AcpClient {
         let (mut blocks, reads) =
             prompt_content::prompt_blocks(text, attachments, self.controls.view.prompt, &self.cwd)?;
         self.start_turn_files();
+        self.turn.stopped = false;
         self.remember_prompt(text, attachments);
         self.thread.push(Entry::User(prompt_content::user_message(&blocks, &self.cwd)));
         // What a restored conversation must tell the agent goes with the first prompt, after the
@@ -161,6 +166,7 @@ impl AcpClient {
             return;
         };
         self.send_notification("session/cancel", &acp::CancelNotification::new(session_id));
+        self.turn.stopped = true;
         self.cancel_waiting("the person cancelled the turn");
         self.settle_waiting_writes("The turn was cancelled");
     }

@@ -47,7 +47,9 @@ impl AcpClient {
                 let meta = call.meta.clone();
                 let id = call.tool_call_id.0.to_string();
                 let before = self.first_location(&id);
+                let status = call.status;
                 let mut view = tool_call_view(call);
+                view.status = self.shown_status(status);
                 self.present_tool_call(&mut view);
                 match self.thread.find_tool_call(&view.id) {
                     // A repeated tool_call for a known id replaces it, keeping a pending permission.
@@ -160,7 +162,7 @@ impl AcpClient {
                 permission: None,
             });
         let fields = update.fields;
-        if let Some(status) = fields.status.map(tool_status) {
+        if let Some(status) = fields.status.map(|status| self.shown_status(status)) {
             // While the person is being asked, the card keeps saying so; the status the agent
             // reports meanwhile is the one shown once the question is answered.
             match existing.and_then(|index| self.cards.waiting.values_mut().find(|pending| pending.tool_call == index))
@@ -221,6 +223,17 @@ impl AcpClient {
     pub(super) fn same_file(&self, named: &str, path: &str) -> bool {
         let target = self.target(named);
         target.named == path || target.leads_to == path
+    }
+}
+
+impl AcpClient {
+    /// A status the agent reported, as the card shows it: after the person's Stop, a tool call
+    /// the agent ends as failed was stopped.
+    pub(super) fn shown_status(&self, status: acp::ToolCallStatus) -> ToolStatus {
+        match tool_status(status) {
+            ToolStatus::Failed if self.turn.stopped => ToolStatus::Cancelled,
+            status => status,
+        }
     }
 }
 

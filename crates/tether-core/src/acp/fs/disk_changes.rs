@@ -66,7 +66,7 @@ impl AcpClient {
     /// looked for.
     pub(in crate::acp) fn after_tool_call(&mut self, index: EntryIndex) {
         let Some(call) = self.thread.tool_call(index) else { return };
-        let finished = matches!(call.status, ToolStatus::Completed | ToolStatus::Failed);
+        let finished = matches!(call.status, ToolStatus::Completed | ToolStatus::Failed | ToolStatus::Cancelled);
         let edits = matches!(call.kind.as_str(), "edit" | "delete" | "move")
             || call.content.iter().any(|content| matches!(content, ToolContent::Diff { .. }));
         if finished && edits && self.files.snapshots.base.is_some() {
