@@ -55,7 +55,7 @@ use tether_core::permissions::{Mode, PermissionPolicy, RuleScope, RuleSpec, Rule
 use tether_core::review::{ChangePhase, FileChangeView};
 use tether_core::session_log::{LogEvent, encode_line, read_log};
 use tether_core::sidecar::{BadLineKind, TerminalExited};
-use tether_core::thread::{Entry, Thread, ToolCallView};
+use tether_core::thread::{Entry, Thread, ToolCallView, ToolStatus};
 
 fn run_script(script: &str) -> String {
     run_script_logged(script).0
@@ -745,6 +745,42 @@ fn replaying_the_log_of_a_run_shows_tethers_own_cards_as_they_were_answered() {
         assert!(!live_cards.is_empty(), "{name}: the run has cards of Tether's own");
         assert_eq!(own_cards(&replayed), live_cards, "{name}: Tether's own cards");
     }
+}
+
+/// A window reloaded while a command Tether asked about still runs goes on with it: the card,
+/// read back as "Running", says how the command ended once tetherd reports the exit.
+#[test]
+fn a_reopened_card_of_tethers_own_follows_its_command_to_the_end() {
+    let script = r#"
+> start
+> agent {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}
+> agent {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}
+> prompt Build it
+> agent {"jsonrpc":"2.0","id":10,"method":"terminal/create","params":{"sessionId":"s1","command":"make"}}
+> answer 1 allow
+> term-answer 1 {"terminalId":1,"pid":100}
+"#;
+    let (_, log, live) = run_script_logged(script);
+    let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
+    let (mut reopened, problems) =
+        AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
+    assert_eq!(problems, Vec::<String>::new());
+    let card_status = |client: &AcpClient| {
+        client.thread().entries().iter().find_map(|entry| match entry {
+            Entry::ToolCall(call) if call.title == "Run make" => Some(call.status),
+            _ => None,
+        })
+    };
+    assert_eq!(card_status(&live), Some(ToolStatus::InProgress), "the command runs");
+    assert_eq!(card_status(&reopened), Some(ToolStatus::InProgress), "reopened as it was");
+    let exited = TerminalExited {
+        terminal_id: 1,
+        status: serde_json::from_str(r#"{"exitCode":2,"signal":null}"#).unwrap(),
+        killed: false,
+    };
+    reopened.handle_terminal_exited(exited, 5_000);
+    reopened.flush_terminals(5_000);
+    assert_eq!(card_status(&reopened), Some(ToolStatus::Failed), "make failed, and the card says so");
 }
 
 /// The session-scoped rules in force, as the rules panel lists them, without their ids.

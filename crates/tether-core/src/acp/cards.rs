@@ -399,6 +399,11 @@ impl AcpClient {
             return;
         }
         let call = call.clone();
+        if self.replaying {
+            // What the log says already.
+            self.cards.logged_own.insert(call.id.clone(), call);
+            return;
+        }
         // As an entry: the webview's posts encode entries already, and the replay reads entries
         // back for restored conversations, so no second encoder or decoder goes into the engine.
         let entry = Entry::ToolCall(call.clone());

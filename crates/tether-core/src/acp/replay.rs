@@ -170,6 +170,7 @@ impl LogReplay {
     /// it is a Claude CLI session's: the session goes on with it (it knows the CLI's session).
     pub fn finish_with_claude(self) -> (AcpClient, Option<ClaudeCli>, Vec<String>) {
         let mut client = self.client;
+        client.follow_reopened_run_cards();
         // The cards of the commands rebuilt from the log go into the thread now; their mirrors
         // stay closed, so nothing is written anywhere.
         client.flush_terminals(0);

@@ -583,6 +583,34 @@ impl AcpClient {
         self.terminals.dirty.insert(id);
     }
 
+    /// After a replay: Tether's own cards for commands that were still running when last logged
+    /// follow their commands again (see `TerminalEntry::approved_on`), from what the log read
+    /// back of them and, in a window that goes on with the agent, from how they end. A card
+    /// logged as ended keeps what it says: the log does not hold the exit it saw.
+    pub(super) fn follow_reopened_run_cards(&mut self) {
+        let running: Vec<(EntryIndex, String)> = self
+            .thread
+            .entries()
+            .iter()
+            .enumerate()
+            .filter_map(|(index, entry)| match entry {
+                Entry::ToolCall(call) if is_run_card(&call.id) && call.status == ToolStatus::InProgress => {
+                    call.content.iter().find_map(|content| match content {
+                        ToolContent::Terminal { terminal_id } => Some((index as EntryIndex, terminal_id.clone())),
+                        _ => None,
+                    })
+                }
+                _ => None,
+            })
+            .collect();
+        for (card, terminal) in running {
+            if let Some(entry) = self.terminals.get_mut(&terminal) {
+                entry.approved_on = Some(card);
+                self.terminals.dirty.insert(terminal);
+            }
+        }
+    }
+
     /// tetherd is out of reach: the commands it ran are out of sight for good.
     pub fn terminals_lost(&mut self, why: &str, now: u64) {
         for entry in self.terminals.list.iter_mut().filter(|entry| entry.origin == TerminalOrigin::Client) {
