@@ -89,6 +89,9 @@ async function writeAskedThenAllowed(vscode, chat, file) {
   await chat.locator(".entry.agent", { hasText: `Wrote ${file}.` }).waitFor({ timeout: STEP_TIMEOUT_MS });
   assert.equal(fs.readFileSync(written, "utf8"), "Made by the CLI\n");
   await chat.locator('.entry.tool-call[data-status="completed"]', { hasText: `Write ${file}` }).waitFor();
+  // The turn ends once the CLI's result comes, a moment after its last words: the next prompt
+  // waits for it, as a person's does (Enter while a turn runs sends nothing).
+  await chat.locator('.turn-state[data-state="ended"]').waitFor({ timeout: STEP_TIMEOUT_MS });
 }
 
 // Cancel while the CLI streams: Tether interrupts it, the turn ends cancelled, the rest of the
