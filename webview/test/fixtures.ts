@@ -253,6 +253,11 @@ export function userMessage(text: string): Entry {
   return { type: "user", text, attachments: [] };
 }
 
+/** An agent's reply of one text chunk. */
+export function agentMessage(text: string): Entry {
+  return { type: "agent", chunks: [{ kind: "text", text }] };
+}
+
 /** A file a restore puts back: src/app.ts, its change 7 to review, edited by no one since. */
 export function restoreFile(overrides: Partial<RestoreFileView> = {}): RestoreFileView {
   return { path: "/workspace/src/app.ts", label: "src/app.ts", change: 7, conflict: false, problem: null, ...overrides };

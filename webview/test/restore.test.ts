@@ -6,17 +6,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Entry } from "../src/protocol";
-import { fileChange, patch, restoreEntry, restoreFile, snapshot, userMessage } from "./fixtures";
+import { agentMessage, fileChange, patch, restoreEntry, restoreFile, snapshot, userMessage } from "./fixtures";
 import { type Harness, harness } from "./support";
 
-const agentReply = (text: string): Entry => ({ type: "agent", chunks: [{ kind: "text", text }] });
 
 /** Two prompts with their replies: the prompts are entries 0 and 2. */
 const conversation: Entry[] = [
   userMessage("Add a greeting"),
-  agentReply("Added `greet()`."),
+  agentMessage("Added `greet()`."),
   userMessage("Now make it friendlier"),
-  agentReply("Done."),
+  agentMessage("Done."),
 ];
 
 function restoreButtons(ui: Harness): HTMLButtonElement[] {

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import type { Entry } from "../src/protocol";
 import {
+  agentMessage,
   commandToolCall,
   fileChange,
   snapshot,
@@ -23,15 +24,11 @@ import { type Harness, harness, layOutThread } from "./support";
 /** A reply with a link and a code block: a Copy, a link and a code toolbar's three buttons. */
 const REPLY = "Here is the fix, as [the docs](https://example.com/docs) say:\n\n```ts\nconst answer = 42;\n```\n";
 
-function agentText(text: string): Entry {
-  return { type: "agent", chunks: [{ kind: "text", text }] };
-}
-
 /** `turns` turns of a conversation: a prompt, a reply with code, a read with a path and Raw data. */
 function conversation(turns: number): Entry[] {
   return Array.from({ length: turns }, (_, turn): Entry[] => [
     userMessage(`Prompt number ${turn}: make the tests pass`),
-    agentText(REPLY),
+    agentMessage(REPLY),
     toolCall({
       id: `read-${turn}`,
       title: `Read file ${turn}`,
@@ -241,7 +238,7 @@ describe("the thread and the keyboard", () => {
 
   it("names a message focused by who wrote it and its first words, not by all of it", () => {
     const long = "Please rename every function in the parser so that its name says what it returns, ".repeat(20);
-    ui.frame(snapshot([userMessage(long), agentText(`**Done.** ${long}`), agentText("Short answer.")]));
+    ui.frame(snapshot([userMessage(long), agentMessage(`**Done.** ${long}`), agentMessage("Short answer.")]));
     const user = entry(0).getAttribute("aria-label") ?? "";
     const reply = entry(1).getAttribute("aria-label") ?? "";
     assert.match(user, /^You: Please rename every function in the parser so that its\b.*…$/);

@@ -7,9 +7,8 @@ import { describe, it } from "node:test";
 import { EntrySizes, HeightEstimates } from "../src/entry-sizes";
 import type { Entry } from "../src/protocol";
 import { ThreadSearch, countOccurrences, searchableText } from "../src/thread-search";
-import { commandToolCall, fileChange, restoreEntry, toolCall } from "./fixtures";
+import { agentMessage, commandToolCall, fileChange, restoreEntry, toolCall } from "./fixtures";
 
-const agent = (text: string): Entry => ({ type: "agent", chunks: [{ kind: "text", text }] });
 
 describe("find in thread", () => {
   it("searches each kind of entry by the words it shows", () => {
@@ -43,12 +42,17 @@ describe("find in thread", () => {
     assert.equal(countOccurrences("aaaa", "aa"), 2);
     assert.equal(countOccurrences("needle in a haystack", "needle"), 1);
     const search = new ThreadSearch();
-    search.setQuery("NEEDLE", [agent("a needle, a Needle")], 0);
+    search.setQuery("NEEDLE", [agentMessage("a needle, a Needle")], 0);
     assert.equal(search.total, 2);
   });
 
   it("moves through the matches in order, and around from the last to the first", () => {
-    const entries = [agent("needle one"), agent("none"), agent("needle two, needle three"), agent("needle four")];
+    const entries = [
+      agentMessage("needle one"),
+      agentMessage("none"),
+      agentMessage("needle two, needle three"),
+      agentMessage("needle four"),
+    ];
     const search = new ThreadSearch();
     // From entry 1 (the first in sight): the first match at or after it.
     search.setQuery("needle", entries, 1);
@@ -66,17 +70,17 @@ describe("find in thread", () => {
   });
 
   it("counts again only what changed as the thread grows, keeping the current match", () => {
-    const message = agent("needle");
-    const entries: Entry[] = [agent("needle"), message];
+    const message = agentMessage("needle");
+    const entries: Entry[] = [agentMessage("needle"), message];
     const search = new ThreadSearch();
     search.setQuery("needle", entries, 0);
     search.next();
     assert.equal(search.position, 2);
     if (message.type === "agent") message.chunks[0]!.text += " and another needle";
-    entries.push(agent("a third needle"));
+    entries.push(agentMessage("a third needle"));
     search.update(entries, [1, 2], false);
     assert.deepEqual([search.position, search.total], [2, 4]);
-    entries[1] = agent("gone");
+    entries[1] = agentMessage("gone");
     search.update(entries, [1], false);
     assert.deepEqual([search.current, search.total], [{ index: 2, occurrence: 0 }, 2], "to the next one left");
   });

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import type { Entry, ThreadPatch } from "../src/protocol";
 import {
+  agentMessage,
   commandToolCall,
   fileChange,
   patch,
@@ -21,10 +22,6 @@ import { type Harness, harness, layOutThread } from "./support";
 
 function notice(index: number): Entry {
   return { type: "notice", level: "info", text: `Notice number ${index}`, detail: null };
-}
-
-function agentText(text: string): Entry {
-  return { type: "agent", chunks: [{ kind: "text", text }] };
 }
 
 /** A long thread: `count` notices, each saying its number. */
@@ -271,7 +268,7 @@ describe("a long thread", () => {
   it("follows a streaming reply at the end, and leaves the place alone once the person scrolls up", () => {
     let lines = 1;
     const layout = layOutThread(ui.window, { viewport: 400, heightOf: (index) => (index === 500 ? 20 * lines : 60) });
-    ui.frame(snapshot([...notices(500), agentText("line 1\n")], { turn: { type: "running" } }));
+    ui.frame(snapshot([...notices(500), agentMessage("line 1\n")], { turn: { type: "running" } }));
     settle(ui);
     for (let line = 2; line <= 40; line++) {
       lines = line;
@@ -317,7 +314,7 @@ describe("a long thread", () => {
     // reply stayed out of sight).
     let grown = 0;
     const layout = layOutThread(ui.window, { viewport: 400, heightOf: (index) => (index === 500 ? 2_000 + grown : 60) });
-    ui.frame(snapshot([...notices(500), agentText("word after word ")], { turn: { type: "running" } }));
+    ui.frame(snapshot([...notices(500), agentMessage("word after word ")], { turn: { type: "running" } }));
     settle(ui);
     assert.equal(layout.top(), layout.maxTop(), "at the end");
     grown = 325;
@@ -330,8 +327,8 @@ describe("a long thread", () => {
   it("finds words in entries that are not in the DOM, brings them in and marks them", () => {
     const layout = layOutThread(ui.window, { viewport: 400, heightOf: () => 80 });
     const entries = notices(1_000);
-    entries[3] = agentText("Here is the **needle** in the haystack.");
-    entries[600] = agentText("Another needle, and a second needle.");
+    entries[3] = agentMessage("Here is the **needle** in the haystack.");
+    entries[600] = agentMessage("Another needle, and a second needle.");
     ui.frame(snapshot(entries));
     settle(ui);
     assert.ok(!layout.drawn().includes(3));
@@ -365,7 +362,7 @@ describe("a long thread", () => {
     assert.equal(count(), "3 of 3", "Shift+Enter: before the first, the last");
 
     // The thread grows while the bar is open: the count follows.
-    ui.frame(patch([{ op: "push", index: 1_000, entry: agentText("A last needle.") }]));
+    ui.frame(patch([{ op: "push", index: 1_000, entry: agentMessage("A last needle.") }]));
     assert.equal(count(), "3 of 4");
 
     input.value = "no such words";
