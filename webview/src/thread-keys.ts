@@ -119,14 +119,21 @@ export class ThreadKeys {
     let entriesAdded = false;
     for (const record of records) {
       if (record.addedNodes.length === 0) continue;
-      const entries = record.target === list;
-      // Under a new entry, or under the node that got new children.
-      const roots = entries ? [...record.addedNodes] : [record.target];
-      for (const root of roots) {
-        if (!(root instanceof HTMLElement) || (entries && !root.classList.contains("entry"))) continue;
-        entriesAdded ||= entries;
-        // An entry built anew with the focus on it (thread-view.ts) already has it.
-        if (this.focused?.contains(root) !== true) this.park(root);
+      if (record.target === list) {
+        for (const entry of record.addedNodes) {
+          if (!(entry instanceof HTMLElement) || !entry.classList.contains("entry")) continue;
+          entriesAdded = true;
+          // An entry built anew with the focus on it (thread-view.ts) already has it.
+          if (this.focused?.contains(entry) !== true) this.park(entry);
+        }
+      } else if (this.focused?.contains(record.target) !== true) {
+        // Only what was added is looked at, not the whole node that got it: while a reply
+        // streams, that node is the reply, and its earlier controls were parked as they came.
+        for (const added of record.addedNodes) {
+          if (!(added instanceof HTMLElement)) continue;
+          if (added.matches(CONTROLS)) this.parkControl(added);
+          this.park(added);
+        }
       }
     }
     // The entry holding the focus was rebuilt or dropped with it: a removed node sends no focusout.
@@ -153,13 +160,15 @@ export class ThreadKeys {
 
   /** Takes the controls inside `root` out of the tab order, but those kept in it. */
   private park(root: HTMLElement): void {
-    for (const control of root.querySelectorAll<HTMLElement>(CONTROLS)) {
-      const original = control.getAttribute("tabindex");
-      // Out of the tab order already (parked before, or never in it), or to stay in it.
-      if (original === "-1" || control.hasAttribute(KEEP_IN_TAB_ORDER)) continue;
-      this.parked.set(control, original);
-      control.tabIndex = -1;
-    }
+    for (const control of root.querySelectorAll<HTMLElement>(CONTROLS)) this.parkControl(control);
+  }
+
+  private parkControl(control: HTMLElement): void {
+    const original = control.getAttribute("tabindex");
+    // Out of the tab order already (parked before, or never in it), or to stay in it.
+    if (original === "-1" || control.hasAttribute(KEEP_IN_TAB_ORDER)) return;
+    this.parked.set(control, original);
+    control.tabIndex = -1;
   }
 
   /** Puts the controls of `entry` back in the tab order as they were. */

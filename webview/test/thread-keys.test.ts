@@ -13,6 +13,7 @@ import {
   agentMessage,
   commandToolCall,
   fileChange,
+  patch,
   snapshot,
   terminalToolCall,
   terminalView,
@@ -193,6 +194,38 @@ describe("the thread and the keyboard", () => {
     assert.equal(tabStops(entry(0)).length, 3);
     composer().focus();
     assert.deepEqual(tabStops(thread()), [entry(0)], "from the composer, only the entry is a stop");
+  });
+
+  it("keeps what streams into a reply out of the tab order, unless the focus is in that reply", () => {
+    ui.frame(snapshot([...conversation(1), agentMessage("Looking at it")]));
+    composer().focus();
+    const before = tabStops(thread());
+    assert.equal(before.length, 1, "one entry is the thread's stop");
+
+    // The reply streams a link and a code block in, each chunk into the nodes already drawn.
+    const stream = (text: string) => ui.frame(patch([{ op: "appendChunk", index: 3, kind: "text", text }]));
+    stream(" now, as [the guide](https://example.com/guide) says.\n\n");
+    stream("```ts\nconst answer = 42;\n```\n\nAnd [a link](https://example.com/second)");
+    assert.ok(entry(3).querySelector('a[href="https://example.com/guide"]') !== null, "the link was drawn");
+    assert.deepEqual(tabStops(thread()), before, "nothing the reply streamed became a stop");
+
+    // With the focus in the reply, what streams into it next is reachable with Tab.
+    entry(3).focus();
+    stream(" and [another](https://example.com/third).\n");
+    assert.ok(
+      tabStops(entry(3)).some((node) => node.getAttribute("href") === "https://example.com/third"),
+      "the new link in the focused reply is a stop",
+    );
+    composer().focus();
+    assert.deepEqual(tabStops(thread()).map(describeStop), ["entry 3"], "leaving the reply parks all of it");
+
+    // A command's card drawn before its terminal: the output arrives later as a control itself
+    // (a focusable <pre>), beside Open in terminal. Only Stop, which answers the person, stays.
+    ui.frame(patch([{ op: "push", index: 4, entry: terminalToolCall(4, "term-9") }]));
+    composer().focus();
+    ui.frame(patch([{ op: "terminal", view: terminalView({ id: "term-9" }) }]));
+    assert.ok(entry(4).querySelector("pre.terminal-output") !== null, "the output was drawn");
+    assert.deepEqual(tabStops(thread()).map(describeStop), ["entry 3", "Stop"], "the output is no stop");
   });
 
   it("reaches the whole of a long thread, and keeps one tab stop when the entry it was on leaves the DOM", () => {
