@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::history::History;
-use crate::scenario::{DiffSpec, LocationSpec, PermissionSpec, Scenario, Speech, Step};
+use crate::scenario::{DiffSpec, LocationSpec, NewText, PermissionSpec, Scenario, Speech, Step};
 use crate::transport::{Input, MAX_INPUT_LINE, Output, Trace};
 
 /// The test agent's whole state.
@@ -1126,7 +1126,8 @@ impl Agent {
             Step::WriteFile(spec) => {
                 let path = resolve(&session.cwd, &spec.path);
                 if capabilities.fs.write_text_file {
-                    let request = WriteTextFileRequest::new(session.id.clone(), path.clone(), spec.content);
+                    let content = spec.content.after(std::fs::read_to_string(&path).ok().as_deref());
+                    let request = WriteTextFileRequest::new(session.id.clone(), path.clone(), content);
                     let id = wire.request(key, "fs/write_text_file", request, Purpose::WriteFile { path })?;
                     turn.wait = Wait::Response(id);
                 } else {
@@ -1139,7 +1140,8 @@ impl Agent {
                 let path = resolve(&session.cwd, &spec.path);
                 // The report names the file as the scenario does (relative to the session's
                 // folder, or absolute), as an agent names the files it works on.
-                let report = match std::fs::write(&path, &spec.content) {
+                let content = spec.content.after(std::fs::read_to_string(&path).ok().as_deref());
+                let report = match std::fs::write(&path, content) {
                     Ok(()) => format!("Wrote {} myself.\n\n", spec.path),
                     Err(error) => format!("Could not write {}: {error}.\n\n", spec.path),
                 };
@@ -1475,7 +1477,15 @@ fn tool_content(cwd: &Path, text: Option<String>, diff: Option<DiffSpec>) -> Vec
     }
     if let Some(diff) = diff {
         let path = resolve(cwd, &diff.path);
-        content.push(ToolCallContent::Diff(Diff::new(path, diff.new_text).old_text(diff.old_text)));
+        let (old_text, new_text) = match diff.new_text {
+            NewText::Whole(text) => (diff.old_text, text),
+            appended @ NewText::Appended(_) => {
+                let on_disk = std::fs::read_to_string(&path).ok();
+                let new_text = appended.after(on_disk.as_deref());
+                (on_disk, new_text)
+            }
+        };
+        content.push(ToolCallContent::Diff(Diff::new(path, new_text).old_text(old_text)));
     }
     content
 }

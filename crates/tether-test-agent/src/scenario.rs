@@ -335,12 +335,60 @@ pub struct LocationSpec {
 }
 
 /// A proposed file change; relative paths are resolved against the session's cwd.
+///
+/// `{ path, old_text, new_text }` proposes the texts as written (no `old_text`: a new file).
+/// `{ path, append }` proposes the file as it is on disk when the step runs, with `append` after
+/// it, as an agent that read the file first would: a second run of the same script proposes
+/// the change against what the first one left.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "RawDiffSpec")]
 pub struct DiffSpec {
     pub path: String,
+    /// The text before the change, when the scenario gives it; with `append`, read from disk.
     pub old_text: Option<String>,
-    pub new_text: String,
+    pub new_text: NewText,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDiffSpec {
+    path: String,
+    old_text: Option<String>,
+    new_text: Option<String>,
+    append: Option<String>,
+}
+
+impl TryFrom<RawDiffSpec> for DiffSpec {
+    type Error = String;
+
+    fn try_from(raw: RawDiffSpec) -> Result<Self, Self::Error> {
+        let new_text = match (raw.new_text, raw.append, &raw.old_text) {
+            (Some(text), None, _) => NewText::Whole(text),
+            (None, Some(text), None) => NewText::Appended(text),
+            (None, Some(_), Some(_)) => {
+                return Err("a diff with `append` takes its old text from disk: leave out `old_text`".into());
+            }
+            _ => return Err("a diff needs one of `new_text` or `append`".into()),
+        };
+        Ok(DiffSpec { path: raw.path, old_text: raw.old_text, new_text })
+    }
+}
+
+/// What a file holds after a change: given whole, or what it holds on disk with a text after it.
+#[derive(Debug, Clone)]
+pub enum NewText {
+    Whole(String),
+    Appended(String),
+}
+
+impl NewText {
+    /// The file's text after the change, given what it holds now (`None`: it does not exist).
+    pub fn after(&self, on_disk: Option<&str>) -> String {
+        match self {
+            NewText::Whole(text) => text.clone(),
+            NewText::Appended(text) => format!("{}{text}", on_disk.unwrap_or_default()),
+        }
+    }
 }
 
 /// An `ask_permission` step and what to do with each kind of answer.
@@ -401,12 +449,34 @@ pub struct ReadFileSpec {
     pub limit: Option<u32>,
 }
 
-/// A `write_file` or `write_disk` step.
+/// A `write_file` or `write_disk` step: `{ path, content }` writes `content`, `{ path, append }`
+/// what the file holds on disk when the step runs with `append` after it.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "RawWriteFileSpec")]
 pub struct WriteFileSpec {
     pub path: String,
-    pub content: String,
+    pub content: NewText,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWriteFileSpec {
+    path: String,
+    content: Option<String>,
+    append: Option<String>,
+}
+
+impl TryFrom<RawWriteFileSpec> for WriteFileSpec {
+    type Error = String;
+
+    fn try_from(raw: RawWriteFileSpec) -> Result<Self, Self::Error> {
+        let content = match (raw.content, raw.append) {
+            (Some(text), None) => NewText::Whole(text),
+            (None, Some(text)) => NewText::Appended(text),
+            _ => return Err("a file write needs one of `content` or `append`".into()),
+        };
+        Ok(WriteFileSpec { path: raw.path, content })
+    }
 }
 
 /// A `burst` step: `{ entries = 10000 }`.
@@ -1118,6 +1188,33 @@ mod tests {
         };
         assert!(!fork(""));
         assert!(fork("fork = true"));
+    }
+
+    #[test]
+    fn a_change_is_given_whole_or_appended_to_the_file_on_disk() {
+        let cases = [
+            r#"{ tool_call = { id = "e", title = "Edit", diff = { path = "a", old_text = "x", new_text = "y" } } }"#,
+            r#"{ tool_call = { id = "e", title = "Edit", diff = { path = "a", append = "y" } } }"#,
+            r#"{ tool_call = { id = "e", title = "Edit", diff = { path = "a", old_text = "x", append = "y" } } }"#,
+            r#"{ tool_call = { id = "e", title = "Edit", diff = { path = "a", new_text = "x", append = "y" } } }"#,
+            r#"{ tool_call = { id = "e", title = "Edit", diff = { path = "a" } } }"#,
+            r#"{ write_disk = { path = "a", append = "y" } }"#,
+            r#"{ write_file = { path = "a", content = "x", append = "y" } }"#,
+            r#"{ write_disk = { path = "a", text = "y" } }"#,
+        ];
+        let outcomes: Vec<String> = cases.iter().map(|steps| parse_outcome("", steps)).collect();
+        expect_test::expect![[r#"
+            ok
+            ok
+            invalid scenario new.toml, line 5, column 52: a diff with `append` takes its old text from disk: leave out `old_text`
+            invalid scenario new.toml, line 5, column 52: a diff needs one of `new_text` or `append`
+            invalid scenario new.toml, line 5, column 52: a diff needs one of `new_text` or `append`
+            ok
+            invalid scenario new.toml, line 5, column 18: a file write needs one of `content` or `append`
+            invalid scenario new.toml, line 5, column 32: unknown field `text`, expected one of `path`, `content`, `append`"#]].assert_eq(&outcomes.join("\n"));
+        let appended = NewText::Appended("- more\n".to_owned());
+        assert_eq!(appended.after(Some("# Notes\n")), "# Notes\n- more\n");
+        assert_eq!(appended.after(None), "- more\n", "a file that is not there is a new one");
     }
 
     #[test]

@@ -109,6 +109,26 @@ fn the_demo_turn_streams_plans_calls_tools_and_asks_permission() {
 }
 
 #[test]
+fn a_second_demo_turn_proposes_its_edit_against_what_the_first_left() {
+    // A newcomer tries the Demo again, in the same session or after restarting it: the edit it
+    // proposes must be a change of the file as it is, not of the file the first turn started from.
+    let workspace = tempfile::tempdir().expect("a temporary workspace");
+    let notes = workspace.path().join("notes.md");
+    std::fs::write(&notes, DEMO_NOTES).expect("the test can write the demo's notes");
+    let cwd = workspace.path().to_str().expect("a UTF-8 temporary path");
+    let mut agent = AgentProcess::spawn(&[]);
+    let session = agent.start_session_in(no_capabilities(), cwd);
+    run_turn(&mut agent, &session, "What can you do?", choose("allow-once"));
+    let transcript = run_turn(&mut agent, &session, "Again, please", choose("allow-once"));
+    let proposal = transcript.iter().find(|line| line.starts_with("tool_call demo-edit-2 ")).expect("a second edit");
+    let after_first = format!("{DEMO_NOTES}- Tether was here.\n");
+    let after_second = format!("{after_first}- Tether was here.\n");
+    let diff = json!([{ "type": "diff", "path": notes, "oldText": after_first, "newText": after_second }]);
+    assert!(proposal.ends_with(&format!("content={diff}")), "the second proposal: {proposal}");
+    assert_eq!(std::fs::read_to_string(&notes).expect("notes.md is there"), after_second);
+}
+
+#[test]
 fn rejecting_the_demo_edit_takes_the_rejected_branch() {
     let mut agent = AgentProcess::scenario("demo");
     let session = agent.start_session(no_capabilities());
