@@ -89,6 +89,14 @@ test("Demo agent: streamed text, a completed tool call, and a permission card", 
     assert.equal(await chat.locator("button.composer-send").isDisabled(), false);
 
     await vscode.screenshot("chat-demo.png");
+
+    // tetherd appends every line the agent writes to the session's log in `.tether/`, one write
+    // a line: VS Code's file watcher must not wake for each of them (thousands in one reply, each
+    // passed on to every extension watching the workspace). VS Code's own exclusions stay.
+    await fsp.access(path.join(vscode.workspace, ".tether", "sessions"));
+    const unwatched = await vscode.settingPatterns("files.watcherExclude");
+    assert.ok(unwatched.includes("**/.tether/**"), `Tether's folder is watched: ${unwatched.join(", ")}`);
+    assert.ok(unwatched.some((pattern) => pattern.includes(".git/objects")), "VS Code's defaults are kept");
   });
 });
 

@@ -420,6 +420,19 @@ class VSCodeSession {
     await row.click();
   }
 
+  // The patterns of a pattern-list setting (`files.watcherExclude`, ...) as the Settings editor
+  // lists them: VS Code's defaults, the defaults extensions contribute, and the person's own.
+  async settingPatterns(id) {
+    await this.runCommand("Preferences: Open Settings (UI)");
+    const editor = this.page.locator(".settings-editor");
+    // The search box is an editor of its own, focused once the Settings editor is.
+    await editor.locator(".settings-header .monaco-editor").first().click();
+    await this.page.keyboard.type(id);
+    const setting = editor.locator(`.setting-item-contents[data-key="${id}"]`);
+    await setting.locator(".setting-list-row .setting-list-value").first().waitFor();
+    return setting.locator(".setting-list-row .setting-list-value").allInnerTexts();
+  }
+
   // "Preferences: Color Theme", then the theme labelled `label` ("Light Modern", "Dark High
   // Contrast", ...), as a person switches themes.
   async chooseColorTheme(label) {
