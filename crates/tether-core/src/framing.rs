@@ -122,7 +122,9 @@ impl LineFramer {
         self.compact_if_idle();
         let mut rest = bytes;
         while !rest.is_empty() {
-            match rest.iter().position(|&byte| byte == b'\n') {
+            // memchr reads a word at a time (SIMD where there is some): a streaming reply's
+            // lines are short, and this scan sees every byte tetherd sends.
+            match memchr::memchr(b'\n', rest) {
                 Some(newline) => {
                     self.take_segment(&rest[..newline], true);
                     rest = &rest[newline + 1..];
