@@ -137,8 +137,9 @@ let session: SessionView = {
     usage: { used: 53000, size: 200000, cost: { amount: 0.42, currency: "USD" }, lastTurnMs: 8_200 },
     prompt: { image: true, embeddedContext: true },
     mcpServers: [
-      { name: "tether", transport: "stdio", builtIn: true, leftOut: null, state: "connected" },
-      { name: "docs", transport: "http", builtIn: false, leftOut: "The MCP server \"docs\" was left out: this agent does not connect to MCP servers over HTTP.", state: null },
+      { name: "tether", transport: "stdio", builtIn: true, leftOut: null, state: "connected", remote: null },
+      { name: "search", transport: "http", builtIn: false, leftOut: null, state: null, remote: "mcp.example.com" },
+      { name: "docs", transport: "http", builtIn: false, leftOut: "The MCP server \"docs\" was left out: this agent does not connect to MCP servers over HTTP.", state: null, remote: "docs.example.com" },
     ],
   },
   tabs: [{ key: 1, label: "Tidy the notes", agent: "Demo", activity: "idle" }],

@@ -138,10 +138,13 @@ export class SessionControlsPanel {
     if (shape === this.shownMcp) return;
     this.shownMcp = shape;
     const offered = servers.filter((server) => server.leftOut === null).length;
+    const remote = servers.filter((server) => server.leftOut === null && server.remote !== null).length;
     this.mcpButton.hidden = servers.length === 0;
+    this.mcpButton.classList.toggle("remote", remote > 0);
     this.mcpCount.textContent = String(offered);
     const label =
       `MCP servers: ${offered} offered to the agent` +
+      (remote === 0 ? "" : `, ${remote} of them off this machine`) +
       (offered === servers.length ? "" : `, ${servers.length - offered} left out`);
     this.mcpButton.title = label;
     this.mcpButton.setAttribute("aria-label", label);
@@ -161,6 +164,13 @@ export class SessionControlsPanel {
         detail = server.builtIn
           ? `Tether's own server over ${server.transport}: search, git status, the selection, Problems and the language servers${state}`
           : `Offered to the agent over ${server.transport}${state}`;
+        if (server.remote !== null) {
+          // A server on the network sees what the agent sends it: the person chose it in their
+          // settings, and the list says plainly where that goes.
+          item.classList.add("remote");
+          item.dataset["remote"] = server.remote;
+          detail += `, at ${server.remote}: off this machine, so what the agent sends it leaves your computer`;
+        }
       }
       item.title = detail;
       item.append(name, element("span", "mcp-server-detail", detail));

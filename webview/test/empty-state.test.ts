@@ -26,7 +26,7 @@ describe("empty state", () => {
         { name: "cost", description: "", inputHint: null },
       ],
       prompt: { image: true, embeddedContext: true },
-      mcpServers: [{ name: "tether", transport: "stdio", builtIn: true, leftOut: null, state: null }],
+      mcpServers: [{ name: "tether", transport: "stdio", builtIn: true, leftOut: null, state: null, remote: null }],
     };
     ui.frame(snapshot([], { session: session({ controls, permissions: permissions({ mode: "acceptEdits" }) }) }));
     assert.equal(empty().hidden, false);

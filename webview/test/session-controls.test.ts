@@ -244,9 +244,9 @@ describe("the session's MCP servers in the composer", () => {
     const button = ui.query<HTMLButtonElement>("footer.composer button.mcp-button");
     assert.equal(button.hidden, true, "no servers, no button");
     const servers = [
-      { name: "tether", transport: "stdio", builtIn: true, leftOut: null, state: "connected" },
-      { name: "fs", transport: "stdio", builtIn: false, leftOut: null, state: "failed" },
-      { name: "github", transport: "http", builtIn: false, leftOut: "The MCP server \"github\" was left out: this agent does not connect to MCP servers over HTTP.", state: null },
+      { name: "tether", transport: "stdio", builtIn: true, leftOut: null, state: "connected", remote: null },
+      { name: "fs", transport: "stdio", builtIn: false, leftOut: null, state: "failed", remote: null },
+      { name: "github", transport: "http", builtIn: false, leftOut: "The MCP server \"github\" was left out: this agent does not connect to MCP servers over HTTP.", state: null, remote: "api.github.example" },
     ];
     ui.frame(patch([], session({ controls: controls({ mcpServers: servers }) })));
     assert.equal(button.hidden, false);
@@ -268,5 +268,29 @@ describe("the session's MCP servers in the composer", () => {
     assert.deepEqual(items.map((item) => item.dataset["state"] ?? null), ["connected", "failed", null]);
     section.dispatchEvent(new ui.window.KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
     assert.equal(section.hidden, true, "Escape closes the list");
+  });
+
+  it("says which servers are off this machine, where the person looks at them", () => {
+    const ui = harness();
+    const servers = [
+      { name: "tether", transport: "http", builtIn: true, leftOut: null, state: null, remote: null },
+      { name: "search", transport: "http", builtIn: false, leftOut: null, state: null, remote: "mcp.example.com" },
+      { name: "local", transport: "sse", builtIn: false, leftOut: null, state: null, remote: null },
+    ];
+    ui.frame(snapshot([], { session: session({ controls: controls({ mcpServers: servers }) }) }));
+    const button = ui.query<HTMLButtonElement>("footer.composer button.mcp-button");
+    assert.equal(button.getAttribute("aria-label"), "MCP servers: 3 offered to the agent, 1 of them off this machine");
+    assert.ok(button.classList.contains("remote"), "the button is marked before the list is opened");
+    const items = ui.queryAll<HTMLElement>("footer.composer .mcp-server");
+    assert.deepEqual(items.map((item) => item.dataset["remote"] ?? null), [null, "mcp.example.com", null]);
+    assert.equal(
+      items[1]!.querySelector(".mcp-server-detail")!.textContent,
+      "Offered to the agent over http, at mcp.example.com: off this machine, so what the agent sends it leaves your computer",
+    );
+
+    // Once the person removes it, nothing is marked.
+    ui.frame(patch([], session({ controls: controls({ mcpServers: [servers[0]!, servers[2]!] }) })));
+    assert.equal(button.classList.contains("remote"), false);
+    assert.equal(button.getAttribute("aria-label"), "MCP servers: 2 offered to the agent");
   });
 });

@@ -69,6 +69,39 @@ pub fn transport_of(server: &acp::McpServer) -> &'static str {
     }
 }
 
+/// Where a server is when it is not on this machine: the host of an HTTP or SSE server's URL,
+/// unless that is a loopback name or address (`localhost`, `127.0.0.0/8`, `::1`). What an agent
+/// sends such a server (the code it read, the person's questions) leaves the computer, and the
+/// chat says so where it lists the servers. A URL whose host cannot be read counts as remote.
+pub fn remote_host(server: &acp::McpServer) -> Option<String> {
+    let url = match server {
+        acp::McpServer::Http(http) => &http.url,
+        acp::McpServer::Sse(sse) => &sse.url,
+        _ => return None,
+    };
+    remote_host_of_url(url)
+}
+
+/// [`remote_host`] for a URL as written.
+pub fn remote_host_of_url(url: &str) -> Option<String> {
+    let Some((_, rest)) = url.split_once("://") else { return Some(url.to_owned()) };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    // Credentials come before the last '@'; a port after the host.
+    let host_and_port = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = match host_and_port.strip_prefix('[') {
+        Some(bracketed) => bracketed.split_once(']').map_or(bracketed, |(address, _)| address),
+        None => host_and_port.split_once(':').map_or(host_and_port, |(host, _)| host),
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host.is_empty() {
+        return Some(url.to_owned());
+    }
+    let loopback = host == "localhost"
+        || host.ends_with(".localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|address| address.is_loopback());
+    (!loopback).then_some(host)
+}
+
 fn server_from_entry(entry: &Value, secrets: &BTreeMap<String, String>) -> Result<acp::McpServer, String> {
     let Value::Object(fields) = entry else {
         return Err("it is not an object.".to_owned());
@@ -211,6 +244,44 @@ mod tests {
             tether.mcpServers[7] was ignored: "badtype": "type" must be "stdio", "http" or "sse".
             tether.mcpServers[8] was ignored: it is not an object."#]]
         .assert_eq(&format!("{}\n{}", serde_json::to_string(&servers).unwrap_or_default(), problems.join("\n")));
+    }
+
+    #[test]
+    fn a_server_off_this_machine_is_told_by_its_urls_host() {
+        let urls = [
+            "https://api.example.com/mcp",
+            "http://user:secret@Mcp.Example.COM.:8443/sse?x=1",
+            "http://localhost:3000/mcp",
+            "http://tools.localhost/mcp",
+            "http://127.0.0.1:9/sse",
+            "http://127.8.9.10/",
+            "http://[::1]:8080/mcp",
+            "http://[0:0:0:0:0:0:0:1]/mcp",
+            "http://[2001:db8::1]:8080/mcp",
+            "http://10.0.0.7/mcp",
+            "http://localhost@evil.example/mcp",
+            "http:///nohost",
+        ];
+        let seen: Vec<String> = urls
+            .iter()
+            .map(|url| format!("{url} -> {}", remote_host_of_url(url).unwrap_or_else(|| "local".to_owned())))
+            .collect();
+        expect![[r#"
+            https://api.example.com/mcp -> api.example.com
+            http://user:secret@Mcp.Example.COM.:8443/sse?x=1 -> mcp.example.com
+            http://localhost:3000/mcp -> local
+            http://tools.localhost/mcp -> local
+            http://127.0.0.1:9/sse -> local
+            http://127.8.9.10/ -> local
+            http://[::1]:8080/mcp -> local
+            http://[0:0:0:0:0:0:0:1]/mcp -> local
+            http://[2001:db8::1]:8080/mcp -> 2001:db8::1
+            http://10.0.0.7/mcp -> 10.0.0.7
+            http://localhost@evil.example/mcp -> evil.example
+            http:///nohost -> http:///nohost"#]]
+        .assert_eq(&seen.join("\n"));
+        let stdio = acp::McpServer::Stdio(acp::McpServerStdio::new("fs", "npx"));
+        assert_eq!(remote_host(&stdio), None, "a stdio server runs on this machine");
     }
 
     #[test]

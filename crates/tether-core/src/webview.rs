@@ -123,6 +123,9 @@ pub struct McpServerView {
     /// How the agent says the server is doing (`connected`, `failed`, `pending`, `needs-auth`),
     /// when it says (the Claude CLI does; ACP has no word for it yet).
     pub state: Option<String>,
+    /// The host of a server that is not on this machine (`mcp_settings::remote_host`): what the
+    /// agent sends it leaves the computer.
+    pub remote: Option<String>,
 }
 
 /// The agent's `promptCapabilities`: what the composer may attach. Text and resource links are

@@ -410,7 +410,12 @@ leftOut: string | null,
  * How the agent says the server is doing (`connected`, `failed`, `pending`, `needs-auth`),
  * when it says (the Claude CLI does; ACP has no word for it yet).
  */
-state: string | null, };
+state: string | null, 
+/**
+ * The host of a server that is not on this machine (`mcp_settings::remote_host`): what the
+ * agent sends it leaves the computer.
+ */
+remote: string | null, };
 
 export type PromptAttachment = { "type": "file", path: string, } | { "type": "selection", path: string, startLine: number, endLine: number, text: string, } | { "type": "image", mimeType: string, data: string, };
 

@@ -9,7 +9,7 @@
 
 use agent_client_protocol_schema::v1 as acp;
 
-use crate::mcp_settings::{name_of, transport_of};
+use crate::mcp_settings::{name_of, remote_host, remote_host_of_url, transport_of};
 use crate::sidecar::{MCP_SERVER_NAME, McpOffer};
 use crate::thread::{Entry, ToolCallView, ToolContent, ToolStatus};
 use crate::webview::McpServerView;
@@ -61,6 +61,7 @@ impl AcpClient {
                 built_in: self.mcp.tether.is_some() && name_of(server) == MCP_SERVER_NAME,
                 left_out: None,
                 state: None,
+                remote: remote_host(server),
             })
             .collect();
         view.extend(left_out.iter().map(|(server, why)| McpServerView {
@@ -69,6 +70,7 @@ impl AcpClient {
             built_in: false,
             left_out: Some(why.clone()),
             state: None,
+            remote: remote_host(server),
         }));
         if self.controls.view.mcp_servers != view {
             self.controls.view.mcp_servers = view;
@@ -105,6 +107,7 @@ impl AcpClient {
                     built_in: name == MCP_SERVER_NAME,
                     left_out: None,
                     state: None,
+                    remote: server["url"].as_str().and_then(remote_host_of_url),
                 }
             })
             .collect();
