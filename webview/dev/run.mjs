@@ -1,7 +1,8 @@
 // Opens the dev page in headless Chromium and checks the webview as a person would see it:
 // the demo turn (screenshots before and after answering the permission request, the file
 // changes it leaves for review before and after deciding some hunks, then the rules panel open
-// and Bypass mode's warning, answered through the fake host), three sessions as tabs (one
+// and filtered, and Bypass mode's warning,
+// answered through the fake host), three sessions as tabs (one
 // working, one waiting, a draft kept per tab), a restore to a checkpoint (its card, then Undo)
 // and a stress
 // stream (how long after the last chunk the reply is fully shown). Screenshots go to
@@ -71,6 +72,9 @@ try {
   await demo.click("form.rule-add button.rule-add-submit");
   await demo.waitForSelector('.rule .rule-description >> text=Allow execute matching “cargo *”');
   await demo.screenshot({ path: join(out, "rules-panel.png") });
+  await demo.fill("section.rules-panel input.rules-filter", "cargo");
+  await demo.locator("section.rules-panel").screenshot({ path: join(out, "rules-filter.png") });
+  await demo.fill("section.rules-panel input.rules-filter", "");
   await demo.click(".mode-select button.picker-button");
   await demo.click('.mode-select [role="option"][data-value="bypass"]');
   await demo.waitForSelector('.session-controls[data-mode="bypass"] .mode-warning:visible');

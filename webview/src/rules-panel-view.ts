@@ -1,6 +1,7 @@
 // The rules panel (`section.rules-panel`): every permission rule in force, where it came from and
-// how often it answered, with delete, keep-for-workspace and clear; the rules in the settings
-// that could not be used; a form to add a rule; and the way to the session's audit log.
+// how often it answered, with delete, keep-for-workspace and clear, and a filter over them; the
+// rules in the settings that could not be used; a form to add a rule; and the way to the
+// session's audit log.
 //
 // Like the rest of the chat it shows the host's state and sends intents: a click never edits the
 // list here, the host's next header patch does. The toggle that opens the panel sits in the
@@ -41,6 +42,9 @@ export class RulesPanelView {
   private readonly close = iconButton("rules-close", "Close the permission rules", "close");
   readonly element = element("section", "rules-panel");
   private readonly problems = element("div", "rule-problems");
+  /** Narrows the list to the rules whose words hold every word typed (scope and origin too). */
+  private readonly filter = element("input", "rules-filter");
+  private readonly noMatch = element("p", "rules-no-match");
   private readonly list = element("ul", "rules-list");
   private readonly empty = element(
     "p",
@@ -84,6 +88,14 @@ export class RulesPanelView {
     this.audit.title = "Open this session's record of every permission decision";
     this.audit.addEventListener("click", () => this.post({ type: "openAuditLog" }));
 
+    this.filter.type = "search";
+    this.filter.placeholder = "Filter rules";
+    this.filter.setAttribute("aria-label", "Filter the permission rules");
+    this.filter.setAttribute("aria-controls", `${PANEL_ID}-list`);
+    this.filter.addEventListener("input", () => this.applyFilter());
+    this.list.id = `${PANEL_ID}-list`;
+    this.noMatch.setAttribute("role", "status");
+
     const actions = element("div", "rules-actions");
     actions.append(this.clearSession, this.clearWorkspace, this.audit);
     this.form = new RuleForm(post);
@@ -92,7 +104,9 @@ export class RulesPanelView {
     this.element.append(
       titleRow,
       this.problems,
+      this.filter,
       this.list,
+      this.noMatch,
       this.empty,
       actions,
       this.form.element,
@@ -118,8 +132,9 @@ export class RulesPanelView {
         }),
       );
       this.list.replaceChildren(...rules.map((rule) => this.ruleItem(rule)));
-      this.list.hidden = rules.length === 0;
       this.empty.hidden = rules.length > 0;
+      this.filter.hidden = rules.length === 0;
+      this.applyFilter();
     }
 
     const sessionRules = rules.filter((rule) => rule.scope === "session").length;
@@ -129,6 +144,22 @@ export class RulesPanelView {
     if (this.workspaceRuleCount === 0) this.disarm();
     else if (this.disarmTimer !== null) this.clearWorkspace.textContent = this.confirmText();
     this.audit.hidden = (permissions?.auditLog ?? null) === null;
+  }
+
+  /** Shows the rules the filter's words all occur in; says so when none does. */
+  private applyFilter(): void {
+    const words = this.filter.value.toLowerCase().split(/\s+/).filter((word) => word !== "");
+    let shown = 0;
+    for (const item of this.list.children) {
+      if (!(item instanceof HTMLElement)) continue;
+      const text = (item.dataset["searchText"] ?? "").toLowerCase();
+      item.hidden = !words.every((word) => text.includes(word));
+      if (!item.hidden) shown += 1;
+    }
+    const rules = this.list.children.length;
+    this.list.hidden = shown === 0;
+    this.noMatch.hidden = rules === 0 || shown > 0;
+    this.noMatch.textContent = this.noMatch.hidden ? "" : `No rule matches “${this.filter.value.trim()}”.`;
   }
 
   private showOpen(): void {
@@ -164,6 +195,8 @@ export class RulesPanelView {
     remove.addEventListener("click", () => this.post({ type: "removeRule", id: rule.id }));
     buttons.append(remove);
     item.append(element("div", "rule-description", rule.description), details, buttons);
+    // What the filter reads: the words shown, the decision and the tool kinds as written.
+    item.dataset["searchText"] = [rule.description, details.textContent, rule.spec.decision, ...(rule.spec.kinds ?? [])].join(" ");
     return item;
   }
 

@@ -284,6 +284,39 @@ describe("rules panel", () => {
     );
   });
 
+  it("filters the list by every word typed, through patches, and says when nothing matches", () => {
+    ui.frame(snapshot([], { session: twoRules() }));
+    const filter = ui.query<HTMLInputElement>("section.rules-panel input.rules-filter");
+    const shown = () => ui.queryAll(".rule").filter((item) => !item.hidden).map((item) => item.dataset["ruleId"]);
+    const type = (text: string) => {
+      filter.value = text;
+      filter.dispatchEvent(new ui.window.Event("input", { bubbles: true }));
+    };
+    assert.deepEqual(shown(), ["4", "2", "9"]);
+
+    type("deny");
+    assert.deepEqual(shown(), ["2"], "the decision");
+    type("SESSION allow");
+    assert.deepEqual(shown(), ["4", "9"], "every word, in any case, scope included");
+    type("added docs");
+    assert.deepEqual(shown(), ["9"], "origin and pattern");
+    // The host's next patch rebuilds the list: the filter still holds.
+    ui.frame(patch([], twoRules()));
+    assert.deepEqual(shown(), ["9"]);
+
+    type("yarn");
+    assert.deepEqual(shown(), []);
+    assert.equal(ui.query(".rules-no-match").textContent, "No rule matches “yarn”.");
+    assert.equal(ui.query(".rules-empty").hidden, true, "there are rules, only none that matches");
+    type("");
+    assert.deepEqual(shown(), ["4", "2", "9"]);
+    assert.equal(ui.query(".rules-no-match").hidden, true);
+
+    ui.frame(patch([], session()));
+    assert.equal(filter.hidden, true, "no rules, nothing to filter");
+    assert.equal(ui.query(".rules-no-match").hidden, true);
+  });
+
   it("says when there are no rules, and offers no clearing or audit log then", () => {
     ui.frame(snapshot([]));
     assert.equal(ui.query(".rules-empty").hidden, false);
