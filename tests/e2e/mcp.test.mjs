@@ -95,6 +95,13 @@ test("an agent asks the editor through Tether's MCP server: selection, definitio
       const header = chat.locator(".mcp-servers");
       await header.locator(".mcp-server", { hasText: "tether (editor tools)" }).waitFor();
       await header.locator(".mcp-server", { hasText: "extra" }).waitFor();
+      // The whole list is in sight: it opens against the composer's right edge, not the plug's.
+      const list = await header.boundingBox();
+      const view = await chat.locator("body").boundingBox();
+      assert.ok(
+        list.x >= view.x && list.x + list.width <= view.x + view.width,
+        `the list (${list.x}–${list.x + list.width}) is cut by the view's edge (${view.x}–${view.x + view.width})`,
+      );
     });
 
     await step("get_selection answers with the person's selection", async () => {

@@ -1,7 +1,7 @@
 // Opens the dev page in headless Chromium and checks the webview as a person would see it:
 // the demo turn (screenshots before and after answering the permission request, the file
 // changes it leaves for review before and after deciding some hunks, then the rules panel open
-// and filtered, and Bypass mode's warning,
+// filtered, the composer's MCP servers (one off this machine) and Bypass mode's warning,
 // answered through the fake host), three sessions as tabs (one
 // working, one waiting, a draft kept per tab), a restore to a checkpoint (its card, then Undo)
 // and a stress
@@ -75,6 +75,9 @@ try {
   await demo.fill("section.rules-panel input.rules-filter", "cargo");
   await demo.locator("section.rules-panel").screenshot({ path: join(out, "rules-filter.png") });
   await demo.fill("section.rules-panel input.rules-filter", "");
+  await demo.click("footer.composer button.mcp-button");
+  await demo.screenshot({ path: join(out, "mcp-servers.png") });
+  await demo.click("footer.composer button.mcp-button");
   await demo.click(".mode-select button.picker-button");
   await demo.click('.mode-select [role="option"][data-value="bypass"]');
   await demo.waitForSelector('.session-controls[data-mode="bypass"] .mode-warning:visible');
