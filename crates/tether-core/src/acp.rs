@@ -63,6 +63,7 @@ pub use prompt_content::{MAX_EMBEDDED_FILE_BYTES, MAX_IMAGE_BYTES};
 pub use replay::LogReplay;
 pub use terminal::TerminalCall;
 pub use updates::tool_call_view;
+pub(crate) use wire::text_chunk;
 
 use std::collections::{BTreeMap, VecDeque};
 

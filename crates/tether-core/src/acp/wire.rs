@@ -35,11 +35,7 @@ pub(super) struct Wire {
 impl AcpClient {
     /// One complete line from the agent's stdout that tetherd found to be JSON.
     pub fn handle_message(&mut self, line: &str, now: u64) {
-        self.now = now;
-        if !self.replaying {
-            // A replay times the thread by the log's clock instead (see `LogReplay::feed`).
-            self.thread.set_now(now);
-        }
+        self.set_clock(now);
         if let Some(notification) = text_chunk(line) {
             return self.on_session_notification(notification);
         }
@@ -56,6 +52,21 @@ impl AcpClient {
             Message::Response { id, result } => self.handle_response(id, result, now),
             Message::Request { id, method, params } => self.handle_request(id, &method, params),
             Message::Notification { method, params } => self.handle_notification(&method, params),
+        }
+    }
+
+    /// What [`handle_message`](Self::handle_message) does with a line that [`text_chunk`] has
+    /// read already: the host reads tetherd's envelope and the chunk inside it in one pass.
+    pub fn handle_text_chunk(&mut self, notification: acp::SessionNotification, now: u64) {
+        self.set_clock(now);
+        self.on_session_notification(notification);
+    }
+
+    fn set_clock(&mut self, now: u64) {
+        self.now = now;
+        if !self.replaying {
+            // A replay times the thread by the log's clock instead (see `LogReplay::feed`).
+            self.thread.set_now(now);
         }
     }
 
@@ -345,7 +356,7 @@ impl AcpClient {
 /// line once. It accepts only a line without a member the schema would also look at (no `id`,
 /// no `_meta`, no `messageId`, no `annotations`), so the notification it builds is exactly the
 /// one the general path would have read, and everything after is the same.
-fn text_chunk(line: &str) -> Option<acp::SessionNotification> {
+pub(crate) fn text_chunk(line: &str) -> Option<acp::SessionNotification> {
     use std::borrow::Cow;
 
     #[derive(serde::Deserialize)]

@@ -8,6 +8,7 @@
 
 use std::collections::VecDeque;
 
+use agent_client_protocol_schema::v1 as acp;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -408,8 +409,11 @@ impl HostEngine {
     }
 
     pub(super) fn handle_sidecar_line(&mut self, line: &str, now: u64) {
+        if let Some(chunk) = agent_text_chunk(line) {
+            return self.route_agent_message(line, chunk, now);
+        }
         if let Some(message) = agent_message(line) {
-            return self.route_agent_message(line, &message, now);
+            return self.route_agent_message(line, AgentLine::from(&message), now);
         }
         let message = match jsonrpc::parse_message(line) {
             Ok(message) => message,
@@ -448,9 +452,10 @@ impl HostEngine {
         }
     }
 
-    /// An `agent/message` read by [`agent_message`]: where the general path would have taken it,
-    /// to a session held back while the workspace's sessions are read, or to its own session.
-    fn route_agent_message(&mut self, line: &str, message: &AgentMessage<'_>, now: u64) {
+    /// An `agent/message` read by [`agent_text_chunk`] or [`agent_message`]: where the general
+    /// path would have taken it, to a session held back while the workspace's sessions are read,
+    /// or to its own session.
+    fn route_agent_message(&mut self, line: &str, message: AgentLine<'_>, now: u64) {
         if let Some(held) = &mut self.history.held_agent_events {
             held.push(line.to_owned());
             return;
@@ -466,11 +471,12 @@ impl HostEngine {
 
     /// A line of an agent's stdout, for the session it serves (if it is still that session's and
     /// not already read from the log).
-    fn on_agent_message(&mut self, message: &AgentMessage<'_>, now: u64) {
+    fn on_agent_message(&mut self, message: AgentLine<'_>, now: u64) {
         if let Some(slot) = self.live_slot(message.agent_id, message.seq) {
-            match &mut slot.claude {
-                Some(claude) => claude.handle_cli_line(message.message.get(), now),
-                None => slot.client.handle_message(message.message.get(), now),
+            match (&mut slot.claude, message.text_chunk) {
+                (Some(claude), _) => claude.handle_cli_line(message.message, now),
+                (None, Some(chunk)) => slot.client.handle_text_chunk(chunk, now),
+                (None, None) => slot.client.handle_message(message.message, now),
             }
         }
     }
@@ -615,7 +621,7 @@ impl HostEngine {
         let params = params.map_or("null", RawValue::get);
         match method {
             method::AGENT_MESSAGE => match serde_json::from_str::<AgentMessage<'_>>(params) {
-                Ok(message) => self.on_agent_message(&message, now),
+                Ok(message) => self.on_agent_message(AgentLine::from(&message), now),
                 Err(error) => self.log(LogLevel::Error, format!("tetherd sent a malformed agent/message: {error}")),
             },
             method::MCP_TOOL_CALLED => match serde_json::from_str::<McpToolCalled>(params) {
@@ -739,6 +745,63 @@ fn parse_result<T: serde::de::DeserializeOwned>(
 const UNTRUSTED_MESSAGE: &str = "This workspace is not trusted, so Tether starts nothing in it: no tetherd, no agent. \
      Trust the workspace to start the session.";
 
+/// An agent's line as tetherd forwarded it (`agent/message`), for the session it serves.
+struct AgentLine<'a> {
+    agent_id: AgentId,
+    /// The agent's line, as it wrote it.
+    message: &'a str,
+    seq: Option<u64>,
+    /// The line read as the text chunk it is, when [`agent_text_chunk`] read it.
+    text_chunk: Option<acp::SessionNotification>,
+}
+
+impl<'a> From<&AgentMessage<'a>> for AgentLine<'a> {
+    fn from(message: &AgentMessage<'a>) -> Self {
+        AgentLine { agent_id: message.agent_id, message: message.message.get(), seq: message.seq, text_chunk: None }
+    }
+}
+
+/// The `agent/message` of a streamed text chunk, read in one pass when the line is exactly what
+/// tetherd writes for one: `{"jsonrpc":"2.0","method":"agent/message","params":{"agentId":N,
+/// "message":M,"seq":S}}` (or without `seq`), whose `M` [`text_chunk`] reads; `None` for any other
+/// line, which [`agent_message`] or the general path takes.
+///
+/// A streaming reply is thousands of these, and reading the envelope with serde, even with `M`
+/// as raw JSON, costs about as much as reading `M` itself, only to find where it ends. Here the
+/// envelope is matched as text around `M`, and `M` is read once, by [`text_chunk`], which takes
+/// nothing but a complete JSON value of the chunk's exact shape. So a line taken here is a JSON
+/// line with those members and no other, and reads exactly as the general path reads it.
+fn agent_text_chunk(line: &str) -> Option<AgentLine<'_>> {
+    const PREFIX: &str = r#"{"jsonrpc":"2.0","method":"agent/message","params":{"agentId":"#;
+    const MESSAGE: &str = r#","message":"#;
+    const SEQ: &str = r#","seq":"#;
+    let rest = line.strip_prefix(PREFIX)?;
+    let digits = rest.find(|character: char| !character.is_ascii_digit())?;
+    let agent_id = json_u64(&rest[..digits])?;
+    let rest = rest[digits..].strip_prefix(MESSAGE)?.strip_suffix("}}")?;
+    // `M` is a JSON value, which cannot end in `,"seq":<digits>`: a suffix like that is the seq.
+    let seq_digits = rest.len() - rest.trim_end_matches(|character: char| character.is_ascii_digit()).len();
+    let (message, seq) = match rest[..rest.len() - seq_digits].strip_suffix(SEQ) {
+        Some(message) if seq_digits > 0 => (message, Some(json_u64(&rest[rest.len() - seq_digits..])?)),
+        _ => (rest, None),
+    };
+    // No space around `M`, which serde_json would allow and the general path leave out of it.
+    if !(message.starts_with('{') && message.ends_with('}')) {
+        return None;
+    }
+    let chunk = crate::acp::text_chunk(message)?;
+    Some(AgentLine { agent_id, message, seq, text_chunk: Some(chunk) })
+}
+
+/// A JSON number that is a `u64`, as serde_json reads one: digits without a leading zero.
+fn json_u64(digits: &str) -> Option<u64> {
+    let leading_zero = digits.len() > 1 && digits.starts_with('0');
+    if digits.is_empty() || leading_zero || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
 /// An `agent/message` notification, read in one pass when the line is exactly that (as tetherd
 /// writes every one); `None` for any other line, which takes the general path.
 ///
@@ -772,6 +835,50 @@ mod tests {
             }
             _ => None,
         }
+    }
+
+    #[test]
+    fn a_text_chunk_is_read_in_one_pass_as_the_general_path_reads_it() {
+        let chunk = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a \"seq\":1}} é"}}}}"#;
+        let envelope = |agent: &str, message: &str, tail: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"agent/message","params":{{"agentId":{agent},"message":{message}{tail}}}}}"#
+            )
+        };
+        let taken = [
+            envelope("7", chunk, r#","seq":12"#),
+            envelope("0", chunk, ""),
+            envelope("18446744073709551615", chunk, r#","seq":0"#),
+        ];
+        for line in &taken {
+            let read = agent_text_chunk(line).map(|read| (read.agent_id, read.message.to_owned(), read.seq));
+            assert!(read.is_some(), "not taken: {line}");
+            assert_eq!(read, read_generally(line), "read differently: {line}");
+        }
+        // Lines the general path reads otherwise, or not at all, and lines that are not a text
+        // chunk: left to `agent_message` and the general path.
+        let thought = chunk.replace("agent_message_chunk", "agent_thought_chunk");
+        let tool = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"x"}}}"#;
+        let left = [
+            envelope("07", chunk, r#","seq":12"#),
+            envelope("7", chunk, r#","seq":012"#),
+            envelope("7", chunk, r#","seq":-1"#),
+            envelope("18446744073709551616", chunk, ""),
+            envelope("7", chunk, r#","seq":12,"extra":1"#),
+            envelope("7", chunk, r#","extra":1"#),
+            envelope("7", &format!(" {chunk}"), ""),
+            envelope("7", &format!("{chunk}}}"), ""),
+            envelope("7", &chunk[..chunk.len() - 1], ""),
+            envelope("7", tool, r#","seq":3"#),
+            envelope("7", "5", r#","seq":3"#),
+            format!("{} ", envelope("7", chunk, "")),
+            envelope("7", chunk, "").replace(r#""agentId":7"#, r#""agentId": 7"#),
+        ];
+        for line in &left {
+            assert!(agent_text_chunk(line).is_none(), "taken: {line}");
+        }
+        let read = agent_text_chunk(&envelope("7", &thought, "")).map(|read| read.message.to_owned());
+        assert_eq!(read.as_deref(), Some(thought.as_str()), "a thought streams the same way");
     }
 
     #[test]
