@@ -18,14 +18,28 @@ fn all_capabilities() -> Value {
 /// What `cargo xtask run` and the end-to-end tests put in the Demo's workspace as notes.md.
 const DEMO_NOTES: &str = "# Notes\n\n- Try the Tether sidebar.\n";
 
+/// The Demo agent with a session in a temporary workspace of its own, which holds notes.md as
+/// `cargo xtask run` writes it.
+struct DemoWorkspace {
+    agent: AgentProcess,
+    session: String,
+    notes: std::path::PathBuf,
+    folder: tempfile::TempDir,
+}
+
+fn demo_workspace() -> DemoWorkspace {
+    let folder = tempfile::tempdir().expect("a temporary workspace");
+    let notes = folder.path().join("notes.md");
+    std::fs::write(&notes, DEMO_NOTES).expect("the test can write the demo's notes");
+    let mut agent = AgentProcess::spawn(&[]);
+    let session = agent.start_session_in(no_capabilities(), folder.path().to_str().expect("a UTF-8 temporary path"));
+    DemoWorkspace { agent, session, notes, folder }
+}
+
 #[test]
 fn the_demo_turn_streams_plans_calls_tools_and_asks_permission() {
-    let workspace = tempfile::tempdir().expect("a temporary workspace");
-    let notes = workspace.path().join("notes.md");
-    std::fs::write(&notes, DEMO_NOTES).expect("the test can write the demo's notes");
-    let cwd = workspace.path().to_str().expect("a UTF-8 temporary path");
-    let mut agent = AgentProcess::spawn(&[]);
-    let session = agent.start_session_in(no_capabilities(), cwd);
+    let DemoWorkspace { mut agent, session, notes, folder } = demo_workspace();
+    let cwd = folder.path().to_str().expect("a UTF-8 temporary path");
     let transcript = run_turn(&mut agent, &session, "What can you do?", choose("allow-once"));
     // Allowed, the edit is made: what the agent proposed is what the file then holds.
     assert_eq!(
@@ -112,12 +126,7 @@ fn the_demo_turn_streams_plans_calls_tools_and_asks_permission() {
 fn a_second_demo_turn_proposes_its_edit_against_what_the_first_left() {
     // A newcomer tries the Demo again, in the same session or after restarting it: the edit it
     // proposes must be a change of the file as it is, not of the file the first turn started from.
-    let workspace = tempfile::tempdir().expect("a temporary workspace");
-    let notes = workspace.path().join("notes.md");
-    std::fs::write(&notes, DEMO_NOTES).expect("the test can write the demo's notes");
-    let cwd = workspace.path().to_str().expect("a UTF-8 temporary path");
-    let mut agent = AgentProcess::spawn(&[]);
-    let session = agent.start_session_in(no_capabilities(), cwd);
+    let DemoWorkspace { mut agent, session, notes, folder: _folder } = demo_workspace();
     run_turn(&mut agent, &session, "What can you do?", choose("allow-once"));
     let transcript = run_turn(&mut agent, &session, "Again, please", choose("allow-once"));
     let proposal = transcript.iter().find(|line| line.starts_with("tool_call demo-edit-2 ")).expect("a second edit");
