@@ -1126,7 +1126,7 @@ impl Agent {
             Step::WriteFile(spec) => {
                 let path = resolve(&session.cwd, &spec.path);
                 if capabilities.fs.write_text_file {
-                    let content = spec.content.after(std::fs::read_to_string(&path).ok().as_deref());
+                    let content = spec.content.for_file(&path);
                     let request = WriteTextFileRequest::new(session.id.clone(), path.clone(), content);
                     let id = wire.request(key, "fs/write_text_file", request, Purpose::WriteFile { path })?;
                     turn.wait = Wait::Response(id);
@@ -1140,7 +1140,7 @@ impl Agent {
                 let path = resolve(&session.cwd, &spec.path);
                 // The report names the file as the scenario does (relative to the session's
                 // folder, or absolute), as an agent names the files it works on.
-                let content = spec.content.after(std::fs::read_to_string(&path).ok().as_deref());
+                let content = spec.content.for_file(&path);
                 let report = match std::fs::write(&path, content) {
                     Ok(()) => format!("Wrote {} myself.\n\n", spec.path),
                     Err(error) => format!("Could not write {}: {error}.\n\n", spec.path),

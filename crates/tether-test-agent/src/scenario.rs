@@ -389,6 +389,14 @@ impl NewText {
             NewText::Appended(text) => format!("{}{text}", on_disk.unwrap_or_default()),
         }
     }
+
+    /// [`after`](Self::after) for the file at `path`, read only when the text is appended to it.
+    pub fn for_file(&self, path: &std::path::Path) -> String {
+        match self {
+            NewText::Whole(text) => text.clone(),
+            NewText::Appended(_) => self.after(std::fs::read_to_string(path).ok().as_deref()),
+        }
+    }
 }
 
 /// An `ask_permission` step and what to do with each kind of answer.
