@@ -31,6 +31,7 @@ import type {
   HostAction,
   HostCommand,
   LogLevel,
+  ProfileView,
   ReviewDocument,
   ReviewHunk,
   WebviewToHost,
@@ -224,6 +225,12 @@ export class EngineHost implements vscode.Disposable {
   profiles(): AgentProfile[] {
     const profiles = this.callEngine("the question for its agents", (engine) => engine.profiles());
     return profiles === undefined ? [] : (JSON.parse(profiles) as AgentProfile[]);
+  }
+
+  /** The agent picker's list, as the chat header shows it; none while no engine runs. */
+  profileViews(): ProfileView[] {
+    const views = this.callEngine("the question for its agent picker", (engine) => engine.profileViews());
+    return views === undefined ? [] : (JSON.parse(views) as ProfileView[]);
   }
 
   /** The answer to a `readFile` action, with the bytes read (empty unless there is data). */

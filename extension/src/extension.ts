@@ -9,7 +9,7 @@ import * as path from "node:path";
 
 import * as vscode from "vscode";
 
-import { type AgentSearch, agentsDir, ensureAgentInstalled, findBuiltinAgents } from "./agents";
+import { type AgentSearch, type FoundAgent, agentsDir, ensureAgentInstalled, findBuiltinAgents } from "./agents";
 import { CHAT_VIEW_ID, ChatViewProvider, FailedChatViewProvider } from "./chatView";
 import { selectionOf } from "./mentions";
 import { reportOpenDocuments, reportReviewedFileChanges } from "./documentEvents";
@@ -18,9 +18,10 @@ import { AgentSignIn } from "./auth";
 import { McpSecrets } from "./mcpSecrets";
 import { HistoryPicker } from "./history";
 import { describeError } from "./errors";
-import type { AgentProfile, EngineConfig, HostCommand } from "./generated/protocol";
+import type { EngineConfig, HostCommand, ProfileView } from "./generated/protocol";
 import { HUNK_COMMAND, KEEP_ALL_COMMAND, REJECT_ALL_COMMAND, ReviewRegistry, registerReviewUi } from "./review";
 import {
+  builtinsOf,
   configureCommand,
   readAgentSettings,
   readSidecarSettings,
@@ -75,7 +76,7 @@ export function activate(context: vscode.ExtensionContext): void {
     searchPath: process.env.PATH,
     nodePath: process.execPath,
   });
-  const builtinProfiles = () => findBuiltinAgents(agentSearch()).map((found) => found.profile);
+  const builtinAgents = () => findBuiltinAgents(agentSearch());
   const profileNames = () => engineHost.profiles().map((profile) => profile.name);
   // Set once the chat view provider exists; the engine is only ever restarted after that.
   let chatView: ChatViewProvider | undefined;
@@ -99,7 +100,7 @@ export function activate(context: vscode.ExtensionContext): void {
     },
   };
   try {
-    engineHost = createEngine(context, token, log, startSidecar, reviews, terminals, history, auth, restarts, builtinProfiles);
+    engineHost = createEngine(context, token, log, startSidecar, reviews, terminals, history, auth, restarts, builtinAgents);
   } catch (error) {
     const failure = describeError(error);
     log.error(`Tether could not start: ${failure}`);
@@ -130,7 +131,7 @@ export function activate(context: vscode.ExtensionContext): void {
   }
   context.subscriptions.push(engineHost, { dispose: deactivate });
   const send = (command: HostCommand) => engineHost.command(command);
-  const reconfigure = () => send(configureCommand(readAgentSettings(), builtinProfiles()));
+  const reconfigure = () => send(configureCommand(readAgentSettings(), builtinAgents()));
   /** Selects agent `name` once it is installed; `select` tells the engine. */
   const chooseAgent = async (name: string, select: () => void) => {
     if (!vscode.workspace.isTrusted) {
@@ -168,7 +169,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("tether.newSession", () => engineHost.command({ type: "newSession" })),
     vscode.commands.registerCommand("tether.cancel", () => engineHost.command({ type: "cancel" })),
     vscode.commands.registerCommand("tether.selectAgent", (name?: unknown) =>
-      selectAgent(name, engineHost.profiles(), (chosen) => chooseAgent(chosen, () => send({ type: "selectAgent", name: chosen }))),
+      selectAgent(name, engineHost.profileViews(), (chosen) => chooseAgent(chosen, () => send({ type: "selectAgent", name: chosen }))),
     ),
     vscode.commands.registerCommand("tether.showHistory", () => send({ type: "showHistory" })),
     vscode.commands.registerCommand("tether.mentionSelection", () => mentionSelection(send)),
@@ -183,7 +184,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("tether.restartAgent", () => send({ type: "restart" })),
     vscode.commands.registerCommand("tether.stopAgent", () => send({ type: "stopAgent" })),
     vscode.commands.registerCommand("tether.toggleFollowAgent", () => send({ type: "toggleFollowAgent" })),
-    watchSettings(send, log, builtinProfiles),
+    watchSettings(send, log, builtinAgents),
     // Trusting the workspace starts tetherd and the session, without a reload.
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
       log.info("The workspace is trusted now.");
@@ -241,7 +242,7 @@ function createEngine(
   history: HistoryPicker,
   auth: AgentSignIn,
   restarts: EngineRestarts,
-  builtinProfiles: () => AgentProfile[],
+  builtinAgents: () => FoundAgent[],
 ): EngineHost {
   const extensionVersion = String(context.extension.packageJSON.version ?? "0.0.0");
   const demoAgent = bundledBinary(context, "tether-test-agent");
@@ -267,7 +268,7 @@ function createEngine(
       tetherDir: workspaceTetherDir(),
       demoAgentCommand,
       agents: settings.agents,
-      builtinProfiles: builtinProfiles(),
+      ...builtinsOf(builtinAgents()),
       defaultProfile: settings.defaultProfile,
       permissions: settings.permissions,
       followAgent: vscode.workspace.getConfiguration("tether").get<boolean>("followAgent") === true,
@@ -325,16 +326,19 @@ function startOrReconnectSidecar(
  */
 async function selectAgent(
   name: unknown,
-  profiles: AgentProfile[],
+  profiles: ProfileView[],
   choose: (name: string) => Promise<void>,
 ): Promise<void> {
   let chosen = typeof name === "string" && name !== "" ? name : undefined;
   if (chosen === undefined) {
-    const names = profiles.map((profile) => profile.name);
-    chosen = await vscode.window.showQuickPick(names, {
-      title: "Tether: Select Agent",
-      placeHolder: "The agent to run in the chat",
-    });
+    // Each agent as the chat's picker lists it: how it stands here, and what it can do.
+    const items = profiles.map((profile) => ({ label: profile.name, detail: profile.description }));
+    chosen = (
+      await vscode.window.showQuickPick(items, {
+        title: "Tether: Select Agent",
+        placeHolder: "The agent to run in the chat",
+      })
+    )?.label;
   }
   if (chosen !== undefined) {
     await choose(chosen);

@@ -13,6 +13,7 @@ import * as path from "node:path";
 
 import * as vscode from "vscode";
 
+import type { FoundAgent } from "./agents";
 import type { AgentProfile, ClaudeCliSettings, HostCommand, Mode, PermissionSettings } from "./generated/protocol";
 import { MODES as GENERATED_MODES } from "./generated/protocol";
 
@@ -112,15 +113,24 @@ function readPermissions(configuration: vscode.WorkspaceConfiguration, problems:
   return { defaultMode, rules };
 }
 
+/** The built-in agents as the engine's configuration has them: their profiles, and which are missing. */
+export function builtinsOf(builtins: readonly FoundAgent[]): { builtinProfiles: AgentProfile[]; missingBuiltins: string[] } {
+  return {
+    builtinProfiles: builtins.map((found) => found.profile),
+    missingBuiltins: builtins.filter((found) => !found.found).map((found) => found.agent.name),
+  };
+}
+
 /**
  * The `configure` command that tells the engine about the current settings and the built-in
- * agents (agents.ts), which a `tether.agents` profile of the same name replaces.
+ * agents (agents.ts), which a `tether.agents` profile of the same name replaces, with the ones
+ * not found on this machine.
  */
-export function configureCommand(settings: AgentSettings, builtins: readonly AgentProfile[] = []): HostCommand {
+export function configureCommand(settings: AgentSettings, builtins: readonly FoundAgent[] = []): HostCommand {
   return {
     type: "configure",
     agents: settings.agents,
-    builtinProfiles: [...builtins],
+    ...builtinsOf(builtins),
     defaultProfile: settings.defaultProfile,
     permissions: settings.permissions,
     claudeCli: settings.claudeCli,
@@ -146,7 +156,7 @@ export function workspaceTetherDir(): string | null {
 export function watchSettings(
   configure: (command: HostCommand) => void,
   log: vscode.LogOutputChannel,
-  builtins: () => readonly AgentProfile[] = () => [],
+  builtins: () => readonly FoundAgent[] = () => [],
 ): vscode.Disposable {
   return vscode.workspace.onDidChangeConfiguration((event) => {
     if (ENGINE_SETTINGS.some((section) => event.affectsConfiguration(section))) {

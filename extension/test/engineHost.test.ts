@@ -135,6 +135,7 @@ const config: EngineConfig = {
   demoAgentCommand: null,
   agents: null,
   builtinProfiles: [],
+  missingBuiltins: [],
   defaultProfile: null,
   permissions: { defaultMode: "ask", rules: [] },
   followAgent: false,

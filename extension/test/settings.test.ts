@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 
+import { BUILTIN_AGENTS, type FoundAgent } from "../src/agents";
 import type { AgentProfile, HostCommand } from "../src/generated/protocol";
 import { configureCommand, readAgentSettings, watchSettings, workspaceTetherDir } from "../src/settings";
 import { recordingLog } from "./fakes";
@@ -40,10 +41,17 @@ test("the agents and the permission settings go to the engine as written, bad on
     cwd: null,
     protocol: "acp",
   };
-  assert.deepEqual(configureCommand(read, [builtin]), {
+  // Claude Code was found; Codex was not, so the engine's agent picker says it is not installed.
+  const codex: AgentProfile = { ...builtin, name: "Codex", command: "codex-acp" };
+  const found: FoundAgent[] = [
+    { agent: BUILTIN_AGENTS[0]!, profile: builtin, found: true },
+    { agent: BUILTIN_AGENTS[2]!, profile: codex, found: false },
+  ];
+  assert.deepEqual(configureCommand(read, found), {
     type: "configure",
     agents,
-    builtinProfiles: [builtin],
+    builtinProfiles: [builtin, codex],
+    missingBuiltins: ["Codex"],
     defaultProfile: "Gemini",
     permissions: { defaultMode: "acceptEdits", rules },
     claudeCli: { persistent: false, idleTimeoutMinutes: 30 },
@@ -138,7 +146,7 @@ test("a change the engine cares about sends configure with every setting; tether
 
   const permissions = { defaultMode: "bypass", rules: [{ decision: "deny", kinds: ["delete"] }] };
   const oneshot = { persistent: false, idleTimeoutMinutes: 30 };
-  const unset = { agents: null, builtinProfiles: [], defaultProfile: null, claudeCli: oneshot, mcpServers: null };
+  const unset = { agents: null, builtinProfiles: [], missingBuiltins: [], defaultProfile: null, claudeCli: oneshot, mcpServers: null };
   assert.deepEqual(sent, [
     { type: "configure", ...unset, permissions: { defaultMode: "ask", rules: permissions.rules } },
     { type: "configure", ...unset, permissions },

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ACTIVATION_TIMEOUT_MS, withVSCode } from "./harness.mjs";
+import { ACTIVATION_TIMEOUT_MS, pickerChoices, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
 
@@ -25,5 +25,16 @@ test("a default agent that is not installed is offered for install at start", { 
     assert.match(await offer.innerText(), /@zed-industries\/codex-acp/);
     await offer.locator("a.monaco-button", { hasText: "Install Codex" }).waitFor();
     await vscode.screenshot("agent-install.png");
+
+    // The agent picker says so too, before anyone chooses it again.
+    const picker = chat.locator(".session-picker");
+    const codex = (await pickerChoices(picker)).find((choice) => choice.value === "Codex");
+    assert.deepEqual(
+      { state: codex.state, description: codex.description },
+      { state: "notInstalled", description: "Not installed: choosing it offers to install it" },
+    );
+    await picker.locator("button.picker-button").click();
+    await picker.locator('[role="option"][data-state="notInstalled"]', { hasText: "Codex" }).waitFor();
+    await vscode.screenshot("agent-picker.png");
   });
 });

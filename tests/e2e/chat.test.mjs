@@ -9,7 +9,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
 
-import { ACTIVATION_TIMEOUT_MS, demoWorkspaceFiles, repoRoot, withVSCode } from "./harness.mjs";
+import { ACTIVATION_TIMEOUT_MS, demoWorkspaceFiles, pickerChoices, repoRoot, withVSCode } from "./harness.mjs";
 
 // A whole test may take minutes on two busy cores (code-server start, activation, a turn); the
 // limit is only there so a hang ends the run instead of blocking CI.
@@ -30,6 +30,10 @@ test("Demo agent: streamed text, a completed tool call, and a permission card", 
       .locator('.session-status[data-status="ready"]')
       .waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
     assert.equal((await chat.locator(".session-agent").innerText()).trim(), "Demo");
+    // The agent picker says how the Demo stands and what it said it can do as it started.
+    const demo = (await pickerChoices(chat.locator(".session-picker"))).find((choice) => choice.value === "Demo");
+    assert.equal(demo.state, "running");
+    assert.match(demo.description, /^Running · tether-test-agent [\d.]+ · images, file contents$/);
 
     await vscode.sendPrompt("Show me what you can do");
     await chat.locator(".entry.user", { hasText: "Show me what you can do" }).waitFor();

@@ -852,10 +852,15 @@ export async function pickedValue(picker) {
   return picker.getAttribute("data-value");
 }
 
-/** The choices `picker` lists, in order, as `{ value, name }`. */
+/** The choices `picker` lists, in order, as `{ value, name, description, state }` (the last two may be undefined). */
 export async function pickerChoices(picker) {
   return picker.locator('[role="option"]').evaluateAll((items) =>
-    items.map((item) => ({ value: item.dataset.value, name: item.querySelector(".picker-item-label")?.textContent })));
+    items.map((item) => ({
+      value: item.dataset.value,
+      name: item.querySelector(".picker-item-label")?.textContent,
+      description: item.querySelector(".picker-item-description")?.textContent,
+      state: item.dataset.state,
+    })));
 }
 
 /** The chosen item of `picker`, when its name has `name` in it (waits for it with `.waitFor`). */

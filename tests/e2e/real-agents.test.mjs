@@ -86,6 +86,10 @@ test("Claude Code from npm: the session starts, its models are listed, a mode is
     await chat.locator(".session-agent", { hasText: "Claude Code" }).waitFor();
     // Ready only after the agent answered initialize and session/new.
     await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+    // The picker says what the adapter said of itself as it started: its name, and what it can do.
+    const described = (await pickerChoices(picker)).find((choice) => choice.value === "Claude Code");
+    assert.equal(described.state, "running");
+    assert.match(described.description, /^Running · Claude Code [\d.]+ · images, file contents, resumes sessions, MCP over HTTP$/);
 
     const models = chat.locator('.config-option-select[data-config-id="tether.model"]');
     await models.waitFor();
@@ -297,7 +301,10 @@ async function pickerShows(picker, option) {
 async function pickerLists(picker, choices) {
   await picker.waitFor();
   const listed = await pickerChoices(picker);
-  assert.deepEqual(listed, choices.map(({ value, name }) => ({ value, name })));
+  assert.deepEqual(
+    listed.map(({ value, name }) => ({ value, name })),
+    choices.map(({ value, name }) => ({ value, name })),
+  );
 }
 
 /**

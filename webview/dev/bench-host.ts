@@ -91,7 +91,7 @@ const session: SessionView = {
   agent: "Demo",
   agentInfo: "tether-test-agent 0.1.0",
   status: { type: "ready" },
-  profiles: ["Demo"],
+  profiles: [{ name: "Demo", state: "running", description: "Running · tether-test-agent 0.1.0" }],
   permissions: {
     mode: "ask",
     agentMode: null,

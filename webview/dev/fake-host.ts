@@ -80,7 +80,20 @@ let session: SessionView = {
   agent: "Demo",
   agentInfo: "tether-test-agent 0.1.0",
   status: { type: "starting", step: "Starting the agent…", elapsedMs: 0 },
-  profiles: ["Demo", "Claude Code", "Gemini CLI"],
+  profiles: [
+    { name: "Demo", state: "running", description: "Running · tether-test-agent 0.1.0 · file contents" },
+    {
+      name: "Claude Code",
+      state: "notRunning",
+      description: "Not running · Claude Code 0.12.1 · images, file contents, resumes sessions, MCP over HTTP",
+    },
+    {
+      name: "Codex",
+      state: "failed",
+      description: 'Could not start the agent "Codex": cannot start "codex-acp": No such file or directory (os error 2)',
+    },
+    { name: "Gemini CLI", state: "notInstalled", description: "Not installed: choosing it offers to install it" },
+  ],
   permissions: {
     mode: "ask",
     agentMode: null,

@@ -78,6 +78,9 @@ try {
   await demo.click("footer.composer button.mcp-button");
   await demo.screenshot({ path: join(out, "mcp-servers.png") });
   await demo.click("footer.composer button.mcp-button");
+  await demo.click(".session-picker button.picker-button");
+  await demo.screenshot({ path: join(out, "agent-picker.png") });
+  await demo.keyboard.press("Escape");
   await demo.click(".mode-select button.picker-button");
   await demo.click('.mode-select [role="option"][data-value="bypass"]');
   await demo.waitForSelector('.session-controls[data-mode="bypass"] .mode-warning:visible');

@@ -20,6 +20,8 @@ export interface PickerChoice {
   description?: string | null;
   /** Choices of one group are listed together under the group's name. */
   group?: string | null;
+  /** The item's `data-state`, for its colours (the agent picker's "failed", "signIn", ...). */
+  state?: string;
 }
 
 export interface PickerOptions {
@@ -113,6 +115,7 @@ export class Picker {
       item.setAttribute("role", "option");
       item.tabIndex = -1;
       item.dataset["value"] = choice.value;
+      if (choice.state !== undefined) item.dataset["state"] = choice.state;
       const check = icon("check");
       check.classList.add("picker-check");
       const text = element("span", "picker-item-text");

@@ -44,6 +44,8 @@ export type {
   PermissionView,
   PermissionsView,
   PlanEntryView,
+  ProfileState,
+  ProfileView,
   ReviewIntent,
   RuleDecision,
   RuleOrigin,

@@ -1,6 +1,6 @@
-// The chat header (`header.session`), one row: which agent (a picker of the agent profiles), how
-// its session stands (a dot, with words when it is not simply ready, and Sign in, Restart or Stop
-// when they apply), the session's title as the agent names it, and the session actions: New
+// The chat header (`header.session`), one row: which agent (a picker of the agent profiles, each
+// with how it stands and what it can do), how its session stands (a dot, with words when it is
+// not simply ready, and Sign in, Restart or Stop when they apply), the session's title as the agent names it, and the session actions: New
 // session, History, and a "More Actions" menu (follow the agent, the permission rules, export,
 // the agent settings). The permission mode, the agent's own mode and its config options are
 // the composer's (`SessionControlsPanel`), as in the peers' chats.
@@ -142,7 +142,15 @@ export class SessionHeaderView {
       for (const item of this.exportItems) item.disabled = true;
       return;
     }
-    this.picker.setChoices(session.profiles.map((name) => ({ value: name, label: name })));
+    // Each agent with how it stands here and what it said it can do (the engine's words).
+    this.picker.setChoices(
+      session.profiles.map((profile) => ({
+        value: profile.name,
+        label: profile.name,
+        description: profile.description,
+        state: profile.state,
+      })),
+    );
     this.picker.setValue(session.agent);
     this.picker.setTooltip(session.agentInfo ?? `Agent: ${session.agent}`);
     this.showStatus(session.status);

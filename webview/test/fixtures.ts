@@ -30,7 +30,10 @@ export function session(overrides: Partial<SessionView> = {}): SessionView {
     agent: "Demo",
     agentInfo: "tether-test-agent 0.1.0",
     status: { type: "ready" },
-    profiles: ["Demo", "Claude Code"],
+    profiles: [
+      { name: "Demo", state: "running", description: "Running · tether-test-agent 0.1.0" },
+      { name: "Claude Code", state: "notInstalled", description: "Not installed: choosing it offers to install it" },
+    ],
     permissions: permissions(),
     changes: [],
     canRestart: false,

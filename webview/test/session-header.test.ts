@@ -240,3 +240,33 @@ describe("session header while the agent may be hung", () => {
     assert.deepEqual(ui.posted, [{ type: "stopAgent" }]);
   });
 });
+
+describe("agent picker", () => {
+  let ui: Harness;
+  beforeEach(() => {
+    ui = harness();
+  });
+
+  const listed = () =>
+    ui.queryAll('.session-picker [role="option"]').map((option) => ({
+      name: option.querySelector(".picker-item-label")?.textContent,
+      says: option.querySelector(".picker-item-description")?.textContent,
+      state: option.dataset["state"],
+    }));
+
+  it("lists each agent with how it stands and what it can do, as the host says, and follows the host's changes", () => {
+    ui.frame(snapshot([]));
+    assert.deepEqual(listed(), [
+      { name: "Demo", says: "Running · tether-test-agent 0.1.0", state: "running" },
+      { name: "Claude Code", says: "Not installed: choosing it offers to install it", state: "notInstalled" },
+    ]);
+
+    const failed = 'Could not start the agent "Claude Code": cannot start "claude-code-acp"';
+    const profiles = [session().profiles[0]!, { name: "Claude Code", state: "failed" as const, description: failed }];
+    ui.frame(patch([], session({ profiles })));
+    assert.deepEqual(listed()[1], { name: "Claude Code", says: failed, state: "failed" });
+    const option = ui.queryAll('.session-picker [role="option"]')[1]!;
+    assert.equal(option.title, failed, "the whole of it in the tooltip, however narrow the list");
+    assert.deepEqual(ui.posted, [], "drawing the host's list sends nothing");
+  });
+});

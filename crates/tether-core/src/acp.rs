@@ -341,6 +341,12 @@ impl AcpClient {
         self.session.agent_info.as_deref()
     }
 
+    /// What the agent said it can do when it was initialized, in the person's words ("images",
+    /// "resumes sessions", ...); empty before then.
+    pub fn abilities(&self) -> &[&'static str] {
+        &self.session.abilities
+    }
+
     pub fn is_ready(&self) -> bool {
         self.phase == Phase::Ready
     }

@@ -12,6 +12,7 @@
 //! | `tetherd` | `TetherdLink`: the connection, its requests and notifications, restarts |
 //! | `session` | `Session`: one session's agent process, its ACP client (thread, policy in force, reviews, terminals) |
 //! | `agent` | the live session's lifecycle: start, stop, exit, restart, prompts |
+//! | `agent_picker` | `AgentNotes`: what each agent said of itself; the picker's list |
 //! | `session_io` | carrying out what the session's client asks of the window (tetherd, host, view) |
 //! | `history` | `History`: the workspace's sessions, reopening, the picker, export |
 //! | `sign_in` | `SignInState`: the keys the person gave, asking how to sign in |
@@ -33,6 +34,7 @@
 //! patches back and asks for a timer (`poll_timeout`) instead of posting early.
 
 mod agent;
+mod agent_picker;
 mod chat_view;
 mod claude_processes;
 mod editor_questions;
@@ -84,6 +86,8 @@ pub struct HostEngine {
     selected_profile: Option<String>,
     /// The built-in agents and the `tether.agents` profiles, merged (see `profiles.rs`).
     configured_profiles: Vec<AgentProfile>,
+    /// What each agent said of itself as it started, for the agent picker.
+    agent_notes: agent_picker::AgentNotes,
     /// The chat view: its header, and what it has not been sent yet (see `chat_view.rs`).
     view: ChatView,
     /// The person's permission policy between sessions, and the rules in the settings it cannot
@@ -135,6 +139,7 @@ impl HostEngine {
             generation: 0,
             selected_profile,
             configured_profiles: Vec::new(),
+            agent_notes: agent_picker::AgentNotes::default(),
             view: ChatView::new(),
             policy,
             open_documents: Vec::new(),
@@ -152,7 +157,6 @@ impl HostEngine {
         engine.read_mcp_settings();
         let settings = engine.config.permissions.clone();
         engine.configure_permissions(&settings);
-        engine.view.header.profiles = engine.profiles().into_iter().map(|profile| profile.name).collect();
         engine.view.header.agent = engine.current_profile().map(|profile| profile.name).unwrap_or_default();
         engine.view.header.follow_agent = engine.config.follow_agent;
         engine.start_sidecar();
@@ -300,6 +304,7 @@ impl HostEngine {
             HostEvent::Configure {
                 agents,
                 builtin_profiles,
+                missing_builtins,
                 default_profile,
                 permissions,
                 claude_cli,
@@ -310,9 +315,10 @@ impl HostEngine {
                 self.read_mcp_settings();
                 self.config.agents = agents;
                 self.config.builtin_profiles = builtin_profiles;
+                self.config.missing_builtins = missing_builtins;
                 self.read_agent_settings();
                 self.config.default_profile = default_profile;
-                self.view.header.profiles = self.profiles().into_iter().map(|profile| profile.name).collect();
+                // The agent picker lists the profiles as they are now.
                 self.view.header_changed();
                 self.configure_permissions(&permissions);
                 self.config.permissions = permissions;

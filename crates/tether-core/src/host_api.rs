@@ -116,6 +116,10 @@ pub struct EngineConfig {
     /// `tether.agents` profile of the same name replaces one.
     #[serde(default)]
     pub builtin_profiles: Vec<AgentProfile>,
+    /// The built-in agents (by name) the host did not find on this machine: choosing one offers
+    /// to install it, and the agent picker says so.
+    #[serde(default)]
+    pub missing_builtins: Vec<String>,
     /// The `tether.defaultAgent` setting; the first profile when absent or unknown.
     #[serde(default)]
     pub default_profile: Option<String>,
@@ -178,6 +182,9 @@ pub enum HostEvent {
         #[cfg_attr(feature = "typescript", ts(type = "unknown"))]
         agents: serde_json::Value,
         builtin_profiles: Vec<AgentProfile>,
+        /// See [`EngineConfig::missing_builtins`].
+        #[serde(default)]
+        missing_builtins: Vec<String>,
         default_profile: Option<String>,
         permissions: PermissionSettings,
         /// New sessions run the Claude CLI this way; a running one goes on as it started.

@@ -52,6 +52,8 @@ pub fn generate() -> String {
         webview::SessionView,
         webview::SessionStatus,
         webview::SessionTabView,
+        webview::ProfileView,
+        webview::ProfileState,
         webview::TabActivity,
         webview::ViewSnapshot,
         webview::HostToWebview,

@@ -26,8 +26,9 @@ pub struct SessionView {
     /// The agent's own name and version from `initialize`, once known.
     pub agent_info: Option<String>,
     pub status: SessionStatus,
-    /// Every profile the person can pick from, in settings order.
-    pub profiles: Vec<String>,
+    /// Every profile the person can pick from, in settings order, with what the window knows of
+    /// each (the header's agent picker).
+    pub profiles: Vec<ProfileView>,
     pub permissions: PermissionsView,
     /// The changes bar: the files changed in the current (or last) turn, and any earlier change
     /// still waiting for a decision.
@@ -52,6 +53,38 @@ pub struct SessionView {
     pub tabs: Vec<SessionTabView>,
     /// The key of the session shown (0 before any session exists).
     pub shown: SessionKey,
+}
+
+/// An agent profile as the agent picker lists it: whether it can run here, how it stands in
+/// this window's sessions, and what it said it can do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileView {
+    pub name: String,
+    pub state: ProfileState,
+    /// The state in words, then, once the agent has started in this window, its own name and
+    /// version and what it can do: "Running · Claude Code 1.2 · images, resumes sessions".
+    pub description: String,
+}
+
+/// Where an agent profile stands, for the agent picker. With several sessions of one agent open,
+/// the one that most needs the person counts: sign-in, then a failure, then a start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(TS))]
+#[serde(rename_all = "camelCase")]
+pub enum ProfileState {
+    /// The host did not find its program on this machine; choosing it offers to install it.
+    NotInstalled,
+    /// No open session runs it.
+    NotRunning,
+    Starting,
+    /// An open session runs it and it is ready (or working).
+    Running,
+    /// It waits for the person to sign in.
+    SignIn,
+    /// It could not start, or stopped working, in an open session.
+    Failed,
 }
 
 /// A session open in the window, for as long as it is open: not the agent's session id nor

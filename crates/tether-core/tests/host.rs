@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use tether_core::host::{FRAME_MS, HostEngine, MAX_AUTOMATIC_SIDECAR_RESTARTS, SIDECAR_RESTART_WINDOW_MS};
-use tether_core::host_api::{EditorSelection, EngineConfig, HostAction, HostEvent, ResolvedPath};
+use tether_core::host_api::{AgentProfile, EditorSelection, EngineConfig, HostAction, HostEvent, ResolvedPath};
 use tether_core::intent::Intent;
 use tether_core::thread::{ChunkKind, Entry, PermissionOutcome, Thread, ThreadPatch, TurnState};
 use tether_core::webview::{HostToWebview, SessionStatus, ViewEvent, ViewSnapshot};
@@ -24,7 +24,16 @@ fn config() -> EngineConfig {
         demo_agent_command: Some("/ext/bin/tether-test-agent".to_owned()),
         // The person's own agent, as they would write it in `tether.agents`.
         agents: serde_json::json!([{"name": "Other", "command": "other-agent", "args": ["--acp"]}]),
-        builtin_profiles: Vec::new(),
+        // A built-in agent the host did not find on this machine.
+        builtin_profiles: vec![AgentProfile {
+            name: "Codex".to_owned(),
+            command: "codex-acp".to_owned(),
+            args: Vec::new(),
+            env: Default::default(),
+            cwd: None,
+            protocol: Default::default(),
+        }],
+        missing_builtins: vec!["Codex".to_owned()],
         default_profile: None,
         tether_dir: Some("/ws/.tether".to_owned()),
         permissions: Default::default(),
@@ -589,6 +598,7 @@ fn workspace_rules_are_saved_without_losing_unusable_ones() {
         HostEvent::Configure {
             agents: serde_json::Value::Null,
             builtin_profiles: vec![],
+            missing_builtins: vec![],
             default_profile: None,
             permissions: PermissionSettings { rules, ..Default::default() },
             claude_cli: Default::default(),
@@ -1168,4 +1178,58 @@ fn agent_settings_from_the_chat_open_vs_codes_settings_at_the_agent_profiles() {
         actions.contains(&HostAction::OpenSettings { query: "tether.agents".to_owned() }),
         "settings opened at the profiles: {actions:?}"
     );
+}
+
+/// The agent picker's list as a fresh chat view would get it: each agent a line.
+fn agent_picker(engine: &mut HostEngine, now: u64) -> String {
+    let snapshot = webview_snapshot(engine, now);
+    snapshot
+        .session
+        .profiles
+        .iter()
+        .map(|profile| format!("{} [{:?}] {}\n", profile.name, profile.state, profile.description))
+        .collect()
+}
+
+/// The agent picker tells, for each agent, whether it can run on this machine, how it stands in
+/// the window, and, once it has started, its name and version and what it said it can do; an
+/// agent that stopped keeps what it said.
+#[test]
+fn the_agent_picker_says_how_each_agent_stands_and_what_it_can_do() {
+    let mut engine = HostEngine::new(config());
+    engine.handle_sidecar_connected(0);
+    hello_accepted(&mut engine, 0);
+    engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"agentId\":7,\"pid\":100}}\n", 1);
+    expect_test::expect![[r#"
+        Demo [Starting] Starting
+        Codex [NotInstalled] Not installed: choosing it offers to install it
+        Other [NotRunning] Not running
+    "#]]
+    .assert_eq(&agent_picker(&mut engine, 1));
+
+    let initialized = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,
+        "agentInfo":{"name":"demo-agent","title":"Demo Agent","version":"2.0"},
+        "agentCapabilities":{"loadSession":true,"promptCapabilities":{"image":true},"mcpCapabilities":{"http":true}}}}"#;
+    engine.handle_sidecar_bytes(&from_agent(7, &initialized.replace('\n', "")), 2);
+    engine.handle_sidecar_bytes(&from_agent(7, r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#), 2);
+    expect_test::expect![[r#"
+        Demo [Running] Running · Demo Agent 2.0 · images, resumes sessions, MCP over HTTP
+        Codex [NotInstalled] Not installed: choosing it offers to install it
+        Other [NotRunning] Not running
+    "#]]
+    .assert_eq(&agent_picker(&mut engine, 3));
+
+    // Another agent whose program cannot be started: the Demo is stopped, and keeps what it said.
+    engine.handle_command(Intent::SelectAgent { name: "Other".to_owned() }, 4);
+    let spawn = last_request_id(&drain(&mut engine), "agent/spawn").expect("the other agent is spawned");
+    let refused = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{spawn},\"error\":{{\"code\":-32010,\"message\":\"cannot start \\\"other-agent\\\": No such file or directory (os error 2)\"}}}}\n"
+    );
+    engine.handle_sidecar_bytes(refused.as_bytes(), 5);
+    expect_test::expect![[r#"
+        Demo [NotRunning] Not running · Demo Agent 2.0 · images, resumes sessions, MCP over HTTP
+        Codex [NotInstalled] Not installed: choosing it offers to install it
+        Other [Failed] Could not start the agent "Other": cannot start "other-agent": No such file or directory (os error 2)
+    "#]]
+    .assert_eq(&agent_picker(&mut engine, 6));
 }

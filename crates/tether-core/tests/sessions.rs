@@ -27,6 +27,7 @@ fn config() -> EngineConfig {
         demo_agent_command: Some("/ext/bin/tether-test-agent".to_owned()),
         agents: serde_json::Value::Null,
         builtin_profiles: Vec::new(),
+        missing_builtins: Vec::new(),
         default_profile: None,
         tether_dir: Some("/ws/.tether".to_owned()),
         permissions: Default::default(),

@@ -157,6 +157,13 @@ impl Engine {
         to_json(&self.inner.profiles())
     }
 
+    /// The agent picker's list: every profile, with how it stands in this window and what it
+    /// said it can do; a JSON array of `ProfileView`s.
+    #[wasm_bindgen(js_name = profileViews)]
+    pub fn profile_views(&self) -> Result<String, JsError> {
+        to_json(&self.inner.profile_views())
+    }
+
     /// When the host must call `handleTimeout` next (same clock as `now_ms`), if ever.
     #[wasm_bindgen(js_name = pollTimeout)]
     pub fn poll_timeout(&self) -> Option<f64> {

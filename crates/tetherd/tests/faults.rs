@@ -148,6 +148,7 @@ impl Workspace {
                 cwd: None,
                 protocol: Default::default(),
             }],
+            missing_builtins: Vec::new(),
             default_profile: Some(PROFILE.to_owned()),
             permissions: Default::default(),
             follow_agent: false,

@@ -61,6 +61,11 @@ agents: unknown,
  */
 builtinProfiles: Array<AgentProfile>, 
 /**
+ * The built-in agents (by name) the host did not find on this machine: choosing one offers
+ * to install it, and the agent picker says so.
+ */
+missingBuiltins: Array<string>, 
+/**
  * The `tether.defaultAgent` setting; the first profile when absent or unknown.
  */
 defaultProfile: string | null, permissions: PermissionSettings, 
@@ -82,7 +87,11 @@ mcpServers: unknown, };
 
 export type HostCommand = HostEvent | Intent;
 
-export type HostEvent = { "type": "configure", agents: unknown, builtinProfiles: Array<AgentProfile>, defaultProfile: string | null, permissions: PermissionSettings, 
+export type HostEvent = { "type": "configure", agents: unknown, builtinProfiles: Array<AgentProfile>, 
+/**
+ * See [`EngineConfig::missing_builtins`].
+ */
+missingBuiltins: Array<string>, defaultProfile: string | null, permissions: PermissionSettings, 
 /**
  * New sessions run the Claude CLI this way; a running one goes on as it started.
  */
@@ -195,9 +204,10 @@ agent: string,
  */
 agentInfo: string | null, status: SessionStatus, 
 /**
- * Every profile the person can pick from, in settings order.
+ * Every profile the person can pick from, in settings order, with what the window knows of
+ * each (the header's agent picker).
  */
-profiles: Array<string>, permissions: PermissionsView, 
+profiles: Array<ProfileView>, permissions: PermissionsView, 
 /**
  * The changes bar: the files changed in the current (or last) turn, and any earlier change
  * still waiting for a decision.
@@ -249,6 +259,15 @@ label: string,
  * The agent profile it runs.
  */
 agent: string, activity: TabActivity, };
+
+export type ProfileView = { name: string, state: ProfileState, 
+/**
+ * The state in words, then, once the agent has started in this window, its own name and
+ * version and what it can do: "Running · Claude Code 1.2 · images, resumes sessions".
+ */
+description: string, };
+
+export type ProfileState = "notInstalled" | "notRunning" | "starting" | "running" | "signIn" | "failed";
 
 export type TabActivity = "idle" | "working" | "waiting" | "stopped";
 

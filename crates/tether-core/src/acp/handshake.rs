@@ -18,6 +18,8 @@ pub(super) struct AgentSessionState {
     pub(super) id: Option<acp::SessionId>,
     /// The agent's name and version, from its `initialize` answer.
     pub(super) agent_info: Option<String>,
+    /// What that answer says the agent can do, in the person's words (see [`abilities_in_words`]).
+    pub(super) abilities: Vec<&'static str>,
     /// The agent's session to resume instead of creating one (the thread already shows it).
     pub(super) resume: Option<String>,
     /// The session being resumed is not in Tether's record (it comes from the agent's own list),
@@ -155,6 +157,7 @@ impl AcpClient {
         self.session.can_load = response.agent_capabilities.load_session;
         self.session.can_list = !session_capabilities["list"].is_null();
         self.session.can_fork = !session_capabilities["fork"].is_null();
+        self.session.abilities = abilities_in_words(&response.agent_capabilities, self.session.can_resume);
         self.on_mcp_capabilities(response.agent_capabilities.mcp_capabilities.clone());
         let prompt = &response.agent_capabilities.prompt_capabilities;
         self.controls.view.prompt =
@@ -341,4 +344,22 @@ impl AcpClient {
             Err(error) => self.fail(format!("the agent's answer to session/new is malformed: {error}")),
         }
     }
+}
+
+/// What an agent's `initialize` answer says it can do that a person choosing an agent cares
+/// about, in their words, for the agent picker: what a prompt may carry, whether a session goes
+/// on after a restart, and whether Tether's editor tools (an MCP server over HTTP) reach it.
+fn abilities_in_words(capabilities: &acp::AgentCapabilities, can_resume: bool) -> Vec<&'static str> {
+    let prompt = &capabilities.prompt_capabilities;
+    let mcp = &capabilities.mcp_capabilities;
+    [
+        (prompt.image, "images"),
+        (prompt.audio, "audio"),
+        (prompt.embedded_context, "file contents"),
+        (capabilities.load_session || can_resume, "resumes sessions"),
+        (mcp.http || mcp.sse, "MCP over HTTP"),
+    ]
+    .into_iter()
+    .filter_map(|(offered, words)| offered.then_some(words))
+    .collect()
 }

@@ -20,7 +20,9 @@ const EARLIER_ENTRIES_PER_FRAME: usize = 500;
 /// The chat view's state in the window: the header it shows and what it has not been sent.
 #[derive(Debug)]
 pub(super) struct ChatView {
-    /// The session header as the webview has it (or will, with the next post).
+    /// The session header as the webview has it (or will, with the next post), but for its
+    /// `profiles`: the agent picker's list is read from every session's header as it is posted
+    /// (`agent_picker.rs`), so it stays empty here.
     pub(super) header: SessionView,
     pub(super) outbox: WebviewOutbox,
     /// The permission questions waiting in the session in focus.
@@ -306,6 +308,7 @@ impl HostEngine {
     /// taken so far.
     pub(super) fn session_view(&self, now: u64) -> SessionView {
         let mut session = self.view.header.clone();
+        session.profiles = self.profile_views();
         if let SessionStatus::Starting { elapsed_ms, .. } = &mut session.status {
             *elapsed_ms = now.saturating_sub(self.view.step_since);
         }

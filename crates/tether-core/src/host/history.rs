@@ -236,6 +236,10 @@ impl HostEngine {
         self.view.header.agent = profile.name.clone();
         self.view.header.agent_info = client.agent_info().map(str::to_owned);
         let live = load.summary.live_agent;
+        // An agent that goes on said what it can do as it started, in the log just read.
+        if live.is_some() && self.agent_notes.note(&profile.name, &client) {
+            self.view.header_changed();
+        }
         // A Claude CLI session goes on with the translator its log was folded through: it knows
         // the CLI's session to resume, and the CLI still running if there is one.
         let claude = self.claude_for(&profile).map(|fresh| match replayed_claude {

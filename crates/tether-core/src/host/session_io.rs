@@ -86,6 +86,7 @@ impl HostEngine {
                     LogLevel::Info,
                     format!("agent initialized: {}", agent.as_deref().unwrap_or("(no agentInfo)")),
                 );
+                self.note_agent_started();
                 self.view.header.agent_info = agent;
                 self.set_status(SessionStatus::starting("Creating the session"));
             }

@@ -94,7 +94,6 @@ impl HostEngine {
         std::mem::swap(&mut self.session, &mut parked.session);
         // The window's own part of the header stays with the window.
         let header = &mut self.view.header;
-        std::mem::swap(&mut header.profiles, &mut parked.header.profiles);
         std::mem::swap(&mut header.follow_agent, &mut parked.header.follow_agent);
         std::mem::swap(&mut header.tabs, &mut parked.header.tabs);
         std::mem::swap(&mut header.shown, &mut parked.header.shown);
