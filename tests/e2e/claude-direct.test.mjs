@@ -7,8 +7,9 @@
 // In both process modes: a text turn; a second turn that resumes the first (a new CLI started
 // with `--resume` in oneshot, the same CLI in persistent); a Write that asks in the chat with its
 // diff before anything is written (in oneshot, what the CLI then wrote is also reviewed after the
-// fact and rejected); Cancel during a streaming turn. In persistent, a window reload in the middle
-// of a turn, which goes on in the reloaded window.
+// fact and rejected); Cancel during a streaming turn. In oneshot, a restart of VS Code, after
+// which the session reopens from its log and goes on. In persistent, a window reload in the
+// middle of a turn, which goes on in the reloaded window.
 //
 // Every wait is for something to appear; none measures time.
 
@@ -128,7 +129,7 @@ async function openChat(vscode) {
   return chat;
 }
 
-test("Claude Code (direct), one CLI per turn: a text turn, a resumed second turn, a Write asked with its diff, and Cancel", {
+test("Claude Code (direct), one CLI per turn: a text turn, a resumed second turn, a Write asked with its diff, Cancel, and a restart of VS Code", {
   timeout: TEST_TIMEOUT_MS,
 }, async (t) => {
   assert.ok(fs.existsSync(claudeCli), `${claudeCli} is missing: run \`cargo xtask setup\``);
@@ -203,6 +204,23 @@ test("Claude Code (direct), one CLI per turn: a text turn, a resumed second turn
       await step("Cancel interrupts a streaming turn: it ends cancelled, the rest never comes", async () => {
         await cancelledMidStream(vscode, chat);
         await vscode.screenshot("claude-direct-oneshot.png");
+      });
+
+      await step("after a restart of VS Code (tetherd too), the session reopens from its log and the next prompt resumes it", async () => {
+        const lastInit = cliWire(vscode.workspace).findLast((entry) => entry.message?.subtype === "init");
+        const sessionId = lastInit?.message.session_id;
+        assert.match(sessionId ?? "", /^[0-9a-f-]{36}$/);
+        await vscode.restart();
+        chat = await openChat(vscode);
+        // The conversation as it was, once each, read back from the session's log.
+        await chat.locator(".entry.agent", { hasText: "You said: second turn." }).waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
+        assert.equal(await chat.locator(".entry.user", { hasText: "hello there" }).count(), 1);
+        assert.equal(await chat.locator(".entry.agent", { hasText: "You said: hello there." }).count(), 1);
+        await vscode.sendPrompt("after the restart");
+        await chat.locator(".entry.agent", { hasText: "You said: after the restart." }).waitFor({ timeout: STEP_TIMEOUT_MS });
+        // A new CLI went on with the CLI's own session: the model was sent the earlier turns.
+        assert.match(lastTurnSent(mock), /hello there/);
+        await waitForFile(findTetherLog(vscode.userDataDir), (text) => text.includes(`--resume=${sessionId}`));
       });
     },
   );

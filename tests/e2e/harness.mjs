@@ -714,12 +714,15 @@ export async function waitForFile(file, ready) {
 // It exists from the extension's activation on.
 export function findTetherLog(userDataDir) {
   const logs = path.join(userDataDir, "logs");
+  // Each start of VS Code logs into a folder of its own: the newest log is the running window's.
   const found = fs
     .readdirSync(logs, { recursive: true })
     .map(String)
-    .find((entry) => path.basename(entry).endsWith("Tether.log"));
-  if (found === undefined) throw new Error(`no Tether log under ${logs}`);
-  return path.join(logs, found);
+    .filter((entry) => path.basename(entry).endsWith("Tether.log"))
+    .map((entry) => path.join(logs, entry))
+    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+  if (found.length === 0) throw new Error(`no Tether log under ${logs}`);
+  return found[0];
 }
 
 // A pattern for `hasText` that matches an element whose whole text is `text`, not one that only
