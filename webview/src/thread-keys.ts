@@ -18,7 +18,9 @@
 // drawn, with what streams into them and with the cards' own updates, so the thread's DOM is
 // watched, and what is added outside the entry holding the focus leaves the tab order as it
 // arrives (within the frame that drew it). When the entry last focused leaves the window, the
-// tab stop goes to the entry in sight nearest to it: the thread always has exactly one.
+// tab stop goes to the entry in sight nearest to it: the thread always has exactly one. When it
+// leaves with the focus in it (scrolled away from with the wheel), the focus goes along to that
+// tab stop rather than falling to the page.
 
 import { indexForKey } from "./list-keys";
 
@@ -75,6 +77,11 @@ export class ThreadKeys {
   private tabStop: HTMLElement | null = null;
   /** The entry the focus is in: its controls are in the tab order. */
   private focused: HTMLElement | null = null;
+  /**
+   * The entry that held the focus when the focus went nowhere (a focusout to nothing, or no
+   * focusout at all for a removed node): if it left the window, the tab stop takes the focus.
+   */
+  private lostFrom: HTMLElement | null = null;
   /** The tabindex attribute each control taken out of the tab order had (null: none). */
   private readonly parked = new WeakMap<Element, string | null>();
   private readonly observer: MutationObserver;
@@ -91,6 +98,11 @@ export class ThreadKeys {
     list.addEventListener("focusin", (event) => this.onFocusIn(event));
     list.addEventListener("focusout", (event) => this.onFocusOut(event));
     list.addEventListener("keydown", (event) => this.onKey(event));
+    // The person going to an editor also sends a focusout to nothing, just before this: that
+    // focus was not lost, and nothing must take it back while the person is elsewhere.
+    list.ownerDocument.defaultView?.addEventListener("blur", () => {
+      this.lostFrom = null;
+    });
   }
 
   /**
@@ -101,13 +113,15 @@ export class ThreadKeys {
     if (reset) this.current = null;
     this.takeAdded(this.observer.takeRecords());
     this.placeTabStop();
+    this.catchDroppedFocus();
   }
 
   /** Outside frames: settled once the task that made the changes is over, before a key can move the focus. */
   private onMutations(records: MutationRecord[]): void {
     // Finding the entry in sight reads the layout, which a card's own update must not force:
     // the tab stop moves only when entries were drawn (a find or a link revealing one).
-    if (this.takeAdded(records)) this.placeTabStop();
+    if (this.takeAdded(records) || this.lostFrom !== null) this.placeTabStop();
+    this.catchDroppedFocus();
   }
 
   /**
@@ -136,13 +150,32 @@ export class ThreadKeys {
         }
       }
     }
-    // The entry holding the focus was rebuilt or dropped with it: a removed node sends no focusout.
+    // The entry holding the focus was rebuilt or dropped with it, and no focusout said so (jsdom
+    // sends none for a removed node; Chromium does, see onFocusOut).
     const focused = this.focused;
-    if (focused !== null && !focused.contains(list.ownerDocument.activeElement)) {
+    const active = list.ownerDocument.activeElement;
+    if (focused !== null && !focused.contains(active)) {
       this.focused = null;
       this.park(focused);
+      if (active === null || active === list.ownerDocument.body) this.lostFrom = focused;
     }
     return entriesAdded;
+  }
+
+  /**
+   * Gives a focus that fell to the page with its entry to the thread's tab stop, the entry in
+   * sight nearest to it, so that the keys (arrows, Tab, Escape) go on working from where the
+   * person scrolled to instead of starting over from the top of the page.
+   */
+  private catchDroppedFocus(): void {
+    const lost = this.lostFrom;
+    this.lostFrom = null;
+    // Only an entry dropped from the window (not one still there whose control went away), and
+    // only while nothing has taken the focus since.
+    if (lost === null || lost.isConnected) return;
+    const document = this.thread.element.ownerDocument;
+    if (document.activeElement !== null && document.activeElement !== document.body) return;
+    this.tabStop?.focus({ preventScroll: true });
   }
 
   /** Gives the tab stop to the entry last focused, or to the entry in sight nearest to it. */
@@ -203,6 +236,8 @@ export class ThreadKeys {
     const entry = this.focused;
     const to = event.relatedTarget;
     if (entry === null || (to instanceof HTMLElement && entry.contains(to))) return;
+    // A browser sends this to a node being removed with the focus in it (see catchDroppedFocus).
+    if (to === null) this.lostFrom = entry;
     this.focused = null;
     this.park(entry);
   }
@@ -238,6 +273,8 @@ export class ThreadKeys {
     // What was drawn to reach it leaves the tab order before the focus lands.
     this.takeAdded(this.observer.takeRecords());
     entry.focus({ preventScroll: true });
+    // The entry the focus was on may have left the window to make room: the focus is placed.
+    this.lostFrom = null;
     // One drawn just now was brought into sight with what led to it. One drawn already is
     // scrolled to as little as it takes, as a list does, but an entry taller than the view is
     // shown from its start, where the person reads it from.

@@ -269,6 +269,32 @@ describe("the thread and the keyboard", () => {
     assert.deepEqual(tabStops(thread()), [entry(last)]);
   });
 
+  it("keeps the focus in the thread when the entry holding it is scrolled out of the window", () => {
+    const layout = layOutThread(ui.window, { viewport: 300, heightOf: () => 100 });
+    const all = conversation(200);
+    const last = all.length - 1;
+    ui.frame(snapshot(all));
+    for (let frame = 0; frame < 50 && ui.frame(); frame++);
+    // A control inside the last entry (the read's Raw disclosure) has the focus.
+    entry(last).focus();
+    const control = tabStops(entry(last)).find((node) => !node.classList.contains("entry"));
+    assert.ok(control !== undefined, "the last entry has a control");
+    control.focus();
+    assert.equal(focused(), control);
+
+    // The person scrolls to the top with the wheel: the entry leaves the DOM with the focus in it.
+    layout.scrollTo(0);
+    for (let frame = 0; frame < 50 && ui.frame(); frame++);
+    assert.ok(!layout.drawn().includes(last));
+    const now = focused();
+    assert.ok(now !== null && now !== ui.window.document.body, "the focus did not fall to the page");
+    assert.ok(now.classList.contains("entry") && layout.inSight().includes(Number(now.dataset["index"])), "it is on an entry in sight");
+    assert.deepEqual(tabStops(thread()).filter((node) => node.classList.contains("entry")), [now], "the thread's one tab stop");
+    // The keys go on from there.
+    ui.press("ArrowDown");
+    assert.equal(focused()?.dataset["index"], String(Number(now.dataset["index"]) + 1));
+  });
+
   it("names a message focused by who wrote it and its first words, not by all of it", () => {
     const long = "Please rename every function in the parser so that its name says what it returns, ".repeat(20);
     ui.frame(snapshot([userMessage(long), agentMessage(`**Done.** ${long}`), agentMessage("Short answer.")]));
