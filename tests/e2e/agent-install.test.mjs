@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ACTIVATION_TIMEOUT_MS, pickerChoices, withVSCode } from "./harness.mjs";
+import { ACTIVATION_TIMEOUT_MS, exactText, pickerChoices, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
 
@@ -36,5 +36,18 @@ test("a default agent that is not installed is offered for install at start", { 
     await picker.locator("button.picker-button").click();
     await picker.locator('[role="option"][data-state="notInstalled"]', { hasText: "Codex" }).waitFor();
     await vscode.screenshot("agent-picker.png");
+    await picker.locator('[role="option"][aria-selected="true"]').press("Escape");
+
+    // And so does "Tether: Select Agent" in the Command Palette, each agent with its line.
+    await vscode.runCommand("Tether: Select Agent");
+    const widget = await vscode.quickInput("Tether: Select Agent");
+    const codexRow = widget
+      .locator(".quick-input-list .monaco-list-row")
+      .filter({ has: vscode.page.locator(".label-name", { hasText: exactText("Codex") }) });
+    assert.deepEqual(await codexRow.locator(".label-name").allTextContents(), [
+      "Codex",
+      "Not installed: choosing it offers to install it",
+    ]);
+    await vscode.dismissQuickInput();
   });
 });
