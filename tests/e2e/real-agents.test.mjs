@@ -87,8 +87,10 @@ test("Claude Code from npm: the session starts, its models are listed, a mode is
     // Ready only after the agent answered initialize and session/new.
     await chat.locator('.session-status[data-status="ready"]').waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
     // The picker says what the adapter said of itself as it started: its name, and what it can do.
+    // (The picker shows the choice at once, so the status above may still be the Demo's: the
+    // choice's own state is waited for.)
+    await picker.locator('[role="option"][data-value="Claude Code"][data-state="running"]').waitFor({ state: "attached", timeout: ACTIVATION_TIMEOUT_MS });
     const described = (await pickerChoices(picker)).find((choice) => choice.value === "Claude Code");
-    assert.equal(described.state, "running");
     assert.match(described.description, /^Running · Claude Code [\d.]+ · images, file contents, resumes sessions, MCP over HTTP$/);
 
     const models = chat.locator('.config-option-select[data-config-id="tether.model"]');
