@@ -1,9 +1,10 @@
 // The chat header (`header.session`), one row: which agent (a picker of the agent profiles, each
 // with how it stands and what it can do), how its session stands (a dot, with words when it is
-// not simply ready, and Sign in, Restart or Stop when they apply), the session's title as the agent names it, and the session actions: New
-// session, History, and a "More Actions" menu (follow the agent, the permission rules, export,
-// the agent settings). The permission mode, the agent's own mode and its config options are
-// the composer's (`SessionControlsPanel`), as in the peers' chats.
+// not simply ready, and Sign in, Restart or Stop when they apply), the session's title as the
+// agent names it, and the session actions: New session, History, and a "More Actions" menu
+// (follow the agent, the permission rules, export, the agent settings). The permission mode, the
+// agent's own mode and its config options are the composer's (`SessionControlsPanel`), as in the
+// peers' chats.
 //
 // The picker shows the host's choice; choosing sends an intent (`selectAgent`) and the host's
 // next header patch says what actually happened. Drawing the host's state never sends an
