@@ -139,6 +139,34 @@ function findAgent(agent: BuiltinAgent, search: AgentSearch): FoundAgent {
   return { agent, profile: profile(onPath ?? agent.pathCommand, [], {}), found: onPath !== undefined };
 }
 
+/**
+ * The built-in agents as the engine was last told of them. An agent installed from a terminal
+ * while the window is open (or removed) changes what the engine should run and what its agent
+ * picker says; `changed` tells the host to configure the engine again.
+ */
+export class BuiltinAgents {
+  /** What the engine was last given, as compared: each agent's command, args and whether found. */
+  private told: string | null = null;
+
+  constructor(private readonly search: () => AgentSearch) {}
+
+  /** Looks for every built-in now; what this returns is taken to be what the engine is told. */
+  find(): FoundAgent[] {
+    const found = findBuiltinAgents(this.search());
+    this.told = shapeOf(found);
+    return found;
+  }
+
+  /** Whether looking again finds other than what the engine was last told. */
+  changed(): boolean {
+    return this.told !== null && shapeOf(findBuiltinAgents(this.search())) !== this.told;
+  }
+}
+
+function shapeOf(found: readonly FoundAgent[]): string {
+  return JSON.stringify(found.map(({ profile, found }) => [profile.command, profile.args, found]));
+}
+
 /** Whether a package's `bin` file is JavaScript (run under Node) rather than a native binary. */
 function isJavaScript(file: string): boolean {
   if (/\.(c|m)?js$/.test(file)) {

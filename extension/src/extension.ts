@@ -9,7 +9,7 @@ import * as path from "node:path";
 
 import * as vscode from "vscode";
 
-import { type AgentSearch, type FoundAgent, agentsDir, ensureAgentInstalled, findBuiltinAgents } from "./agents";
+import { type AgentSearch, BuiltinAgents, type FoundAgent, agentsDir, ensureAgentInstalled } from "./agents";
 import { CHAT_VIEW_ID, ChatViewProvider, FailedChatViewProvider } from "./chatView";
 import { selectionOf } from "./mentions";
 import { reportOpenDocuments, reportReviewedFileChanges } from "./documentEvents";
@@ -76,7 +76,8 @@ export function activate(context: vscode.ExtensionContext): void {
     searchPath: process.env.PATH,
     nodePath: process.execPath,
   });
-  const builtinAgents = () => findBuiltinAgents(agentSearch());
+  const builtins = new BuiltinAgents(agentSearch);
+  const builtinAgents = () => builtins.find();
   const profileNames = () => engineHost.profiles().map((profile) => profile.name);
   // Set once the chat view provider exists; the engine is only ever restarted after that.
   let chatView: ChatViewProvider | undefined;
@@ -143,8 +144,9 @@ export function activate(context: vscode.ExtensionContext): void {
     const installed = await ensureAgentInstalled(name, agentSearch(), engineHost.profiles(), log);
     // After an install the engine needs the agent's new command. Without one, the webview's
     // picker still shows the agent that was not installed: the new snapshot of the session that
-    // `configure` makes puts it back on the agent that runs.
-    if (installed !== "present") {
+    // `configure` makes puts it back on the agent that runs. One installed from a terminal
+    // since the engine was last told is "present" here, and the engine needs its command too.
+    if (installed !== "present" || builtins.changed()) {
       reconfigure();
     }
     if (installed !== "missing") {
@@ -185,6 +187,13 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("tether.stopAgent", () => send({ type: "stopAgent" })),
     vscode.commands.registerCommand("tether.toggleFollowAgent", () => send({ type: "toggleFollowAgent" })),
     watchSettings(send, log, builtinAgents),
+    // An agent installed (or removed) from a terminal while the window was open: the engine runs
+    // the right command and its agent picker says so once the person is back in the window.
+    vscode.window.onDidChangeWindowState((state) => {
+      if (state.focused && builtins.changed()) {
+        reconfigure();
+      }
+    }),
     // Trusting the workspace starts tetherd and the session, without a reload.
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
       log.info("The workspace is trusted now.");

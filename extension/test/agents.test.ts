@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { beforeEach, test, type TestContext } from "node:test";
 
-import { type AgentSearch, ensureAgentInstalled, findBuiltinAgents } from "../src/agents";
+import { type AgentSearch, BuiltinAgents, ensureAgentInstalled, findBuiltinAgents } from "../src/agents";
 import type { AgentProfile } from "../src/generated/protocol";
 import { recordingLog, tempFolder } from "./fakes";
 import { choiceAnswers, offeredChoices, shownMessages, shownProgress, workspace } from "./vscodeStub";
@@ -223,4 +223,23 @@ test("no install is offered for an agent that is not built in, or that tether.ag
   assert.equal(await ensureAgentInstalled("Claude Code", where, [mine], log), "present");
   assert.equal(await ensureAgentInstalled("Demo", where, [], log), "present");
   assert.equal(offeredChoices.length, 0);
+});
+
+test("an agent installed from a terminal after the engine was told is noticed once, until the engine is told again", (t) => {
+  const folder = tempFolder(t);
+  const where: AgentSearch = { agentsDir: path.join(folder, "agents"), searchPath: path.join(folder, "bin"), nodePath: NODE };
+  const builtins = new BuiltinAgents(() => where);
+  assert.equal(builtins.changed(), false, "nothing was told yet, so nothing to tell again");
+  assert.deepEqual(
+    builtins.find().filter((agent) => !agent.found).map((agent) => agent.agent.name),
+    ["Claude Code", "Claude Code (direct)", "Codex", "Gemini CLI"],
+  );
+  assert.equal(builtins.changed(), false);
+
+  // `npm install -g @zed-industries/codex-acp` in a terminal puts codex-acp on PATH.
+  writeFile(path.join(folder, "bin", "codex-acp"), "#!/bin/sh\n", 0o755);
+  assert.equal(builtins.changed(), true, "the engine still runs (and lists) Codex as missing");
+  const codex = builtins.find().find((agent) => agent.agent.name === "Codex");
+  assert.deepEqual([codex?.found, codex?.profile.command], [true, path.join(folder, "bin", "codex-acp")]);
+  assert.equal(builtins.changed(), false, "told now");
 });
