@@ -1,13 +1,17 @@
 // End to end: `tether.defaultAgent` naming a built-in agent that is not installed. The session
 // cannot start (the status says so) and Tether offers to install the agent, as it does when the
-// agent is picked in the header. The offer is not taken here: installing needs the npm registry.
+// agent is picked in the header; the agent picker and Select Agent say it is not installed. The
+// offer is not taken here (installing needs the npm registry): the agent is then put where
+// Install puts it, as a terminal could, and choosing it again runs it.
 //
 // Every wait is for something to appear; none measures time.
 
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 
-import { ACTIVATION_TIMEOUT_MS, exactText, pickerChoices, withVSCode } from "./harness.mjs";
+import { ACTIVATION_TIMEOUT_MS, exactText, findTetherLog, pickerChoices, waitForFile, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 10 * 60_000;
 
@@ -49,5 +53,26 @@ test("a default agent that is not installed is offered for install at start", { 
       "Not installed: choosing it offers to install it",
     ]);
     await vscode.dismissQuickInput();
+
+    // Codex installed meanwhile, as from a terminal (a stand-in that exits at once, where Install
+    // puts Codex's binary): choosing it again finds it, and the engine runs the new command.
+    const installed = path.join(
+      vscode.userDataDir,
+      "User",
+      "globalStorage",
+      "tether.tether",
+      "agents",
+      "node_modules",
+      "@zed-industries",
+      `codex-acp-${process.platform}-${process.arch}`,
+      "bin",
+      "codex-acp",
+    );
+    fs.mkdirSync(path.dirname(installed), { recursive: true });
+    fs.writeFileSync(installed, "#!/bin/sh\nexit 3\n", { mode: 0o755 });
+    await vscode.runCommand("Tether: Select Agent");
+    await vscode.chooseQuickPickItem("Tether: Select Agent", "Codex");
+    await waitForFile(findTetherLog(vscode.userDataDir), (text) => text.includes(`starting agent "Codex": ${installed}`));
+    await picker.locator('[role="option"][data-value="Codex"]:not([data-state="notInstalled"])').waitFor({ state: "attached" });
   });
 });
