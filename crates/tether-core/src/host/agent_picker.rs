@@ -76,11 +76,13 @@ impl HostEngine {
                     found => found,
                 };
                 if let Some(note) = self.agent_notes.by_profile.get(&profile.name) {
-                    for part in
-                        note.info.iter().cloned().chain((!note.abilities.is_empty()).then(|| note.abilities.join(", ")))
-                    {
+                    if let Some(info) = &note.info {
                         description.push_str(" · ");
-                        description.push_str(&part);
+                        description.push_str(info);
+                    }
+                    if !note.abilities.is_empty() {
+                        description.push_str(" · ");
+                        description.push_str(&note.abilities.join(", "));
                     }
                 }
                 ProfileView { name: profile.name, state, description }
