@@ -484,7 +484,7 @@ impl ClaudeCli {
         let request = line.request;
         match request.get("subtype").and_then(Value::as_str) {
             Some("can_use_tool") => {
-                let Ok(ask) = serde_json::from_value::<CanUseTool>(request) else {
+                let Ok(ask) = crate::json_value::from_value::<CanUseTool>(&request) else {
                     return self
                         .write_cli(cli_wire::control_error(&line.request_id, "can_use_tool without a tool_name"));
                 };

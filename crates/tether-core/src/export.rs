@@ -632,7 +632,7 @@ fn turn_line(turn: &TurnState) -> Option<String> {
         TurnState::Idle => None,
         TurnState::Running => Some("The turn was still running when this was exported".to_owned()),
         TurnState::Ended { stop_reason } => {
-            match serde_json::from_value::<acp::StopReason>(serde_json::Value::String(stop_reason.clone())) {
+            match crate::json_value::from_value::<acp::StopReason>(&serde_json::Value::String(stop_reason.clone())) {
                 Ok(acp::StopReason::EndTurn) => None,
                 Ok(acp::StopReason::Cancelled) => Some("The turn was cancelled".to_owned()),
                 Ok(acp::StopReason::Refusal) => Some("The agent refused to go on with the turn".to_owned()),

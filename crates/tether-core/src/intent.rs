@@ -232,12 +232,12 @@ where
     // serde's own words for a tag no variant has; any other error is about the named variant.
     const UNKNOWN_VARIANT: &str = "unknown variant";
     let value = serde_json::Value::deserialize(deserializer)?;
-    let own_error = match serde_json::from_value::<Own>(value.clone()) {
+    let own_error = match crate::json_value::from_value::<Own>(&value) {
         Ok(message) => return Ok(own(message)),
         Err(error) if error.to_string().starts_with(UNKNOWN_VARIANT) => error.to_string(),
         Err(error) => return Err(D::Error::custom(error)),
     };
-    serde_json::from_value::<Intent>(value).map(intent).map_err(|error| match error.to_string() {
+    crate::json_value::from_value::<Intent>(&value).map(intent).map_err(|error| match error.to_string() {
         text if text.starts_with(UNKNOWN_VARIANT) => {
             // "unknown variant `x`, expected one of …": the intents, then the surface's own.
             let own_types = own_error.split_once("expected ").map_or("", |(_, expected)| expected);

@@ -218,7 +218,7 @@ impl RuleSpec {
             ));
         }
         let spec: RuleSpec =
-            serde_json::from_value(value.clone()).map_err(|error| RuleError::Malformed(error.to_string()))?;
+            crate::json_value::from_value(value).map_err(|error| RuleError::Malformed(error.to_string()))?;
         spec.validate()?;
         Ok(spec)
     }

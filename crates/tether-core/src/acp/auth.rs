@@ -113,7 +113,7 @@ fn parse_auth_method(method: &serde_json::Value) -> Option<AuthMethodView> {
             None => AuthMethodKind::Agent,
         },
         Some("terminal") => {
-            let terminal = serde_json::from_value::<acp::AuthMethodTerminal>(method.clone()).ok()?;
+            let terminal = crate::json_value::from_value::<acp::AuthMethodTerminal>(method).ok()?;
             AuthMethodKind::Terminal {
                 // The agent's own command, which `methods_for_profile` fills in.
                 command: String::new(),

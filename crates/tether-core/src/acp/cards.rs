@@ -419,7 +419,7 @@ impl AcpClient {
     /// Tether's own card read back from the log (see [`AcpClient::log_own_card`]): shown as it was
     /// last written, replacing an earlier record of the same card.
     pub(super) fn reopen_own_card(&mut self, card: &serde_json::Value) {
-        let Ok(Entry::ToolCall(call)) = serde_json::from_value::<Entry>(card.clone()) else { return };
+        let Ok(Entry::ToolCall(call)) = crate::json_value::from_value::<Entry>(card) else { return };
         match self.thread.find_tool_call(&call.id) {
             Some(index) => self.thread.replace(index, Entry::ToolCall(call)),
             None => {

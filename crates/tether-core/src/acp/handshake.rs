@@ -292,9 +292,9 @@ impl AcpClient {
             Ok(result) => {
                 // Both answers carry the session's modes and config options like `session/new`.
                 let response: serde_json::Value = serde_json::from_str(result.get()).unwrap_or_default();
-                let modes = serde_json::from_value::<acp::SessionModeState>(response["modes"].clone()).ok();
+                let modes = crate::json_value::from_value::<acp::SessionModeState>(&response["modes"]).ok();
                 let options =
-                    serde_json::from_value::<Vec<acp::SessionConfigOption>>(response["configOptions"].clone()).ok();
+                    crate::json_value::from_value::<Vec<acp::SessionConfigOption>>(&response["configOptions"]).ok();
                 self.session.id = Some(acp::SessionId::new(target.clone()));
                 self.phase = Phase::Ready;
                 self.modes.agent = agent_modes(modes, options.as_deref());

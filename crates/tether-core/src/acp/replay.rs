@@ -341,7 +341,7 @@ impl AcpClient {
         let Ok(record) = serde_json::from_str::<serde_json::Value>(record) else { return };
         if record["event"] == "modeChanged" && record["by"] == "person" {
             // The person's mode decides which of the agent's mode reports are followed.
-            if let Ok(mode) = serde_json::from_value::<Mode>(record["to"].clone()) {
+            if let Ok(mode) = crate::json_value::from_value::<Mode>(&record["to"]) {
                 self.policy.set_mode(mode);
             }
             return;
@@ -349,7 +349,7 @@ impl AcpClient {
         if record["event"] == "notice" {
             // A notice the wire alone does not explain (the agent could not resume the session).
             if let (Ok(level), Some(text)) =
-                (serde_json::from_value::<NoticeLevel>(record["level"].clone()), record["text"].as_str())
+                (crate::json_value::from_value::<NoticeLevel>(&record["level"]), record["text"].as_str())
             {
                 self.thread.push(Entry::Notice(NoticeView { level, text: text.to_owned(), detail: None }));
             }
@@ -376,7 +376,7 @@ impl AcpClient {
         }
         if record["event"] == "conversationRestored" {
             // The turns a restored conversation started from, copied from another session.
-            if let Ok(entries) = serde_json::from_value::<Vec<Entry>>(record["entries"].clone()) {
+            if let Ok(entries) = crate::json_value::from_value::<Vec<Entry>>(&record["entries"]) {
                 for entry in entries {
                     self.thread.push(entry);
                 }
@@ -384,7 +384,7 @@ impl AcpClient {
             return;
         }
         if record["event"] == "promptCancelled" {
-            if let Ok(blocks) = serde_json::from_value::<Vec<acp::ContentBlock>>(record["prompt"].clone()) {
+            if let Ok(blocks) = crate::json_value::from_value::<Vec<acp::ContentBlock>>(&record["prompt"]) {
                 self.thread.push(Entry::User(super::prompt_content::user_message(&blocks, &self.cwd)));
                 self.thread.set_turn(TurnState::ended(acp::StopReason::Cancelled));
             }
@@ -403,7 +403,7 @@ impl AcpClient {
         else {
             return;
         };
-        let Ok(by) = serde_json::from_value::<DecidedBy>(record["by"].clone()) else { return };
+        let Ok(by) = crate::json_value::from_value::<DecidedBy>(&record["by"]) else { return };
         if let DecidedBy::Rule { id, scope: RuleScope::Session, .. } = &by
             && let Some(&replayed) = self.replayed_rule_ids.get(id)
         {

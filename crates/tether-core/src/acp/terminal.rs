@@ -541,7 +541,7 @@ impl AcpClient {
         let result: serde_json::Value = serde_json::from_str(result.get()).unwrap_or_default();
         if method == "terminal/create" {
             let Some(id) = result["terminalId"].as_str() else { return };
-            let Ok(request) = serde_json::from_value::<acp::CreateTerminalRequest>(params) else { return };
+            let Ok(request) = crate::json_value::from_value::<acp::CreateTerminalRequest>(&params) else { return };
             let command = command_line(&request.command, &request.args);
             let cwd = request
                 .cwd
@@ -568,12 +568,12 @@ impl AcpClient {
                     entry.push_output(output);
                     entry.mirror_pending.clear();
                 }
-                if let Ok(status) = serde_json::from_value::<TerminalExitStatus>(result["exitStatus"].clone()) {
+                if let Ok(status) = crate::json_value::from_value::<TerminalExitStatus>(&result["exitStatus"]) {
                     entry.exited(status, false, 0);
                 }
             }
             "terminal/wait_for_exit" => {
-                if let Ok(status) = serde_json::from_value::<TerminalExitStatus>(result) {
+                if let Ok(status) = crate::json_value::from_value::<TerminalExitStatus>(&result) {
                     entry.exited(status, false, 0);
                 }
             }

@@ -240,8 +240,8 @@ impl AcpClient {
     /// A restore read back from the log (`proposed`: its first record): its card and its
     /// changes shown as they were then, for the record; they can no longer be decided.
     pub(in crate::acp) fn replay_restore(&mut self, record: &serde_json::Value, proposed: bool) {
-        let Ok(mut view) = serde_json::from_value::<RestoreView>(record["restore"].clone()) else { return };
-        let Ok(changes) = serde_json::from_value::<Vec<crate::review::FileChangeView>>(record["changes"].clone())
+        let Ok(mut view) = crate::json_value::from_value::<RestoreView>(&record["restore"]) else { return };
+        let Ok(changes) = crate::json_value::from_value::<Vec<crate::review::FileChangeView>>(&record["changes"])
         else {
             return;
         };

@@ -653,7 +653,7 @@ impl AcpClient {
     /// was, and no longer decidable, since the file's text before the change is not known here.
     /// A later record of the same change replaces its card.
     pub(in crate::acp) fn reopen_change_card(&mut self, card: &serde_json::Value) {
-        let Ok(mut view) = serde_json::from_value::<FileChangeView>(card.clone()) else { return };
+        let Ok(mut view) = crate::json_value::from_value::<FileChangeView>(card) else { return };
         let reviewable = !matches!(view.phase, ChangePhase::Unreviewable { .. });
         let pending = view.hunks.iter().any(|hunk| hunk.state == HunkState::Pending)
             || (view.hunks.is_empty() && view.whole == HunkState::Pending);
