@@ -458,13 +458,13 @@ export class EngineHost implements vscode.Disposable {
         return;
       }
       case "resolvePaths": {
-        const { resolve, root, paths } = action;
+        const { resolve, roots, paths } = action;
         // `resolvePath` never rejects: a path it cannot resolve is an answer too.
-        const resolved = Promise.all([resolvePath(root), ...paths.map(resolvePath)]);
+        const resolved = Promise.all([Promise.all(roots.map(resolvePath)), Promise.all(paths.map(resolvePath))]);
         this.pathsAnswered = this.pathsAnswered
           .then(() => resolved)
-          .then(([rootLeadsTo, ...leadsTo]) =>
-            this.command({ type: "pathsResolved", resolve, root: rootLeadsTo!, paths: leadsTo }),
+          .then(([rootsLeadTo, pathsLeadTo]) =>
+            this.command({ type: "pathsResolved", resolve, roots: rootsLeadTo, paths: pathsLeadTo }),
           )
           .catch((error: unknown) => {
             // The answers after this one must still go.

@@ -640,8 +640,8 @@ test("path resolutions are answered in the order the engine asked, whichever fin
   const deep = path.join(folder, ...Array.from({ length: 30 }, (_, index) => `missing-${index}`), "file.txt");
   const { host, engine } = startHost();
   engine.actions.push(
-    { type: "resolvePaths", resolve: 1, root: folder, paths: [deep] },
-    { type: "resolvePaths", resolve: 2, root: folder, paths: [folder] },
+    { type: "resolvePaths", resolve: 1, roots: [folder], paths: [deep] },
+    { type: "resolvePaths", resolve: 2, roots: [folder], paths: [folder] },
   );
   host.command({ type: "cancel" });
   const answers = () =>
@@ -651,6 +651,29 @@ test("path resolutions are answered in the order the engine asked, whichever fin
     });
   await eventually(() => answers().length === 2, "both resolutions' answers");
   assert.deepEqual(answers(), [1, 2]);
+  host.dispose();
+});
+
+test("every folder of a multi-root workspace is resolved through its links", async (t) => {
+  const folder = tempFolder(t);
+  const real = path.join(folder, "real-lib");
+  fs.mkdirSync(real);
+  const linked = path.join(folder, "lib");
+  fs.symlinkSync(real, linked);
+  const { host, engine } = startHost();
+  engine.actions.push({ type: "resolvePaths", resolve: 1, roots: [folder, linked], paths: [path.join(linked, "a.ts")] });
+  host.command({ type: "cancel" });
+  const answer = () =>
+    engine.inputs
+      .map((input) => input.args[0] as { type?: string; roots?: unknown; paths?: unknown })
+      .find((command) => command.type === "pathsResolved");
+  await eventually(() => answer() !== undefined, "the resolution's answer");
+  const realFolder = fs.realpathSync(folder);
+  assert.deepEqual(answer()!.roots, [
+    { type: "found", path: realFolder },
+    { type: "found", path: path.join(realFolder, "real-lib") },
+  ]);
+  assert.deepEqual(answer()!.paths, [{ type: "found", path: path.join(realFolder, "real-lib", "a.ts") }]);
   host.dispose();
 });
 

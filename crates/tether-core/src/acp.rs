@@ -79,6 +79,7 @@ use crate::thread::{
     Entry, EntryIndex, Location, NoticeLevel, NoticeView, PermissionKey, PermissionOutcome, Thread, ToolCallView,
     ToolContent, ToolStatus, TurnState, UserMessage,
 };
+use crate::workspace_path::Workspace;
 
 use modes::AgentModes;
 
@@ -253,7 +254,10 @@ enum Phase {
 #[derive(Debug)]
 pub struct AcpClient {
     info: ClientInfo,
+    /// Where the agent works: the workspace's first folder.
     cwd: String,
+    /// Every folder of the workspace, the first being `cwd`: what is inside.
+    workspace: Workspace,
     phase: Phase,
     thread: Thread,
     /// The person's prompt, held or in flight.
@@ -290,8 +294,8 @@ pub struct AcpClient {
 }
 
 impl AcpClient {
-    /// A client for an agent started in `cwd` (also the workspace root that rule paths are
-    /// relative to), deciding permission requests by `policy`. Permission keys start at
+    /// A client for an agent started in `cwd` (also the workspace's folder that rule paths are
+    /// relative to, until [`AcpClient::set_workspace_folders`] adds others), deciding permission requests by `policy`. Permission keys start at
     /// `first_permission_key`, so a host that replaces its client never reuses a key a stale
     /// webview might still send.
     pub fn new(
@@ -305,6 +309,7 @@ impl AcpClient {
         let policy = policy.fold_case(crate::workspace_path::PathStyle::of(&cwd).folds_case());
         AcpClient {
             info,
+            workspace: Workspace::single(cwd.clone()),
             cwd,
             phase: Phase::New,
             thread: Thread::default(),
@@ -327,6 +332,12 @@ impl AcpClient {
             mcp: mcp_servers::McpServers::default(),
             events: VecDeque::new(),
         }
+    }
+
+    /// The workspace's other folders (absolute), which are inside as the first is: paths in them
+    /// are named with their folder's name first (see [`Workspace`]).
+    pub fn set_workspace_folders(&mut self, others: impl IntoIterator<Item = String>) {
+        self.workspace = Workspace::new(self.cwd.clone(), others);
     }
 
     pub fn thread(&self) -> &Thread {

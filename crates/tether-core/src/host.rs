@@ -57,7 +57,7 @@ use crate::host_api::{AgentProfile, EngineConfig, FileReadReply, HostAction, Hos
 use crate::intent::Intent;
 use crate::mentions::{self, FindOutcome, MentionIndex};
 use crate::webview::{HostToWebview, PromptAttachment, SessionKey, ViewEvent, WebviewToHost};
-use crate::workspace_path::absolute_path;
+use crate::workspace_path::{Workspace, absolute_path};
 
 use chat_view::{ChatView, WebviewOutbox};
 use history::History;
@@ -175,7 +175,7 @@ impl HostEngine {
                 }
             }
             WebviewToHost::View(ViewEvent::FindMentions { query, fresh }) => {
-                match self.mentions.find(&query, fresh, &self.config.workspace_root) {
+                match self.mentions.find(&query, fresh, &self.workspace()) {
                     FindOutcome::ListFiles => self.actions.push_back(HostAction::ListWorkspaceFiles),
                     FindOutcome::Wait => {}
                     FindOutcome::Answer(items) => self.post_now(HostToWebview::Mentions { query, items }),
@@ -287,7 +287,7 @@ impl HostEngine {
                 self.actions.push_back(HostAction::OpenSettings { query: "tether.agents".to_owned() })
             }
             Intent::MentionSelection { selection } => {
-                let mention = mentions::selection_suggestion(&selection, &self.config.workspace_root);
+                let mention = mentions::selection_suggestion(&selection, &self.workspace());
                 if self.view.outbox.ready {
                     self.post_now(HostToWebview::AddMention { mention });
                 } else {
@@ -341,10 +341,10 @@ impl HostEngine {
                 self.mcp_settings.secrets = values;
                 self.read_mcp_settings();
             }
-            HostEvent::PathsResolved { resolve, root, paths } => {
+            HostEvent::PathsResolved { resolve, roots, paths } => {
                 self.with_session(tabs::key_of_id(resolve), |engine| {
                     if let Some(slot) = &mut engine.session {
-                        slot.client.handle_paths_resolved(resolve, root, paths, now);
+                        slot.client.handle_paths_resolved(resolve, roots, paths, now);
                     }
                 });
             }
@@ -374,8 +374,7 @@ impl HostEngine {
             }
             HostEvent::AgentSecrets { profile, env } => self.sign_in.secrets.add(&profile, env),
             HostEvent::WorkspaceFiles { files, selection } => {
-                if let Some((query, items)) = self.mentions.handle_files(files, selection, &self.config.workspace_root)
-                {
+                if let Some((query, items)) = self.mentions.handle_files(files, selection, &self.workspace()) {
                     self.post_now(HostToWebview::Mentions { query, items });
                 }
             }
@@ -410,6 +409,11 @@ impl HostEngine {
             }
         });
         self.finish(now);
+    }
+
+    /// The workspace's folders, each of them inside (see [`Workspace`]).
+    fn workspace(&self) -> Workspace {
+        Workspace::new(self.config.workspace_root.clone(), self.config.workspace_folders.iter().cloned())
     }
 
     pub fn poll_action(&mut self) -> Option<HostAction> {

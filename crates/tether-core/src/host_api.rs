@@ -95,10 +95,12 @@ pub struct EngineConfig {
     /// Sent to the agent as `clientInfo`.
     pub client_name: String,
     pub client_version: String,
-    /// The workspace folder: the cwd of sessions and agent processes.
+    /// The workspace's first folder: the cwd of sessions and agent processes.
     pub workspace_root: String,
-    /// Every folder of the workspace (a multi-root workspace has several), absolute: what the
-    /// agent's MCP tools may read. Empty means `workspace_root` alone.
+    /// Every folder of the workspace (a multi-root workspace has several), absolute, in VS
+    /// Code's order: each is inside the workspace (for the permissions, the chat's names of files
+    /// and the `@` list), and the agent's MCP tools may read them. Empty means `workspace_root`
+    /// alone.
     #[serde(default)]
     pub workspace_folders: Vec<String>,
     /// The workspace's `.tether` folder, where sessions and their audit logs are kept; absent
@@ -222,9 +224,9 @@ pub enum HostEvent {
     /// The person trusted the workspace (VS Code's `onDidGrantWorkspaceTrust`): tetherd and the
     /// session start now, without a reload.
     WorkspaceTrusted,
-    /// The answer to [`HostAction::ResolvePaths`]: where the root and each path lead, in the
+    /// The answer to [`HostAction::ResolvePaths`]: where each root and each path lead, in the
     /// order asked.
-    PathsResolved { resolve: u64, root: ResolvedPath, paths: Vec<ResolvedPath> },
+    PathsResolved { resolve: u64, roots: Vec<ResolvedPath>, paths: Vec<ResolvedPath> },
     /// The answer to [`HostAction::AskEditor`]: `answer`, or `error` saying why there is none.
     EditorAnswered {
         question: u64,
@@ -488,10 +490,11 @@ pub enum HostAction {
     RevealLocation { path: String, line: Option<u32> },
     /// List the workspace's files for the composer's `@` list; answer with `workspaceFiles`.
     ListWorkspaceFiles,
-    /// Say where `root` and each of `paths` (absolute) lead through symbolic links: the longest
-    /// part of the path that exists resolved with `realpath`, the rest appended as it is (a file
-    /// about to be written need not exist). Answer with the `pathsResolved` command.
-    ResolvePaths { resolve: u64, root: String, paths: Vec<String> },
+    /// Say where each of `roots` (the workspace's folders) and `paths` (absolute) lead through
+    /// symbolic links: the longest part of the path that exists resolved with `realpath`, the
+    /// rest appended as it is (a file about to be written need not exist). Answer with the
+    /// `pathsResolved` command.
+    ResolvePaths { resolve: u64, roots: Vec<String>, paths: Vec<String> },
     /// Open VS Code's workspace trust editor (the `workbench.trust.manage` command), where the
     /// person can trust the workspace; a grant comes back as `workspaceTrusted`.
     ManageWorkspaceTrust,

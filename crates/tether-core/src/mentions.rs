@@ -13,6 +13,7 @@
 
 use crate::host_api::EditorSelection;
 use crate::webview::{MentionSuggestion, PromptAttachment};
+use crate::workspace_path::Workspace;
 
 /// At most this many entries are listed: more than a list can usefully show.
 pub const MAX_SUGGESTIONS: usize = 50;
@@ -42,7 +43,7 @@ pub enum FindOutcome {
 
 impl MentionIndex {
     /// The person typed `query` after an `@` (`fresh`: the `@` was just typed).
-    pub fn find(&mut self, query: &str, fresh: bool, root: &str) -> FindOutcome {
+    pub fn find(&mut self, query: &str, fresh: bool, workspace: &Workspace) -> FindOutcome {
         if self.listing {
             self.waiting = Some(query.to_owned());
             return FindOutcome::Wait;
@@ -52,7 +53,7 @@ impl MentionIndex {
             self.waiting = Some(query.to_owned());
             return FindOutcome::ListFiles;
         }
-        FindOutcome::Answer(self.suggestions(query, root))
+        FindOutcome::Answer(self.suggestions(query, workspace))
     }
 
     /// The host listed the files: answers the query that waited for them, if any.
@@ -60,13 +61,13 @@ impl MentionIndex {
         &mut self,
         files: Vec<String>,
         selection: Option<EditorSelection>,
-        root: &str,
+        workspace: &Workspace,
     ) -> Option<(String, Vec<MentionSuggestion>)> {
         self.listing = false;
         let mut files: Vec<(String, String)> = files
             .into_iter()
             .map(|path| {
-                let label = display_path(&path, root);
+                let label = workspace.label(&path);
                 (path, label)
             })
             .collect();
@@ -75,15 +76,15 @@ impl MentionIndex {
         self.files = files;
         self.selection = selection.filter(|selection| !selection.text.is_empty());
         let query = self.waiting.take()?;
-        let items = self.suggestions(&query, root);
+        let items = self.suggestions(&query, workspace);
         Some((query, items))
     }
 
     /// The list for `query`: the selection first when it matches, then the files, best first.
-    pub fn suggestions(&self, query: &str, root: &str) -> Vec<MentionSuggestion> {
+    pub fn suggestions(&self, query: &str, workspace: &Workspace) -> Vec<MentionSuggestion> {
         let mut items = Vec::new();
         if let Some(selection) = &self.selection {
-            let suggestion = selection_suggestion(selection, root);
+            let suggestion = selection_suggestion(selection, workspace);
             if matches_in_order(&suggestion.label, query) || matches_in_order("selection", query) {
                 items.push(suggestion);
             }
@@ -102,8 +103,8 @@ impl MentionIndex {
 }
 
 /// The `@` entry for an editor's selection: `path#L3-9` (one line: `path#L3`).
-pub fn selection_suggestion(selection: &EditorSelection, root: &str) -> MentionSuggestion {
-    let path = display_path(&selection.path, root);
+pub fn selection_suggestion(selection: &EditorSelection, workspace: &Workspace) -> MentionSuggestion {
+    let path = workspace.label(&selection.path);
     let (label, detail) = if selection.start_line == selection.end_line {
         (format!("{path}#L{}", selection.start_line), format!("Selection, line {}", selection.start_line))
     } else {
@@ -121,16 +122,6 @@ pub fn selection_suggestion(selection: &EditorSelection, root: &str) -> MentionS
             end_line: selection.end_line,
             text: selection.text.clone(),
         },
-    }
-}
-
-/// `path` as the person reads it: relative to the workspace folder when inside it, `/`-separated.
-pub fn display_path(path: &str, root: &str) -> String {
-    let root = root.trim_end_matches(['/', '\\']);
-    let relative = path.strip_prefix(root).and_then(|rest| rest.strip_prefix(['/', '\\']));
-    match relative {
-        Some(relative) if !root.is_empty() && !relative.is_empty() => relative.replace('\\', "/"),
-        _ => path.to_owned(),
     }
 }
 
@@ -179,6 +170,10 @@ mod tests {
 
     use super::*;
 
+    fn ws() -> Workspace {
+        Workspace::single("/ws")
+    }
+
     const FILES: &[&str] = &[
         "/ws/README.md",
         "/ws/src/main.rs",
@@ -191,9 +186,9 @@ mod tests {
 
     fn check(query: &str, selection: Option<EditorSelection>, expect: Expect) {
         let mut index = MentionIndex::default();
-        assert_eq!(index.find(query, true, "/ws"), FindOutcome::ListFiles);
+        assert_eq!(index.find(query, true, &ws()), FindOutcome::ListFiles);
         let (answered, items) =
-            index.handle_files(FILES.iter().map(|path| (*path).to_owned()).collect(), selection, "/ws").unwrap();
+            index.handle_files(FILES.iter().map(|path| (*path).to_owned()).collect(), selection, &ws()).unwrap();
         assert_eq!(answered, query);
         let shown: Vec<String> = items
             .iter()
@@ -285,15 +280,15 @@ mod tests {
     #[test]
     fn keystrokes_after_the_first_are_ranked_without_asking_the_host() {
         let mut index = MentionIndex::default();
-        assert_eq!(index.find("", true, "/ws"), FindOutcome::ListFiles);
+        assert_eq!(index.find("", true, &ws()), FindOutcome::ListFiles);
         // Typed while the host lists: the newest query is the one answered.
-        assert_eq!(index.find("rea", false, "/ws"), FindOutcome::Wait);
-        let (query, items) = index.handle_files(vec!["/ws/README.md".to_owned()], None, "/ws").unwrap();
+        assert_eq!(index.find("rea", false, &ws()), FindOutcome::Wait);
+        let (query, items) = index.handle_files(vec!["/ws/README.md".to_owned()], None, &ws()).unwrap();
         assert_eq!((query.as_str(), items.len()), ("rea", 1));
-        let FindOutcome::Answer(items) = index.find("zzz", false, "/ws") else { panic!("not answered at once") };
+        let FindOutcome::Answer(items) = index.find("zzz", false, &ws()) else { panic!("not answered at once") };
         assert!(items.is_empty());
         // A new `@` lists again: files may have been created since.
-        assert_eq!(index.find("", true, "/ws"), FindOutcome::ListFiles);
+        assert_eq!(index.find("", true, &ws()), FindOutcome::ListFiles);
     }
 
     #[test]
@@ -304,10 +299,14 @@ mod tests {
     }
 
     #[test]
-    fn display_paths_are_relative_inside_the_workspace_only() {
-        assert_eq!(display_path("/ws/a/b.rs", "/ws/"), "a/b.rs");
-        assert_eq!(display_path("/wsx/a.rs", "/ws"), "/wsx/a.rs");
-        assert_eq!(display_path("C:\\ws\\a\\b.rs", "C:\\ws"), "a/b.rs");
-        assert_eq!(display_path("/ws", "/ws"), "/ws");
+    fn the_files_of_every_workspace_folder_are_listed_by_their_names_in_it() {
+        let mut index = MentionIndex::default();
+        let workspace = Workspace::new("/ws/app", ["/ws/lib".to_owned()]);
+        assert_eq!(index.find("", true, &workspace), FindOutcome::ListFiles);
+        let files = ["/ws/app/src/main.rs", "/ws/lib/src/lib.rs", "/elsewhere/notes.md"];
+        let (_, items) = index.handle_files(files.map(str::to_owned).to_vec(), None, &workspace).unwrap();
+        let mut labels: Vec<&str> = items.iter().map(|item| item.label.as_str()).collect();
+        labels.sort_unstable();
+        assert_eq!(labels, ["/elsewhere/notes.md", "app/src/main.rs", "lib/src/lib.rs"]);
     }
 }

@@ -12,8 +12,11 @@
 //!
 //! Paths are compared lexically (`.` and `..` removed, never above the root of the path). The
 //! engine does no IO, so it cannot see a symbolic link or a junction: before it decides anything
-//! about a path it has the host resolve the path and the root through their links, and classifies
+//! about a path it has the host resolve the path and the roots through their links, and classifies
 //! what they lead to with this (see `acp::links`).
+//!
+//! A workspace can have several folders ([`Workspace`]). VS Code's workspace trust covers all the
+//! folders of a workspace at once, so every folder is inside; the first is where agents start.
 
 use crate::permissions::RequestPath;
 
@@ -71,6 +74,148 @@ pub fn absolute_path(root: &str, path: &str) -> String {
         RequestPath::Inside(relative) => join_inside(root, &relative),
         RequestPath::Outside(absolute) => absolute,
     }
+}
+
+/// The folders of a workspace, each of them inside. The first is the agents' working folder: a
+/// relative path an agent names is taken against it.
+///
+/// A path inside is named relative to its folder. With one folder that is the whole name
+/// (`src/main.rs`, `.` for the folder itself). With several, the name starts with the folder's
+/// (`app/src/main.rs`, `lib` for the folder `lib` itself), as VS Code's search names the files of
+/// a multi-root workspace: every name then says which file it is, and a rule's path glob can name
+/// a folder (`app/**`). A folder's name is the last name of its path; folders that share one are
+/// told apart by their place in the list (`app`, `app (2)`). A folder inside another holds its own
+/// files: the deepest folder names a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    /// Never empty.
+    folders: Vec<Folder>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Folder {
+    root: String,
+    name: String,
+}
+
+impl Workspace {
+    /// A workspace of one folder.
+    pub fn single(root: impl Into<String>) -> Workspace {
+        Workspace { folders: vec![Folder { root: root.into(), name: String::new() }] }
+    }
+
+    /// A workspace of `first` and `others` (absolute paths, in VS Code's order). A folder given
+    /// twice counts once.
+    pub fn new(first: impl Into<String>, others: impl IntoIterator<Item = String>) -> Workspace {
+        let first = first.into();
+        let style = PathStyle::of(&first);
+        let mut roots = vec![first];
+        for root in others {
+            if !roots.iter().any(|known| same_place(known, &root)) {
+                roots.push(root);
+            }
+        }
+        if roots.len() == 1 {
+            return Workspace::single(roots.remove(0));
+        }
+        let mut folders: Vec<Folder> = Vec::with_capacity(roots.len());
+        for root in roots {
+            let base = last_name(&root);
+            let mut name = base.clone();
+            let mut count = 1;
+            while folders.iter().any(|folder| names_equal(style, &folder.name, &name)) {
+                count += 1;
+                name = format!("{base} ({count})");
+            }
+            folders.push(Folder { root, name });
+        }
+        Workspace { folders }
+    }
+
+    /// The agents' working folder.
+    pub fn first(&self) -> &str {
+        &self.folders[0].root
+    }
+
+    /// Every folder's root, the first first.
+    pub fn roots(&self) -> impl Iterator<Item = &str> {
+        self.folders.iter().map(|folder| folder.root.as_str())
+    }
+
+    /// The same folders, with the same names, at other roots (where each root leads through
+    /// links, in the order of [`Workspace::roots`]). A root not given keeps its own.
+    pub fn at_roots(&self, roots: impl IntoIterator<Item = Option<String>>) -> Workspace {
+        let mut folders = self.folders.clone();
+        for (folder, root) in folders.iter_mut().zip(roots) {
+            if let Some(root) = root {
+                folder.root = root;
+            }
+        }
+        Workspace { folders }
+    }
+
+    /// `path` (absolute, or relative to the first folder) classified: inside, named as the type's
+    /// doc says, or outside, absolute and normalised by its text.
+    pub fn resolve(&self, path: &str) -> RequestPath {
+        let [first, others @ ..] = self.folders.as_slice() else { unreachable!("a workspace has a folder") };
+        let in_first = resolve_path(&first.root, path);
+        if others.is_empty() {
+            return in_first;
+        }
+        let absolute = match &in_first {
+            RequestPath::Inside(relative) => join_inside(&first.root, relative),
+            RequestPath::Outside(absolute) => absolute.clone(),
+        };
+        // The deepest folder holding the path: the one it is fewest names below.
+        let deepest = self
+            .folders
+            .iter()
+            .filter_map(|folder| match resolve_path(&folder.root, &absolute) {
+                RequestPath::Inside(relative) => Some((folder, relative)),
+                RequestPath::Outside(_) => None,
+            })
+            .min_by_key(|(_, relative)| if relative == "." { 0 } else { relative.split('/').count() });
+        match deepest {
+            Some((folder, relative)) if relative == "." => RequestPath::Inside(folder.name.clone()),
+            Some((folder, relative)) => RequestPath::Inside(format!("{}/{relative}", folder.name)),
+            None => RequestPath::Outside(absolute),
+        }
+    }
+
+    /// `path` (absolute, or relative to the first folder) made absolute and normalised by its
+    /// text.
+    pub fn absolute(&self, path: &str) -> String {
+        absolute_path(self.first(), path)
+    }
+
+    /// `path` as the person reads it: its name when inside, else absolute.
+    pub fn label(&self, path: &str) -> String {
+        match self.resolve(path) {
+            RequestPath::Inside(name) | RequestPath::Outside(name) => name,
+        }
+    }
+}
+
+/// The last name of a folder's path, whatever its separators.
+fn last_name(root: &str) -> String {
+    let trimmed = root.trim_end_matches(['/', '\\']);
+    let name = match PathStyle::of(root) {
+        PathStyle::Posix => trimmed.rsplit('/').next(),
+        PathStyle::Windows => trimmed.rsplit(is_separator).next(),
+    };
+    match name {
+        Some(name) if !name.is_empty() => name.to_owned(),
+        _ => root.to_owned(),
+    }
+}
+
+fn names_equal(style: PathStyle, a: &str, b: &str) -> bool {
+    if style.folds_case() { names_match(a, b) } else { a == b }
+}
+
+/// Whether two absolute roots are the same folder by their text.
+fn same_place(a: &str, b: &str) -> bool {
+    matches!(resolve_path(a, b), RequestPath::Inside(relative) if relative == ".")
 }
 
 fn resolve_posix(root: &str, path: &str) -> RequestPath {
@@ -338,6 +483,99 @@ mod tests {
                 src\f.ts                                 inside  src/f.ts
             "#]],
         );
+    }
+
+    /// The workspace's folders, then each path and where it is.
+    fn check_workspace(workspace: &Workspace, paths: &[&str], expected: Expect) {
+        let mut out = format!("{}\n", workspace.roots().collect::<Vec<_>>().join(" + "));
+        for path in paths {
+            let place = match workspace.resolve(path) {
+                RequestPath::Inside(name) => format!("inside  {name}"),
+                RequestPath::Outside(absolute) => format!("outside {absolute}"),
+            };
+            out.push_str(&format!("{path:<40} {place}\n"));
+        }
+        expected.assert_eq(&out);
+    }
+
+    #[test]
+    fn every_folder_of_a_workspace_is_inside_and_names_its_paths() {
+        let others = ["/work/lib", "/work/app/vendor/kit", "/srv/other/lib", "/work/app/"];
+        let workspace = Workspace::new("/work/app", others.map(str::to_owned));
+        check_workspace(
+            &workspace,
+            &[
+                "src/main.rs",
+                "/work/app/src/main.rs",
+                "/work/app",
+                "/work/lib/src/lib.rs",
+                "/work/lib",
+                "../lib/Cargo.toml",
+                // A folder inside another holds its own files.
+                "/work/app/vendor/kit/index.js",
+                "/work/app/vendor/other.js",
+                // Two folders called `lib`: the second is told apart by its place.
+                "/srv/other/lib/a.txt",
+                "/work/library/x",
+                "/etc/passwd",
+                "../../etc/passwd",
+            ],
+            expect![[r#"
+                /work/app + /work/lib + /work/app/vendor/kit + /srv/other/lib
+                src/main.rs                              inside  app/src/main.rs
+                /work/app/src/main.rs                    inside  app/src/main.rs
+                /work/app                                inside  app
+                /work/lib/src/lib.rs                     inside  lib/src/lib.rs
+                /work/lib                                inside  lib
+                ../lib/Cargo.toml                        inside  lib/Cargo.toml
+                /work/app/vendor/kit/index.js            inside  kit/index.js
+                /work/app/vendor/other.js                inside  app/vendor/other.js
+                /srv/other/lib/a.txt                     inside  lib (2)/a.txt
+                /work/library/x                          outside /work/library/x
+                /etc/passwd                              outside /etc/passwd
+                ../../etc/passwd                         outside /etc/passwd
+            "#]],
+        );
+        assert_eq!(workspace.first(), "/work/app");
+        assert_eq!(workspace.absolute("src/../README.md"), "/work/app/README.md");
+        assert_eq!(workspace.label("/work/lib/src/lib.rs"), "lib/src/lib.rs");
+        assert_eq!(workspace.label("/tmp/x"), "/tmp/x");
+    }
+
+    #[test]
+    fn a_workspace_of_one_folder_names_paths_as_that_folder_does() {
+        // The same folder listed again is one folder: no name is put before the paths.
+        let workspace = Workspace::new("/work/app", ["/work/app".to_owned(), "/work/./app/".to_owned()]);
+        assert_eq!(workspace, Workspace::single("/work/app"));
+        for path in ["src/main.rs", "/work/app", "/work/other/x", "../../etc/passwd"] {
+            assert_eq!(workspace.resolve(path), resolve_path("/work/app", path), "{path}");
+        }
+    }
+
+    #[test]
+    fn windows_workspace_folders_match_whatever_the_case() {
+        let workspace = Workspace::new(r"C:\Users\me\app", [r"D:\src\Lib".to_owned(), r"c:\users\ME\lib".to_owned()]);
+        check_workspace(
+            &workspace,
+            &[r"src\main.rs", r"d:\SRC\lib\x.cs", r"C:\Users\me\Lib\y.cs", r"D:\src\Library", r"E:\lib\z"],
+            expect![[r#"
+                C:\Users\me\app + D:\src\Lib + c:\users\ME\lib
+                src\main.rs                              inside  app/src/main.rs
+                d:\SRC\lib\x.cs                          inside  Lib/x.cs
+                C:\Users\me\Lib\y.cs                     inside  lib (2)/y.cs
+                D:\src\Library                           outside D:\src\Library
+                E:\lib\z                                 outside E:\lib\z
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_workspace_keeps_its_names_at_the_roots_its_folders_lead_to() {
+        let workspace = Workspace::new("/home/me/app", ["/home/me/lib".to_owned()]);
+        let resolved = workspace.at_roots([Some("/data/app".to_owned()), None]);
+        assert_eq!(resolved.resolve("/data/app/src/x.rs"), RequestPath::Inside("app/src/x.rs".to_owned()));
+        assert_eq!(resolved.resolve("/home/me/lib/y.rs"), RequestPath::Inside("lib/y.rs".to_owned()));
+        assert_eq!(resolved.resolve("/home/me/app/z.rs"), RequestPath::Outside("/home/me/app/z.rs".to_owned()));
     }
 
     #[test]

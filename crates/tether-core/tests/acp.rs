@@ -38,6 +38,7 @@
 //!   the thread (after stopping the old one with `> killed`)
 //! - `> link <path> <where it leads>`: a symbolic link, for every path resolved after it. The
 //!   host's answer to each `resolvePaths` is given at once (`resolved` lines), through the links.
+//! - `> folders <path> ...`: the workspace's other folders, beside `/workspace`.
 //!
 //! Audit records are written as `audit <json>`; whenever the policy changed, one `policy` line
 //! shows the mode, the agent's own mode and every rule with how often it fired.
@@ -290,6 +291,7 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
                 let (from, to) = rest.split_once(' ').expect("link <path> <where it leads>");
                 links.push((from.to_owned(), to.to_owned()));
             }
+            "folders" => client.set_workspace_folders(rest.split(' ').map(str::to_owned)),
             other => panic!("unknown input {other:?}"),
         }
         drain(&mut client, &mut out, &mut log, &mut webview, &links, now);
@@ -334,9 +336,10 @@ fn drain(
                 AcpEvent::PolicyChanged => policy_changed = true,
                 AcpEvent::Host(action) => {
                     writeln!(out, "  host {}", serde_json::to_string(&action).unwrap()).unwrap();
-                    if let HostAction::ResolvePaths { resolve, root, paths } = *action {
+                    if let HostAction::ResolvePaths { resolve, roots, paths } = *action {
                         let paths = paths.iter().map(|path| resolve_through(links, path)).collect();
-                        resolutions.push((resolve, resolve_through(links, &root), paths));
+                        let roots = roots.iter().map(|root| resolve_through(links, root)).collect();
+                        resolutions.push((resolve, roots, paths));
                     }
                 }
                 event => writeln!(out, "  event {event:?}").unwrap(),
@@ -361,9 +364,9 @@ fn drain(
         if resolutions.is_empty() {
             return;
         }
-        for (resolve, root, paths) in std::mem::take(&mut resolutions) {
+        for (resolve, roots, paths) in std::mem::take(&mut resolutions) {
             writeln!(out, "  resolved {resolve}: {}", serde_json::to_string(&paths).unwrap()).unwrap();
-            client.handle_paths_resolved(resolve, root, paths, now);
+            client.handle_paths_resolved(resolve, roots, paths, now);
         }
     }
 }
@@ -459,6 +462,11 @@ fn agent_dies_mid_turn() {
 #[test]
 fn paths_are_placed_by_where_their_links_lead() {
     check("links");
+}
+
+#[test]
+fn every_folder_of_a_multi_root_workspace_is_inside() {
+    check("multi-root");
 }
 
 #[test]

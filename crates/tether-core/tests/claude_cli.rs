@@ -118,11 +118,12 @@ impl Session {
                             };
                             self.client.handle_file_read(FileReadReply { read, outcome }, &data, self.now);
                         }
-                        HostAction::ResolvePaths { resolve, root, paths } => {
+                        HostAction::ResolvePaths { resolve, roots, paths } => {
                             moved = true;
                             let resolved = |path: &String| ResolvedPath::Found { path: path.clone() };
                             let paths = paths.iter().map(resolved).collect();
-                            self.client.handle_paths_resolved(resolve, resolved(&root), paths, self.now);
+                            let roots = roots.iter().map(resolved).collect();
+                            self.client.handle_paths_resolved(resolve, roots, paths, self.now);
                         }
                         action => writeln!(self.out, "  host {}", serde_json::to_string(&action).unwrap()).unwrap(),
                     },

@@ -100,12 +100,12 @@ impl Live {
         self.client.handle_message(line, self.now);
         while let Some(event) = self.client.poll_event() {
             if let AcpEvent::Host(action) = event
-                && let HostAction::ResolvePaths { resolve, root, paths } = *action
+                && let HostAction::ResolvePaths { resolve, roots, paths } = *action
             {
                 let found = |path: String| ResolvedPath::Found { path };
                 self.client.handle_paths_resolved(
                     resolve,
-                    found(root),
+                    roots.into_iter().map(found).collect(),
                     paths.into_iter().map(found).collect(),
                     self.now,
                 );

@@ -59,11 +59,11 @@ fn drain_resolving(engine: &mut HostEngine, now: u64) -> Vec<HostAction> {
             return all;
         }
         for action in &actions {
-            if let HostAction::ResolvePaths { resolve, root, paths } = action {
+            if let HostAction::ResolvePaths { resolve, roots, paths } = action {
                 let found = |path: &String| ResolvedPath::Found { path: path.clone() };
                 let command = HostEvent::PathsResolved {
                     resolve: *resolve,
-                    root: found(root),
+                    roots: roots.iter().map(found).collect(),
                     paths: paths.iter().map(found).collect(),
                 };
                 engine.handle_command(command, now);
@@ -664,6 +664,42 @@ fn decisions_are_audited_through_tetherd() {
         path: "/ws/.tether/sessions/20261122-061300-7/audit.jsonl".to_owned(),
         line: None
     }));
+}
+
+/// In a multi-root workspace every folder is inside for the sessions the engine starts: Accept
+/// edits approves an edit in the second folder (without the host's folders it would be outside,
+/// and asked), the audit names the file with its folder first, and so does the `@` list.
+#[test]
+fn every_folder_of_a_multi_root_workspace_is_inside_for_its_sessions() {
+    let mut now = 0;
+    let folders = ["/ws", "/lib"].map(str::to_owned).to_vec();
+    let mut engine = HostEngine::new(EngineConfig { workspace_folders: folders, ..config() });
+    engine.handle_sidecar_connected(now);
+    hello_accepted(&mut engine, now);
+    engine.handle_webview(Intent::SetMode { mode: tether_core::permissions::Mode::AcceptEdits }, now);
+    engine.handle_sidecar_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"agentId\":7,\"pid\":10}}\n", now);
+    engine.handle_sidecar_bytes(&from_agent(7, r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#), now);
+    engine.handle_sidecar_bytes(&from_agent(7, r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#), now);
+    engine.handle_webview(Intent::Prompt { text: "edit".to_owned(), attachments: Vec::new() }, now);
+    drain(&mut engine);
+    now += 1;
+    let edit = r#"{"toolCallId":"t1","title":"Edit a.rs","kind":"edit","locations":[{"path":"/lib/src/a.rs"}]}"#;
+    engine.handle_sidecar_bytes(&from_agent(7, &permission_request(5, edit)), now);
+    let audit: String = sidecar_lines(&drain_resolving(&mut engine, now))
+        .lines()
+        .filter(|line| line.contains("session/audit"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    expect_test::expect![[r#"
+        {"jsonrpc":"2.0","method":"session/audit","params":{"agentId":7,"record":{"event":"decided","toolCall":{"id":"t1","kind":"edit","title":"Edit a.rs","paths":[{"inside":"lib/src/a.rs"}]},"option":{"id":"once","name":"Allow","kind":"allow_once"},"allowed":true,"by":{"type":"mode","mode":"acceptEdits"},"mode":"acceptEdits"}}}
+    "#]].assert_eq(&audit);
+
+    engine.handle_webview(ViewEvent::Ready, now);
+    engine.handle_webview(ViewEvent::FindMentions { query: String::new(), fresh: true }, now);
+    drain(&mut engine);
+    let files = ["/ws/README.md", "/lib/src/a.rs"].map(str::to_owned).to_vec();
+    engine.handle_command(HostEvent::WorkspaceFiles { files, selection: None }, now);
+    assert_eq!(mention_posts(&drain(&mut engine)), [r#"mentions for "": lib/src/a.rs, ws/README.md"#]);
 }
 
 /// A path on a card opens the file at its line: a path the agent named relative to the workspace

@@ -180,7 +180,7 @@ pub fn claude_cli(data: &[u8]) {
 /// are decided and the fuzzer reaches the decisions.
 fn carry_out(engine: &mut HostEngine, now: u64) {
     while let Some(action) = engine.poll_action() {
-        if let HostAction::ResolvePaths { resolve, root, paths } = action {
+        if let HostAction::ResolvePaths { resolve, roots, paths } = action {
             let leads_to = |path: String| ResolvedPath::Found {
                 path: match path.strip_prefix("/ws/link") {
                     Some(rest) => format!("/elsewhere{rest}"),
@@ -188,7 +188,8 @@ fn carry_out(engine: &mut HostEngine, now: u64) {
                 },
             };
             let paths = paths.into_iter().map(leads_to).collect();
-            engine.handle_command(HostEvent::PathsResolved { resolve, root: leads_to(root), paths }, now);
+            let roots = roots.into_iter().map(leads_to).collect();
+            engine.handle_command(HostEvent::PathsResolved { resolve, roots, paths }, now);
         }
     }
 }

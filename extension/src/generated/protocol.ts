@@ -33,12 +33,14 @@ token: string,
  */
 clientName: string, clientVersion: string, 
 /**
- * The workspace folder: the cwd of sessions and agent processes.
+ * The workspace's first folder: the cwd of sessions and agent processes.
  */
 workspaceRoot: string, 
 /**
- * Every folder of the workspace (a multi-root workspace has several), absolute: what the
- * agent's MCP tools may read. Empty means `workspace_root` alone.
+ * Every folder of the workspace (a multi-root workspace has several), absolute, in VS
+ * Code's order: each is inside the workspace (for the permissions, the chat's names of files
+ * and the `@` list), and the agent's MCP tools may read them. Empty means `workspace_root`
+ * alone.
  */
 workspaceFolders: Array<string>, 
 /**
@@ -99,7 +101,7 @@ claudeCli: ClaudeCliSettings,
 /**
  * `tether.mcpServers`, for sessions started from now on.
  */
-mcpServers: unknown, } | { "type": "mcpSecrets", values: { [key in string]: string }, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "workspaceTrusted" } | { "type": "pathsResolved", resolve: number, root: ResolvedPath, paths: Array<ResolvedPath>, } | { "type": "editorAnswered", question: number, answer: EditorAnswer | null, error: string | null, };
+mcpServers: unknown, } | { "type": "mcpSecrets", values: { [key in string]: string }, } | { "type": "openDocuments", paths: Array<string>, } | { "type": "fileChanged", path: string, } | { "type": "editDone", edit: number, outcome: EditOutcome, } | { "type": "terminalInput", terminal: string, data: string, } | { "type": "terminalResize", terminal: string, cols: number, rows: number, } | { "type": "terminalClosed", terminal: string, } | { "type": "agentSecrets", profile: string, env: { [key in string]: string }, } | { "type": "workspaceFiles", files: Array<string>, selection: EditorSelection | null, } | { "type": "workspaceTrusted" } | { "type": "pathsResolved", resolve: number, roots: Array<ResolvedPath>, paths: Array<ResolvedPath>, } | { "type": "editorAnswered", question: number, answer: EditorAnswer | null, error: string | null, };
 
 export type Intent = { "type": "prompt", text: string, 
 /**
@@ -110,7 +112,7 @@ attachments: Array<PromptAttachment>, } | { "type": "cancel" } | { "type": "answ
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
-export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, line: number | null, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews", session: number, } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, } | { "type": "confirmCloseSession", key: number, title: string, } | { "type": "closeTerminal", terminal: string, } | { "type": "showHistory", items: Array<HistoryItem>, } | { "type": "saveExport", suggestedName: string, content: string, } | { "type": "exportFile", source: string, suggestedName: string, } | { "type": "askAuthentication", agent: string, methods: Array<AuthMethodView>, } | { "type": "revealLocation", path: string, line: number | null, } | { "type": "listWorkspaceFiles" } | { "type": "resolvePaths", resolve: number, root: string, paths: Array<string>, } | { "type": "manageWorkspaceTrust" } | { "type": "writeClipboard", text: string, } | { "type": "insertAtCursor", text: string, } | { "type": "openUntitled", content: string, language: string | null, } | { "type": "openSettings", query: string, } | { "type": "askEditor", question: number, query: EditorQuery, maxResults: number, };
+export type HostAction = { "type": "startSidecar" } | { "type": "sidecarWrite", data: string, } | { "type": "postWebview", message: HostToWebview, } | { "type": "showMessage", level: LogLevel, text: string, } | { "type": "log", level: LogLevel, text: string, } | { "type": "setBadge", count: number, } | { "type": "saveWorkspaceRules", rules: unknown[], } | { "type": "openFile", path: string, line: number | null, } | { "type": "readFile", read: number, path: string, offset: number, maxBytes: number, } | { "type": "editFile", edit: number, path: string, expected: string | null, result: string | null, edits: Array<TextEdit>, } | { "type": "showReview", document: ReviewDocument, open: boolean, } | { "type": "updateReview", change: number, hunks: Array<ReviewHunk>, settled: boolean, } | { "type": "openReviews", changes: Array<number>, title: string, } | { "type": "clearReviews", session: number, } | { "type": "openTerminal", terminal: string, name: string, interactive: boolean, replay: string, reveal: boolean, } | { "type": "terminalWrite", terminal: string, data: string, } | { "type": "confirmStopTerminal", terminal: string, command: string, } | { "type": "confirmCloseSession", key: number, title: string, } | { "type": "closeTerminal", terminal: string, } | { "type": "showHistory", items: Array<HistoryItem>, } | { "type": "saveExport", suggestedName: string, content: string, } | { "type": "exportFile", source: string, suggestedName: string, } | { "type": "askAuthentication", agent: string, methods: Array<AuthMethodView>, } | { "type": "revealLocation", path: string, line: number | null, } | { "type": "listWorkspaceFiles" } | { "type": "resolvePaths", resolve: number, roots: Array<string>, paths: Array<string>, } | { "type": "manageWorkspaceTrust" } | { "type": "writeClipboard", text: string, } | { "type": "insertAtCursor", text: string, } | { "type": "openUntitled", content: string, language: string | null, } | { "type": "openSettings", query: string, } | { "type": "askEditor", question: number, query: EditorQuery, maxResults: number, };
 
 export type PermissionSettings = { 
 /**

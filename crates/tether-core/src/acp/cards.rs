@@ -158,7 +158,7 @@ impl AcpClient {
                 .map(|path| self.target(path))
                 .filter(links::Target::is_link)
                 .map(|target| {
-                    let shown = target.shown(&self.cwd);
+                    let shown = target.shown(&self.workspace);
                     if target.is_outside() { format!("{shown} (outside the workspace)") } else { shown }
                 })
                 .collect(),

@@ -38,7 +38,6 @@ use crate::review::{
 };
 use crate::sidecar::{SnapshotChange, SnapshotText};
 use crate::webview::{ChangedFileView, ReviewIntent};
-use crate::workspace_path::resolve_path;
 
 use super::cards::{Gate, own_card};
 use super::links::{Target, Waiting};
@@ -215,7 +214,7 @@ impl AcpClient {
     }
 
     fn ask_to_read_outside(&mut self, id: RequestId, target: Target, start: u64, limit: Option<u64>) {
-        let shown = target.shown(&self.cwd);
+        let shown = target.shown(&self.workspace);
         let path = target.leads_to;
         let key = self.cards.next_key;
         self.cards.next_key += 1;
@@ -398,12 +397,9 @@ impl AcpClient {
         }
     }
 
-    /// `path` as the person reads it: relative to the workspace when inside it, else absolute.
+    /// `path` as the person reads it: its name in the workspace when inside it, else absolute.
     pub(in crate::acp) fn label_of(&self, path: &str) -> String {
-        match resolve_path(&self.cwd, path) {
-            RequestPath::Inside(relative) => relative,
-            RequestPath::Outside(absolute) => absolute,
-        }
+        self.workspace.label(path)
     }
 
     pub(super) fn host(&mut self, action: HostAction) {

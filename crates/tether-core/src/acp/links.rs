@@ -5,12 +5,13 @@
 //! workspace, but reading it reads the person's shell profile and writing it changes it. The
 //! engine does no IO and cannot follow a link itself, so before it decides anything about a path
 //! (a read, a write, a command's cwd, a mentioned file, the rules and the mode on a permission
-//! request) it asks the host to resolve the path and the workspace root
+//! request) it asks the host to resolve the path and the workspace's folders
 //! ([`HostAction::ResolvePaths`]: the longest part that exists through `realpath`, the rest
 //! appended as written) and holds the request until the answer comes
 //! ([`AcpClient::handle_paths_resolved`]). What the path leads to is then classified with
-//! [`resolve_path`] against where the root leads: a link that leaves the workspace is outside,
-//! and a link to another file inside is that file (a rule on `secrets/**` holds through it).
+//! [`Workspace::resolve`] against where the folders lead: a link that leaves the workspace is
+//! outside, and a link to another file inside is that file (a rule on `secrets/**` holds through
+//! it).
 //!
 //! Every decision resolves its paths afresh: a link can be changed at any time, so an answer is
 //! not trusted for later requests. The last answer for each path is remembered only to show and
@@ -26,7 +27,7 @@ use std::collections::BTreeMap;
 use crate::host_api::{HostAction, ResolvedPath};
 use crate::jsonrpc::RequestId;
 use crate::permissions::RequestPath;
-use crate::workspace_path::{absolute_path, resolve_path};
+use crate::workspace_path::Workspace;
 
 use super::{AcpClient, PermissionKey};
 
@@ -39,8 +40,8 @@ const REMEMBERED_PATHS: usize = 4096;
 pub(super) struct Links {
     /// Where each path (absolute, normalised by its text) led when it was last resolved.
     leads_to: BTreeMap<String, Result<String, String>>,
-    /// Where the workspace root led when it was last resolved.
-    root: Option<String>,
+    /// The workspace at the roots its folders led to when they were last resolved.
+    resolved: Option<Workspace>,
     /// What waits for each resolution in flight, and the paths it asked about (absolute,
     /// normalised by their text), in the order the answer gives them.
     waiting: BTreeMap<u64, (Vec<String>, Waiting)>,
@@ -49,7 +50,7 @@ pub(super) struct Links {
 
 impl Links {
     pub(super) fn new(first_id: u64) -> Links {
-        Links { leads_to: BTreeMap::new(), root: None, waiting: BTreeMap::new(), next: first_id }
+        Links { leads_to: BTreeMap::new(), resolved: None, waiting: BTreeMap::new(), next: first_id }
     }
 }
 
@@ -83,9 +84,9 @@ pub(super) struct Target {
 
 impl Target {
     /// `docs/notes.md → /home/me/.bashrc` when the path leads elsewhere, else the path: how the
-    /// person sees it on a card. Paths inside the workspace are shown relative to it.
-    pub(super) fn shown(&self, root: &str) -> String {
-        let named = shown_path(root, &self.named);
+    /// person sees it on a card. Paths inside the workspace are shown by their names in it.
+    pub(super) fn shown(&self, workspace: &Workspace) -> String {
+        let named = workspace.label(&self.named);
         if self.leads_to == self.named {
             return named;
         }
@@ -106,21 +107,14 @@ impl Target {
     }
 }
 
-/// `path` relative to the workspace when its text is inside it, else absolute.
-fn shown_path(root: &str, path: &str) -> String {
-    match resolve_path(root, path) {
-        RequestPath::Inside(relative) => relative,
-        RequestPath::Outside(absolute) => absolute,
-    }
-}
-
 impl AcpClient {
-    /// `path` (absolute, or relative to the workspace) made absolute and normalised by its text.
+    /// `path` (absolute, or relative to the agent's folder) made absolute and normalised by its
+    /// text.
     pub(super) fn named_path(&self, path: &str) -> String {
-        absolute_path(&self.cwd, path)
+        self.workspace.absolute(path)
     }
 
-    /// Has the host resolve `paths` (as the agent named them) and the workspace root, then goes on
+    /// Has the host resolve `paths` (as the agent named them) and the workspace's folders, then goes on
     /// with `then` ([`AcpClient::handle_paths_resolved`]). With no path to resolve it goes on at
     /// once.
     pub(super) fn resolve_then(&mut self, paths: Vec<String>, then: Waiting) {
@@ -138,20 +132,30 @@ impl AcpClient {
             }
         }
         self.links.waiting.insert(resolve, (named.clone(), then));
-        self.host(HostAction::ResolvePaths { resolve, root: self.cwd.clone(), paths: named });
+        let roots = self.workspace.roots().map(str::to_owned).collect();
+        self.host(HostAction::ResolvePaths { resolve, roots, paths: named });
     }
 
-    /// The host's answer to a [`HostAction::ResolvePaths`]: where the root and each path lead,
+    /// The host's answer to a [`HostAction::ResolvePaths`]: where the folders and each path lead,
     /// in the order asked. The request that waited for it goes on.
-    pub fn handle_paths_resolved(&mut self, resolve: u64, root: ResolvedPath, paths: Vec<ResolvedPath>, now: u64) {
+    pub fn handle_paths_resolved(
+        &mut self,
+        resolve: u64,
+        roots: Vec<ResolvedPath>,
+        paths: Vec<ResolvedPath>,
+        now: u64,
+    ) {
         self.now = now;
         let Some((named, then)) = self.links.waiting.remove(&resolve) else {
             // An answer for a client that was replaced, or one given twice: nothing waits for it.
             return;
         };
-        if let ResolvedPath::Found { path } = root {
-            self.links.root = Some(path);
-        }
+        // A folder that could not be resolved is taken by its text.
+        let roots = roots.into_iter().map(|root| match root {
+            ResolvedPath::Found { path } => Some(path),
+            ResolvedPath::Failed { .. } => None,
+        });
+        self.links.resolved = Some(self.workspace.at_roots(roots));
         if self.links.leads_to.len() + named.len() > REMEMBERED_PATHS {
             self.links.leads_to.clear();
         }
@@ -172,16 +176,16 @@ impl AcpClient {
     /// decision.
     pub(super) fn target(&self, path: &str) -> Target {
         let named = self.named_path(path);
-        let root = self.links.root.as_deref().unwrap_or(&self.cwd);
+        let resolved = self.links.resolved.as_ref().unwrap_or(&self.workspace);
         match self.links.leads_to.get(&named) {
-            Some(Ok(leads_to)) => Target { place: resolve_path(root, leads_to), leads_to: leads_to.clone(), named },
+            Some(Ok(leads_to)) => Target { place: resolved.resolve(leads_to), leads_to: leads_to.clone(), named },
             Some(Err(_)) => Target { place: RequestPath::Outside(named.clone()), leads_to: named.clone(), named },
             None => {
                 // A path the host gave back (where another path leads) is already resolved: it is
-                // inside when it is under where the root leads.
-                let mut place = resolve_path(&self.cwd, &named);
-                if let (RequestPath::Outside(_), Some(root)) = (&place, &self.links.root)
-                    && let inside @ RequestPath::Inside(_) = resolve_path(root, &named)
+                // inside when it is under where a folder leads.
+                let mut place = self.workspace.resolve(&named);
+                if let (RequestPath::Outside(_), Some(resolved)) = (&place, &self.links.resolved)
+                    && let inside @ RequestPath::Inside(_) = resolved.resolve(&named)
                 {
                     place = inside;
                 }

@@ -14,9 +14,9 @@
 //! selection's link is that selection's text, not something the person wrote.
 
 use crate::export::fenced;
-use crate::mentions::display_path;
 use crate::thread::AttachmentView;
 use crate::webview::{PromptAttachment, PromptCapabilitiesView};
+use crate::workspace_path::Workspace;
 
 use super::updates::content_text;
 use super::*;
@@ -62,7 +62,7 @@ pub(super) fn prompt_blocks(
     text: &str,
     attachments: &[PromptAttachment],
     capabilities: PromptCapabilitiesView,
-    root: &str,
+    workspace: &Workspace,
 ) -> Result<(Vec<acp::ContentBlock>, Vec<MentionRead>), IntentError> {
     let mut blocks = vec![acp::ContentBlock::Text(acp::TextContent::new(text))];
     let mut reads = Vec::new();
@@ -73,15 +73,15 @@ pub(super) fn prompt_blocks(
                 if capabilities.embedded_context {
                     reads.push((blocks.len(), path.clone()));
                 }
-                blocks.push(file_link(path, None, root));
+                blocks.push(file_link(path, None, workspace));
             }
             PromptAttachment::Selection { path, start_line, end_line, text } => {
                 let lines = Some((*start_line, *end_line));
                 if capabilities.embedded_context {
                     blocks.push(embedded_text(path, lines, text.clone()));
                 } else {
-                    blocks.push(file_link(path, lines, root));
-                    let label = selection_label(&display_path(path, root), *start_line, *end_line);
+                    blocks.push(file_link(path, lines, workspace));
+                    let label = selection_label(&workspace.label(path), *start_line, *end_line);
                     blocks.push(acp::ContentBlock::Text(acp::TextContent::new(format!(
                         "{label}:\n{}",
                         fenced("", text.trim_end_matches('\n'))
@@ -146,7 +146,7 @@ fn is_context_block(block: &acp::ContentBlock) -> bool {
 }
 
 /// The user message a prompt's blocks show as.
-pub(super) fn user_message(blocks: &[acp::ContentBlock], root: &str) -> UserMessage {
+pub(super) fn user_message(blocks: &[acp::ContentBlock], workspace: &Workspace) -> UserMessage {
     let mut message = UserMessage::text("");
     let mut blocks = blocks.iter().peekable();
     if let Some(acp::ContentBlock::Text(text)) = blocks.peek() {
@@ -157,7 +157,7 @@ pub(super) fn user_message(blocks: &[acp::ContentBlock], root: &str) -> UserMess
         if is_context_block(block) {
             continue;
         }
-        let attachment = attachment_of(block, root);
+        let attachment = attachment_of(block, workspace);
         // A selection sent as a link is followed by its text (see `prompt_blocks`).
         if matches!((block, &attachment), (acp::ContentBlock::ResourceLink(_), Some(AttachmentView::Selection { .. })))
         {
@@ -178,11 +178,11 @@ pub(super) fn user_message(blocks: &[acp::ContentBlock], root: &str) -> UserMess
 }
 
 /// What a non-text block shows as beside a prompt's text; `None` for text.
-pub(super) fn attachment_of(block: &acp::ContentBlock, root: &str) -> Option<AttachmentView> {
+pub(super) fn attachment_of(block: &acp::ContentBlock, workspace: &Workspace) -> Option<AttachmentView> {
     let from_uri = |uri: &str, name: &str| match parse_file_uri(uri) {
-        Some((path, None)) => AttachmentView::File { path: display_path(&path, root) },
+        Some((path, None)) => AttachmentView::File { path: workspace.label(&path) },
         Some((path, Some((start_line, end_line)))) => {
-            AttachmentView::Selection { path: display_path(&path, root), start_line, end_line }
+            AttachmentView::Selection { path: workspace.label(&path), start_line, end_line }
         }
         None => AttachmentView::Other { label: if name.is_empty() { uri.to_owned() } else { name.to_owned() } },
     };
@@ -206,8 +206,8 @@ fn selection_label(path: &str, start_line: u32, end_line: u32) -> String {
     if start_line == end_line { format!("{path}#L{start_line}") } else { format!("{path}#L{start_line}-{end_line}") }
 }
 
-fn file_link(path: &str, lines: Option<(u32, u32)>, root: &str) -> acp::ContentBlock {
-    let shown = display_path(path, root);
+fn file_link(path: &str, lines: Option<(u32, u32)>, workspace: &Workspace) -> acp::ContentBlock {
+    let shown = workspace.label(path);
     let name = match lines {
         Some((start, end)) => selection_label(&shown, start, end),
         None => shown.rsplit('/').next().unwrap_or(&shown).to_owned(),
@@ -297,7 +297,7 @@ mod tests {
             acp::ContentBlock::Text(acp::TextContent::new("More words").meta(meta)),
             context_block("Earlier turns".to_owned()),
         ];
-        let message = user_message(&blocks, "/workspace");
+        let message = user_message(&blocks, &Workspace::single("/workspace"));
         assert_eq!(message.text, "Fix it\n\nMore words", "the agent-only context is left out, the rest shown");
     }
 

@@ -76,6 +76,12 @@ impl LogReplay {
         }
     }
 
+    /// The workspace's other folders, as the live client has them (see
+    /// [`AcpClient::set_workspace_folders`]): the session reads back with the names it was shown with.
+    pub fn set_workspace_folders(&mut self, others: impl IntoIterator<Item = String>) {
+        self.client.set_workspace_folders(others);
+    }
+
     /// Folds the next piece of the log (whole lines, in order).
     pub fn feed(&mut self, log: &ReadLog) {
         let client = &mut self.client;
@@ -385,7 +391,7 @@ impl AcpClient {
         }
         if record["event"] == "promptCancelled" {
             if let Ok(blocks) = crate::json_value::from_value::<Vec<acp::ContentBlock>>(&record["prompt"]) {
-                self.thread.push(Entry::User(super::prompt_content::user_message(&blocks, &self.cwd)));
+                self.thread.push(Entry::User(super::prompt_content::user_message(&blocks, &self.workspace)));
                 self.thread.set_turn(TurnState::ended(acp::StopReason::Cancelled));
             }
             return;
@@ -486,7 +492,7 @@ impl AcpClient {
                     "session/prompt" => {
                         let request = jsonrpc::parse_params::<acp::PromptRequest>(params)
                             .map_err(|error| format!("a prompt that cannot be read: {}", error.message))?;
-                        let message = super::prompt_content::user_message(&request.prompt, &self.cwd);
+                        let message = super::prompt_content::user_message(&request.prompt, &self.workspace);
                         self.start_turn_files();
                         self.turn.stopped = false;
                         self.thread.push(Entry::User(message));

@@ -307,7 +307,7 @@ impl AcpClient {
         gate.outside = target.is_outside();
         gate.cwd = target.leads_to.clone();
         // Shown relative to the workspace, as every path on a card is.
-        gate.shown_cwd = (target.is_link() || target.named != self.cwd).then(|| target.shown(&self.cwd));
+        gate.shown_cwd = (target.is_link() || target.named != self.cwd).then(|| target.shown(&self.workspace));
         self.decide_run(request, gate);
     }
 

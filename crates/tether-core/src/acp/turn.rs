@@ -48,11 +48,11 @@ impl AcpClient {
             return Err(IntentError::TurnRunning);
         }
         let (mut blocks, reads) =
-            prompt_content::prompt_blocks(text, attachments, self.controls.view.prompt, &self.cwd)?;
+            prompt_content::prompt_blocks(text, attachments, self.controls.view.prompt, &self.workspace)?;
         self.start_turn_files();
         self.turn.stopped = false;
         self.remember_prompt(text, attachments);
-        self.thread.push(Entry::User(prompt_content::user_message(&blocks, &self.cwd)));
+        self.thread.push(Entry::User(prompt_content::user_message(&blocks, &self.workspace)));
         // What a restored conversation must tell the agent goes with the first prompt, after the
         // person's blocks (whose places the reads below refer to), for the agent alone.
         if let Some(preface) = self.session.preface.take() {
@@ -108,7 +108,7 @@ impl AcpClient {
             self.read_mention(prompt, block, path, target.leads_to);
             return;
         }
-        let shown = target.shown(&self.cwd);
+        let shown = target.shown(&self.workspace);
         self.mention_done(
             prompt,
             block,
@@ -124,7 +124,7 @@ impl AcpClient {
         path: &str,
         read: Result<Option<String>, String>,
     ) {
-        let shown = crate::mentions::display_path(path, &self.cwd);
+        let shown = self.workspace.label(path);
         self.mention_done(prompt, block, prompt_content::embed_file(path, &shown, read));
     }
 

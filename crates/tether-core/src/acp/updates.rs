@@ -8,7 +8,6 @@ use crate::review::preview_lines;
 use crate::thread::{
     ChunkKind, Entry, EntryIndex, Location, PlanEntryView, ToolCallView, ToolContent, ToolStatus, UserMessage,
 };
-use crate::workspace_path::resolve_path;
 
 use super::modes::{AgentModes, agent_modes};
 use super::{AcpClient, AcpEvent, PREVIEW_BUDGET, prompt_content, wire_name};
@@ -23,7 +22,7 @@ impl AcpClient {
                     Some(Entry::User(message)) => message.clone(),
                     _ => UserMessage::text(""),
                 };
-                match prompt_content::attachment_of(&chunk.content, &self.cwd) {
+                match prompt_content::attachment_of(&chunk.content, &self.workspace) {
                     Some(attachment) => message.attachments.push(attachment),
                     None => message.text.push_str(&content_text(&chunk.content)),
                 }
@@ -133,7 +132,7 @@ impl AcpClient {
             return;
         }
         // By the text of the path: see `links` for why following does not resolve it.
-        if let RequestPath::Inside(_) = resolve_path(&self.cwd, &now.path) {
+        if let RequestPath::Inside(_) = self.workspace.resolve(&now.path) {
             self.events.push_back(AcpEvent::ToolLocation { path: now.path, line: now.line });
         }
     }

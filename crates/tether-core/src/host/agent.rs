@@ -183,6 +183,7 @@ impl HostEngine {
         let policy = self.policy.for_session(generation);
         let mut client =
             AcpClient::new(self.client_info(), self.config.workspace_root.clone(), generation << 32, policy);
+        client.set_workspace_folders(self.config.workspace_folders.iter().cloned());
         if self.snapshot_store().is_some() {
             client.enable_snapshots();
         }

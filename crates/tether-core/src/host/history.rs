@@ -157,8 +157,9 @@ impl HostEngine {
             self.post_snapshot(now);
         }
         let policy = self.policy.for_session(self.generation);
-        let replay =
+        let mut replay =
             LogReplay::new(self.client_info(), self.config.workspace_root.clone(), self.generation << 32, policy);
+        replay.set_workspace_folders(self.config.workspace_folders.iter().cloned());
         let params = SessionReadParams { tether_dir, dir: summary.dir.clone(), offset: 0 };
         let load = self.history.start_load(summary, replay, purpose);
         self.sidecar_request(method::SESSION_READ, &params, SidecarRequest::SessionRead { load }, now);

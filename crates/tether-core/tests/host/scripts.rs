@@ -113,13 +113,13 @@ fn write_actions(engine: &mut HostEngine, out: &mut String, now: u64) {
             HostAction::PostWebview { message } => {
                 writeln!(out, "  webview {}", serde_json::to_string(&message).unwrap()).unwrap();
             }
-            HostAction::ResolvePaths { resolve, root, paths } => {
+            HostAction::ResolvePaths { resolve, roots, paths } => {
                 writeln!(
                     out,
                     "  host {}",
                     serde_json::to_string(&HostAction::ResolvePaths {
                         resolve,
-                        root: root.clone(),
+                        roots: roots.clone(),
                         paths: paths.clone()
                     })
                     .unwrap()
@@ -128,7 +128,8 @@ fn write_actions(engine: &mut HostEngine, out: &mut String, now: u64) {
                 let found = |path: String| ResolvedPath::Found { path };
                 let paths: Vec<ResolvedPath> = paths.into_iter().map(found).collect();
                 writeln!(out, "  resolved {resolve}: {}", serde_json::to_string(&paths).unwrap()).unwrap();
-                engine.handle_command(HostEvent::PathsResolved { resolve, root: found(root), paths }, now);
+                let roots = roots.into_iter().map(found).collect();
+                engine.handle_command(HostEvent::PathsResolved { resolve, roots, paths }, now);
             }
             action => writeln!(out, "  host {}", serde_json::to_string(&action).unwrap()).unwrap(),
         }

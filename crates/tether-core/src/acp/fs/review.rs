@@ -157,7 +157,7 @@ impl AcpClient {
     /// policy decides on where it leads, see [`AcpClient::propose_write`]).
     pub(in crate::acp) fn write_resolved(&mut self, request: RequestId, path: &str, content: String) {
         let target = self.target(path);
-        let label = target.shown(&self.cwd);
+        let label = target.shown(&self.workspace);
         let tag =
             ReadTag::WriteOriginal { request, path: target.leads_to.clone(), label, place: target.place, content };
         self.read_whole(target.leads_to, tag);
