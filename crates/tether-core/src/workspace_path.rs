@@ -55,7 +55,7 @@ pub fn resolve_path(root: &str, path: &str) -> RequestPath {
 
 /// The absolute path of `relative` (`/`-separated, as [`resolve_path`] gives it) inside the
 /// workspace at `root`, in the workspace's own style.
-fn join_inside(root: &str, relative: &str) -> String {
+pub(crate) fn join_inside(root: &str, relative: &str) -> String {
     if relative == "." {
         return root.to_owned();
     }

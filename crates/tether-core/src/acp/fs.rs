@@ -138,11 +138,6 @@ impl Files {
     }
 }
 
-/// The path of a `SnapshotChange` (relative, `/`-separated) under `root`.
-fn join(root: &str, relative: &str) -> String {
-    format!("{}/{relative}", root.trim_end_matches('/'))
-}
-
 impl AcpClient {
     /// The host's answer to a [`HostAction::ReadFile`].
     pub fn handle_file_read(&mut self, reply: FileReadReply, data: &[u8], _now: u64) {

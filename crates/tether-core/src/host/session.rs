@@ -14,6 +14,8 @@ use crate::host_api::AgentProfile;
 use crate::sidecar::{AgentId, method};
 use crate::webview::SessionKey;
 
+use super::session_io::FolderAnswers;
+
 /// How much of an agent's stderr is kept to explain a crash.
 pub(super) const STDERR_TAIL_LINES: usize = 40;
 pub(super) const STDERR_TAIL_BYTES: usize = 8 * 1024;
@@ -68,6 +70,10 @@ pub(super) struct Session {
     /// copied from the session it came from, and the prompt it went back to before (its tab says
     /// so until the person prompts in it).
     pub(super) restored_from: Option<(usize, String)>,
+    /// tetherd's answers to the snapshot being taken, folder by folder (see `session_io.rs`).
+    pub(super) snapshot_answers: FolderAnswers,
+    /// tetherd's answers to the scan for changes in flight, folder by folder.
+    pub(super) scan_answers: FolderAnswers,
 }
 
 impl Session {
@@ -97,6 +103,8 @@ impl Session {
             claude,
             cli_processes: BTreeMap::new(),
             restored_from: None,
+            snapshot_answers: FolderAnswers::default(),
+            scan_answers: FolderAnswers::default(),
         }
     }
 

@@ -1,5 +1,11 @@
 //! What the live session's ACP client asks of the window, carried out: its lines to the agent
 //! and its events (status, snapshots, terminals, audit records, the host's actions).
+//!
+//! A snapshot of the workspace is one snapshot per folder, each in a store of its own (git's work
+//! tree is one folder): the first folder's store is `<tetherDir>/snapshot.git`, another's is named
+//! after its path. The client sees one snapshot: the folders' trees in the workspace's order,
+//! separated by spaces, and a scan's changes with absolute paths, each file once (a folder inside
+//! another reports its files twice).
 
 use crate::acp::{AcpEvent, IntentError, TerminalCall, capitalize};
 use crate::claude_cli::CliEvent;
@@ -11,6 +17,7 @@ use crate::sidecar::{
 };
 use crate::thread::PermissionKey;
 use crate::webview::{ReviewIntent, SessionStatus, TerminalIntent};
+use crate::workspace_path::join_inside;
 
 use super::HostEngine;
 use super::session::Session;
@@ -28,6 +35,38 @@ pub(super) const TERMINAL_ROWS: u16 = 30;
 /// How long tetherd may take to answer a terminal request other than `wait_for_exit` (a release
 /// includes killing the command, SIGTERM then SIGKILL after its grace period).
 pub(super) const TERMINAL_TIMEOUT_MS: u64 = 30_000;
+
+/// tetherd's answers to one request made of every folder, as they come (the raw result, or why
+/// there is none), in the workspace's order.
+#[derive(Debug, Default)]
+pub(super) struct FolderAnswers {
+    answers: Vec<Option<Result<String, String>>>,
+}
+
+impl FolderAnswers {
+    /// Waits for `folders` answers, forgetting any of an earlier request.
+    fn expect(&mut self, folders: usize) {
+        self.answers = vec![None; folders];
+    }
+
+    /// Keeps folder `folder`'s answer; once every folder has answered, all of them, in order.
+    fn answer(&mut self, folder: usize, result: Result<String, String>) -> Option<Vec<Result<String, String>>> {
+        *self.answers.get_mut(folder)? = Some(result);
+        if self.answers.iter().any(Option::is_none) {
+            return None;
+        }
+        Some(std::mem::take(&mut self.answers).into_iter().flatten().collect())
+    }
+}
+
+/// A store's name for a folder other than the first: FNV-1a of its path, so that it stays the
+/// same for the folder whatever its place in the workspace.
+fn folder_store_name(root: &str) -> String {
+    let hash = root
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3));
+    format!("snapshot-{hash:016x}.git")
+}
 
 impl HostEngine {
     pub(super) fn drain_client(&mut self) {
@@ -197,64 +236,111 @@ impl HostEngine {
         self.config.tether_dir.as_ref().map(|dir| format!("{dir}/snapshot.git"))
     }
 
+    /// Each folder of the workspace with the store of its snapshots, the first first; none when
+    /// no folder is open.
+    fn snapshot_folders(&self) -> Vec<(String, String)> {
+        let Some(dir) = &self.config.tether_dir else { return Vec::new() };
+        self.workspace()
+            .roots()
+            .enumerate()
+            .map(|(index, root)| {
+                let store = if index == 0 { "snapshot.git".to_owned() } else { folder_store_name(root) };
+                (root.to_owned(), format!("{dir}/{store}"))
+            })
+            .collect()
+    }
+
     pub(super) fn take_snapshot(&mut self) {
-        let (Some(store), Some(slot)) = (self.snapshot_store(), &mut self.session) else { return };
+        let folders = self.snapshot_folders();
+        let Some(slot) = self.session.as_mut().filter(|_| !folders.is_empty()) else { return };
         if !self.tetherd.is_ready() {
             slot.client.handle_snapshot(Err("tetherd is not connected".to_owned()));
             return;
         }
         let generation = slot.generation;
-        let params =
-            SnapshotTakeParams { root: self.config.workspace_root.clone(), store, extra: self.open_documents.clone() };
-        self.sidecar_request_within(
-            method::SNAPSHOT_TAKE,
-            &params,
-            SidecarRequest::Snapshot { generation },
-            SNAPSHOT_TIMEOUT_MS,
-        );
+        slot.snapshot_answers.expect(folders.len());
+        for (folder, (root, store)) in folders.into_iter().enumerate() {
+            let params = SnapshotTakeParams { root, store, extra: self.open_documents.clone() };
+            self.sidecar_request_within(
+                method::SNAPSHOT_TAKE,
+                &params,
+                SidecarRequest::Snapshot { generation, folder },
+                SNAPSHOT_TIMEOUT_MS,
+            );
+        }
     }
 
+    /// `base` is a snapshot as the client has it: one tree per folder (see the module's doc).
     pub(super) fn scan_changes(&mut self, base: String) {
-        let (Some(store), Some(slot)) = (self.snapshot_store(), &mut self.session) else { return };
+        let folders = self.snapshot_folders();
+        let Some(slot) = self.session.as_mut().filter(|_| !folders.is_empty()) else { return };
         if !self.tetherd.is_ready() {
             slot.client.handle_scan(Err("tetherd is not connected".to_owned()));
             return;
         }
+        let bases: Vec<&str> = base.split(' ').collect();
+        if bases.len() != folders.len() {
+            let message = format!("the snapshot has {} folders and the workspace {}", bases.len(), folders.len());
+            slot.client.handle_scan(Err(message));
+            return;
+        }
         let generation = slot.generation;
-        let params = SnapshotChangesParams {
-            root: self.config.workspace_root.clone(),
-            store,
-            base,
-            extra: self.open_documents.clone(),
-        };
-        self.sidecar_request_within(
-            method::SNAPSHOT_CHANGES,
-            &params,
-            SidecarRequest::Scan { generation },
-            SNAPSHOT_TIMEOUT_MS,
-        );
+        slot.scan_answers.expect(folders.len());
+        for (folder, ((root, store), base)) in folders.into_iter().zip(bases).enumerate() {
+            let params =
+                SnapshotChangesParams { root, store, base: base.to_owned(), extra: self.open_documents.clone() };
+            self.sidecar_request_within(
+                method::SNAPSHOT_CHANGES,
+                &params,
+                SidecarRequest::Scan { generation, folder },
+                SNAPSHOT_TIMEOUT_MS,
+            );
+        }
     }
 
-    /// tetherd answered a snapshot or a scan (the raw result), or could not.
+    /// tetherd answered a snapshot or a scan of one folder (the raw result), or could not. Once
+    /// every folder has, the client gets them as one (see the module's doc); the first failure
+    /// is the whole request's.
     pub(super) fn on_snapshot_answer(&mut self, tag: SidecarRequest, generation: u64, result: Result<String, String>) {
+        let roots: Vec<String> = self.workspace().roots().map(str::to_owned).collect();
         let Some(slot) = self.session.as_mut().filter(|slot| slot.generation == generation) else { return };
         match tag {
-            SidecarRequest::Snapshot { .. } => {
-                let tree = result.and_then(|raw| {
-                    serde_json::from_str::<SnapshotTakeResult>(&raw)
-                        .map(|taken| taken.tree)
-                        .map_err(|error| format!("tetherd's answer to snapshot/take is malformed: {error}"))
-                });
-                slot.client.handle_snapshot(tree);
+            SidecarRequest::Snapshot { folder, .. } => {
+                let Some(answers) = slot.snapshot_answers.answer(folder, result) else { return };
+                let trees: Result<Vec<String>, String> = answers
+                    .into_iter()
+                    .map(|answer| {
+                        answer.and_then(|raw| {
+                            serde_json::from_str::<SnapshotTakeResult>(&raw)
+                                .map(|taken| taken.tree)
+                                .map_err(|error| format!("tetherd's answer to snapshot/take is malformed: {error}"))
+                        })
+                    })
+                    .collect();
+                slot.client.handle_snapshot(trees.map(|trees| trees.join(" ")));
             }
-            _ => {
-                let changes = result.and_then(|raw| {
-                    serde_json::from_str::<SnapshotChangesResult>(&raw)
-                        .map(|found| found.changes)
-                        .map_err(|error| format!("tetherd's answer to snapshot/changes is malformed: {error}"))
-                });
-                slot.client.handle_scan(changes);
+            SidecarRequest::Scan { folder, .. } => {
+                let Some(answers) = slot.scan_answers.answer(folder, result) else { return };
+                let mut changes = Vec::new();
+                let mut seen = std::collections::HashSet::new();
+                for (answer, root) in answers.into_iter().zip(&roots) {
+                    let found = match answer.and_then(|raw| {
+                        serde_json::from_str::<SnapshotChangesResult>(&raw)
+                            .map_err(|error| format!("tetherd's answer to snapshot/changes is malformed: {error}"))
+                    }) {
+                        Ok(found) => found,
+                        Err(error) => return slot.client.handle_scan(Err(error)),
+                    };
+                    for mut change in found.changes {
+                        change.path = join_inside(root, &change.path);
+                        if seen.insert(change.path.clone()) {
+                            changes.push(change);
+                        }
+                    }
+                }
+                slot.client.handle_scan(Ok(changes));
             }
+            _ => {}
         }
     }
 

@@ -61,13 +61,16 @@ pub(super) enum SidecarRequest {
     Stop {
         generation: u64,
     },
-    /// A snapshot of the workspace before a turn of session `generation`.
+    /// A snapshot of the workspace's folder number `folder` before a turn of session
+    /// `generation`.
     Snapshot {
         generation: u64,
+        folder: usize,
     },
-    /// What changed since that snapshot.
+    /// What changed in that folder since that snapshot.
     Scan {
         generation: u64,
+        folder: usize,
     },
     /// A terminal request of session `generation`'s client, its call number `call`.
     Terminal {
@@ -130,8 +133,8 @@ impl SidecarRequest {
             | SidecarRequest::SpawnCli { generation, .. }
             | SidecarRequest::KillToSignIn { generation }
             | SidecarRequest::Stop { generation }
-            | SidecarRequest::Snapshot { generation }
-            | SidecarRequest::Scan { generation }
+            | SidecarRequest::Snapshot { generation, .. }
+            | SidecarRequest::Scan { generation, .. }
             | SidecarRequest::Terminal { generation, .. } => Some(*generation),
             SidecarRequest::Hello
             | SidecarRequest::Kill
@@ -232,7 +235,7 @@ impl HostEngine {
     fn on_sidecar_request_expired(&mut self, pending: Pending<SidecarRequest>, now: u64) {
         {
             match pending.tag {
-                SidecarRequest::Snapshot { generation } | SidecarRequest::Scan { generation } => {
+                SidecarRequest::Snapshot { generation, .. } | SidecarRequest::Scan { generation, .. } => {
                     let message =
                         format!("tetherd did not answer {} within {} s", pending.method, SNAPSHOT_TIMEOUT_MS / 1000);
                     self.on_snapshot_answer(pending.tag, generation, Err(message));
@@ -560,7 +563,7 @@ impl HostEngine {
                     self.set_status(SessionStatus::Failed { message });
                 }
             }
-            (tag @ (SidecarRequest::Snapshot { generation } | SidecarRequest::Scan { generation }), result) => {
+            (tag @ (SidecarRequest::Snapshot { generation, .. } | SidecarRequest::Scan { generation, .. }), result) => {
                 let result = result.map(|raw| raw.get().to_owned()).map_err(|error| error.message);
                 self.on_snapshot_answer(tag, generation, result);
             }

@@ -19,6 +19,7 @@
 //! - `> webview <json WebviewToHost>`: the chat view posted this
 //! - `> command <json HostCommand>`: a VS Code command or event
 //! - `> time <ms>`: the clock moves to `ms`; deadlines and the frame's posts are due
+//! - `> folders <path> ...`: the workspace's other folders, beside `/ws` (wherever it is written)
 //!
 //! The host's part of resolving paths (`resolvePaths`) is played at once, as a host with no
 //! symbolic links would (each path leads to itself), and written as `resolved` lines.
@@ -27,7 +28,9 @@ use std::fmt::Write;
 use std::path::Path;
 
 use tether_core::host::HostEngine;
-use tether_core::host_api::{FileReadOutcome, FileReadReply, HostAction, HostCommand, HostEvent, ResolvedPath};
+use tether_core::host_api::{
+    EngineConfig, FileReadOutcome, FileReadReply, HostAction, HostCommand, HostEvent, ResolvedPath,
+};
 use tether_core::webview::WebviewToHost;
 
 // Every script runs in this window: workspace `/ws`, the Demo agent built in, and one agent of
@@ -35,7 +38,12 @@ use tether_core::webview::WebviewToHost;
 use super::config;
 
 fn run_script(script: &str) -> String {
-    let mut engine = HostEngine::new(config());
+    // `> folders` names the workspace's other folders; the engine is made with them.
+    let folders = script
+        .lines()
+        .find_map(|line| line.strip_prefix("> folders "))
+        .map_or_else(Vec::new, |folders| std::iter::once("/ws").chain(folders.split(' ')).map(str::to_owned).collect());
+    let mut engine = HostEngine::new(EngineConfig { workspace_folders: folders, ..config() });
     let mut now = 0;
     let mut out = String::new();
     let mut log = String::new();
@@ -53,6 +61,7 @@ fn run_script(script: &str) -> String {
         writeln!(out, "> {input}").unwrap();
         let (verb, rest) = input.split_once(' ').unwrap_or((input, ""));
         match verb {
+            "folders" => {}
             "connected" => engine.handle_sidecar_connected(now),
             "closed" => engine.handle_sidecar_closed(rest, now),
             "tetherd" => engine.handle_sidecar_bytes(format!("{rest}\n").as_bytes(), now),
@@ -215,6 +224,11 @@ fn a_conversation_restored_to_a_checkpoint_forks_the_agents_session_or_seeds_a_n
 #[test]
 fn two_sessions_writing_one_file_review_the_second_against_the_first_ones_result() {
     check("two-writers");
+}
+
+#[test]
+fn the_agents_own_edits_are_found_in_every_folder_of_a_multi_root_workspace() {
+    check("multi-root");
 }
 
 #[test]

@@ -31,7 +31,8 @@ impl AcpClient {
         self.send_held_prompt_if_ready();
     }
 
-    /// The answer to [`AcpEvent::ScanChanges`]: the files that differ from the turn's snapshot.
+    /// The answer to [`AcpEvent::ScanChanges`]: the files that differ from the turn's snapshot,
+    /// each path absolute or relative to the agent's folder.
     pub fn handle_scan(&mut self, result: Result<Vec<SnapshotChange>, String>) {
         self.files.snapshots.scanning = false;
         match result {
@@ -85,7 +86,7 @@ impl AcpClient {
 
     /// A file the snapshot says differs from before the turn.
     pub(in crate::acp) fn on_disk_change(&mut self, found: SnapshotChange) {
-        let path = join(&self.cwd, &found.path);
+        let path = self.workspace.absolute(&found.path);
         let text = |side: &SnapshotText| match side {
             SnapshotText::Absent => Ok(None),
             SnapshotText::Text { text } => Ok(Some(text.clone())),
