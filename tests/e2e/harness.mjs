@@ -94,6 +94,10 @@ export async function withVSCode(options, body) {
 //   window opens in Restricted Mode, as for a person who cloned a repository they do not know
 //   and did not trust. VS Code may ask about the folder's authors when it first opens it; the
 //   question is switched off (`startupPrompt: never`), which is the same as answering "No".
+// - `otherFolders`: folder name → { relative path → content }: folders made beside the workspace
+//   folder (in the launch folder), which VS Code then opens with it as one multi-root workspace
+//   (a `.code-workspace` file listing the workspace folder first). `vscode.folders` maps each
+//   name to its path.
 export async function launchVSCode(options = {}) {
   const { name = "e2e", settings = {}, workspaceFiles = demoWorkspaceFiles } = options;
   const installExtension = options.installExtension ?? true;
@@ -102,6 +106,7 @@ export async function launchVSCode(options = {}) {
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), "tether-e2e-"));
   const vscode = new VSCodeSession(name, root);
   vscode.untrustedWorkspace = options.untrustedWorkspace === true;
+  vscode.otherFolders = options.otherFolders ?? {};
   try {
     const resolvedSettings = typeof settings === "function" ? settings(root) : settings;
     const resolvedFiles = typeof workspaceFiles === "function" ? workspaceFiles(root) : workspaceFiles;
@@ -207,6 +212,11 @@ class VSCodeSession {
     this.port = null;
     this.extraEnv = {};
     this.untrustedWorkspace = false;
+    this.otherFolders = {};
+    // Name → path of each folder beside the workspace folder (`otherFolders`).
+    this.folders = {};
+    // What code-server opens: the workspace folder, or a multi-root workspace file.
+    this.workspaceFile = null;
   }
 
   async start({ settings, workspaceFiles, installExtension }) {
@@ -217,6 +227,20 @@ class VSCodeSession {
       await fsp.writeFile(file, content, { mode: typeof content === "string" && content.startsWith("#!") ? 0o755 : 0o644 });
     }
     await fsp.mkdir(this.workspace, { recursive: true });
+    for (const [name, files] of Object.entries(this.otherFolders)) {
+      const folder = path.join(this.root, name);
+      this.folders[name] = folder;
+      for (const [relative, content] of Object.entries(files)) {
+        await fsp.mkdir(path.dirname(path.join(folder, relative)), { recursive: true });
+        await fsp.writeFile(path.join(folder, relative), content);
+      }
+      await fsp.mkdir(folder, { recursive: true });
+    }
+    if (Object.keys(this.folders).length > 0) {
+      this.workspaceFile = path.join(this.root, "tether.code-workspace");
+      const folders = [this.workspace, ...Object.values(this.folders)].map((folder) => ({ path: folder }));
+      await fsp.writeFile(this.workspaceFile, JSON.stringify({ folders }, null, 2));
+    }
     await fsp.mkdir(path.join(this.userDataDir, "User"), { recursive: true });
     const trust = this.untrustedWorkspace
       ? { "security.workspace.trust.enabled": true, "security.workspace.trust.startupPrompt": "never" }
@@ -249,7 +273,7 @@ class VSCodeSession {
         "--extensions-dir", this.extensionsDir,
         "--user-data-dir", this.userDataDir,
         "--config", configPath,
-        this.workspace,
+        this.workspaceFile ?? this.workspace,
       ],
       // Its own process group, so teardown can signal the whole tree at once.
       { env: this.codeServerEnv(), stdio: ["ignore", log, log], detached: true },
@@ -358,7 +382,9 @@ class VSCodeSession {
   }
 
   url() {
-    return `http://127.0.0.1:${this.port}/?folder=${encodeURIComponent(this.workspace)}`;
+    return this.workspaceFile === null
+      ? `http://127.0.0.1:${this.port}/?folder=${encodeURIComponent(this.workspace)}`
+      : `http://127.0.0.1:${this.port}/?workspace=${encodeURIComponent(this.workspaceFile)}`;
   }
 
   logTail() {

@@ -629,6 +629,16 @@ fn engine_rules(engine: &mut HostEngine) -> Vec<tether_core::permissions::RuleVi
 
 /// Every decision is sent to tetherd for the session's audit log, tagged with the agent, and the
 /// log can be opened from the rules panel once tetherd has created the session folder.
+/// Agent 7 asks permission for `tool_call`; the audit records tetherd is sent about it, a line each.
+fn audited_request(engine: &mut HostEngine, tool_call: &str, now: u64) -> String {
+    engine.handle_sidecar_bytes(&from_agent(7, &permission_request(5, tool_call)), now);
+    sidecar_lines(&drain_resolving(engine, now))
+        .lines()
+        .filter(|line| line.contains("session/audit"))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
 #[test]
 fn decisions_are_audited_through_tetherd() {
     let mut now = 0;
@@ -648,12 +658,7 @@ fn decisions_are_audited_through_tetherd() {
     drain(&mut engine);
     now += 1;
     let edit = r#"{"toolCallId":"t1","title":"Edit notes.md","kind":"edit","locations":[{"path":"/ws/notes.md"}]}"#;
-    engine.handle_sidecar_bytes(&from_agent(7, &permission_request(5, edit)), now);
-    let audit: String = sidecar_lines(&drain_resolving(&mut engine, now))
-        .lines()
-        .filter(|line| line.contains("session/audit"))
-        .map(|line| format!("{line}\n"))
-        .collect();
+    let audit = audited_request(&mut engine, edit, now);
     expect_test::expect![[r#"
         {"jsonrpc":"2.0","method":"session/audit","params":{"agentId":7,"record":{"event":"decided","toolCall":{"id":"t1","kind":"edit","title":"Edit notes.md","paths":[{"inside":"notes.md"}]},"option":{"id":"no","name":"Reject","kind":"reject_once"},"allowed":false,"by":{"type":"mode","mode":"plan"},"reason":"Plan mode is read only: edit tools are not allowed until the mode is switched","mode":"plan"}}}
     "#]]
@@ -684,12 +689,7 @@ fn every_folder_of_a_multi_root_workspace_is_inside_for_its_sessions() {
     drain(&mut engine);
     now += 1;
     let edit = r#"{"toolCallId":"t1","title":"Edit a.rs","kind":"edit","locations":[{"path":"/lib/src/a.rs"}]}"#;
-    engine.handle_sidecar_bytes(&from_agent(7, &permission_request(5, edit)), now);
-    let audit: String = sidecar_lines(&drain_resolving(&mut engine, now))
-        .lines()
-        .filter(|line| line.contains("session/audit"))
-        .map(|line| format!("{line}\n"))
-        .collect();
+    let audit = audited_request(&mut engine, edit, now);
     expect_test::expect![[r#"
         {"jsonrpc":"2.0","method":"session/audit","params":{"agentId":7,"record":{"event":"decided","toolCall":{"id":"t1","kind":"edit","title":"Edit a.rs","paths":[{"inside":"lib/src/a.rs"}]},"option":{"id":"once","name":"Allow","kind":"allow_once"},"allowed":true,"by":{"type":"mode","mode":"acceptEdits"},"mode":"acceptEdits"}}}
     "#]].assert_eq(&audit);
