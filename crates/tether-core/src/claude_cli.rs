@@ -58,7 +58,9 @@ use agent_client_protocol_schema::v1 as acp;
 use serde_json::Value;
 
 use crate::jsonrpc::{self, Message, RequestId, RpcError};
+use crate::permissions::RequestPath;
 use crate::sidecar::BadLineKind;
+use crate::workspace_path::Workspace;
 
 use cli_wire::{CanUseTool, CliLine};
 use permissions::{permission_answer, permission_id};
@@ -184,6 +186,8 @@ pub struct ClaudeCli {
     mode: ProcessMode,
     replaying: bool,
     cwd: String,
+    /// The workspace's folders other than `cwd` (see [`ClaudeCli::set_workspace_folders`]).
+    other_folders: Vec<String>,
     /// The MCP servers the client named in `session/new`, as each CLI gets them.
     mcp: mcp_config::CliMcpConfig,
     /// A prompt that came while the last CLI was finishing: sent once it has exited.
@@ -240,6 +244,7 @@ impl ClaudeCli {
             mode,
             replaying: false,
             cwd: String::new(),
+            other_folders: Vec::new(),
             mcp: mcp_config::CliMcpConfig::default(),
             after_exit: None,
             cli_session: None,
@@ -879,10 +884,21 @@ impl ClaudeCli {
         }])
     }
 
+    /// The workspace's other folders, inside as `cwd` is: the files of its tool calls are named
+    /// as the rest of the chat names them, and an edit's diff is read from the editor there too.
+    pub fn set_workspace_folders(&mut self, others: impl IntoIterator<Item = String>) {
+        self.other_folders = others.into_iter().collect();
+    }
+
+    /// The session's `cwd` and the workspace's other folders.
+    fn workspace(&self) -> Workspace {
+        Workspace::new(self.cwd.clone(), self.other_folders.iter().cloned())
+    }
+
     fn in_workspace(&self, path: &str) -> bool {
-        !self.cwd.is_empty()
-            && path.strip_prefix(self.cwd.trim_end_matches('/')).is_some_and(|rest| rest.starts_with('/'))
-            && !path.split('/').any(|part| part == "..")
+        // Before `session/new` names the cwd there is no workspace: an empty root would hold
+        // every absolute path.
+        !self.cwd.is_empty() && matches!(self.workspace().resolve(path), RequestPath::Inside(_))
     }
 
     fn log(&mut self, text: String) {

@@ -21,6 +21,8 @@
 //! - `> start-failed <why>`: the CLI asked for could not be started
 //! - `> file <path> <json string>`: the workspace has this file (reads of others find nothing)
 //! - `> persistent <idle ms>`: the translator keeps one CLI across turns (before `start`)
+//! - `> folders <path> ...`: the workspace's other folders, beside `/workspace` (before `start`;
+//!   the replay is given them too)
 //! - `> time <ms>`: the clock moves (a persistent CLI's idle timeout)
 //!
 //! A CLI asked for is started at once (`process Start`), unless the next input is `start-failed`.
@@ -63,6 +65,8 @@ struct Session {
     live_only: bool,
     /// The turn's state as last written.
     turn: String,
+    /// The workspace's other folders (`folders`).
+    folders: Vec<String>,
 }
 
 impl Session {
@@ -178,6 +182,7 @@ fn run_script(script: &str) -> (String, String, String) {
         now: 0,
         live_only: false,
         turn: String::new(),
+        folders: Vec::new(),
     };
     for line in script.lines() {
         let Some(input) = line.strip_prefix("> ") else { continue };
@@ -216,6 +221,11 @@ fn run_script(script: &str) -> (String, String, String) {
         match verb {
             "persistent" => {
                 session.cli = ClaudeCli::new(ProcessMode::Persistent { idle_timeout_ms: rest.parse().unwrap() })
+            }
+            "folders" => {
+                session.folders = rest.split(' ').map(str::to_owned).collect();
+                session.client.set_workspace_folders(session.folders.clone());
+                session.cli.set_workspace_folders(session.folders.clone());
             }
             "start" => session.client.start(now),
             "prompt" => {
@@ -283,6 +293,7 @@ fn run_script(script: &str) -> (String, String, String) {
         1,
         PermissionPolicy::new(Mode::Ask, 1),
     );
+    replay.set_workspace_folders(session.folders.clone());
     replay.feed(&read_log(&session.log));
     let (replayed, claude, problems) = replay.finish_with_claude();
     assert!(problems.is_empty(), "the replay met problems: {problems:?}");
@@ -347,6 +358,11 @@ fn a_refused_resume_sends_the_prompt_to_a_fresh_session_and_says_so() {
 #[test]
 fn an_edit_shows_the_diff_of_the_whole_file_read_through_the_client() {
     check("edit");
+}
+
+#[test]
+fn an_edit_in_another_folder_of_the_workspace_is_named_and_read_as_in_the_first() {
+    check("edit-lib");
 }
 
 #[test]

@@ -96,6 +96,7 @@ impl LogReplay {
                 && is_claude_cli_line(line)
             {
                 let mut claude = ClaudeCli::new(ProcessMode::Oneshot);
+                claude.set_workspace_folders(client.workspace.roots().skip(1).map(str::to_owned));
                 let handshake = claude.replay_start(&self.cwd);
                 replay_lines(client, handshake, &mut self.problems, entry.seq);
                 self.claude = Some(claude);

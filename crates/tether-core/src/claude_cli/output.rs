@@ -97,7 +97,7 @@ impl ClaudeCli {
                     if self.tool_uses.contains_key(id) {
                         continue;
                     }
-                    self.update(acp::SessionUpdate::ToolCall(tools::tool_call(id, &tool, &self.cwd)));
+                    self.update(acp::SessionUpdate::ToolCall(tools::tool_call(id, &tool, &self.workspace())));
                     if tool.name == "TodoWrite"
                         && let Some(plan) = tools::plan(&tool.input)
                     {

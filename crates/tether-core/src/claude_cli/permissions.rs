@@ -8,7 +8,7 @@ impl ClaudeCli {
     pub(super) fn on_can_use_tool(&mut self, cli_request: String, ask: CanUseToolAsk) {
         // The tool call the permission belongs to, in case no `assistant` line announced it.
         if !self.tool_uses.contains_key(&ask.tool_use_id) {
-            self.update(acp::SessionUpdate::ToolCall(tools::tool_call(&ask.tool_use_id, &ask.tool, &self.cwd)));
+            self.update(acp::SessionUpdate::ToolCall(tools::tool_call(&ask.tool_use_id, &ask.tool, &self.workspace())));
             self.tool_uses.insert(ask.tool_use_id.clone(), ask.tool.clone());
             self.unfinished_tools.insert(ask.tool_use_id.clone());
         }
@@ -30,7 +30,7 @@ impl ClaudeCli {
     /// Asks the client for the permission; `before` is the edited file's text when it was read
     /// (`Some(None)`: it does not exist).
     pub(super) fn ask_permission(&mut self, cli_request: String, ask: CanUseToolAsk, before: Option<Option<String>>) {
-        let call = tools::tool_call(&ask.tool_use_id, &ask.tool, &self.cwd);
+        let call = tools::tool_call(&ask.tool_use_id, &ask.tool, &self.workspace());
         let mut fields = acp::ToolCallUpdateFields::new()
             .title(call.title)
             .kind(call.kind)

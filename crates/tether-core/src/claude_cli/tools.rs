@@ -6,6 +6,8 @@
 use agent_client_protocol_schema::v1 as acp;
 use serde_json::Value;
 
+use crate::workspace_path::Workspace;
+
 /// A tool use the CLI announced, kept until its result.
 #[derive(Debug, Clone)]
 pub(super) struct ToolUse {
@@ -15,15 +17,6 @@ pub(super) struct ToolUse {
 
 fn text_of<'a>(input: &'a Value, key: &str) -> Option<&'a str> {
     input.get(key).and_then(Value::as_str)
-}
-
-/// `path` as the person reads it: relative to the workspace when inside it.
-pub(super) fn display_path(path: &str, cwd: &str) -> String {
-    let cwd = cwd.trim_end_matches('/');
-    match path.strip_prefix(cwd).and_then(|rest| rest.strip_prefix('/')) {
-        Some(relative) if !relative.is_empty() => relative.to_owned(),
-        _ => path.to_owned(),
-    }
 }
 
 /// The file an edit tool writes, when `name` is one.
@@ -92,9 +85,9 @@ pub(super) fn snippet_diff(name: &str, input: &Value) -> Vec<acp::ToolCallConten
 }
 
 /// The tool call for a `tool_use` block.
-pub(super) fn tool_call(id: &str, tool: &ToolUse, cwd: &str) -> acp::ToolCall {
+pub(super) fn tool_call(id: &str, tool: &ToolUse, workspace: &Workspace) -> acp::ToolCall {
     let input = &tool.input;
-    let path = |key: &str| text_of(input, key).map(|path| display_path(path, cwd));
+    let path = |key: &str| text_of(input, key).map(|path| workspace.label(path));
     let (title, kind) = match tool.name.as_str() {
         "Read" => (format!("Read {}", path("file_path").unwrap_or_default()), acp::ToolKind::Read),
         "Write" => (format!("Write {}", path("file_path").unwrap_or_default()), acp::ToolKind::Edit),
@@ -122,7 +115,7 @@ pub(super) fn tool_call(id: &str, tool: &ToolUse, cwd: &str) -> acp::ToolCall {
         call = call.locations(vec![acp::ToolCallLocation::new(location)]);
     }
     if tool.name == "Bash" {
-        call = call.meta(meta([("terminal_info", serde_json::json!({ "terminal_id": id, "cwd": cwd }))]));
+        call = call.meta(meta([("terminal_info", serde_json::json!({ "terminal_id": id, "cwd": workspace.first() }))]));
         call = call.content(vec![acp::ToolCallContent::Terminal(acp::Terminal::new(id.to_owned()))]);
     }
     call

@@ -17,7 +17,11 @@ use super::tetherd::SidecarRequest;
 impl HostEngine {
     /// The translator for a session of `profile`, if it is a Claude CLI profile.
     pub(super) fn claude_for(&self, profile: &AgentProfile) -> Option<ClaudeCli> {
-        (profile.protocol == AgentProtocol::ClaudeCli).then(|| ClaudeCli::new(self.config.claude_cli.process_mode()))
+        (profile.protocol == AgentProtocol::ClaudeCli).then(|| {
+            let mut claude = ClaudeCli::new(self.config.claude_cli.process_mode());
+            claude.set_workspace_folders(self.config.workspace_folders.iter().cloned());
+            claude
+        })
     }
 
     /// Carries out what the current session's translator asks of its CLI processes.
