@@ -254,9 +254,7 @@ enum Phase {
 #[derive(Debug)]
 pub struct AcpClient {
     info: ClientInfo,
-    /// Where the agent works: the workspace's first folder.
-    cwd: String,
-    /// Every folder of the workspace, the first being `cwd`: what is inside.
+    /// Every folder of the workspace: what is inside. The first is where the agent works.
     workspace: Workspace,
     phase: Phase,
     thread: Thread,
@@ -309,8 +307,7 @@ impl AcpClient {
         let policy = policy.fold_case(crate::workspace_path::PathStyle::of(&cwd).folds_case());
         AcpClient {
             info,
-            workspace: Workspace::single(cwd.clone()),
-            cwd,
+            workspace: Workspace::single(cwd),
             phase: Phase::New,
             thread: Thread::default(),
             turn: turn::Turn::default(),
@@ -337,7 +334,12 @@ impl AcpClient {
     /// The workspace's other folders (absolute), which are inside as the first is: paths in them
     /// are named with their folder's name first (see [`Workspace`]).
     pub fn set_workspace_folders(&mut self, others: impl IntoIterator<Item = String>) {
-        self.workspace = Workspace::new(self.cwd.clone(), others);
+        self.workspace = Workspace::new(self.cwd().to_owned(), others);
+    }
+
+    /// Where the agent works: the workspace's first folder.
+    fn cwd(&self) -> &str {
+        self.workspace.first()
     }
 
     pub fn thread(&self) -> &Thread {

@@ -97,7 +97,7 @@ impl AcpClient {
         if !self.session.can_list || matches!(self.phase, Phase::New | Phase::Initializing | Phase::Closed) {
             return false;
         }
-        let params = acp::ListSessionsRequest::new().cwd(std::path::PathBuf::from(&self.cwd));
+        let params = acp::ListSessionsRequest::new().cwd(std::path::PathBuf::from(self.cwd()));
         self.send_request("session/list", &params, RequestKind::ListSessions, Some(now + HANDSHAKE_TIMEOUT_MS));
         true
     }
@@ -180,7 +180,7 @@ impl AcpClient {
         match self.session.resume.clone() {
             Some(target) if self.session.can_load => {
                 let servers = self.mcp_servers_for_session();
-                let params = acp::LoadSessionRequest::new(target, self.cwd.clone()).mcp_servers(servers);
+                let params = acp::LoadSessionRequest::new(target, self.cwd().to_owned()).mcp_servers(servers);
                 self.send_request(
                     "session/load",
                     &params,
@@ -191,7 +191,7 @@ impl AcpClient {
             }
             Some(target) if self.session.can_resume => {
                 let servers = self.mcp_servers_for_session();
-                let params = acp::ResumeSessionRequest::new(target, self.cwd.clone()).mcp_servers(servers);
+                let params = acp::ResumeSessionRequest::new(target, self.cwd().to_owned()).mcp_servers(servers);
                 self.send_request(
                     "session/resume",
                     &params,
@@ -219,7 +219,7 @@ impl AcpClient {
         match restored.source {
             Some(source) if self.session.can_fork => {
                 let servers = self.mcp_servers_for_session();
-                let params = serde_json::json!({ "sessionId": source, "cwd": self.cwd, "mcpServers": servers });
+                let params = serde_json::json!({ "sessionId": source, "cwd": self.cwd(), "mcpServers": servers });
                 self.send_request("session/fork", &params, RequestKind::ForkSession, Some(now + HANDSHAKE_TIMEOUT_MS));
                 self.phase = Phase::CreatingSession;
             }
@@ -279,7 +279,7 @@ impl AcpClient {
 
     pub(super) fn new_session(&mut self, now: u64) {
         let servers = self.mcp_servers_for_session();
-        let params = acp::NewSessionRequest::new(self.cwd.clone()).mcp_servers(servers);
+        let params = acp::NewSessionRequest::new(self.cwd().to_owned()).mcp_servers(servers);
         self.send_request("session/new", &params, RequestKind::NewSession, Some(now + HANDSHAKE_TIMEOUT_MS));
         self.phase = Phase::CreatingSession;
     }

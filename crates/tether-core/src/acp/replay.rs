@@ -47,7 +47,6 @@ pub struct LogReplay {
     /// The log is a Claude CLI session's (its lines are the CLI's wire, not ACP): they are
     /// translated as they were live. Known from the first line Tether wrote.
     claude: Option<ClaudeCli>,
-    cwd: String,
     /// A line Tether wrote has been read (the first one tells which wire the log holds).
     seen_sent: bool,
     stderr: VecDeque<String>,
@@ -62,18 +61,9 @@ impl LogReplay {
         first_permission_key: PermissionKey,
         policy: PermissionPolicy,
     ) -> Self {
-        let cwd = cwd.into();
-        let mut client = AcpClient::new(info, cwd.clone(), first_permission_key, policy);
+        let mut client = AcpClient::new(info, cwd, first_permission_key, policy);
         client.replaying = true;
-        LogReplay {
-            client,
-            claude: None,
-            cwd,
-            seen_sent: false,
-            stderr: VecDeque::new(),
-            problems: Vec::new(),
-            last_seq: 0,
-        }
+        LogReplay { client, claude: None, seen_sent: false, stderr: VecDeque::new(), problems: Vec::new(), last_seq: 0 }
     }
 
     /// The workspace's other folders, as the live client has them (see
@@ -97,7 +87,7 @@ impl LogReplay {
             {
                 let mut claude = ClaudeCli::new(ProcessMode::Oneshot);
                 claude.set_workspace_folders(client.workspace.roots().skip(1).map(str::to_owned));
-                let handshake = claude.replay_start(&self.cwd);
+                let handshake = claude.replay_start(client.cwd());
                 replay_lines(client, handshake, &mut self.problems, entry.seq);
                 self.claude = Some(claude);
             }

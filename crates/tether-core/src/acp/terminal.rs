@@ -289,7 +289,7 @@ impl AcpClient {
             args: request.args,
             shell,
             env: request.env.into_iter().map(|variable| (variable.name, variable.value)).collect(),
-            cwd: cwd.clone().unwrap_or_else(|| self.cwd.clone()),
+            cwd: cwd.clone().unwrap_or_else(|| self.cwd().to_owned()),
             output_byte_limit: request.output_byte_limit,
         };
         match cwd {
@@ -307,7 +307,7 @@ impl AcpClient {
         gate.outside = target.is_outside();
         gate.cwd = target.leads_to.clone();
         // Shown relative to the workspace, as every path on a card is.
-        gate.shown_cwd = (target.is_link() || target.named != self.cwd).then(|| target.shown(&self.workspace));
+        gate.shown_cwd = (target.is_link() || target.named != self.cwd()).then(|| target.shown(&self.workspace));
         self.decide_run(request, gate);
     }
 
@@ -546,7 +546,7 @@ impl AcpClient {
             let cwd = request
                 .cwd
                 .map(|cwd| cwd.to_string_lossy().into_owned())
-                .filter(|cwd| *cwd != self.cwd)
+                .filter(|cwd| cwd != self.cwd())
                 .map(|cwd| self.label_of(&cwd));
             let mut entry = TerminalEntry::new(id.to_owned(), TerminalOrigin::Client, command, cwd, 0);
             entry.sidecar = id.strip_prefix("term-").and_then(|number| number.parse().ok());

@@ -36,6 +36,9 @@ pub(super) const TERMINAL_ROWS: u16 = 30;
 /// includes killing the command, SIGTERM then SIGKILL after its grace period).
 pub(super) const TERMINAL_TIMEOUT_MS: u64 = 30_000;
 
+/// The store of the first folder's snapshots, in `<tetherDir>`.
+const FIRST_FOLDER_STORE: &str = "snapshot.git";
+
 /// tetherd's answers to one request made of every folder, as they come (the raw result, or why
 /// there is none), in the workspace's order.
 #[derive(Debug, Default)]
@@ -233,7 +236,7 @@ impl HostEngine {
 
     /// The store of the workspace's snapshots, when a workspace folder is open.
     pub(super) fn snapshot_store(&self) -> Option<String> {
-        self.config.tether_dir.as_ref().map(|dir| format!("{dir}/snapshot.git"))
+        self.config.tether_dir.as_ref().map(|dir| format!("{dir}/{FIRST_FOLDER_STORE}"))
     }
 
     /// Each folder of the workspace with the store of its snapshots, the first first; none when
@@ -244,7 +247,7 @@ impl HostEngine {
             .roots()
             .enumerate()
             .map(|(index, root)| {
-                let store = if index == 0 { "snapshot.git".to_owned() } else { folder_store_name(root) };
+                let store = if index == 0 { FIRST_FOLDER_STORE.to_owned() } else { folder_store_name(root) };
                 (root.to_owned(), format!("{dir}/{store}"))
             })
             .collect()

@@ -14,7 +14,7 @@ impl AcpClient {
         let now = self.now;
         if let Some(id) = terminal_id("terminal_info") {
             let cwd = meta["terminal_info"].get("cwd").and_then(|cwd| cwd.as_str()).map(str::to_owned);
-            self.agent_terminal(&id, tool_call, now).cwd = cwd.filter(|cwd| *cwd != self.cwd);
+            self.agent_terminal(&id, tool_call, now).cwd = cwd.filter(|cwd| cwd != self.cwd());
         }
         for key in ["terminal_output", "terminal_output_delta"] {
             let Some(id) = terminal_id(key) else { continue };
