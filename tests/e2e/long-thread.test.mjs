@@ -319,27 +319,34 @@ test("a thread of 10,000 entries: few in the DOM, the right ones in sight, idle 
       const shown = await webview.evaluate((index) => {
         const thread = document.querySelector("main.thread");
         const entry = thread.querySelector(`:scope > .entry[data-index="${index}"]`);
-        const pieces = [...entry.querySelectorAll(".markdown p.paragraph-piece")];
+        const groups = [...entry.querySelectorAll(".markdown .paragraph-pieces")];
         const view = thread.getBoundingClientRect();
         const box = entry.getBoundingClientRect();
+        const text = entry.querySelector(".markdown").textContent;
         return {
           bottom: box.bottom,
           viewBottom: view.bottom,
           viewTop: view.top,
-          pieces: pieces.length,
-          skipped: pieces.filter((piece) => piece.e2eSkipped === true).length,
-          text: entry.querySelector(".markdown").textContent,
+          pieces: entry.querySelectorAll(".markdown p.paragraph-piece").length,
+          piecesInGroups: groups.reduce((count, group) => count + group.querySelectorAll(":scope > p.paragraph-piece").length, 0),
+          groups: groups.length,
+          skipped: groups.filter((group) => group.e2eSkipped === true).length,
+          skippedShare: groups.filter((group) => group.e2eSkipped === true).reduce((chars, group) => chars + group.textContent.length, 0) / text.length,
+          text,
         };
       }, reply);
       assert.ok(shown.bottom <= shown.viewBottom + 1 && shown.bottom > shown.viewTop, `the line's end is in sight (${shown.bottom}, ${shown.viewTop}-${shown.viewBottom})`);
-      // About 40,000 characters in pieces of about 2,000: most of them far above what is in sight.
-      assert.ok(shown.pieces >= 15, `${shown.pieces} pieces`);
-      assert.ok(shown.skipped >= shown.pieces / 2, `${shown.skipped} of ${shown.pieces} pieces skipped`);
+      // About 80,000 characters in pieces of about 2,000, ten to a group (the browser's box it
+      // may skip): most of the line is far above what is in sight, and not laid out.
+      assert.ok(shown.pieces >= 35, `${shown.pieces} pieces`);
+      assert.equal(shown.piecesInGroups, shown.pieces, "every piece is in a group");
+      assert.ok(shown.groups >= 4 && shown.groups <= Math.ceil(shown.pieces / 10), `${shown.pieces} pieces in ${shown.groups} groups`);
+      assert.ok(shown.skippedShare >= 0.5, `${shown.skipped} of ${shown.groups} groups skipped, ${Math.round(shown.skippedShare * 100)}% of the text`);
       // Every word is there, once, in order, laid out or not.
       const words = shown.text.trim().split(/\s+/);
-      assert.equal(words.length, 3 * 2500 + 10);
+      assert.equal(words.length, 3 * 5000 + 10);
       assert.equal(words.slice(-10).join(" "), "and these are the last words of the long line.");
-      assert.ok(words.slice(0, 3 * 2500).every((word, at) => word === (at % 3 === 1 ? "after" : "word")));
+      assert.ok(words.slice(0, 3 * 5000).every((word, at) => word === (at % 3 === 1 ? "after" : "word")));
       await vscode.screenshot("long-thread-long-line.png");
     });
 

@@ -12,7 +12,9 @@
 //                                    characters (`#000001 quick brown `, one paragraph) arriving
 //                                    at `rate` a second and posted as the engine posts them: at
 //                                    most one patch per frame, the chunks since the last post
-//                                    merged into one appendChunk (tether-core's thread.rs)
+//                                    merged into one appendChunk (tether-core's thread.rs);
+//                                    `&before=N` puts N earlier turns above it, each replied
+//                                    with such a paragraph of 20,000 chunks, already drawn
 //
 // The page's own frames and timers are counted here too (this script runs before the webview's
 // bundle, so it wraps `requestAnimationFrame`, `setTimeout` and `setInterval` before the
@@ -337,22 +339,27 @@ function entryEndInSight(index: number): boolean {
 
 function onReady(): void {
   if (scenario === "stream") {
-    const entries: Entry[] = [
-      { type: "user", text: "Stream a long paragraph, please.", attachments: [] },
-      { type: "agent", chunks: [] },
-    ];
+    const before = Number(parameters.get("before") ?? "0");
+    const entries: Entry[] = [];
+    for (let turn = 0; turn < before; turn++) {
+      let text = "";
+      for (let chunk = 1; chunk <= 20000; chunk++) text += `#${String(chunk).padStart(6, "0")} quick brown `;
+      entries.push({ type: "user", text: "Stream a long paragraph, please.", attachments: [] }, { type: "agent", chunks: [{ kind: "text", text }] });
+    }
+    entries.push({ type: "user", text: "Stream a long paragraph, please.", attachments: [] }, { type: "agent", chunks: [] });
+    const replyIndex = entries.length - 1;
     record.entries = entries.length;
     record.snapshotPostedAt = performance.now();
     send({ type: "snapshot", snapshot: { session, earlier: 0, entries, plan: [], turn: { type: "running" }, terminals: [] } });
     record.startStream = () => {
       whenPainted(
-        () => record.lastChunkAt !== null && (document.querySelector('main.thread [data-index="1"]')?.textContent?.includes(record.finalMarker!) ?? false),
+        () => record.lastChunkAt !== null && (document.querySelector(`main.thread [data-index="${replyIndex}"]`)?.textContent?.includes(record.finalMarker!) ?? false),
         (at) => {
           record.lastChunkPaintedAt = at;
           performance.mark("bench-last-chunk-painted");
         },
       );
-      stream(1, Number(parameters.get("chunks") ?? "20000"), Number(parameters.get("rate") ?? "2000"));
+      stream(replyIndex, Number(parameters.get("chunks") ?? "20000"), Number(parameters.get("rate") ?? "2000"));
     };
     return;
   }

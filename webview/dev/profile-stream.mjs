@@ -4,9 +4,11 @@
 // post merged into one appendChunk), in headless Debian Chromium with CDP tracing and the V8
 // sampling profiler running together.
 //
-//   node dev/profile-stream.mjs [--chunks 20000,5000] [--rate 2000,20000] [--out DIR] [--minify]
+//   node dev/profile-stream.mjs [--chunks 20000,5000] [--rate 2000,20000] [--before N] [--out DIR] [--minify]
 //
-// `rate` is the agent's chunks a second (0: every chunk at once, in one patch). The webview is
+// `rate` is the agent's chunks a second (0: every chunk at once, in one patch). `before` puts
+// N earlier turns above the reply, each with a reply of 20,000 chunks already drawn: what a
+// frame costs in a long session rather than a new one. The webview is
 // bundled unminified (functions keep their names; `--minify` for the shipped bundle) with
 // dev/bench-host.ts into DIR (default: ../target/bench/webview-profile), which also receives
 // each run's trace (`stream-<chunks>-<rate>.trace.json`, loadable in DevTools' Performance panel)
@@ -36,6 +38,7 @@ const CHUNKS = option("--chunks", "20000,5000").split(",").map(Number);
 const RATES = option("--rate", "2000").split(",").map(Number);
 const outDir = resolve(option("--out", join(here, "..", "..", "target", "bench", "webview-profile")));
 const minify = argv.includes("--minify");
+const BEFORE = Number(option("--before", "0"));
 
 const TRACE_CATEGORIES = [
   "devtools.timeline",
@@ -70,7 +73,7 @@ async function profile(server, chunks, rate) {
     const page = await browser.newPage({ viewport: VIEWPORT });
     const problems = [];
     page.on("pageerror", (error) => problems.push(error.message));
-    await page.goto(`${server.base}/index.html?scenario=stream&chunks=${chunks}&rate=${rate}`);
+    await page.goto(`${server.base}/index.html?scenario=stream&chunks=${chunks}&rate=${rate}&before=${BEFORE}`);
     await page.waitForFunction(() => performance.getEntriesByName("tether-snapshot-drawn").length > 0);
     // Let the page's start (the bundle's chunks, fonts) settle before measuring.
     await sleep(1000);
@@ -100,14 +103,15 @@ async function profile(server, chunks, rate) {
     const { profile: cpuProfile } = await cdp.send("Profiler.stop");
     await cdp.send("Tracing.end");
     await tracingDone;
-    const bench = await page.evaluate(() => ({
+    // The streamed reply: the last entry, after the earlier turns' prompt and reply each.
+    const bench = await page.evaluate((reply) => ({
       firstChunkAt: window.tetherBench.firstChunkAt,
       lastChunkAt: window.tetherBench.lastChunkAt,
       lastChunkPaintedAt: window.tetherBench.lastChunkPaintedAt,
       patches: window.tetherBench.patches,
-      length: document.querySelector('main.thread [data-index="1"]')?.textContent?.length ?? 0,
-      blocks: document.querySelectorAll('main.thread [data-index="1"] .markdown p').length,
-    }));
+      length: document.querySelector(`main.thread [data-index="${reply}"]`)?.textContent?.length ?? 0,
+      blocks: document.querySelectorAll(`main.thread [data-index="${reply}"] .markdown p`).length,
+    }), 2 * BEFORE + 1);
     if (problems.length > 0) throw new Error(`the page failed: ${problems.join("; ")}`);
 
     const name = `stream-${chunks}-${rate}`;

@@ -29,8 +29,9 @@
 // the whole line a heading or a table header; not worth a paragraph's layout per frame.) Like
 // the block cuts, it depends on the text alone, never on how it was chunked. A piece that
 // markdown-it reads as text alone is written as its escaped text, without the sanitizer's round
-// trip through a parsed document, and the stylesheet lets the browser skip laying out the
-// pieces out of sight: a burst's hundreds of pieces cost the frame only their parsing.
+// trip through a parsed document, and the view puts the pieces in groups that the browser may
+// skip laying out while out of sight (markdown-view.ts): a burst's hundreds of pieces cost the
+// frame only their parsing.
 
 import type { MarkdownRenderer } from "./markdown";
 
@@ -49,6 +50,11 @@ export interface StreamUpdate {
   reset: boolean;
   /** Sanitized HTML of blocks that became final, in order, to append after earlier ones. */
   committed: string[];
+  /**
+   * Sanitized HTML of pieces of a long line that became final (see the module comment), in
+   * order, to append after `committed`. Apart because the view groups them (markdown-view.ts).
+   */
+  pieces: string[];
   /** Sanitized HTML of the growing tail, replacing the previous tail; `null` if unchanged. */
   tail: string | null;
 }
@@ -83,7 +89,7 @@ export class MarkdownStream {
 
   /** Renders what changed since the last flush. Cheap when nothing did. */
   flush(): StreamUpdate {
-    const update: StreamUpdate = { reset: false, committed: [], tail: null };
+    const update: StreamUpdate = { reset: false, committed: [], pieces: [], tail: null };
     if (!this.tailChanged) return update;
     this.tailChanged = false;
 
@@ -129,7 +135,7 @@ export class MarkdownStream {
       // Text alone (the usual piece) is written as it renders; a linkified address goes through
       // the renderer and the sanitizer like any other markdown.
       const text = this.renderer.plainText(tokens[1]);
-      update.committed.push(
+      update.pieces.push(
         text === null
           ? this.renderer.renderTokens(tokens, env).replace(/^<p>/, `<p class="${PIECE_CLASS}">`)
           : `<p class="${PIECE_CLASS}">${text}</p>\n`,

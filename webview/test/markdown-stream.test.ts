@@ -24,7 +24,8 @@ function stream(pieces: string[], flushAfter: (index: number) => boolean) {
       tail = "";
       resets++;
     }
-    committed.push(...update.committed);
+    // Pieces follow the update's other blocks (the view puts them in groups, which this leaves out).
+    committed.push(...update.committed, ...update.pieces);
     if (update.tail !== null) {
       tail = update.tail;
       renderedTailChars += update.tail.length;

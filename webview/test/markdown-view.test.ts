@@ -3,7 +3,8 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { MarkdownView } from "../src/markdown-view";
+import { PIECE_CHARS, PIECE_CLASS } from "../src/markdown-stream";
+import { MarkdownView, PIECE_GROUP_CLASS, PIECES_PER_GROUP } from "../src/markdown-view";
 import { createRenderer, installDom } from "./support";
 
 const renderer = createRenderer();
@@ -88,5 +89,30 @@ describe("markdown view", () => {
       assert.equal(block?.tagName, into, `${JSON.stringify(shown)}: ${view.element.innerHTML}`);
       assert.ok(block?.textContent?.endsWith(added), `${JSON.stringify(shown)}: ${view.element.innerHTML}`);
     }
+  });
+
+  it("puts the pieces of a long line in full groups, in order, however they arrive", () => {
+    // The browser pays on every frame for each box it may skip laying out (markdown-view.ts), so
+    // a long line's pieces share boxes: ten to a group, the last one filled up by later frames.
+    installDom();
+    const words = Array.from({ length: 12_000 }, (_, at) => `w${at}`);
+    const text = `${words.join(" ")}\n\nAfter the long line.\n`;
+    const view = new MarkdownView(renderer);
+    const clock = () => 0;
+    // Flushed every 3,000 characters: a few pieces per frame, so groups are filled across frames.
+    for (let end = 3_000; end < text.length + 3_000; end += 3_000) {
+      view.syncTo(text.slice(0, end));
+      view.flush(clock);
+    }
+    const groups = [...view.element.children].filter((child) => child.classList.contains(PIECE_GROUP_CLASS));
+    const pieces = groups.map((group) => group.querySelectorAll(`:scope > p.${PIECE_CLASS}`).length);
+    // The line's last part, shorter than a piece, is a paragraph of its own once the line ends.
+    const expected = Math.floor(words.join(" ").length / (PIECE_CHARS + 10)) - 1;
+    assert.ok(pieces.reduce((a, b) => a + b, 0) >= expected, `${pieces} pieces, about ${expected} expected`);
+    assert.ok(pieces.slice(0, -1).every((count) => count === PIECES_PER_GROUP), `groups of ${pieces}`);
+    assert.ok(pieces.at(-1)! >= 1 && pieces.at(-1)! <= PIECES_PER_GROUP, `groups of ${pieces}`);
+    // Nothing but the groups holds a piece, and every word is there once, in order.
+    assert.equal(view.element.querySelectorAll(`p.${PIECE_CLASS}`).length, pieces.reduce((a, b) => a + b, 0));
+    assert.deepEqual(view.element.textContent?.trim().split(/\s+/), [...words, "After", "the", "long", "line."]);
   });
 });
