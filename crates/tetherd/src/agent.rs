@@ -633,31 +633,48 @@ async fn forward_stdout(
             }
         };
         framer.push(&buffer[..read]);
-        while let Some(line) = framer.next_line() {
-            forward_stdout_line(&forwarding, line).await;
-        }
+        let lines = std::iter::from_fn(|| framer.next_line()).collect();
+        forward_stdout_lines(&forwarding, lines).await;
     }
-    while let Some(line) = framer.finish() {
-        forward_stdout_line(&forwarding, line).await;
-    }
+    let lines = std::iter::from_fn(|| framer.finish()).collect();
+    forward_stdout_lines(&forwarding, lines).await;
 }
 
-async fn forward_stdout_line(forwarding: &Forwarding, line: Result<String, FrameError>) {
+/// Forwards the lines one read of the agent's stdout brought in, in order, once the messages
+/// among them are in the session's event log (all of them in one write: a burst of thousands of
+/// small lines costs a write per read rather than one per line).
+async fn forward_stdout_lines(forwarding: &Forwarding, lines: Vec<Result<String, FrameError>>) {
     let Forwarding { agent_id, name, fanout, events } = forwarding;
-    let read = read_stdout_line(*agent_id, name, line);
-    let seq = match (events, &read) {
-        (Some(events), Ok(message)) => match events.received(message.get()).await {
-            Some(seq) => Some(seq),
+    if lines.is_empty() {
+        return;
+    }
+    let read: Vec<_> = lines.into_iter().map(|line| read_stdout_line(*agent_id, name, line)).collect();
+    let messages: Vec<&str> = read.iter().filter_map(|read| read.as_ref().ok().map(|message| message.get())).collect();
+    // The `seq` numbers of the messages in the log, from the first one's, in order.
+    let mut seqs = match events {
+        Some(events) if !messages.is_empty() => match events.received_all(&messages).await {
+            Some(first) => Some(first..),
             None => {
                 // The log has stopped (and the agent is being ended): a message a host showed
-                // would be one the session's log does not have.
-                tracing::warn!(agent = %name, agent_id, "agent message dropped: the session's event log has stopped");
+                // would be one the session's log does not have. Bad lines are not in the log
+                // anyway, and still go.
+                tracing::warn!(agent = %name, agent_id, dropped = messages.len(),
+                    "agent messages dropped: the session's event log has stopped");
+                for bad_line in read.iter().filter(|read| read.is_err()) {
+                    fanout.publish(stdout_notification(*agent_id, bad_line, None)).await;
+                }
                 return;
             }
         },
         _ => None,
     };
-    fanout.publish(stdout_notification(*agent_id, &read, seq)).await;
+    for read in &read {
+        let seq = match (read, seqs.as_mut()) {
+            (Ok(_), Some(seqs)) => seqs.next(),
+            _ => None,
+        };
+        fanout.publish(stdout_notification(*agent_id, read, seq)).await;
+    }
 }
 
 /// Reads one line of an agent's stdout as a message, or says why it is not one.

@@ -5,8 +5,9 @@
 //! Several tasks write to one log (the connection that sends to the agent, the stdout and stderr
 //! forwarders, the supervisor that reports the exit), so the file sits behind a mutex that also
 //! hands out the `seq` numbers: a line's number and its place in the file are decided together.
-//! Each line goes to the file in one write, without a userspace buffer, so a line is in the
-//! kernel before the host can see what it records, and a `kill -9` of tetherd loses nothing
+//! Each line goes to the file in one write (the lines of the agent's stdout that one read of its
+//! pipe brought in together go in one write too), without a userspace buffer, so a line is in
+//! the kernel before the host can see what it records, and a `kill -9` of tetherd loses nothing
 //! written. Surviving a machine crash needs `fdatasync`, which is slow, so it happens only where
 //! losing the tail would hurt: when a turn ends, before the person is asked something (a
 //! permission, a file write to review) and when the agent exits. The sync runs on a blocking
@@ -148,17 +149,29 @@ impl EventLog {
         self.append(&mut writer, &LogEvent::ToAgent(message.to_owned())).is_some()
     }
 
-    /// Records a line of the agent's stdout (JSON text, as received) before it is forwarded;
-    /// returns once it is on disk if it ends a turn or asks the person something.
+    /// Records the lines of the agent's stdout that one read brought in (JSON text, as received)
+    /// before they are forwarded, in a single write: a burst of thousands of lines costs a write
+    /// per read of the pipe rather than one per line. They share one time, the time they were
+    /// read. Returns once they are on disk if one of them ends a turn or asks the person
+    /// something.
     ///
-    /// Returns the line's `seq`, or `None` when it was not written (the log has stopped). This
-    /// and the `seq` of [`Self::stderr`] and [`Self::exited`] go to the hosts with the event, so
-    /// that a host that has read the log skips what it already has.
-    pub async fn received(&self, message: &str) -> Option<u64> {
+    /// Returns the first line's `seq` (the others follow it in order), or `None` when none of
+    /// them was written (the log has stopped). These and the `seq` of [`Self::stderr`] and
+    /// [`Self::exited`] go to the hosts with the event, so that a host that has read the log
+    /// skips what it already has.
+    pub async fn received_all(&self, messages: &[&str]) -> Option<u64> {
         let (seq, must_sync) = {
             let mut writer = self.lock();
-            let seq = self.append(&mut writer, &LogEvent::FromAgent(message.to_owned()));
-            (seq, writer.sync_points.received(message))
+            let events: Vec<LogEvent> =
+                messages.iter().map(|message| LogEvent::FromAgent((*message).to_owned())).collect();
+            let seq = self.append_all(&mut writer, &events);
+            let mut must_sync = false;
+            for message in messages {
+                // Every line is looked at, not only up to the first sync point: a prompt's
+                // answer also ends its turn in the bookkeeping.
+                must_sync |= writer.sync_points.received(message);
+            }
+            (seq, must_sync)
         };
         if must_sync {
             self.sync().await;
@@ -166,7 +179,7 @@ impl EventLog {
         seq
     }
 
-    /// Records a line of the agent's stderr; returns its `seq` (see [`Self::received`]).
+    /// Records a line of the agent's stderr; returns its `seq` (see [`Self::received_all`]).
     pub fn stderr(&self, line: &str) -> Option<u64> {
         let mut writer = self.lock();
         self.append(&mut writer, &LogEvent::Stderr(line.to_owned()))
@@ -179,7 +192,7 @@ impl EventLog {
     }
 
     /// Records the agent's exit, its last event (a continued session's next agent appends after
-    /// it); returns once the log is on disk, with the line's `seq` (see [`Self::received`]).
+    /// it); returns once the log is on disk, with the line's `seq` (see [`Self::received_all`]).
     pub async fn exited(&self, code: Option<i32>, signal: Option<i32>, killed: bool) -> Option<u64> {
         let seq = {
             let mut writer = self.lock();
@@ -195,21 +208,31 @@ impl EventLog {
     /// Every text in an event is one line already (stdout, stdin and host lines are framed at
     /// newlines, and stderr lines are escaped), so the encoded line has no newline of its own.
     fn append(&self, writer: &mut Writer, event: &LogEvent) -> Option<u64> {
+        self.append_all(writer, std::slice::from_ref(event))
+    }
+
+    /// Appends one line for each of `events`, numbered in order from the next `seq` and timed
+    /// alike, in one write; returns the first one's `seq`, or `None` when they were not written.
+    fn append_all(&self, writer: &mut Writer, events: &[LogEvent]) -> Option<u64> {
         let file = writer.file.as_ref()?;
-        let seq = writer.next_seq;
+        let first_seq = writer.next_seq;
         let time = UtcTime::from_system_time(SystemTime::now()).rfc3339_millis();
-        let mut line = encode_line(seq, &time, event);
-        line.push('\n');
-        // One write on a file opened for appending: the line lands whole, after the one before.
-        match (&**file).write_all(line.as_bytes()) {
+        let mut lines = String::new();
+        for (seq, event) in (first_seq..).zip(events) {
+            lines.push_str(&encode_line(seq, &time, event));
+            lines.push('\n');
+        }
+        // One write on a file opened for appending: the lines land whole, after the one before.
+        match (&**file).write_all(lines.as_bytes()) {
             Ok(()) => {
-                writer.next_seq += 1;
-                writer.len += line.len() as u64;
-                Some(seq)
+                writer.next_seq += events.len() as u64;
+                writer.len += lines.len() as u64;
+                Some(first_seq)
             }
             Err(error) => {
-                // A full disk or a file size limit lets part of the line through: it is cut off,
-                // so that the log ends with its last whole line. Shrinking a file needs no room.
+                // A full disk or a file size limit lets part of the lines through: it is cut off,
+                // so that the log ends with the last whole line before them. Shrinking a file
+                // needs no room.
                 if let Err(cut_error) = file.set_len(writer.len) {
                     tracing::warn!(path = %self.shared.path.display(), error = %cut_error,
                         "cannot cut off the event log's unfinished last line");
@@ -472,6 +495,36 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn lines_read_together_are_numbered_in_order_after_the_lines_before() {
+        let folder = tempfile::tempdir().expect("a temporary directory");
+        let log = EventLog::create(folder.path()).expect("a new log");
+        log.stderr("before");
+        let chunk = |n: u32| format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"n":{n}}}}}"#);
+        let read: Vec<String> = (1..=3).map(chunk).collect();
+        let read: Vec<&str> = read.iter().map(String::as_str).collect();
+        assert_eq!(log.received_all(&read).await, Some(2), "the first line's seq");
+        assert_eq!(log.stderr("after"), Some(5), "numbering goes on after them");
+
+        let text = std::fs::read_to_string(folder.path().join(EVENTS_FILE)).expect("the log");
+        let entries = read_log(&text).entries;
+        let shown: Vec<String> = entries
+            .iter()
+            .map(|entry| match &entry.event {
+                LogEvent::FromAgent(message) => format!("{} {message}", entry.seq),
+                other => format!("{} {other:?}", entry.seq),
+            })
+            .collect();
+        expect![[r#"
+            1 Stderr("before")
+            2 {"jsonrpc":"2.0","method":"session/update","params":{"n":1}}
+            3 {"jsonrpc":"2.0","method":"session/update","params":{"n":2}}
+            4 {"jsonrpc":"2.0","method":"session/update","params":{"n":3}}
+            5 Stderr("after")"#]]
+        .assert_eq(&shown.join("\n"));
+        assert!(entries[1..4].iter().all(|entry| entry.time == entries[1].time), "read together, timed together");
+    }
+
+    #[tokio::test]
     async fn a_log_that_cannot_be_written_stops_and_its_writers_go_on() {
         let folder = tempfile::tempdir().expect("a temporary directory");
         let log = EventLog::create(folder.path()).expect("a new log");
@@ -481,7 +534,8 @@ mod tests {
         log.lock().file = Some(Arc::new(full));
         log.stderr("lost");
         assert!(log.lock().file.is_none(), "the log stops at its first error");
-        log.received(r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission"}"#).await;
+        let asked = r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission"}"#;
+        assert_eq!(log.received_all(&[asked, asked]).await, None, "nothing written, nothing numbered");
         log.exited(Some(0), None, false).await;
 
         let text = std::fs::read_to_string(folder.path().join(EVENTS_FILE)).expect("the log");
