@@ -73,6 +73,14 @@ const MIN_OVERSCAN_PX = 800;
  * laid out yet (hidden) has something to show when it is.
  */
 const MIN_WINDOW_ENTRIES = 30;
+/**
+ * ... but not entries further than this beyond the margin around what is in sight. Thirty
+ * replies of one long line each are hundreds of boxes (their pieces' groups, markdown-view.ts)
+ * that the browser goes through on every frame that changes layout, painting and compositing,
+ * however far out of sight, while thirty ordinary entries (a short thread, drawn whole) fit in
+ * this.
+ */
+const MAX_WINDOW_EXTENT_PX = 12_000;
 /** Time a frame may spend building and laying out entries; the rest follows in later frames. */
 const FRAME_BUDGET_MS = 10;
 /** What building and laying out one entry is assumed to cost (ms) before the view has timed it. */
@@ -466,6 +474,8 @@ export class ThreadView {
       wantStart -= before;
       missing -= before;
       wantEnd = Math.min(count, wantEnd + Math.max(0, missing));
+      wantStart = Math.max(wantStart, sizes.indexAt(top - overscan - MAX_WINDOW_EXTENT_PX));
+      wantEnd = Math.min(wantEnd, below(bottom + overscan + MAX_WINDOW_EXTENT_PX));
     }
     return {
       visibleStart,

@@ -75,6 +75,23 @@ describe("a long thread", () => {
     assert.equal(layout.top(), layout.maxTop());
   });
 
+  it("draws a short thread whole, but not thirty giant entries for it", () => {
+    // Thirty ordinary entries are all drawn, whatever is in sight (a short thread, whole).
+    const ordinary = layOutThread(ui.window, { viewport: 600, heightOf: () => 120 });
+    ui.frame(snapshot(notices(30)));
+    settle(ui);
+    assert.equal(ordinary.drawn().length, 30, "a short thread is drawn whole");
+
+    // Replies of one long line each, tens of thousands of pixels tall: only those near what is in
+    // sight are drawn (every one drawn costs the browser its boxes on every frame).
+    ui = harness();
+    const giant = layOutThread(ui.window, { viewport: 600, heightOf: () => 50_000 });
+    ui.frame(snapshot(notices(30)));
+    settle(ui);
+    assert.ok(giant.inSight().includes(29), "the end is in sight");
+    assert.ok(giant.drawn().length <= 2, `${giant.drawn().join(", ")} drawn`);
+  });
+
   it("opens a long thread at its end from a snapshot of its last entries, the rest arriving later", () => {
     const layout = layOutThread(ui.window, { viewport: 600, heightOf: (index) => 40 + (index % 5) * 30 });
     const all = notices(10_000);
