@@ -766,6 +766,8 @@ impl ClaudeCli {
             self.model.as_deref(),
             self.cli_session.as_deref(),
             self.mcp.json.as_deref(),
+            // The workspace's folders but the cwd, each once (the host names them all).
+            &self.workspace().roots().skip(1).map(str::to_owned).collect::<Vec<_>>(),
         );
         self.resuming = self.cli_session.is_some();
         self.idle_since = None;
@@ -907,13 +909,15 @@ impl ClaudeCli {
 }
 
 /// The arguments Tether starts the CLI with (after the profile's own): stream-json both ways
-/// with partial messages, permissions asked over the control protocol, the mode and model, and
-/// the session to resume.
+/// with partial messages, permissions asked over the control protocol, the mode and model, the
+/// session to resume, and the workspace's folders other than the cwd (`--add-dir`, so that
+/// Claude Code counts them as its project's too, as Tether does).
 pub fn cli_arguments(
     permission_mode: &str,
     model: Option<&str>,
     resume: Option<&str>,
     mcp_config: Option<&str>,
+    other_folders: &[String],
 ) -> Vec<String> {
     let mut args: Vec<String> = [
         "--print",
@@ -939,6 +943,12 @@ pub fn cli_arguments(
     }
     if let Some(config) = mcp_config {
         args.push(format!("--mcp-config={config}"));
+    }
+    // One flag per folder, in the `=` form: the CLI's `--add-dir` takes several values, and
+    // would take what follows it as more of them; repeated, its values add up (its `system/init`
+    // lists them all as `additional_directories`).
+    for folder in other_folders {
+        args.push(format!("--add-dir={folder}"));
     }
     args
 }

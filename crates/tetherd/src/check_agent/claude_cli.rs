@@ -72,7 +72,7 @@ fn start(
     workspace: &std::path::Path,
     report: &mut Report,
 ) -> Option<AgentProcess> {
-    let tether_args = tether_core::claude_cli::cli_arguments("default", None, resume, None);
+    let tether_args = tether_core::claude_cli::cli_arguments("default", None, resume, None, &[]);
     let args: Vec<OsString> = program_args.iter().cloned().chain(tether_args.into_iter().map(OsString::from)).collect();
     match AgentProcess::spawn_in(program, &args, Some(workspace)) {
         Ok(cli) => Some(cli),
