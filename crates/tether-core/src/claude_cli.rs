@@ -186,7 +186,8 @@ pub struct ClaudeCli {
     mode: ProcessMode,
     replaying: bool,
     cwd: String,
-    /// The workspace's folders other than `cwd` (see [`ClaudeCli::set_workspace_folders`]).
+    /// The workspace's folders as the host names them, which may include `cwd` itself (see
+    /// [`ClaudeCli::set_workspace_folders`]; [`Workspace::new`] keeps a folder once).
     other_folders: Vec<String>,
     /// The MCP servers the client named in `session/new`, as each CLI gets them.
     mcp: mcp_config::CliMcpConfig,
@@ -886,8 +887,9 @@ impl ClaudeCli {
         }])
     }
 
-    /// The workspace's other folders, inside as `cwd` is: the files of its tool calls are named
-    /// as the rest of the chat names them, and an edit's diff is read from the editor there too.
+    /// The workspace's folders, inside as `cwd` is (the host names them all, `cwd` among them):
+    /// the files of its tool calls are named as the rest of the chat names them, an edit's diff
+    /// is read from the editor there too, and each CLI is started with those other than `cwd`.
     pub fn set_workspace_folders(&mut self, others: impl IntoIterator<Item = String>) {
         self.other_folders = others.into_iter().collect();
     }
