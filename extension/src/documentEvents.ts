@@ -1,8 +1,9 @@
 // The document and file events the engine listens to, as commands: which files are open in
-// editors (`openDocuments`: the engine snapshots them before each turn), and which file under
+// editors (`openDocuments`: the engine snapshots them before each turn), which file under
 // review changed in an editor or on disk (`fileChanged`: the engine checks whether its change
-// still fits). Bursts are coalesced: typing fires an event per keystroke, and the engine only
-// needs to hear about a file once the burst is over.
+// still fits), and which folders the workspace has (`workspaceFolders`: each is inside). Bursts
+// are coalesced: typing fires an event per keystroke, and the engine only needs to hear about a
+// file once the burst is over.
 
 import * as path from "node:path";
 
@@ -70,6 +71,22 @@ export function reportOpenDocuments(send: (command: HostCommand) => void): vscod
     debouncer,
     vscode.workspace.onDidOpenTextDocument(changed),
     vscode.workspace.onDidCloseTextDocument(changed),
+  );
+}
+
+/** The workspace's folders as the engine names them: absolute paths, in VS Code's order. */
+export function workspaceFolderPaths(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath);
+}
+
+/**
+ * Sends `workspaceFolders` whenever a folder is added to or removed from the workspace while the
+ * window is open (the engine was configured with the folders it had then). A change of the first
+ * folder never gets here: VS Code restarts the extensions for it.
+ */
+export function reportWorkspaceFolders(send: (command: HostCommand) => void): vscode.Disposable {
+  return vscode.workspace.onDidChangeWorkspaceFolders(() =>
+    send({ type: "workspaceFolders", folders: workspaceFolderPaths() }),
   );
 }
 

@@ -12,7 +12,7 @@ import * as vscode from "vscode";
 import { type AgentSearch, BuiltinAgents, type FoundAgent, agentsDir, ensureAgentInstalled } from "./agents";
 import { CHAT_VIEW_ID, ChatViewProvider, FailedChatViewProvider } from "./chatView";
 import { selectionOf } from "./mentions";
-import { reportOpenDocuments, reportReviewedFileChanges } from "./documentEvents";
+import { reportOpenDocuments, reportReviewedFileChanges, reportWorkspaceFolders, workspaceFolderPaths } from "./documentEvents";
 import { type EngineFactory, EngineHost, type EngineRestarts, type SidecarStarter, engineInput, loadWasm } from "./engineHost";
 import { AgentSignIn } from "./auth";
 import { McpSecrets } from "./mcpSecrets";
@@ -202,6 +202,8 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
     registerReviewUi(reviews, send, log),
     reportReviewedFileChanges(reviews, send),
+    // A folder added or removed from now on counts at once, without a reload.
+    reportWorkspaceFolders(send),
   );
   // The keys kept for the agents and the MCP servers' secrets reach the engine before any agent
   // starts; then the engine's first action starts tetherd.
@@ -273,7 +275,7 @@ function createEngine(
       clientName: "Tether",
       clientVersion: extensionVersion,
       workspaceRoot: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir(),
-      workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath),
+      workspaceFolders: workspaceFolderPaths(),
       tetherDir: workspaceTetherDir(),
       demoAgentCommand,
       agents: settings.agents,

@@ -5,11 +5,20 @@ import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
 
-import { reportOpenDocuments, reportReviewedFileChanges } from "../src/documentEvents";
+import { reportOpenDocuments, reportReviewedFileChanges, reportWorkspaceFolders } from "../src/documentEvents";
 import type { HostCommand, ReviewDocument } from "../src/generated/protocol";
 import { ReviewRegistry } from "../src/review";
 import { eventually, recordingLog, tempFolder } from "./fakes";
-import { TextDocument, Uri, closeDocument, fileWatchers, openDocument, resetWorkspace, workspace } from "./vscodeStub";
+import {
+  TextDocument,
+  Uri,
+  changeWorkspaceFolders,
+  closeDocument,
+  fileWatchers,
+  openDocument,
+  resetWorkspace,
+  workspace,
+} from "./vscodeStub";
 
 test("the open file documents are reported at start and when documents open or close", async () => {
   resetWorkspace();
@@ -31,6 +40,25 @@ test("the open file documents are reported at start and when documents open or c
     { type: "openDocuments", paths: ["/outside/a.ts", "/workspace/b.ts", "/workspace/c.ts"] },
   ]);
   reporter.dispose();
+});
+
+test("a folder added to or removed from the workspace is reported with every folder, in order", () => {
+  resetWorkspace();
+  changeWorkspaceFolders(["/workspace", "/lib"]);
+  const sent: HostCommand[] = [];
+  const reporter = reportWorkspaceFolders((command) => sent.push(command));
+  // The engine starts with the folders of its configuration: nothing is sent until they change.
+  assert.deepEqual(sent, []);
+  changeWorkspaceFolders(["/workspace", "/lib", "/docs"]);
+  changeWorkspaceFolders(["/workspace", "/docs"]);
+  assert.deepEqual(sent, [
+    { type: "workspaceFolders", folders: ["/workspace", "/lib", "/docs"] },
+    { type: "workspaceFolders", folders: ["/workspace", "/docs"] },
+  ]);
+  reporter.dispose();
+  changeWorkspaceFolders(["/workspace"]);
+  assert.equal(sent.length, 2, "nothing is reported once the reporter is disposed");
+  workspace.workspaceFolders = undefined;
 });
 
 test("a file under review is reported once per burst of edits, on save and on disk changes", async (t) => {

@@ -93,6 +93,7 @@ const documentClosed = new EventEmitter<TextDocument>();
 const documentChanged = new EventEmitter<{ document: TextDocument; contentChanges: unknown[] }>();
 const documentSaved = new EventEmitter<TextDocument>();
 const terminalClosed = new EventEmitter<ProcessTerminal>();
+const workspaceFoldersChanged = new EventEmitter<{ added: unknown[]; removed: unknown[] }>();
 
 export class Position {
   constructor(
@@ -590,6 +591,17 @@ export function openDocument(path: string, text: string, options: { dirty?: bool
   return document;
 }
 
+/** Makes `paths` the workspace's folders, as adding or removing one in VS Code does. */
+export function changeWorkspaceFolders(paths: string[]): void {
+  const before = workspace.workspaceFolders ?? [];
+  workspace.workspaceFolders = paths.map((folder) => ({ uri: Uri.file(folder) }));
+  const has = (list: Array<{ uri: Uri }>, folder: { uri: Uri }) => list.some((other) => other.uri.fsPath === folder.uri.fsPath);
+  workspaceFoldersChanged.fire({
+    added: workspace.workspaceFolders.filter((folder) => !has(before, folder)),
+    removed: before.filter((folder) => !has(workspace.workspaceFolders ?? [], folder)),
+  });
+}
+
 export function closeDocument(document: TextDocument): void {
   workspace.textDocuments.splice(workspace.textDocuments.indexOf(document), 1);
   documentClosed.fire(document);
@@ -804,6 +816,7 @@ export const workspace = {
   onDidCloseTextDocument: documentClosed.event,
   onDidChangeTextDocument: documentChanged.event,
   onDidSaveTextDocument: documentSaved.event,
+  onDidChangeWorkspaceFolders: workspaceFoldersChanged.event,
 
   /** Opens the file's document from disk (one kind of line ending), or returns the open one. */
   openTextDocument(target: Uri | { language?: string; content?: string }): Promise<TextDocument> {

@@ -5,6 +5,11 @@
 // disk by itself, as recent Claude and Codex adapters do: that one is found by `lib`'s own
 // snapshot when the turn ends, shown for review and reverted. Before, only the first folder was
 // inside: the read asked, the write waited for a review, and the agent's own edit was never shown.
+//
+// Then a third folder, `docs`, is added to the `.code-workspace` while the window is open (VS
+// Code applies the file's change without restarting the extensions), and the next turn reads and
+// edits a file there: it is inside at once, and its own snapshot finds the edit. Before, a folder
+// added while the window was open counted only after a reload: the read asked.
 
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -12,7 +17,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
 
-import { demoWorkspaceFiles, testAgent, waitForFile, withVSCode } from "./harness.mjs";
+import { demoWorkspaceFiles, findTetherLog, testAgent, waitForFile, withVSCode } from "./harness.mjs";
 
 const TEST_TIMEOUT_MS = 5 * 60_000;
 
@@ -21,10 +26,20 @@ const aBefore = "export const a = 1;\n";
 const aAfter = "export const a = 2;\n";
 const bBefore = "export const b = 1;\n";
 const bAfter = "export const b = 2;\n";
+const guideBefore = "# Guide\n\nRead lib first.\n";
+const guideAfter = "# Guide\n\nRead lib first, then docs.\n";
 
-/** The agent's turn, its paths absolute in `lib` (the folder beside the workspace folder). */
-const scenario = (lib) => `
-description = "Reads and writes in the second folder of a multi-root workspace."
+/** The agent's turns, their paths absolute in `lib` and `docs` (folders beside the workspace folder). */
+const scenario = (lib, docs) => `
+description = "Reads and writes in the second folder of a multi-root workspace, then in a third."
+
+[[prompt]]
+match = "docs"
+steps = [
+  { read_file = { path = ${JSON.stringify(path.join(docs, "guide.md"))} } },
+  { write_disk = { path = ${JSON.stringify(path.join(docs, "guide.md"))}, content = ${JSON.stringify(guideAfter)} } },
+  { say = "Done in docs." },
+]
 
 [[prompt]]
 steps = [
@@ -35,7 +50,7 @@ steps = [
 ]
 `;
 
-test("every folder of a multi-root workspace is inside: reads and writes go as in the first, and the agent's own edits are found", {
+test("every folder of a multi-root workspace is inside, one added while the window is open too: reads and writes go as in the first, and the agent's own edits are found", {
   timeout: TEST_TIMEOUT_MS,
 }, async () => {
   await withVSCode(
@@ -48,7 +63,8 @@ test("every folder of a multi-root workspace is inside: reads and writes go as i
         "tether.defaultAgent": "Folders",
       }),
       workspaceFiles: (root) => {
-        fs.writeFileSync(path.join(root, "folders.toml"), scenario(path.join(fs.realpathSync(root), "lib")));
+        const beside = fs.realpathSync(root);
+        fs.writeFileSync(path.join(root, "folders.toml"), scenario(path.join(beside, "lib"), path.join(beside, "docs")));
         return demoWorkspaceFiles;
       },
       otherFolders: { lib: { "README.md": readme, "src/a.ts": aBefore, "src/b.ts": bBefore } },
@@ -81,8 +97,33 @@ test("every folder of a multi-root workspace is inside: reads and writes go as i
       await waitForFile(path.join(lib, "src", "b.ts"), (text) => text === bBefore);
 
       // Each folder's snapshots are kept in a store of its own, in the first folder's `.tether`.
-      const stores = fs.readdirSync(path.join(vscode.workspace, ".tether")).filter((name) => name.startsWith("snapshot"));
-      assert.equal(stores.length, 2, `one store per folder: ${stores.join(", ")}`);
+      const stores = () => fs.readdirSync(path.join(vscode.workspace, ".tether")).filter((name) => name.startsWith("snapshot"));
+      assert.equal(stores().length, 2, `one store per folder: ${stores().join(", ")}`);
+
+      // The person adds a folder to the workspace while the window is open (here by editing the
+      // workspace file, which VS Code watches; "Add Folder to Workspace..." writes the same).
+      const docs = path.join(path.dirname(lib), "docs");
+      await fsp.mkdir(docs, { recursive: true });
+      await fsp.writeFile(path.join(docs, "guide.md"), guideBefore);
+      const workspaceFile = JSON.parse(await fsp.readFile(vscode.workspaceFile, "utf8"));
+      workspaceFile.folders.push({ path: docs });
+      await fsp.writeFile(vscode.workspaceFile, JSON.stringify(workspaceFile, null, 2));
+      // The engine says in Tether's log when it hears of the change: the prompt waits for that,
+      // as VS Code applies the file's change a moment after it is written.
+      await waitForFile(
+        findTetherLog(vscode.userDataDir),
+        (text) => text.includes("the workspace's folders are now") && text.includes(docs),
+      );
+
+      // The next turn reads there without asking, and its edit there is found by the new
+      // folder's own snapshot.
+      await prompt("Now the docs");
+      await agentSays("Read lib first.").waitFor();
+      await agentSays("Done in docs.").waitFor();
+      await turnEnded();
+      assert.equal(await chat.locator(".permission-card").count(), 0, "the added folder is inside: nothing asked");
+      await chat.locator('.file-change[data-origin="agent"]', { hasText: "docs/guide.md" }).waitFor();
+      assert.equal(stores().length, 3, `the added folder has a store of its own: ${stores().join(", ")}`);
     },
   );
 });

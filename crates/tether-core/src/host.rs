@@ -379,6 +379,7 @@ impl HostEngine {
                 }
             }
             HostEvent::WorkspaceTrusted => self.workspace_trusted(),
+            HostEvent::WorkspaceFolders { folders } => self.set_workspace_folders(folders),
         }
     }
 
@@ -414,6 +415,33 @@ impl HostEngine {
     /// The workspace's folders, each of them inside (see [`Workspace`]).
     fn workspace(&self) -> Workspace {
         Workspace::new(self.config.workspace_root.clone(), self.config.workspace_folders.iter().cloned())
+    }
+
+    /// The workspace's folders changed while the window is open ([`HostEvent::WorkspaceFolders`]).
+    /// Every open session counts them from its next request on. A Claude CLI started from now on
+    /// gets them as `--add-dir`; a persistent one already running keeps the list it started with,
+    /// as the CLI has no way to change it. The agents' MCP tools keep the folders they were
+    /// started with (tetherd checks their reads against those), the safe side of the change.
+    fn set_workspace_folders(&mut self, folders: Vec<String>) {
+        if folders.first().is_some_and(|first| *first != self.config.workspace_root) {
+            // VS Code restarts the extensions before a change of the first folder could get
+            // here; sessions keep working in the folder they started in meanwhile.
+            self.log(
+                LogLevel::Warn,
+                "the workspace's first folder changed; it counts from the next window on".to_owned(),
+            );
+        }
+        self.log(LogLevel::Info, format!("the workspace's folders are now {}", folders.join(", ")));
+        self.config.workspace_folders = folders;
+        let folders = self.config.workspace_folders.clone();
+        self.for_each_session(|engine| {
+            if let Some(slot) = &mut engine.session {
+                slot.client.set_workspace_folders(folders.iter().cloned());
+                if let Some(claude) = &mut slot.claude {
+                    claude.set_workspace_folders(folders.iter().cloned());
+                }
+            }
+        });
     }
 
     pub fn poll_action(&mut self) -> Option<HostAction> {

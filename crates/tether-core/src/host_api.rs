@@ -224,6 +224,12 @@ pub enum HostEvent {
     /// The person trusted the workspace (VS Code's `onDidGrantWorkspaceTrust`): tetherd and the
     /// session start now, without a reload.
     WorkspaceTrusted,
+    /// The workspace's folders changed while the window is open (VS Code's
+    /// `onDidChangeWorkspaceFolders`): every folder, absolute, in VS Code's order, as
+    /// [`EngineConfig::workspace_folders`] names them. VS Code restarts the extensions when the
+    /// first folder changes, so only the others change here: from now on they are inside for
+    /// every open session, and each turn's snapshot covers them.
+    WorkspaceFolders { folders: Vec<String> },
     /// The answer to [`HostAction::ResolvePaths`]: where each root and each path lead, in the
     /// order asked.
     PathsResolved { resolve: u64, roots: Vec<ResolvedPath>, paths: Vec<ResolvedPath> },

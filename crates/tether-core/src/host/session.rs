@@ -70,6 +70,9 @@ pub(super) struct Session {
     /// copied from the session it came from, and the prompt it went back to before (its tab says
     /// so until the person prompts in it).
     pub(super) restored_from: Option<(usize, String)>,
+    /// The folders the turn's snapshot was taken in, each with its store: the turn's scans
+    /// compare those, whatever folders the workspace gained or lost since.
+    pub(super) snapshot_folders: Vec<(String, String)>,
     /// tetherd's answers to the snapshot being taken, folder by folder (see `session_io.rs`).
     pub(super) snapshot_answers: FolderAnswers,
     /// tetherd's answers to the scan for changes in flight, folder by folder.
@@ -103,6 +106,7 @@ impl Session {
             claude,
             cli_processes: BTreeMap::new(),
             restored_from: None,
+            snapshot_folders: Vec::new(),
             snapshot_answers: FolderAnswers::default(),
             scan_answers: FolderAnswers::default(),
         }

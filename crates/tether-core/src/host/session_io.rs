@@ -262,6 +262,7 @@ impl HostEngine {
         }
         let generation = slot.generation;
         slot.snapshot_answers.expect(folders.len());
+        slot.snapshot_folders = folders.clone();
         for (folder, (root, store)) in folders.into_iter().enumerate() {
             let params = SnapshotTakeParams { root, store, extra: self.open_documents.clone() };
             self.sidecar_request_within(
@@ -273,17 +274,18 @@ impl HostEngine {
         }
     }
 
-    /// `base` is a snapshot as the client has it: one tree per folder (see the module's doc).
+    /// `base` is a snapshot as the client has it: one tree per folder the turn's snapshot was
+    /// taken in (see the module's doc).
     pub(super) fn scan_changes(&mut self, base: String) {
-        let folders = self.snapshot_folders();
-        let Some(slot) = self.session.as_mut().filter(|_| !folders.is_empty()) else { return };
+        let Some(slot) = self.session.as_mut().filter(|slot| !slot.snapshot_folders.is_empty()) else { return };
+        let folders = slot.snapshot_folders.clone();
         if !self.tetherd.is_ready() {
             slot.client.handle_scan(Err("tetherd is not connected".to_owned()));
             return;
         }
         let bases: Vec<&str> = base.split(' ').collect();
         if bases.len() != folders.len() {
-            let message = format!("the snapshot has {} folders and the workspace {}", bases.len(), folders.len());
+            let message = format!("the snapshot has {} trees for its {} folders", bases.len(), folders.len());
             slot.client.handle_scan(Err(message));
             return;
         }
@@ -305,8 +307,8 @@ impl HostEngine {
     /// every folder has, the client gets them as one (see the module's doc); the first failure
     /// is the whole request's.
     pub(super) fn on_snapshot_answer(&mut self, tag: SidecarRequest, generation: u64, result: Result<String, String>) {
-        let roots: Vec<String> = self.workspace().roots().map(str::to_owned).collect();
         let Some(slot) = self.session.as_mut().filter(|slot| slot.generation == generation) else { return };
+        let roots: Vec<String> = slot.snapshot_folders.iter().map(|(root, _)| root.clone()).collect();
         match tag {
             SidecarRequest::Snapshot { folder, .. } => {
                 let Some(answers) = slot.snapshot_answers.answer(folder, result) else { return };

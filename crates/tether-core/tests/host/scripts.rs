@@ -232,6 +232,11 @@ fn the_agents_own_edits_are_found_in_every_folder_of_a_multi_root_workspace() {
 }
 
 #[test]
+fn folders_added_or_removed_while_the_window_is_open_count_at_once() {
+    check("folders-changed");
+}
+
+#[test]
 fn a_prompt_sent_while_the_session_starts_waits_for_it_and_one_that_cannot_go_comes_back() {
     check("prompt-while-starting");
 }
