@@ -168,17 +168,9 @@ test("files: reads see unsaved edits, writes are reviewed per hunk, edits on dis
       await change.locator('.hunk[data-hunk-index="1"][data-state="rejected"]').waitFor();
       const oneReverted = text(withLine(lib, 2, "lib 2, edited on disk"));
       await waitForFile(workspaceFile("lib.txt"), (now) => now === oneReverted);
-      // Hunk 0 still waits for a decision.
+      // Hunk 0 still waits for a decision, after the reload of step (f) too.
       await change.and(chat.locator('[data-phase="applied"]')).waitFor();
       assert.deepEqual(await hunkStates(change), ["pending", "rejected"]);
-
-      await change.locator("button.change-reject-all").click();
-      await change.and(chat.locator('[data-phase="settled"]')).waitFor();
-      await waitForFile(workspaceFile("lib.txt"), (now) => now === text(lib));
-      assert.ok(
-        Buffer.from(text(lib)).equals(await fsp.readFile(workspaceFile("lib.txt"))),
-        "reverting restores the old bytes exactly",
-      );
     });
 
     await step("(e) the changes bar lists this turn's files", async () => {
@@ -191,18 +183,19 @@ test("files: reads see unsaved edits, writes are reviewed per hunk, edits on dis
       await rows.first().waitFor();
       assert.deepEqual(
         await rows.evaluateAll((all) => all.map((row) => [row.dataset.changeId, row.dataset.phase])),
-        [[libId, "settled"]],
+        [[libId, "applied"]],
         "only this turn's file: earlier changes are all decided",
       );
       assert.match(await rows.first().innerText(), /lib\.txt/);
       await vscode.screenshot("files.png");
     });
 
-    await step("(f) after a window reload the change cards are back as they were left, to read", async () => {
+    await step("(f) after a window reload the change cards are back as they were left; one still to decide is decided then", async () => {
       await vscode.reloadWindow();
       await vscode.openTetherView();
       await chat.locator(".entry.agent", { hasText: "Done editing on disk." }).waitFor();
-      for (const [name, states] of [["app.txt", appStates], ["draft.txt", ["rejected"]], ["lib.txt", ["rejected", "rejected"]]]) {
+      // The writes decided before they were written are records now, to read.
+      for (const [name, states] of [["app.txt", appStates], ["draft.txt", ["rejected"]]]) {
         const reopened = card(name);
         await reopened.and(chat.locator('[data-phase="unreviewable"]')).waitFor();
         assert.match(await reopened.locator(".change-phase").innerText(), /Reopened from the session's log/, name);
@@ -211,6 +204,23 @@ test("files: reads see unsaved edits, writes are reviewed per hunk, edits on dis
       }
       assert.match(await card("app.txt").locator(".change-outcome").innerText(), /kept 1 of 2 hunks/);
       await vscode.screenshot("files-reopened.png");
+
+      // The agent's own edit, on disk with a hunk still to decide, goes on as it was: reverting
+      // what is left of it puts the file back byte for byte. Before, it came back as a record,
+      // and could no longer be reverted from Tether.
+      const change = card("lib.txt");
+      await change.and(chat.locator('[data-phase="applied"]')).waitFor();
+      assert.deepEqual(await hunkStates(change), ["pending", "rejected"]);
+      // Its diff editor opens as before the reload, with the review's CodeLens on what is left.
+      await change.locator("button.change-open").click();
+      await diffEditor.locator(".editor.modified .codelens-decoration a", { hasText: /^Revert$/ }).first().waitFor();
+      await change.locator("button.change-reject-all").click();
+      await change.and(chat.locator('[data-phase="settled"]')).waitFor();
+      await waitForFile(workspaceFile("lib.txt"), (now) => now === text(lib));
+      assert.ok(
+        Buffer.from(text(lib)).equals(await fsp.readFile(workspaceFile("lib.txt"))),
+        "reverting restores the old bytes exactly",
+      );
     });
   });
 });

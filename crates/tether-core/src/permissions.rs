@@ -745,10 +745,19 @@ pub enum AuditEvent {
         patch: String,
     },
     /// A file change's card as the person was left with it (the change on disk, decided, or
-    /// failed), as the webview has it: the log holds neither the file's text before the change
-    /// nor the snapshot it was found with, and a replay shows the card from here.
+    /// failed), as the webview has it: a replay shows the card from here. Its `id` is the one the
+    /// change's first record gave it, whatever number the engine that wrote this one used.
     ChangeShown {
         change: serde_json::Value,
+    },
+    /// The texts of a change on disk that still waits for decisions, before and after it
+    /// (`None`: no file), written before its first `changeShown`: with them a replay goes on
+    /// with the review where it was, reverting included. Left out for texts larger than
+    /// `MAX_LOGGED_CHANGE_BYTES` (acp/fs/review.rs), whose cards reopen as cards only.
+    ChangeTexts {
+        change: crate::review::ChangeId,
+        old: Option<String>,
+        new: Option<String>,
     },
     /// A card of Tether's own (a command or a read the agent did not ask about) as it now is,
     /// once answered, as a thread entry: the wire has no trace of it, and a replay shows it from

@@ -57,6 +57,7 @@ use tether_core::review::{ChangePhase, FileChangeView};
 use tether_core::session_log::{LogEvent, encode_line, read_log};
 use tether_core::sidecar::{BadLineKind, TerminalExited};
 use tether_core::thread::{Entry, Thread, ToolCallView, ToolStatus};
+use tether_core::webview::ReviewIntent;
 
 fn run_script(script: &str) -> String {
     run_script_logged(script).0
@@ -678,9 +679,11 @@ fn live_and_replayed(name: &str) -> (AcpClient, AcpClient, Vec<String>) {
 }
 
 /// The file change cards of a session come back when it is reopened: each as the person was left
-/// with it (the change on disk, decided, failed, or not reviewable), no longer decidable (the
-/// file's text before the change is not in the log). A card still waiting for a review does not: its write waits for
-/// an answer, and a host going on with the agent proposes it again.
+/// with it (the change on disk, decided, failed, or not reviewable). One whose texts the log
+/// holds (a change on disk that waited for decisions) goes on as it was; any other is a record,
+/// no longer decidable (the file's text before the change is not in the log). A card still
+/// waiting for a review does not come back: its write waits for an answer, and a host going on
+/// with the agent proposes it again.
 #[test]
 fn replaying_the_log_of_a_run_shows_its_change_cards_as_they_were_left() {
     for name in ["files-write", "files-agent", "files-unsaved", "files-tool-diff", "files-line-endings"] {
@@ -704,11 +707,14 @@ fn replaying_the_log_of_a_run_shows_its_change_cards_as_they_were_left() {
             if matches!(live_card.phase, ChangePhase::Unreviewable { .. }) {
                 continue; // A binary file's card says why already, and is shown as it was.
             }
-            let ChangePhase::Unreviewable { reason } = &card.phase else {
-                panic!("{name}: {} is reopened as a record, not to be decided: {:?}", card.label, card.phase)
-            };
-            assert!(reason.starts_with("Reopened from the session's log"), "{name}: {reason}");
-            card.phase = live_card.phase.clone();
+            match &card.phase {
+                ChangePhase::Unreviewable { reason } => {
+                    assert!(reason.starts_with("Reopened from the session's log"), "{name}: {reason}");
+                    card.phase = live_card.phase.clone();
+                }
+                // Reopened from its texts: the same card under this engine's number.
+                _ => card.id = live_card.id,
+            }
         }
         assert_eq!(reopened, live_cards, "{name}: the cards as the person was left with them");
         // A tool call's diff links to the card that shows its change, as it did live, rather
@@ -719,6 +725,69 @@ fn replaying_the_log_of_a_run_shows_its_change_cards_as_they_were_left() {
         };
         assert_eq!(tool_calls(&replayed), tool_calls(&live), "{name}: the tool calls");
     }
+}
+
+/// A change the agent made on disk, still to decide when the window reloads, is reviewed after
+/// the reload as it was before: the same card, the host told of it again (its diff editor and
+/// CodeLens), and reverting a hunk writes the file back from the text before the change, as long
+/// as the file still holds what the card shows. Before, the log held no text of the file: the
+/// card came back as a record, and the change could no longer be reverted from Tether.
+#[test]
+fn a_change_on_disk_still_to_decide_is_reviewed_after_a_reload_as_before() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
+    let script = std::fs::read_to_string(dir.join("files-agent.script")).unwrap();
+    // The first turn of `files-agent`: the agent's edits found on disk, nothing decided yet.
+    let first_turn = &script[..script.find("\nRevert the second hunk").expect("files-agent's decisions")];
+    let (_, log, live) = run_script_logged(first_turn);
+    let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
+    let first_key = 2 << 32; // Another engine's numbers, as after a reload into another tab.
+    let (mut replayed, problems) =
+        AcpClient::replay(info, "/workspace", first_key, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
+    assert_eq!(problems, Vec::<String>::new());
+    let cards = |client: &AcpClient| -> Vec<FileChangeView> {
+        let entries = client.thread().entries().iter();
+        entries
+            .filter_map(|entry| if let Entry::FileChange(view) = entry { Some(view.clone()) } else { None })
+            .collect()
+    };
+    let phases = |cards: &[FileChangeView]| -> Vec<(String, ChangePhase)> {
+        cards.iter().map(|card| (card.label.clone(), card.phase.clone())).collect()
+    };
+    let reopened = cards(&replayed);
+    assert_eq!(phases(&reopened), phases(&cards(&live)), "the cards come back as they were, still to decide");
+    let shown: Vec<String> = std::iter::from_fn(|| replayed.poll_event())
+        .filter_map(|event| match event {
+            AcpEvent::Host(action) => match *action {
+                HostAction::ShowReview { document, .. } => Some(document.path),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown, ["/workspace/src/lib.rs", "/workspace/old.txt"], "the host hears of the changes to decide");
+
+    // Revert the second hunk of lib.rs: its number routes to this engine's session.
+    let lib = reopened.iter().find(|card| card.label == "src/lib.rs").unwrap().id;
+    assert_eq!(lib >> 32, 2, "the change goes on under this engine's number");
+    replayed.review(ReviewIntent::Hunk { change: lib, hunk: 1, keep: false }, 0).unwrap();
+    let edits: Vec<(String, Option<String>, Option<String>)> = std::iter::from_fn(|| replayed.poll_event())
+        .filter_map(|event| match event {
+            AcpEvent::Host(action) => match *action {
+                HostAction::EditFile { path, expected, result, .. } => Some((path, expected, result)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        edits,
+        [(
+            "/workspace/src/lib.rs".to_owned(),
+            Some("fn a() { 1 }\n\nfn b() { 2 }\n".to_owned()),
+            Some("fn a() { 1 }\n\nfn b() {}\n".to_owned())
+        )],
+        "the hunk is reverted from the text before the change, if the file holds what the card shows"
+    );
 }
 
 /// Tether's own cards (for a command or a read the agent did not ask about) come back when a

@@ -92,6 +92,12 @@ struct Tracked {
     allowed_by: Option<DecidedBy>,
     /// The card as last written to the log (see `AcpClient::log_change_card`).
     logged: Option<FileChangeView>,
+    /// The change's number in the log, when it is not `change.id`: a change reopened from the
+    /// log goes on under a number of this engine's (which routes the person's decisions to its
+    /// session), and its records go on under the number they started with.
+    log_id: Option<ChangeId>,
+    /// Its texts are in the log (`changeTexts`), as they are now.
+    texts_logged: bool,
 }
 
 /// The snapshot of the workspace taken before the current turn.
@@ -118,8 +124,13 @@ pub(super) struct Files {
     /// The current turn's number and the index of its first entry.
     turn: u32,
     turn_start: EntryIndex,
-    /// While replaying: the entries of the change cards read back from the log, by change.
+    /// While replaying: the entries of the change cards read back from the log, by their number
+    /// in the log.
     reopened: BTreeMap<ChangeId, EntryIndex>,
+    /// While replaying: the texts of changes still to decide (`changeTexts`), by their number in
+    /// the log, and the number each reopened one goes on under here.
+    reopened_texts: BTreeMap<ChangeId, (Option<String>, Option<String>)>,
+    reopened_ids: BTreeMap<ChangeId, ChangeId>,
 }
 
 impl Files {
@@ -134,6 +145,8 @@ impl Files {
             turn: 0,
             turn_start: 0,
             reopened: BTreeMap::new(),
+            reopened_texts: BTreeMap::new(),
+            reopened_ids: BTreeMap::new(),
         }
     }
 }

@@ -20,9 +20,10 @@
 //! Commands Tether ran for the agent are rebuilt from what the agent read of them (the answers to
 //! its `terminal/output` and `terminal/wait_for_exit`): the output stream itself travels beside the
 //! agent's wire and is not in the log. File change cards come back from the host's records of
-//! them (`changeShown`), as the person was left with them, but no longer decidable: a review needs
-//! the file's text before the change, which the log does not hold. So do Tether's own cards, for
-//! requests the agent made without asking (`cardShown`), once answered.
+//! them (`changeShown`), as the person was left with them. A change in the file with hunks still
+//! to decide has its texts in the log too (`changeTexts`), and goes on being reviewed; any other
+//! is no longer decidable, since a review needs the file's text before the change. So do
+//! Tether's own cards, for requests the agent made without asking (`cardShown`), once answered.
 
 use std::collections::VecDeque;
 
@@ -175,6 +176,7 @@ impl LogReplay {
         // A thought still streaming when the log ended goes on live, on the engine's clock.
         client.thread.forget_thought_start();
         client.replaying = false;
+        client.announce_reopened_changes();
         (client, self.claude, self.problems)
     }
 }
@@ -365,6 +367,13 @@ impl AcpClient {
         }
         if record["event"] == "changeShown" {
             self.reopen_change_card(&record["change"]);
+            return;
+        }
+        if record["event"] == "changeTexts" {
+            let text = |side: &serde_json::Value| side.as_str().map(str::to_owned);
+            if let Some(change) = record["change"].as_u64() {
+                self.reopen_change_texts(change, text(&record["old"]), text(&record["new"]));
+            }
             return;
         }
         if record["event"] == "restoreProposed" || record["event"] == "restoreSettled" {

@@ -9,6 +9,11 @@
 
 use super::*;
 
+/// The most text a change's record keeps (before and after together) for its review to go on
+/// after a reload (`changeTexts`): a reload reads the whole log again, and a file this large is
+/// rarely reviewed hunk by hunk. A larger change's card reopens as a card only.
+pub(in crate::acp) const MAX_LOGGED_CHANGE_BYTES: usize = 512 * 1024;
+
 /// The card's outcome of a kept write that is in the editor's unsaved document, not on disk.
 pub(in crate::acp) const APPLIED_TO_UNSAVED_EDITOR: &str = "Applied to the unsaved editor";
 
@@ -231,7 +236,16 @@ impl AcpClient {
         let document = change.document();
         self.files.changes.insert(
             id,
-            Tracked { change, entry, request: Some(request), turn: self.files.turn, allowed_by, logged: None },
+            Tracked {
+                change,
+                entry,
+                request: Some(request),
+                turn: self.files.turn,
+                allowed_by,
+                logged: None,
+                log_id: None,
+                texts_logged: false,
+            },
         );
         if unreviewed {
             self.host(HostAction::ShowReview { document, open: false });
@@ -580,7 +594,16 @@ impl AcpClient {
         let document = change.document();
         self.files.changes.insert(
             id,
-            Tracked { change, entry, request: None, turn: self.files.turn, allowed_by: None, logged: None },
+            Tracked {
+                change,
+                entry,
+                request: None,
+                turn: self.files.turn,
+                allowed_by: None,
+                logged: None,
+                log_id: None,
+                texts_logged: false,
+            },
         );
         if reviewable {
             self.host(HostAction::ShowReview { document, open: false });
@@ -594,6 +617,7 @@ impl AcpClient {
     pub(in crate::acp) fn replace_change(&mut self, id: ChangeId, change: FileChange) {
         let Some(tracked) = self.files.changes.get_mut(&id) else { return };
         tracked.change = change;
+        tracked.texts_logged = false;
         let document = tracked.change.document();
         self.host(HostAction::ShowReview { document, open: false });
         self.refresh_change(id);
@@ -626,22 +650,35 @@ impl AcpClient {
     }
 
     /// Writes a change's card to the log as the person is left with it: the change on disk (to
-    /// keep or revert), decided, failed, or not reviewable (a binary file). The log holds neither
-    /// the file's text before the change nor the snapshot an edit of the agent's was found with,
-    /// so a replay shows the card from this record ([`AcpClient::reopen_change_card`]). A card waiting for a review is not
-    /// written: the write it shows waits for its answer, and is proposed again after a reload.
-    /// A restore's cards go with the restore's own records.
+    /// keep or revert), decided, failed, or not reviewable (a binary file), so a replay shows the
+    /// card from this record ([`AcpClient::reopen_change_card`]). A change on disk with hunks
+    /// still to decide also has its texts written first (`changeTexts`), once for each pair of
+    /// texts, so that its review goes on after a reload; above [`MAX_LOGGED_CHANGE_BYTES`] its
+    /// card reopens as a card only. A card waiting for a review is not written: the write it
+    /// shows waits for its answer, and is proposed again after a reload. A restore's cards go
+    /// with the restore's own records.
     fn log_change_card(&mut self, change: ChangeId, view: &FileChangeView) {
         let resting = matches!(
             view.phase,
             ChangePhase::Applied | ChangePhase::Settled | ChangePhase::Failed { .. } | ChangePhase::Unreviewable { .. }
         );
         let Some(tracked) = self.files.changes.get_mut(&change) else { return };
-        if !resting || tracked.logged.as_ref() == Some(view) {
+        let mut card = view.clone();
+        card.id = tracked.log_id.unwrap_or(change);
+        if !resting || tracked.logged.as_ref() == Some(&card) {
             return;
         }
-        tracked.logged = Some(view.clone());
-        match crate::json_value::to_value(view) {
+        let texts = (view.phase == ChangePhase::Applied && tracked.change.has_pending() && !tracked.texts_logged)
+            .then(|| (tracked.change.old.clone(), tracked.change.new.clone()))
+            .filter(|(old, new)| {
+                old.as_ref().map_or(0, String::len) + new.as_ref().map_or(0, String::len) <= MAX_LOGGED_CHANGE_BYTES
+            });
+        tracked.texts_logged |= texts.is_some();
+        tracked.logged = Some(card.clone());
+        if let Some((old, new)) = texts {
+            self.audit(AuditEvent::ChangeTexts { change: card.id, old, new });
+        }
+        match crate::json_value::to_value(&card) {
             Ok(card) => self.audit(AuditEvent::ChangeShown { change: card }),
             Err(error) => self.events.push_back(AcpEvent::ProtocolProblem {
                 message: format!("could not write the card of {} to the log: {error}", view.label),
@@ -649,11 +686,33 @@ impl AcpClient {
         }
     }
 
-    /// A change's card read back from the log (see [`AcpClient::log_change_card`]): shown as it
-    /// was, and no longer decidable, since the file's text before the change is not known here.
-    /// A later record of the same change replaces its card.
+    /// The texts of a change read back from the log (`changeTexts`), for its card's records
+    /// that follow.
+    pub(in crate::acp) fn reopen_change_texts(&mut self, change: ChangeId, old: Option<String>, new: Option<String>) {
+        self.files.reopened_texts.insert(change, (old, new));
+    }
+
+    /// A change's card read back from the log (see [`AcpClient::log_change_card`]). With its
+    /// texts, a change on disk still to decide goes on being reviewed: keeping or reverting a
+    /// hunk works as it did before the reload (the edit still checks that the file holds what it
+    /// was computed against). Without them, it is shown as it was and no longer decidable, since
+    /// the file's text before the change is not known here. A later record of the same change
+    /// replaces its card.
     pub(in crate::acp) fn reopen_change_card(&mut self, card: &serde_json::Value) {
         let Ok(mut view) = crate::json_value::from_value::<FileChangeView>(card) else { return };
+        let logged_id = view.id;
+        // A number the log gave a change is not given to another one here: the records of both
+        // would be read back as one change's after the next reload.
+        if view.id >> 32 == self.files.next_change >> 32 && view.id >= self.files.next_change {
+            self.files.next_change = view.id + 1;
+        }
+        if self.reopen_live_change(&view) {
+            return;
+        }
+        // Its texts did not give back what the person saw: it is a card only from here on.
+        if let Some(id) = self.files.reopened_ids.remove(&logged_id) {
+            self.files.changes.remove(&id);
+        }
         let reviewable = !matches!(view.phase, ChangePhase::Unreviewable { .. });
         let pending = view.hunks.iter().any(|hunk| hunk.state == HunkState::Pending)
             || (view.hunks.is_empty() && view.whole == HunkState::Pending);
@@ -669,18 +728,96 @@ impl AcpClient {
         if reviewable {
             view.phase = ChangePhase::Unreviewable { reason };
         }
-        let id = view.id;
-        match self.files.reopened.get(&id) {
+        match self.files.reopened.get(&logged_id) {
             Some(&entry) => self.thread.replace(entry, Entry::FileChange(view)),
             None => {
                 let path = view.path.clone();
                 let entry = self.thread.push(Entry::FileChange(view));
-                self.files.reopened.insert(id, entry);
+                self.files.reopened.insert(logged_id, entry);
                 // As live: the turn's tool calls that show this change link to its card.
                 if reviewable {
-                    self.link_tool_diffs(id, &path);
+                    self.link_tool_diffs(logged_id, &path);
                 }
             }
         }
+    }
+
+    /// Reopens the change of `view` as a live one, from its texts in the log, when they give back
+    /// exactly the card the person was left with (the same hunks, decided as they were).
+    fn reopen_live_change(&mut self, view: &FileChangeView) -> bool {
+        let logged_id = view.id;
+        let Some((old, new)) = self.files.reopened_texts.get(&logged_id).cloned() else { return false };
+        // The number the log gave it, when it is one of this engine's and free; else a new one.
+        let id = match self.files.reopened_ids.get(&logged_id) {
+            Some(&id) => id,
+            None if logged_id >> 32 == self.files.next_change >> 32 && !self.files.changes.contains_key(&logged_id) => {
+                logged_id
+            }
+            None => {
+                let id = self.files.next_change;
+                self.files.next_change += 1;
+                id
+            }
+        };
+        let mut change = FileChange::new(id, view.path.clone(), view.label.clone(), view.origin, old, new, true);
+        if view.hunks.len() != change.decisions.len() {
+            return false;
+        }
+        for hunk in &view.hunks {
+            let Some(decision) = change.decisions.get_mut(hunk.index as usize) else { return false };
+            *decision = hunk.state;
+        }
+        change.whole = view.whole;
+        change.phase = view.phase.clone();
+        change.outcome = view.outcome.clone();
+        let mut rebuilt = change.view();
+        rebuilt.id = logged_id;
+        if rebuilt != *view {
+            return false;
+        }
+        let card = change.view();
+        let path = change.path.clone();
+        let tracked = |entry| Tracked {
+            change,
+            entry,
+            request: None,
+            turn: self.files.turn,
+            allowed_by: None,
+            logged: Some(rebuilt),
+            log_id: Some(logged_id),
+            texts_logged: true,
+        };
+        match self.files.reopened.get(&logged_id) {
+            Some(&entry) => {
+                self.thread.replace(entry, Entry::FileChange(card));
+                self.files.changes.insert(id, tracked(entry));
+            }
+            None => {
+                let entry = self.thread.push(Entry::FileChange(card));
+                self.files.reopened.insert(logged_id, entry);
+                self.files.reopened_ids.insert(logged_id, id);
+                self.files.changes.insert(id, tracked(entry));
+                self.link_tool_diffs(id, &path);
+            }
+        }
+        true
+    }
+
+    /// After a replay: the host hears of the reopened changes still to decide, as it heard of
+    /// them live (their diff editors and CodeLens), and the changes bar lists them.
+    pub(in crate::acp) fn announce_reopened_changes(&mut self) {
+        let documents: Vec<crate::review::ReviewDocument> = self
+            .files
+            .reopened_ids
+            .values()
+            .filter_map(|id| self.files.changes.get(id))
+            .filter(|tracked| tracked.change.is_decidable())
+            .map(|tracked| tracked.change.document())
+            .collect();
+        for document in documents {
+            self.host(HostAction::ShowReview { document, open: false });
+        }
+        self.files.reopened_texts.clear();
+        self.events.push_back(AcpEvent::ChangesChanged);
     }
 }
