@@ -731,7 +731,8 @@ fn replaying_the_log_of_a_run_shows_its_change_cards_as_they_were_left() {
 /// the reload as it was before: the same card, the host told of it again (its diff editor and
 /// CodeLens), and reverting a hunk writes the file back from the text before the change, as long
 /// as the file still holds what the card shows. Before, the log held no text of the file: the
-/// card came back as a record, and the change could no longer be reverted from Tether.
+/// card came back as a record, and the change could no longer be reverted from Tether. A change
+/// made after the reload never gets the number of one reopened.
 #[test]
 fn a_change_on_disk_still_to_decide_is_reviewed_after_a_reload_as_before() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
@@ -788,6 +789,34 @@ fn a_change_on_disk_still_to_decide_is_reviewed_after_a_reload_as_before() {
         )],
         "the hunk is reverted from the text before the change, if the file holds what the card shows"
     );
+
+    // Reopened by an engine whose numbers are the log's own (the same tab after a reload): a
+    // change made after the reload gets a number of its own, not one of the reopened changes'.
+    let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
+    let (mut replayed, _) =
+        AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
+    let write = r#"{"jsonrpc":"2.0","id":9,"method":"fs/write_text_file","params":{"sessionId":"s1","path":"/workspace/new.txt","content":"new\n"}}"#;
+    replayed.handle_message(write, 0);
+    // The host's part, as it would play it: the paths lead to themselves, and the file is new.
+    while let Some(event) = replayed.poll_event() {
+        let AcpEvent::Host(action) = event else { continue };
+        match *action {
+            HostAction::ResolvePaths { resolve, roots, paths } => {
+                let found = |path: String| ResolvedPath::Found { path };
+                let (roots, paths) = (roots.into_iter().map(found).collect(), paths.into_iter().map(found).collect());
+                replayed.handle_paths_resolved(resolve, roots, paths, 0);
+            }
+            HostAction::ReadFile { read, .. } => {
+                replayed.handle_file_read(FileReadReply { read, outcome: FileReadOutcome::NotFound }, &[], 0);
+            }
+            _ => {}
+        }
+    }
+    let ids: Vec<(String, u64)> = cards(&replayed).iter().map(|card| (card.label.clone(), card.id)).collect();
+    let mut unique: Vec<u64> = ids.iter().map(|(_, id)| *id).collect();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len(), "every change has a number of its own: {ids:?}");
 }
 
 /// Tether's own cards (for a command or a read the agent did not ask about) come back when a
