@@ -194,15 +194,19 @@ test("files: reads see unsaved edits, writes are reviewed per hunk, edits on dis
       await vscode.reloadWindow();
       await vscode.openTetherView();
       await chat.locator(".entry.agent", { hasText: "Done editing on disk." }).waitFor();
-      // The writes decided before they were written are records now, to read.
-      for (const [name, states] of [["app.txt", appStates], ["draft.txt", ["rejected"]]]) {
-        const reopened = card(name);
-        await reopened.and(chat.locator('[data-phase="unreviewable"]')).waitFor();
-        assert.match(await reopened.locator(".change-phase").innerText(), /Reopened from the session's log/, name);
-        assert.deepEqual(await hunkStates(reopened), states, `${name}: its hunks as they were decided`);
-        assert.equal(await reopened.locator("button:not(:disabled)").count(), 0, `${name}: nothing left to decide`);
+      // A write that was kept is back as it was decided (its texts are in the log); one rejected
+      // before anything was written is a record, to read.
+      const app = card("app.txt");
+      await app.and(chat.locator('[data-phase="settled"]')).waitFor();
+      assert.deepEqual(await hunkStates(app), appStates, "app.txt: its hunks as they were decided");
+      assert.match(await app.locator(".change-outcome").innerText(), /kept 1 of 2 hunks/);
+      const draft = card("draft.txt");
+      await draft.and(chat.locator('[data-phase="unreviewable"]')).waitFor();
+      assert.match(await draft.locator(".change-phase").innerText(), /Reopened from the session's log/);
+      assert.deepEqual(await hunkStates(draft), ["rejected"], "draft.txt: its hunk as it was decided");
+      for (const decided of [app, draft]) {
+        assert.equal(await decided.locator(".hunk-keep, .hunk-reject, .change-reject-all").count(), 0, "nothing left to decide");
       }
-      assert.match(await card("app.txt").locator(".change-outcome").innerText(), /kept 1 of 2 hunks/);
       await vscode.screenshot("files-reopened.png");
 
       // The agent's own edit, on disk with a hunk still to decide, goes on as it was: reverting

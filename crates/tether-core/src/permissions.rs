@@ -750,10 +750,11 @@ pub enum AuditEvent {
     ChangeShown {
         change: serde_json::Value,
     },
-    /// The texts of a change on disk that still waits for decisions, before and after it
-    /// (`None`: no file), written before its first `changeShown`: with them a replay goes on
-    /// with the review where it was, reverting included. Left out for texts larger than
-    /// `MAX_LOGGED_CHANGE_BYTES` (acp/fs/review.rs), whose cards reopen as cards only.
+    /// The texts of a change that is in the file, before and after it (`None`: no file),
+    /// written before its first `changeShown` that finds it there: with them a replay goes on
+    /// with the review where it was, reverting included, and a checkpoint before it can be
+    /// restored. Left out for texts larger than `MAX_LOGGED_CHANGE_BYTES` (acp/fs/review.rs),
+    /// whose cards reopen as cards only.
     ChangeTexts {
         change: crate::review::ChangeId,
         old: Option<String>,

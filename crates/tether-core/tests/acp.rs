@@ -819,6 +819,35 @@ fn a_change_on_disk_still_to_decide_is_reviewed_after_a_reload_as_before() {
     assert_eq!(unique.len(), ids.len(), "every change has a number of its own: {ids:?}");
 }
 
+/// A checkpoint can still be restored after a reload: the files the agent changed since are
+/// read to be put back, as before it. Before, the log held no file's text before a change, and
+/// a reopened session had nothing to restore.
+#[test]
+fn a_checkpoint_is_restored_after_a_reload_as_before() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
+    let script = std::fs::read_to_string(dir.join("restore.script")).unwrap();
+    // The two turns of `restore`, each writing files in Accept Edits mode, to their end.
+    let turns = &script[..script.find("\nNot while a turn runs").expect("restore's second turn")];
+    let end = "> agent {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}\n";
+    let (_, log, _) = run_script_logged(&format!("{turns}\n{end}"));
+    let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
+    let (mut replayed, problems) =
+        AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
+    assert_eq!(problems, Vec::<String>::new());
+    while replayed.poll_event().is_some() {}
+    replayed.restore_code(0).unwrap();
+    let reads: Vec<String> = std::iter::from_fn(|| replayed.poll_event())
+        .filter_map(|event| match event {
+            AcpEvent::Host(action) => match *action {
+                HostAction::ReadFile { path, .. } => Some(path),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reads, ["/workspace/a.txt", "/workspace/b.txt", "/workspace/c.txt"], "each file changed since is read");
+}
+
 /// Tether's own cards (for a command or a read the agent did not ask about) come back when a
 /// session is reopened, answered as they were: the agent's wire has no trace of them. They are
 /// placed where they were answered (a card still waiting is not in the log: the agent's request

@@ -651,9 +651,10 @@ impl AcpClient {
 
     /// Writes a change's card to the log as the person is left with it: the change on disk (to
     /// keep or revert), decided, failed, or not reviewable (a binary file), so a replay shows the
-    /// card from this record ([`AcpClient::reopen_change_card`]). A change on disk with hunks
-    /// still to decide also has its texts written first (`changeTexts`), once for each pair of
-    /// texts, so that its review goes on after a reload; above [`MAX_LOGGED_CHANGE_BYTES`] its
+    /// card from this record ([`AcpClient::reopen_change_card`]). A change that is in the file
+    /// (on disk to keep or revert, or a write kept) also has its texts written first
+    /// (`changeTexts`), once for each pair of texts, so that after a reload its review goes on
+    /// and a checkpoint before it can still be restored; above [`MAX_LOGGED_CHANGE_BYTES`] its
     /// card reopens as a card only. A card waiting for a review is not written: the write it
     /// shows waits for its answer, and is proposed again after a reload. A restore's cards go
     /// with the restore's own records.
@@ -668,7 +669,8 @@ impl AcpClient {
         if !resting || tracked.logged.as_ref() == Some(&card) {
             return;
         }
-        let texts = (view.phase == ChangePhase::Applied && tracked.change.has_pending() && !tracked.texts_logged)
+        let reviewable = !matches!(view.phase, ChangePhase::Unreviewable { .. });
+        let texts = (tracked.change.applied && reviewable && !tracked.texts_logged)
             .then(|| (tracked.change.old.clone(), tracked.change.new.clone()))
             .filter(|(old, new)| {
                 old.as_ref().map_or(0, String::len) + new.as_ref().map_or(0, String::len) <= MAX_LOGGED_CHANGE_BYTES
@@ -768,6 +770,7 @@ impl AcpClient {
             *decision = hunk.state;
         }
         change.whole = view.whole;
+        change.applied = view.applied;
         change.phase = view.phase.clone();
         change.outcome = view.outcome.clone();
         let mut rebuilt = change.view();
