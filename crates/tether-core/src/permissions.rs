@@ -750,6 +750,16 @@ pub enum AuditEvent {
     ChangeShown {
         change: serde_json::Value,
     },
+    /// The person's decisions so far on a write still waiting for them (`hunks`, in order), for
+    /// the agent's request `request`, and the texts they were made on (`content_hash` of the
+    /// file's text, `None` for no file, and of the proposed text): after a reload the request
+    /// is proposed again, and the decisions go with it when the texts are the same.
+    WriteDecisions {
+        request: crate::jsonrpc::RequestId,
+        original: Option<u64>,
+        proposed: u64,
+        hunks: Vec<crate::review::HunkState>,
+    },
     /// The texts of a change that is in the file, before and after it (`None`: no file),
     /// written before its first `changeShown` that finds it there: with them a replay goes on
     /// with the review where it was, reverting included, and a checkpoint before it can be

@@ -53,7 +53,7 @@ use tether_core::acp::{AcpClient, AcpEvent, ClientInfo};
 use tether_core::host_api::{EditOutcome, FileReadOutcome, FileReadReply, HostAction, ResolvedPath};
 use tether_core::jsonrpc::RpcError;
 use tether_core::permissions::{Mode, PermissionPolicy, RuleScope, RuleSpec, RuleView};
-use tether_core::review::{ChangePhase, FileChangeView};
+use tether_core::review::{ChangePhase, FileChangeView, HunkState};
 use tether_core::session_log::{LogEvent, encode_line, read_log};
 use tether_core::sidecar::{BadLineKind, TerminalExited};
 use tether_core::thread::{Entry, Thread, ToolCallView, ToolStatus};
@@ -846,6 +846,53 @@ fn a_checkpoint_is_restored_after_a_reload_as_before() {
         })
         .collect();
     assert_eq!(reads, ["/workspace/a.txt", "/workspace/b.txt", "/workspace/c.txt"], "each file changed since is read");
+}
+
+/// A write still waiting for its review when the window reloads is proposed again with the
+/// decisions the person had made on it: a hunk rejected before the reload stays rejected.
+/// Before, the decisions were in memory only, and every hunk was to decide again.
+#[test]
+fn a_waiting_writes_decisions_so_far_survive_a_reload() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
+    let script = std::fs::read_to_string(dir.join("files-write.script")).unwrap();
+    // The first write of `files-write`, proposed and read; its second hunk rejected, the first
+    // still waiting, when the window reloads.
+    let proposed = &script[..script.find("> review").expect("files-write's first review")];
+    let decided = format!("{proposed}> review {{\"type\":\"hunk\",\"change\":1,\"hunk\":1,\"keep\":false}}\n");
+    let (_, log, live) = run_script_logged(&decided);
+    let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
+    let (mut replayed, problems) =
+        AcpClient::replay(info, "/workspace", 1 << 32, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
+    assert_eq!(problems, Vec::<String>::new());
+    replayed.continue_live(0);
+    // The host's part: the path leads to itself, and the file holds what it held.
+    let original = "import os\n\ndef main():\n    print('hello')\n\nmain()\n";
+    while let Some(event) = replayed.poll_event() {
+        let AcpEvent::Host(action) = event else { continue };
+        match *action {
+            HostAction::ResolvePaths { resolve, roots, paths } => {
+                let found = |path: String| ResolvedPath::Found { path };
+                let (roots, paths) = (roots.into_iter().map(found).collect(), paths.into_iter().map(found).collect());
+                replayed.handle_paths_resolved(resolve, roots, paths, 0);
+            }
+            HostAction::ReadFile { read, .. } => {
+                let outcome = FileReadOutcome::Data { eof: true, from_editor: false };
+                replayed.handle_file_read(FileReadReply { read, outcome }, original.as_bytes(), 0);
+            }
+            _ => {}
+        }
+    }
+    let states = |client: &AcpClient| -> Vec<Vec<HunkState>> {
+        let entries = client.thread().entries().iter();
+        entries
+            .filter_map(|entry| match entry {
+                Entry::FileChange(view) => Some(view.hunks.iter().map(|hunk| hunk.state).collect()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(states(&live), [[HunkState::Pending, HunkState::Rejected]], "as the person left it");
+    assert_eq!(states(&replayed), states(&live), "proposed again as the person left it");
 }
 
 /// Tether's own cards (for a command or a read the agent did not ask about) come back when a

@@ -131,6 +131,10 @@ pub(super) struct Files {
     /// the log, and the number each reopened one goes on under here.
     reopened_texts: BTreeMap<ChangeId, (Option<String>, Option<String>)>,
     reopened_ids: BTreeMap<ChangeId, ChangeId>,
+    /// The person's decisions on writes that still waited for them when the log ended
+    /// (`writeDecisions`), by the agent's request (its id as JSON), for when each is proposed
+    /// again: the texts' hashes and the hunks' states.
+    write_decisions: BTreeMap<String, (Option<u64>, u64, Vec<HunkState>)>,
 }
 
 impl Files {
@@ -147,6 +151,7 @@ impl Files {
             reopened: BTreeMap::new(),
             reopened_texts: BTreeMap::new(),
             reopened_ids: BTreeMap::new(),
+            write_decisions: BTreeMap::new(),
         }
     }
 }

@@ -369,6 +369,13 @@ impl AcpClient {
             self.reopen_change_card(&record["change"]);
             return;
         }
+        if record["event"] == "writeDecisions" {
+            let hunks = crate::json_value::from_value::<Vec<crate::review::HunkState>>(&record["hunks"]);
+            if let (Ok(hunks), Some(proposed)) = (hunks, record["proposed"].as_u64()) {
+                self.reopen_write_decisions(&record["request"], record["original"].as_u64(), proposed, hunks);
+            }
+            return;
+        }
         if record["event"] == "changeTexts" {
             let text = |side: &serde_json::Value| side.as_str().map(str::to_owned);
             if let Some(change) = record["change"].as_u64() {

@@ -207,7 +207,10 @@ impl AcpClient {
         let content =
             original.as_deref().and_then(|original| tether_diff::in_endings_of(&content, original)).unwrap_or(content);
         let id = self.files.next_change;
-        let change = FileChange::new(id, path, label, ChangeOrigin::Write, original, Some(content), false);
+        let mut change = FileChange::new(id, path, label, ChangeOrigin::Write, original, Some(content), false);
+        if !matches!(verdict, Verdict::Allow { .. }) {
+            self.redecide_write(&request, &mut change);
+        }
         if change.is_empty() {
             // Nothing would change: the agent is told it is done, and nobody is asked.
             self.push_outgoing(jsonrpc::encode_result(&request, &acp::WriteTextFileResponse::new()));
@@ -666,7 +669,26 @@ impl AcpClient {
         let Some(tracked) = self.files.changes.get_mut(&change) else { return };
         let mut card = view.clone();
         card.id = tracked.log_id.unwrap_or(change);
-        if !resting || tracked.logged.as_ref() == Some(&card) {
+        if tracked.logged.as_ref() == Some(&card) {
+            return;
+        }
+        if view.phase == ChangePhase::Proposed
+            && let Some(request) = tracked.request.clone()
+            && tracked.change.decisions.iter().any(|state| *state != HunkState::Pending)
+        {
+            // The card is not written while it waits (the write is proposed again after a
+            // reload), but the person's decisions so far are.
+            tracked.logged = Some(card);
+            let record = AuditEvent::WriteDecisions {
+                request,
+                original: tracked.change.old.as_deref().map(content_hash),
+                proposed: content_hash(tracked.change.new.as_deref().unwrap_or("")),
+                hunks: tracked.change.decisions.clone(),
+            };
+            self.audit(record);
+            return;
+        }
+        if !resting {
             return;
         }
         let reviewable = !matches!(view.phase, ChangePhase::Unreviewable { .. });
@@ -685,6 +707,31 @@ impl AcpClient {
             Err(error) => self.events.push_back(AcpEvent::ProtocolProblem {
                 message: format!("could not write the card of {} to the log: {error}", view.label),
             }),
+        }
+    }
+
+    /// The person's decisions on a write still waiting, read back from the log
+    /// (`writeDecisions`): they go with the write when it is proposed again.
+    pub(in crate::acp) fn reopen_write_decisions(
+        &mut self,
+        request: &serde_json::Value,
+        original: Option<u64>,
+        proposed: u64,
+        hunks: Vec<HunkState>,
+    ) {
+        self.files.write_decisions.insert(request.to_string(), (original, proposed, hunks));
+    }
+
+    /// A write proposed again after a reload takes the decisions the person had made on it, when
+    /// it is the same change (the same texts, so the same hunks) and something is left to decide.
+    fn redecide_write(&mut self, request: &RequestId, change: &mut FileChange) {
+        let Ok(key) = serde_json::to_string(request) else { return };
+        let Some((original, proposed, hunks)) = self.files.write_decisions.remove(&key) else { return };
+        let same = original == change.old.as_deref().map(content_hash)
+            && proposed == content_hash(change.new.as_deref().unwrap_or(""))
+            && hunks.len() == change.decisions.len();
+        if same && hunks.contains(&HunkState::Pending) {
+            change.decisions = hunks;
         }
     }
 
