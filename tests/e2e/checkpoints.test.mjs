@@ -103,13 +103,15 @@ test("restoring the code to a checkpoint puts three files back over two turns, a
       await waitForText("a.txt", "a\n");
       await waitForText("b.txt", null);
       await waitForText("c.txt", "c\n");
+      // With every file decided, the card says it is done rather than asking for a review.
+      await chat.locator('.entry.restore[data-state="decided"]').first().waitFor();
     });
 
     await step("3. the restore is undone: the files are as the agent left them", async () => {
       const restore = chat.locator(".entry.restore").first();
       await restore.locator("button.restore-undo").click();
-      // The first restore stays "planned" until the undo is written: the undo is the second.
-      const undo = chat.locator('.entry.restore[data-state="planned"]').nth(1);
+      // The undo is a restore card of its own, which undoes the first.
+      const undo = chat.locator('.entry.restore[data-undoes][data-state="planned"]');
       await undo.waitFor();
       assert.match(await undo.innerText(), /Undo/);
       await keepEachFile(undo);

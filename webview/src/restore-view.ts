@@ -18,6 +18,7 @@ import type { PostIntent, RestoreFileView, RestoreState, RestoreView } from "./p
 const STATE_TEXT: Record<RestoreState, string> = {
   reading: "Reading the files…",
   planned: "Review each file's change below: nothing is written until you keep it.",
+  decided: "Done: every file's change below is decided, and what you kept is written.",
   nothingToRestore: "Nothing to restore: the files are as they were then.",
   undone: "Undone.",
 };

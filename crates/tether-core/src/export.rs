@@ -564,6 +564,7 @@ fn restore_block(restore: &RestoreView) -> String {
     let state = match restore.state {
         RestoreState::Reading => "reading the files",
         RestoreState::Planned => "each file's change below",
+        RestoreState::Decided => "decided file by file below",
         RestoreState::NothingToRestore => "nothing to restore: the files are as they were",
         RestoreState::Undone => "undone later",
     };

@@ -79,6 +79,8 @@ pub enum RestoreState {
     Reading,
     /// Each file's change waits for the person (or was decided): see `files`.
     Planned,
+    /// Every file's change is decided: what the person kept is written.
+    Decided,
     /// Every file is as it was at the checkpoint already: nothing to do.
     NothingToRestore,
     /// Undone by a later restore.

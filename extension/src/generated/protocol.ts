@@ -720,7 +720,7 @@ undoable: boolean,
  */
 files: Array<RestoreFileView>, };
 
-export type RestoreState = "reading" | "planned" | "nothingToRestore" | "undone";
+export type RestoreState = "reading" | "planned" | "decided" | "nothingToRestore" | "undone";
 
 export type RestoreFileView = { path: string, label: string, 
 /**

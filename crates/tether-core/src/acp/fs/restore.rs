@@ -245,8 +245,19 @@ impl AcpClient {
         else {
             return;
         };
-        // Its changes are no longer tracked: nothing of it can be undone from here.
+        // Its changes are no longer tracked: nothing of it can be undone from here, and its
+        // change cards, shown as they were left, offer nothing (not even their diff: the texts
+        // a restore wrote are not in the log).
         view.undoable = false;
+        let changes: Vec<crate::review::FileChangeView> = changes
+            .into_iter()
+            .map(|mut change| {
+                if !matches!(change.phase, ChangePhase::Unreviewable { .. }) {
+                    change.phase = ChangePhase::Unreviewable { reason: "Reopened from the session's log".to_owned() };
+                }
+                change
+            })
+            .collect();
         let id = view.id;
         self.restores.next = self.restores.next.max(id + 1);
         match self.restores.replayed.get(&id).filter(|_| !proposed) {
@@ -287,6 +298,10 @@ impl AcpClient {
             .all(|tracked| tracked.change.phase == ChangePhase::Settled);
         let Some(plan) = self.restores.plans.get_mut(&restore) else { return };
         plan.view.undoable = written && plan.view.state != RestoreState::Undone;
+        // Its card says so once nothing is left to decide, after a reload too.
+        if decided && plan.view.state == RestoreState::Planned {
+            plan.view.state = RestoreState::Decided;
+        }
         let (entry, view) = (plan.entry, plan.view.clone());
         self.thread.replace(entry, Entry::Restore(view));
         // Its end goes to the log once: when every change is decided and written, and again if
