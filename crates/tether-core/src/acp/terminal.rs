@@ -611,6 +611,20 @@ impl AcpClient {
         }
     }
 
+    /// The session is closing, and tetherd kills its agent's commands with its agent: no exit
+    /// will reach a closed session, so each running command's card and mirrored terminal (which
+    /// stays open in VS Code) say here that it was stopped, and `why`.
+    pub fn terminals_stopped(&mut self, why: &str, now: u64) {
+        for entry in self.terminals.list.iter_mut().filter(|entry| entry.origin == TerminalOrigin::Client) {
+            if entry.running() {
+                entry.mirror_text(&format!("\r\n\x1b[90m[stopped: {why}]\x1b[0m\r\n"));
+                entry.state = TerminalState::Exited { exit_code: None, signal: None, killed: true };
+                entry.ended_at = Some(now);
+                self.terminals.dirty.insert(entry.id.clone());
+            }
+        }
+    }
+
     /// tetherd is out of reach: the commands it ran are out of sight for good.
     pub fn terminals_lost(&mut self, why: &str, now: u64) {
         for entry in self.terminals.list.iter_mut().filter(|entry| entry.origin == TerminalOrigin::Client) {

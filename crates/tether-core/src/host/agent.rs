@@ -205,6 +205,11 @@ impl HostEngine {
         self.give_back_waiting_prompt(|waits_for| waits_for == Some(generation), "its session was closed");
         if let Some(slot) = &mut self.session {
             slot.client.handle_exited("was stopped: its session was closed", true, "");
+            // Its commands' mirrored terminals stay open in VS Code: they say so now, as no
+            // frame of this session's will come again.
+            slot.client.terminals_stopped("the session was closed", now);
+            let writes = slot.client.flush_terminals(now);
+            self.actions.extend(writes);
         }
         self.drain_client();
         if let Some(agent_id) = self.end_session() {
