@@ -1,7 +1,9 @@
 // The document and file events the engine listens to, as commands: which files are open in
 // editors (`openDocuments`: the engine snapshots them before each turn), which file under
 // review changed in an editor or on disk (`fileChanged`: the engine checks whether its change
-// still fits), and which folders the workspace has (`workspaceFolders`: each is inside). Bursts
+// still fits), which file the person saved (`documentSaved`: during a turn, a change found in it
+// is theirs as much as the agent's), and which folders the workspace has (`workspaceFolders`:
+// each is inside). Bursts
 // are coalesced: typing fires an event per keystroke, and the engine only needs to hear about a
 // file once the burst is over.
 
@@ -72,6 +74,18 @@ export function reportOpenDocuments(send: (command: HostCommand) => void): vscod
     vscode.workspace.onDidOpenTextDocument(changed),
     vscode.workspace.onDidCloseTextDocument(changed),
   );
+}
+
+/**
+ * Sends `documentSaved` for every `file:` document saved. The engine tells the person's saves
+ * from Tether's own (a write it is carrying out).
+ */
+export function reportSavedDocuments(send: (command: HostCommand) => void): vscode.Disposable {
+  return vscode.workspace.onDidSaveTextDocument((document) => {
+    if (document.uri.scheme === "file") {
+      send({ type: "documentSaved", path: document.uri.fsPath });
+    }
+  });
 }
 
 /** The workspace's folders as the engine names them: absolute paths, in VS Code's order. */

@@ -12,7 +12,13 @@ import * as vscode from "vscode";
 import { type AgentSearch, BuiltinAgents, type FoundAgent, agentsDir, ensureAgentInstalled } from "./agents";
 import { CHAT_VIEW_ID, ChatViewProvider, FailedChatViewProvider } from "./chatView";
 import { selectionOf } from "./mentions";
-import { reportOpenDocuments, reportReviewedFileChanges, reportWorkspaceFolders, workspaceFolderPaths } from "./documentEvents";
+import {
+  reportOpenDocuments,
+  reportReviewedFileChanges,
+  reportSavedDocuments,
+  reportWorkspaceFolders,
+  workspaceFolderPaths,
+} from "./documentEvents";
 import { type EngineFactory, EngineHost, type EngineRestarts, type SidecarStarter, engineInput, loadWasm } from "./engineHost";
 import { AgentSignIn } from "./auth";
 import { McpSecrets } from "./mcpSecrets";
@@ -204,6 +210,8 @@ export function activate(context: vscode.ExtensionContext): void {
     reportReviewedFileChanges(reviews, send),
     // A folder added or removed from now on counts at once, without a reload.
     reportWorkspaceFolders(send),
+    // A file the person saves during a turn is not offered to revert as the agent's change.
+    reportSavedDocuments(send),
   );
   // The keys kept for the agents and the MCP servers' secrets reach the engine before any agent
   // starts; then the engine's first action starts tetherd.

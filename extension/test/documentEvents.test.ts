@@ -5,7 +5,12 @@ import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
 
-import { reportOpenDocuments, reportReviewedFileChanges, reportWorkspaceFolders } from "../src/documentEvents";
+import {
+  reportOpenDocuments,
+  reportReviewedFileChanges,
+  reportSavedDocuments,
+  reportWorkspaceFolders,
+} from "../src/documentEvents";
 import type { HostCommand, ReviewDocument } from "../src/generated/protocol";
 import { ReviewRegistry } from "../src/review";
 import { eventually, recordingLog, tempFolder } from "./fakes";
@@ -39,6 +44,18 @@ test("the open file documents are reported at start and when documents open or c
     { type: "openDocuments", paths: ["/outside/a.ts", "/workspace/b.ts", "/workspace/c.ts", "/workspace/d.ts"] },
     { type: "openDocuments", paths: ["/outside/a.ts", "/workspace/b.ts", "/workspace/c.ts"] },
   ]);
+  reporter.dispose();
+});
+
+test("every file document saved is reported, and nothing else", async (t) => {
+  resetWorkspace();
+  const folder = tempFolder(t);
+  const sent: HostCommand[] = [];
+  const reporter = reportSavedDocuments((command) => sent.push(command));
+  const notes = path.join(folder, "notes.md");
+  await openDocument(notes, "# Notes\n").save();
+  await new TextDocument(Uri.from({ scheme: "untitled", path: path.join(folder, "Untitled-1") }), "draft").save();
+  assert.deepEqual(sent, [{ type: "documentSaved", path: notes }]);
   reporter.dispose();
 });
 

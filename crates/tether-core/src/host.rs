@@ -324,6 +324,11 @@ impl HostEngine {
                 self.config.permissions = permissions;
             }
             HostEvent::OpenDocuments { paths } => self.open_documents = paths,
+            HostEvent::DocumentSaved { path } => self.for_each_session(|engine| {
+                if let Some(slot) = &mut engine.session {
+                    slot.client.handle_document_saved(&path);
+                }
+            }),
             HostEvent::FileChanged { path } => self.for_each_session(|engine| {
                 if let Some(slot) = &mut engine.session {
                     slot.client.handle_file_changed(&path);

@@ -205,6 +205,9 @@ pub enum HostEvent {
     OpenDocuments { paths: Vec<String> },
     /// A file under review changed in an editor or on disk (see [`HostAction::ShowReview`]).
     FileChanged { path: String },
+    /// The person saved a `file:` document (its absolute path): during a turn, a change found in
+    /// that file is theirs as much as the agent's, and is not offered to revert.
+    DocumentSaved { path: String },
     /// The outcome of an [`HostAction::EditFile`].
     EditDone { edit: u64, outcome: EditOutcome },
     /// The person typed (or pasted) into a mirrored terminal.

@@ -18,7 +18,8 @@
 //! - `> rule <session|workspace> <json rule>` / `> unrule <id>` / `> keep <id>`: the rules panel
 //! - `> settings <json array of rules>`: the workspace settings changed
 //! - `> snapshots`: the host can snapshot the workspace; `> snapshot <tree>` / `> snapshot-failed
-//!   <why>` answer a snapshot, `> scan <json array of SnapshotChange>` / `> scan-failed <why>` a scan
+//!   <why>` answer a snapshot, `> scan <json array of SnapshotChange>` / `> scan-failed <why>` a scan;
+//!   `> saved <path>`: the person saved that file in an editor
 //! - `> read <id> <json string>`: the host read the rest of a file from disk (`read-editor`: from an
 //!   open document; `read-part`: a chunk, more to come; `read-repeated <id> <times> <json string>`:
 //!   a large file); `> read-missing <id>`, `> read-failed <id> <why>`
@@ -183,6 +184,7 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
             "snapshot-failed" => client.handle_snapshot(Err(rest.to_owned())),
             "scan" => client.handle_scan(Ok(serde_json::from_str(rest).unwrap())),
             "scan-failed" => client.handle_scan(Err(rest.to_owned())),
+            "saved" => client.handle_document_saved(rest),
             "read-repeated" => {
                 let (id, rest) = rest.split_once(' ').expect("read-repeated <id> <times> <json string>");
                 let (times, text) = rest.split_once(' ').expect("read-repeated <id> <times> <json string>");
@@ -620,6 +622,11 @@ fn writes_that_meet_a_changed_file_are_conflicts() {
 #[test]
 fn edits_the_agent_makes_itself_are_found_by_snapshot_and_revertible() {
     check("files-agent");
+}
+
+#[test]
+fn a_file_the_person_saved_during_the_turn_is_listed_but_not_offered_to_revert() {
+    check("files-saved-by-person");
 }
 
 #[test]

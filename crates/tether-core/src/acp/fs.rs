@@ -135,6 +135,9 @@ pub(super) struct Files {
     /// (`writeDecisions`), by the agent's request (its id as JSON), for when each is proposed
     /// again: the texts' hashes and the hunks' states.
     write_decisions: BTreeMap<String, (Option<u64>, u64, Vec<HunkState>)>,
+    /// The files the person saved in an editor during the current turn (absolute paths): a change
+    /// the snapshots find in one of them is the person's as much as the agent's.
+    saved_by_person: BTreeSet<String>,
 }
 
 impl Files {
@@ -152,6 +155,7 @@ impl Files {
             reopened_texts: BTreeMap::new(),
             reopened_ids: BTreeMap::new(),
             write_decisions: BTreeMap::new(),
+            saved_by_person: BTreeSet::new(),
         }
     }
 }

@@ -50,11 +50,57 @@ impl AcpClient {
         }
     }
 
+    /// The person saved `path` (absolute) in an editor. During a turn, the snapshots cannot tell
+    /// their edits from the agent's: a change found in that file is listed, but reverting it
+    /// could throw the person's work away, so it is not offered. Tether's own saves (a write it
+    /// is carrying out) are not the person's.
+    pub fn handle_document_saved(&mut self, path: &str) {
+        let own = self.files.edits.values().any(|edit| {
+            let (EditFor::Finish { change } | EditFor::Unreviewed { change } | EditFor::Revert { change, .. }) = edit;
+            self.files.changes.get(change).is_some_and(|tracked| tracked.change.path == path)
+        });
+        if !own && self.thread.turn() == &TurnState::Running {
+            self.files.saved_by_person.insert(path.to_owned());
+        }
+    }
+
+    /// A change found in a file the person saved during the turn: shown, not offered to revert.
+    /// One found earlier in the turn, untouched, stops being revertible too.
+    fn saved_by_person_changed(&mut self, path: String) {
+        let label = self.label_of(&path);
+        let reason = format!(
+            "You saved {label} in an editor during this turn, and Tether cannot tell your edits from the agent's: it does not offer to revert them"
+        );
+        let earlier = self
+            .files
+            .changes
+            .values()
+            .rev()
+            .find(|tracked| tracked.turn == self.files.turn && tracked.change.path == path)
+            .map(|tracked| &tracked.change);
+        match earlier {
+            // Listed already (by an earlier scan of this turn).
+            Some(change) if matches!(change.phase, ChangePhase::Unreviewable { .. }) => {}
+            Some(change) if change.origin == ChangeOrigin::Agent && change.is_decidable() => {
+                let id = change.id;
+                self.set_phase(id, ChangePhase::Unreviewable { reason });
+            }
+            // A write Tether carried out, or a change decided already: what the file holds now
+            // is listed beside it.
+            _ => {
+                let id = self.files.next_change;
+                self.files.next_change += 1;
+                self.add_change(FileChange::unreviewable(id, path, label, ChangeOrigin::Agent, reason));
+            }
+        }
+    }
+
     /// A new turn starts: its number, and where its entries begin.
     pub(in crate::acp) fn start_turn_files(&mut self) {
         self.files.turn += 1;
         self.files.turn_start = self.thread.entries().len() as EntryIndex;
         self.files.snapshots.base = None;
+        self.files.saved_by_person.clear();
         self.events.push_back(AcpEvent::ChangesChanged);
     }
 
@@ -106,14 +152,20 @@ impl AcpClient {
             .rev()
             .find(|tracked| tracked.turn == self.files.turn && tracked.change.path == path)
             .map(|tracked| tracked.change.id);
+        if let Some(tracked) = latest.and_then(|id| self.files.changes.get(&id)) {
+            let on_disk = tracked.change.on_disk().ok().flatten();
+            if on_disk == new || tracked.change.phase == ChangePhase::Writing {
+                return;
+            }
+        }
+        if self.files.saved_by_person.contains(&path) {
+            return self.saved_by_person_changed(path);
+        }
         let mut old = old;
         if let Some(id) = latest
             && let Some(tracked) = self.files.changes.get(&id)
         {
             let on_disk = tracked.change.on_disk().ok().flatten();
-            if on_disk == new || tracked.change.phase == ChangePhase::Writing {
-                return;
-            }
             let untouched = tracked.change.origin == ChangeOrigin::Agent
                 && tracked.change.phase == ChangePhase::Applied
                 && tracked.change.decisions.iter().all(|state| *state == HunkState::Pending);
