@@ -11,9 +11,10 @@ use crate::acp::{AcpEvent, IntentError, TerminalCall, capitalize};
 use crate::claude_cli::CliEvent;
 use crate::host_api::{HostAction, LogLevel};
 use crate::jsonrpc::{self, RpcError};
+use crate::review::content_hash;
 use crate::sidecar::{
-    SnapshotChangesParams, SnapshotChangesResult, SnapshotTakeParams, SnapshotTakeResult, TerminalCreateParams,
-    TerminalInput, TerminalRef, TerminalResize, method,
+    SnapshotChangesParams, SnapshotChangesResult, SnapshotTakeParams, SnapshotTakeResult, SnapshotText,
+    TerminalCreateParams, TerminalInput, TerminalRef, TerminalResize, method,
 };
 use crate::thread::PermissionKey;
 use crate::webview::{ReviewIntent, SessionStatus, TerminalIntent};
@@ -307,6 +308,17 @@ impl HostEngine {
     /// every folder has, the client gets them as one (see the module's doc); the first failure
     /// is the whole request's.
     pub(super) fn on_snapshot_answer(&mut self, tag: SidecarRequest, generation: u64, result: Result<String, String>) {
+        // What the other open sessions' changes left in the files: a file found just so is
+        // theirs, not this session's agent's (two sessions' turns can run at once).
+        let others: Vec<(String, Option<u64>)> = match tag {
+            SidecarRequest::Scan { .. } => self
+                .parked
+                .iter()
+                .filter_map(|parked| parked.session.as_ref())
+                .flat_map(|other| other.client.files_left_by_changes())
+                .collect(),
+            _ => Vec::new(),
+        };
         let Some(slot) = self.session.as_mut().filter(|slot| slot.generation == generation) else { return };
         let roots: Vec<String> = slot.snapshot_folders.iter().map(|(root, _)| root.clone()).collect();
         match tag {
@@ -338,7 +350,14 @@ impl HostEngine {
                     };
                     for mut change in found.changes {
                         change.path = join_inside(root, &change.path);
-                        if seen.insert(change.path.clone()) {
+                        let now = match &change.new {
+                            SnapshotText::Absent => Some(None),
+                            SnapshotText::Text { text } => Some(Some(content_hash(text))),
+                            SnapshotText::Binary { .. } | SnapshotText::TooLarge { .. } => None,
+                        };
+                        let theirs = now
+                            .is_some_and(|now| others.iter().any(|(path, left)| *path == change.path && *left == now));
+                        if !theirs && seen.insert(change.path.clone()) {
                             changes.push(change);
                         }
                     }

@@ -227,6 +227,11 @@ fn two_sessions_writing_one_file_review_the_second_against_the_first_ones_result
 }
 
 #[test]
+fn a_change_another_session_made_is_not_listed_as_this_ones_agents() {
+    check("other-session-edit");
+}
+
+#[test]
 fn the_agents_own_edits_are_found_in_every_folder_of_a_multi_root_workspace() {
     check("multi-root");
 }

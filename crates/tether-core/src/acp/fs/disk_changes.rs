@@ -95,6 +95,25 @@ impl AcpClient {
         }
     }
 
+    /// What this session's changes left in their files, as far as it knows: each file's path and
+    /// the `content_hash` of its text (`None`: no file), for the changes in the files (of this
+    /// turn, or still to decide). Another session's snapshots that find a file so are finding
+    /// this session's change, not their own agent's.
+    pub fn files_left_by_changes(&self) -> Vec<(String, Option<u64>)> {
+        self.files
+            .changes
+            .values()
+            .filter(|tracked| {
+                tracked.change.applied && (tracked.turn == self.files.turn || tracked.change.has_pending())
+            })
+            .filter(|tracked| !matches!(tracked.change.phase, ChangePhase::Unreviewable { .. }))
+            .filter_map(|tracked| {
+                let left = tracked.change.on_disk().ok()?;
+                Some((tracked.change.path.clone(), left.as_deref().map(content_hash)))
+            })
+            .collect()
+    }
+
     /// A new turn starts: its number, and where its entries begin.
     pub(in crate::acp) fn start_turn_files(&mut self) {
         self.files.turn += 1;
