@@ -500,6 +500,21 @@ impl AcpClient {
             });
         }
         self.emit_permission_count();
+        // Nothing will finish what the agent left running: its cards say it was stopped rather
+        // than going on showing it as starting or running.
+        let unfinished: Vec<EntryIndex> = (0..self.thread.entries().len() as EntryIndex)
+            .filter(|index| {
+                self.thread.tool_call(*index).is_some_and(|call| {
+                    matches!(
+                        call.status,
+                        ToolStatus::Pending | ToolStatus::InProgress | ToolStatus::WaitingForConfirmation
+                    )
+                })
+            })
+            .collect();
+        for index in unfinished {
+            self.thread.update_tool_call(index, |call| call.status = ToolStatus::Cancelled);
+        }
         for (_, pending) in self.wire.rpc.drain() {
             if report_handshake
                 && matches!(pending.tag, RequestKind::Initialize | RequestKind::NewSession | RequestKind::ForkSession)

@@ -178,7 +178,8 @@ pub enum ToolStatus {
     Completed,
     Failed,
     /// The person stopped the turn, and the agent then reported the tool call failed: it was
-    /// stopped, which is no failure of the tool's.
+    /// stopped, which is no failure of the tool's. Also a tool call the agent never finished
+    /// because it ended (stopped, exited or crashed).
     Cancelled,
 }
 

@@ -554,7 +554,7 @@ fn an_agent_that_ignores_cancel_can_be_stopped_and_restarted() {
     expect_test::expect![[r#"
         {"type":"user","text":"Hello","attachments":[]}
         {"type":"agent","chunks":[{"kind":"text","text":"Working "}]}
-        {"type":"toolCall","id":"t1","title":"Run make","kind":"execute","status":"pending","content":[],"locations":[],"rawInput":null,"command":null,"rawOutput":null,"permission":{"key":4294967296,"options":[{"id":"once","name":"Allow","kind":"allow_once"}],"outcome":{"type":"cancelled"}}}
+        {"type":"toolCall","id":"t1","title":"Run make","kind":"execute","status":"cancelled","content":[],"locations":[],"rawInput":null,"command":null,"rawOutput":null,"permission":{"key":4294967296,"options":[{"id":"once","name":"Allow","kind":"allow_once"}],"outcome":{"type":"cancelled"}}}
         {"type":"notice","level":"warning","text":"The agent did not stop when asked; Tether stopped it.","detail":null}
         turn: {"type":"ended","stopReason":"cancelled"}
         status: {"type":"exited","message":"The agent was stopped"}
