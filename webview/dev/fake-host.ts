@@ -438,6 +438,7 @@ function showChange(change: FileChangeView): void {
   const changes: ChangedFileView[] = [...reviews.values()].map(({ change: shown }) => ({
     change: shown.id,
     label: shown.label,
+    origin: shown.origin,
     kind: shown.kind,
     phase: shown.phase,
     added: shown.added,

@@ -65,6 +65,7 @@ export class ChangesBarView {
   private row(change: ChangedFileView): HTMLElement {
     const row = element("li", "changes-row");
     row.dataset["changeId"] = String(change.change);
+    row.dataset["origin"] = change.origin;
     row.dataset["phase"] = change.phase.type;
     row.dataset["kind"] = change.kind;
     const open = (): void => this.post({ type: "review", intent: { type: "open", change: change.change } });
@@ -105,14 +106,17 @@ export class ChangesBarView {
 }
 
 function summaryText(changes: ChangedFileView[]): string {
-  const files = changes.length === 1 ? "1 file changed" : `${changes.length} files changed`;
+  // A file changed by the agent and then by a restore is one file, in two rows.
+  const count = new Set(changes.map((change) => change.label)).size;
+  const files = count === 1 ? "1 file changed" : `${count} files changed`;
   const waiting = changes.filter((change) => change.pending > 0).length;
   return waiting === 0 ? files : `${files}, ${waiting} waiting for review`;
 }
 
 function stateText(change: ChangedFileView): string {
-  if (change.pending > 0) return `${change.pending} to review`;
-  return PHASE_LABELS[change.phase.type] ?? change.phase.type;
+  const state = change.pending > 0 ? `${change.pending} to review` : (PHASE_LABELS[change.phase.type] ?? change.phase.type);
+  // A restore's row beside the agent's change to the same file says which it is.
+  return change.origin === "restore" ? `Restore: ${state}` : state;
 }
 
 const PHASE_LABELS: Record<ChangePhase["type"], string> = {

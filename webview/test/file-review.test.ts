@@ -383,13 +383,15 @@ describe("changes bar", () => {
               removed: 0,
               pending: 0,
             }),
+            // A restore of src/lib.rs: the same file, in a row of its own that says so.
+            changedFile({ change: 11, label: "src/lib.rs", origin: "restore", added: 0, removed: 5, pending: 1 }),
           ],
         }),
       ),
     );
     const bar = ui.query("section.changes-bar");
     assert.equal(bar.hidden, false);
-    assert.equal(ui.query(".changes-summary").textContent, "4 files changed, 2 waiting for review");
+    assert.equal(ui.query(".changes-summary").textContent, "4 files changed, 3 waiting for review");
     assert.deepEqual(
       ui.queryAll(".changes-row").map((row) => [
         row.dataset["changeId"],
@@ -404,6 +406,7 @@ describe("changes bar", () => {
         ["8", "applied", "src/lib.rs", "+5 −0", "1 to review", "Keep all,Revert all"],
         ["9", "settled", "README.md", "+1 −1", "Reviewed", ""],
         ["10", "unreviewable", "logo.png", "+0 −0", "Not reviewable", ""],
+        ["11", "proposed", "src/lib.rs", "+0 −5", "Restore: 1 to review", "Keep all,Reject all"],
       ],
     );
     const composer = ui.query("footer.composer");

@@ -181,6 +181,7 @@ export function changedFile(overrides: Partial<ChangedFileView> = {}): ChangedFi
   return {
     change: 7,
     label: "src/app.ts",
+    origin: "write",
     kind: "modified",
     phase: { type: "proposed" },
     added: 2,

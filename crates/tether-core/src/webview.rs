@@ -13,7 +13,7 @@ use ts_rs::TS;
 
 use crate::intent::Intent;
 use crate::permissions::{Mode, RuleView};
-use crate::review::{ChangeId, ChangePhase, FileChangeKind};
+use crate::review::{ChangeId, ChangeOrigin, ChangePhase, FileChangeKind};
 use crate::thread::{Entry, PlanEntryView, TerminalView, ThreadPatch, TurnState};
 
 /// What the chat header shows about the session.
@@ -288,6 +288,8 @@ pub struct CostView {
 pub struct ChangedFileView {
     pub change: ChangeId,
     pub label: String,
+    /// Who made it: a restore's change is told apart from the agent's to the same file.
+    pub origin: ChangeOrigin,
     pub kind: FileChangeKind,
     pub phase: ChangePhase,
     pub added: u32,

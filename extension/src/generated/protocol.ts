@@ -325,7 +325,11 @@ auditLog: string | null, };
 
 export type AgentModeView = { id: string, name: string, };
 
-export type ChangedFileView = { change: number, label: string, kind: FileChangeKind, phase: ChangePhase, added: number, removed: number, 
+export type ChangedFileView = { change: number, label: string, 
+/**
+ * Who made it: a restore's change is told apart from the agent's to the same file.
+ */
+origin: ChangeOrigin, kind: FileChangeKind, phase: ChangePhase, added: number, removed: number, 
 /**
  * Hunks (or the whole change, when it has none) still waiting for a decision.
  */

@@ -113,6 +113,7 @@ impl AcpClient {
                 ChangedFileView {
                     change: change.id,
                     label: change.label.clone(),
+                    origin: change.origin,
                     kind: change.kind(),
                     phase: change.phase.clone(),
                     added: view_stats.added as u32,
