@@ -331,6 +331,7 @@ impl AcpClient {
                 self.handle_message(&line, now);
             }
         }
+        self.refill_running_terminals();
     }
 
     /// A decision the host recorded. A permission request a rule or the mode answered was

@@ -179,6 +179,9 @@ enum PendingCall {
     Forwarded { request: RequestId, method: &'static str, terminal: String },
     /// The person's Stop.
     Stop { terminal: String },
+    /// The output tetherd kept of a command still running when the window reloaded, for its card
+    /// and mirrored terminal: the log has only what the agent read of it.
+    Refill { terminal: String },
 }
 
 impl TerminalEntry {
@@ -501,6 +504,25 @@ impl AcpClient {
                     Err(error) => self.push_outgoing(jsonrpc::encode_error(&request, &error)),
                 }
             }
+            PendingCall::Refill { terminal } => {
+                let kept = result
+                    .ok()
+                    .and_then(|raw| serde_json::from_str::<crate::sidecar::TerminalOutputResult>(raw.get()).ok());
+                if let Some(kept) = kept
+                    && let Some(entry) = self.terminals.get_mut(&terminal)
+                {
+                    // What tetherd kept holds everything sent before its answer: it replaces what
+                    // the card had, and what comes after it follows.
+                    entry.screen = TerminalScreen::new();
+                    entry.replay.clear();
+                    entry.mirror_pending.clear();
+                    if kept.truncated {
+                        entry.mirror_text("\x1b[90m[earlier output dropped]\x1b[0m\r\n");
+                    }
+                    entry.push_output(&kept.output);
+                    self.terminals.dirty.insert(terminal);
+                }
+            }
             PendingCall::Stop { terminal } => {
                 if let Err(error) = result {
                     self.events.push_back(AcpEvent::ProtocolProblem {
@@ -622,6 +644,27 @@ impl AcpClient {
                 entry.ended_at = Some(now);
                 self.terminals.dirty.insert(entry.id.clone());
             }
+        }
+    }
+
+    /// Going on with a live agent after a reload: each command still running asks tetherd for
+    /// the output it kept (see [`PendingCall::Refill`]).
+    pub(super) fn refill_running_terminals(&mut self) {
+        let running: Vec<(String, TerminalId)> = self
+            .terminals
+            .list
+            .iter()
+            .filter(|entry| entry.origin == TerminalOrigin::Client && entry.running())
+            .filter_map(|entry| entry.sidecar.map(|sidecar| (entry.id.clone(), sidecar)))
+            .collect();
+        for (terminal, sidecar) in running {
+            let call = self.terminals.next_call();
+            self.terminals.calls.insert(call, PendingCall::Refill { terminal });
+            self.events.push_back(AcpEvent::Terminal(TerminalCall::Request {
+                call,
+                method: method::TERMINAL_OUTPUT,
+                terminal: sidecar,
+            }));
         }
     }
 
