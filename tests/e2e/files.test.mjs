@@ -47,6 +47,7 @@ const workspaceFiles = {
   "app.txt": text(app),
   "draft.txt": draft,
   "lib.txt": text(lib),
+  "todo.md": "# To do\n",
 };
 
 test("files: reads see unsaved edits, writes are reviewed per hunk, edits on disk can be reverted", {
@@ -225,6 +226,27 @@ test("files: reads see unsaved edits, writes are reviewed per hunk, edits on dis
         Buffer.from(text(lib)).equals(await fsp.readFile(workspaceFile("lib.txt"))),
         "reverting restores the old bytes exactly",
       );
+    });
+
+    await step("(g) a file the person saves during a turn is listed, but not offered to revert", async () => {
+      await prompt("Think it over meanwhile");
+      const waiting = chat.locator('.permission-card[data-state="waiting"]');
+      await waiting.waitFor();
+      // While the agent waits, the person writes a line of their own and saves it.
+      await vscode.openFile("todo.md");
+      await vscode.typeAtEndOfEditor("- My own item.");
+      await page.keyboard.press("Control+S");
+      await waitForFile(workspaceFile("todo.md"), (now) => now.includes("- My own item."));
+      await waiting.locator("button", { hasText: "Allow" }).first().click();
+      await agentSays("Done meanwhile.").waitFor();
+      await turnEnded();
+      // The snapshot found todo.md changed since the turn began: it says whose it may be, and
+      // offers no Revert that would throw the person's line away.
+      const mine = card("todo.md");
+      await mine.and(chat.locator('[data-phase="unreviewable"]')).waitFor();
+      assert.match(await mine.innerText(), /You saved todo\.md in an editor during this turn/);
+      assert.equal(await mine.locator(".change-reject-all, .hunk-reject").count(), 0, "nothing to revert");
+      assert.match(await fsp.readFile(workspaceFile("todo.md"), "utf8"), /- My own item\./);
     });
   });
 });
