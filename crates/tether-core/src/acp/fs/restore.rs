@@ -41,6 +41,9 @@ struct Plan {
     changes: Vec<ChangeId>,
     /// Its end is in the log (see [`AuditEvent::RestoreSettled`]), as of this state.
     recorded: Option<(RestoreState, bool)>,
+    /// The agent's changes it put out of their files, no longer to decide; undoing it brings
+    /// them back.
+    superseded: Vec<ChangeId>,
 }
 
 /// A restore read back from a session's log: where its card and its changes' cards are.
@@ -136,9 +139,18 @@ impl AcpClient {
         let view = RestoreView { id, checkpoint, prompt, undoes, state, undoable: false, files: Vec::new() };
         let entry = self.thread.push(Entry::Restore(view.clone()));
         let paths: Vec<String> = files.iter().map(|file| file.path.clone()).collect();
-        self.restores
-            .plans
-            .insert(id, Plan { entry, view, reading: files.len(), files, changes: Vec::new(), recorded: None });
+        self.restores.plans.insert(
+            id,
+            Plan {
+                entry,
+                view,
+                reading: files.len(),
+                files,
+                changes: Vec::new(),
+                recorded: None,
+                superseded: Vec::new(),
+            },
+        );
         for path in paths {
             self.read_whole(path.clone(), ReadTag::Restore { restore: id, path });
         }
@@ -325,6 +337,58 @@ impl AcpClient {
             if let Some((restore, changes)) = self.restore_record(undone) {
                 self.audit(AuditEvent::RestoreSettled { restore, changes });
             }
+        }
+        let Some(plan) = self.restores.plans.get(&restore) else { return };
+        let (prompt, ours) = (plan.view.prompt.clone(), plan.changes.clone());
+        // The agent's earlier changes to a file the restore put back whole are no longer in it:
+        // keeping or reverting them now would act on the restore's text, so it decided them.
+        let written_paths: Vec<String> = ours
+            .iter()
+            .filter_map(|id| self.files.changes.get(id))
+            .filter(|tracked| {
+                let change = &tracked.change;
+                // Put back whole: a hunk of it rejected may leave some of the agent's change.
+                change.applied
+                    && change.phase == ChangePhase::Settled
+                    && !change.decisions.contains(&HunkState::Rejected)
+                    && change.whole != HunkState::Rejected
+            })
+            .map(|tracked| tracked.change.path.clone())
+            .collect();
+        if let Some(undone) = undoes {
+            // An undo puts the agent's changes back in the files it put back whole: they are to
+            // decide again, as before the restore.
+            let Some(plan) = self.restores.plans.get_mut(&undone) else { return };
+            let (back, still): (Vec<ChangeId>, Vec<ChangeId>) = plan.superseded.iter().partition(|id| {
+                self.files.changes.get(id).is_some_and(|tracked| written_paths.contains(&tracked.change.path))
+            });
+            plan.superseded = still;
+            for change in back {
+                self.set_phase(change, ChangePhase::Applied);
+            }
+            return;
+        }
+        let superseded: Vec<ChangeId> = self
+            .files
+            .changes
+            .values()
+            .filter(|tracked| {
+                !ours.contains(&tracked.change.id)
+                    && tracked.change.origin != ChangeOrigin::Restore
+                    && tracked.change.applied
+                    && tracked.change.is_decidable()
+                    && written_paths.contains(&tracked.change.path)
+            })
+            .map(|tracked| tracked.change.id)
+            .collect();
+        for change in &superseded {
+            let reason = format!(
+                "Restoring the code to before \u{201c}{prompt}\u{201d} put this file back: this change is no longer in it"
+            );
+            self.set_phase(*change, ChangePhase::Unreviewable { reason });
+        }
+        if let Some(plan) = self.restores.plans.get_mut(&restore) {
+            plan.superseded.extend(superseded);
         }
     }
 }
