@@ -506,7 +506,7 @@ export class EngineHost implements vscode.Disposable {
         const { key, title } = action;
         vscode.window
           .showWarningMessage(
-            `"${title}" is still at work. Closing its tab stops its agent; the session stays in the history.`,
+            `"${title}" is working or waiting for you. Closing its tab stops its agent; the session stays in the history.`,
             { modal: true },
             STOP_AND_CLOSE,
           )

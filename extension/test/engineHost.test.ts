@@ -625,8 +625,8 @@ test("closing a session at work asks first, and only Stop and Close closes it", 
   assert.deepEqual(
     offeredChoices.map(({ text, modal, items }) => [text, modal, items]),
     [
-      ['"Fix the tests" is still at work. Closing its tab stops its agent; the session stays in the history.', true, ["Stop and Close"]],
-      ['"Run the build" is still at work. Closing its tab stops its agent; the session stays in the history.', true, ["Stop and Close"]],
+      ['"Fix the tests" is working or waiting for you. Closing its tab stops its agent; the session stays in the history.', true, ["Stop and Close"]],
+      ['"Run the build" is working or waiting for you. Closing its tab stops its agent; the session stays in the history.', true, ["Stop and Close"]],
     ],
   );
   assert.deepEqual(closes().map((input) => input.args[0]), [{ type: "closeSession", key: 3, confirmed: true }], "a dismissed question closes nothing");
