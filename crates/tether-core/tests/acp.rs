@@ -804,21 +804,8 @@ fn a_change_on_disk_still_to_decide_is_reviewed_after_a_reload_as_before() {
         AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
     let write = r#"{"jsonrpc":"2.0","id":9,"method":"fs/write_text_file","params":{"sessionId":"s1","path":"/workspace/new.txt","content":"new\n"}}"#;
     replayed.handle_message(write, 0);
-    // The host's part, as it would play it: the paths lead to themselves, and the file is new.
-    while let Some(event) = replayed.poll_event() {
-        let AcpEvent::Host(action) = event else { continue };
-        match *action {
-            HostAction::ResolvePaths { resolve, roots, paths } => {
-                let found = |path: String| ResolvedPath::Found { path };
-                let (roots, paths) = (roots.into_iter().map(found).collect(), paths.into_iter().map(found).collect());
-                replayed.handle_paths_resolved(resolve, roots, paths, 0);
-            }
-            HostAction::ReadFile { read, .. } => {
-                replayed.handle_file_read(FileReadReply { read, outcome: FileReadOutcome::NotFound }, &[], 0);
-            }
-            _ => {}
-        }
-    }
+    // The host's part: the file is new.
+    play_host_reads(&mut replayed, None);
     let ids: Vec<(String, u64)> = cards(&replayed).iter().map(|card| (card.label.clone(), card.id)).collect();
     let mut unique: Vec<u64> = ids.iter().map(|(_, id)| *id).collect();
     unique.sort_unstable();
@@ -872,23 +859,8 @@ fn a_waiting_writes_decisions_so_far_survive_a_reload() {
         AcpClient::replay(info, "/workspace", 1 << 32, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
     assert_eq!(problems, Vec::<String>::new());
     replayed.continue_live(0);
-    // The host's part: the path leads to itself, and the file holds what it held.
-    let original = "import os\n\ndef main():\n    print('hello')\n\nmain()\n";
-    while let Some(event) = replayed.poll_event() {
-        let AcpEvent::Host(action) = event else { continue };
-        match *action {
-            HostAction::ResolvePaths { resolve, roots, paths } => {
-                let found = |path: String| ResolvedPath::Found { path };
-                let (roots, paths) = (roots.into_iter().map(found).collect(), paths.into_iter().map(found).collect());
-                replayed.handle_paths_resolved(resolve, roots, paths, 0);
-            }
-            HostAction::ReadFile { read, .. } => {
-                let outcome = FileReadOutcome::Data { eof: true, from_editor: false };
-                replayed.handle_file_read(FileReadReply { read, outcome }, original.as_bytes(), 0);
-            }
-            _ => {}
-        }
-    }
+    // The host's part: the file holds what it held.
+    play_host_reads(&mut replayed, Some("import os\n\ndef main():\n    print('hello')\n\nmain()\n"));
     let states = |client: &AcpClient| -> Vec<Vec<HunkState>> {
         let entries = client.thread().entries().iter();
         entries
@@ -900,6 +872,30 @@ fn a_waiting_writes_decisions_so_far_survive_a_reload() {
     };
     assert_eq!(states(&live), [[HunkState::Pending, HunkState::Rejected]], "as the person left it");
     assert_eq!(states(&replayed), states(&live), "proposed again as the person left it");
+}
+
+/// Plays the host's part for what `client` asks until it asks nothing more: every path leads to
+/// itself, and every file read holds `file` (`None`: there is no file). Other actions are
+/// dropped.
+fn play_host_reads(client: &mut AcpClient, file: Option<&str>) {
+    while let Some(event) = client.poll_event() {
+        let AcpEvent::Host(action) = event else { continue };
+        match *action {
+            HostAction::ResolvePaths { resolve, roots, paths } => {
+                let found = |path: String| ResolvedPath::Found { path };
+                let (roots, paths) = (roots.into_iter().map(found).collect(), paths.into_iter().map(found).collect());
+                client.handle_paths_resolved(resolve, roots, paths, 0);
+            }
+            HostAction::ReadFile { read, .. } => match file {
+                Some(text) => {
+                    let outcome = FileReadOutcome::Data { eof: true, from_editor: false };
+                    client.handle_file_read(FileReadReply { read, outcome }, text.as_bytes(), 0);
+                }
+                None => client.handle_file_read(FileReadReply { read, outcome: FileReadOutcome::NotFound }, &[], 0),
+            },
+            _ => {}
+        }
+    }
 }
 
 /// Tether's own cards (for a command or a read the agent did not ask about) come back when a
