@@ -132,9 +132,10 @@ pub(super) struct Files {
     reopened_texts: BTreeMap<ChangeId, (Option<String>, Option<String>)>,
     reopened_ids: BTreeMap<ChangeId, ChangeId>,
     /// The person's decisions on writes that still waited for them when the log ended
-    /// (`writeDecisions`), by the agent's request (its id as JSON), for when each is proposed
-    /// again: the texts' hashes and the hunks' states.
-    write_decisions: BTreeMap<String, (Option<u64>, u64, Vec<HunkState>)>,
+    /// (`writeDecisions`): the agent's request (its id as JSON), the texts' hashes and the
+    /// hunks' states, for when each is proposed again. A few at most: a list (a map of its own
+    /// type would cost the WASM some kilobytes of tree code).
+    write_decisions: Vec<(String, Option<u64>, u64, Vec<HunkState>)>,
     /// The files the person saved in an editor during the current turn (absolute paths): a change
     /// the snapshots find in one of them is the person's as much as the agent's.
     saved_by_person: BTreeSet<String>,
@@ -154,7 +155,7 @@ impl Files {
             reopened: BTreeMap::new(),
             reopened_texts: BTreeMap::new(),
             reopened_ids: BTreeMap::new(),
-            write_decisions: BTreeMap::new(),
+            write_decisions: Vec::new(),
             saved_by_person: BTreeSet::new(),
         }
     }

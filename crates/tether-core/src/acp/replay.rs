@@ -371,8 +371,18 @@ impl AcpClient {
             return;
         }
         if record["event"] == "writeDecisions" {
-            let hunks = crate::json_value::from_value::<Vec<crate::review::HunkState>>(&record["hunks"]);
-            if let (Ok(hunks), Some(proposed)) = (hunks, record["proposed"].as_u64()) {
+            // The hunks' states read by name: a deserializer for the list would cost the WASM
+            // more than these lines.
+            use crate::review::HunkState;
+            let state = |state: &serde_json::Value| match state.as_str()? {
+                "pending" => Some(HunkState::Pending),
+                "kept" => Some(HunkState::Kept),
+                "rejected" => Some(HunkState::Rejected),
+                _ => None,
+            };
+            let hunks: Option<Vec<HunkState>> =
+                record["hunks"].as_array().and_then(|hunks| hunks.iter().map(state).collect());
+            if let (Some(hunks), Some(proposed)) = (hunks, record["proposed"].as_u64()) {
                 self.reopen_write_decisions(&record["request"], record["original"].as_u64(), proposed, hunks);
             }
             return;

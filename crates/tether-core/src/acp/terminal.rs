@@ -505,10 +505,11 @@ impl AcpClient {
                 }
             }
             PendingCall::Refill { terminal } => {
-                let kept = result
-                    .ok()
-                    .and_then(|raw| serde_json::from_str::<crate::sidecar::TerminalOutputResult>(raw.get()).ok());
-                if let Some(kept) = kept
+                // A `TerminalOutputResult`, read field by field: its own deserializer would cost
+                // the WASM more than this reader.
+                let kept = result.ok().and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok());
+                let output = kept.as_ref().and_then(|kept| kept["output"].as_str());
+                if let Some(output) = output
                     && let Some(entry) = self.terminals.get_mut(&terminal)
                 {
                     // What tetherd kept holds everything sent before its answer: it replaces what
@@ -516,10 +517,10 @@ impl AcpClient {
                     entry.screen = TerminalScreen::new();
                     entry.replay.clear();
                     entry.mirror_pending.clear();
-                    if kept.truncated {
+                    if kept.as_ref().is_some_and(|kept| kept["truncated"] == true) {
                         entry.mirror_text("\x1b[90m[earlier output dropped]\x1b[0m\r\n");
                     }
-                    entry.push_output(&kept.output);
+                    entry.push_output(output);
                     self.terminals.dirty.insert(terminal);
                 }
             }

@@ -720,14 +720,17 @@ impl AcpClient {
         proposed: u64,
         hunks: Vec<HunkState>,
     ) {
-        self.files.write_decisions.insert(request.to_string(), (original, proposed, hunks));
+        let request = request.to_string();
+        self.files.write_decisions.retain(|(waiting, ..)| *waiting != request);
+        self.files.write_decisions.push((request, original, proposed, hunks));
     }
 
     /// A write proposed again after a reload takes the decisions the person had made on it, when
     /// it is the same change (the same texts, so the same hunks) and something is left to decide.
     fn redecide_write(&mut self, request: &RequestId, change: &mut FileChange) {
         let Ok(key) = serde_json::to_string(request) else { return };
-        let Some((original, proposed, hunks)) = self.files.write_decisions.remove(&key) else { return };
+        let Some(at) = self.files.write_decisions.iter().position(|(request, ..)| *request == key) else { return };
+        let (_, original, proposed, hunks) = self.files.write_decisions.swap_remove(at);
         let same = original == change.old.as_deref().map(content_hash)
             && proposed == content_hash(change.new.as_deref().unwrap_or(""))
             && hunks.len() == change.decisions.len();
@@ -760,8 +763,8 @@ impl AcpClient {
             return;
         }
         // Its texts did not give back what the person saw: it is a card only from here on.
-        if let Some(id) = self.files.reopened_ids.remove(&logged_id) {
-            self.files.changes.remove(&id);
+        if let Some(id) = self.files.reopened_ids.get(&logged_id) {
+            self.files.changes.remove(id);
         }
         let reviewable = !matches!(view.phase, ChangePhase::Unreviewable { .. });
         let pending = view.hunks.iter().any(|hunk| hunk.state == HunkState::Pending)
