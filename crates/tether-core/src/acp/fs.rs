@@ -127,7 +127,7 @@ pub(super) struct Files {
     /// While replaying: the entries of the change cards read back from the log, by their number
     /// in the log.
     reopened: BTreeMap<ChangeId, EntryIndex>,
-    /// While replaying: the texts of changes still to decide (`changeTexts`), by their number in
+    /// While replaying: the texts of changes in their files (`changeTexts`), by their number in
     /// the log, and the number each reopened one goes on under here.
     reopened_texts: BTreeMap<ChangeId, (Option<String>, Option<String>)>,
     reopened_ids: BTreeMap<ChangeId, ChangeId>,

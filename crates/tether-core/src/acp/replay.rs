@@ -20,10 +20,11 @@
 //! Commands Tether ran for the agent are rebuilt from what the agent read of them (the answers to
 //! its `terminal/output` and `terminal/wait_for_exit`): the output stream itself travels beside the
 //! agent's wire and is not in the log. File change cards come back from the host's records of
-//! them (`changeShown`), as the person was left with them. A change in the file with hunks still
-//! to decide has its texts in the log too (`changeTexts`), and goes on being reviewed; any other
-//! is no longer decidable, since a review needs the file's text before the change. So do
-//! Tether's own cards, for requests the agent made without asking (`cardShown`), once answered.
+//! them (`changeShown`), as the person was left with them. A change that is in its file has its
+//! texts in the log too (`changeTexts`), and goes on being reviewed (and restored to a
+//! checkpoint); any other is no longer decidable, since a review needs the file's text before
+//! the change. So do Tether's own cards, for requests the agent made without asking
+//! (`cardShown`), once answered.
 
 use std::collections::VecDeque;
 

@@ -638,14 +638,10 @@ impl AcpClient {
     /// will reach a closed session, so each running command's card and mirrored terminal (which
     /// stays open in VS Code) say here that it was stopped, and `why`.
     pub fn terminals_stopped(&mut self, why: &str, now: u64) {
-        for entry in self.terminals.list.iter_mut().filter(|entry| entry.origin == TerminalOrigin::Client) {
-            if entry.running() {
-                entry.mirror_text(&format!("\r\n\x1b[90m[stopped: {why}]\x1b[0m\r\n"));
-                entry.state = TerminalState::Exited { exit_code: None, signal: None, killed: true };
-                entry.ended_at = Some(now);
-                self.terminals.dirty.insert(entry.id.clone());
-            }
-        }
+        self.end_running_terminals(now, |entry| {
+            entry.mirror_text(&format!("\r\n\x1b[90m[stopped: {why}]\x1b[0m\r\n"));
+            TerminalState::Exited { exit_code: None, signal: None, killed: true }
+        });
     }
 
     /// Going on with a live agent after a reload: each command still running asks tetherd for
@@ -671,9 +667,17 @@ impl AcpClient {
 
     /// tetherd is out of reach: the commands it ran are out of sight for good.
     pub fn terminals_lost(&mut self, why: &str, now: u64) {
+        self.end_running_terminals(now, |_| TerminalState::Failed {
+            message: format!("Tether lost track of this command: {why}"),
+        });
+    }
+
+    /// Ends every command Tether ran for the agent that is still running, in the state `end`
+    /// gives it (after it wrote what it has to say to the mirrored terminal).
+    fn end_running_terminals(&mut self, now: u64, mut end: impl FnMut(&mut TerminalEntry) -> TerminalState) {
         for entry in self.terminals.list.iter_mut().filter(|entry| entry.origin == TerminalOrigin::Client) {
             if entry.running() {
-                entry.state = TerminalState::Failed { message: format!("Tether lost track of this command: {why}") };
+                entry.state = end(entry);
                 entry.ended_at = Some(now);
                 self.terminals.dirty.insert(entry.id.clone());
             }

@@ -308,17 +308,6 @@ impl HostEngine {
     /// every folder has, the client gets them as one (see the module's doc); the first failure
     /// is the whole request's.
     pub(super) fn on_snapshot_answer(&mut self, tag: SidecarRequest, generation: u64, result: Result<String, String>) {
-        // What the other open sessions' changes left in the files: a file found just so is
-        // theirs, not this session's agent's (two sessions' turns can run at once).
-        let others: Vec<(String, Option<u64>)> = match tag {
-            SidecarRequest::Scan { .. } => self
-                .parked
-                .iter()
-                .filter_map(|parked| parked.session.as_ref())
-                .flat_map(|other| other.client.files_left_by_changes())
-                .collect(),
-            _ => Vec::new(),
-        };
         let Some(slot) = self.session.as_mut().filter(|slot| slot.generation == generation) else { return };
         let roots: Vec<String> = slot.snapshot_folders.iter().map(|(root, _)| root.clone()).collect();
         match tag {
@@ -338,6 +327,14 @@ impl HostEngine {
             }
             SidecarRequest::Scan { folder, .. } => {
                 let Some(answers) = slot.scan_answers.answer(folder, result) else { return };
+                // What the other open sessions' changes left in the files: a file found just so
+                // is theirs, not this session's agent's (two sessions' turns can run at once).
+                let others: Vec<(String, Option<u64>)> = self
+                    .parked
+                    .iter()
+                    .filter_map(|parked| parked.session.as_ref())
+                    .flat_map(|other| other.client.files_left_by_changes())
+                    .collect();
                 let mut changes = Vec::new();
                 let mut seen = std::collections::HashSet::new();
                 for (answer, root) in answers.into_iter().zip(&roots) {

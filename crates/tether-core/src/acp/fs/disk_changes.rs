@@ -71,14 +71,7 @@ impl AcpClient {
         let reason = format!(
             "You saved {label} in an editor during this turn, and Tether cannot tell your edits from the agent's: it does not offer to revert them"
         );
-        let earlier = self
-            .files
-            .changes
-            .values()
-            .rev()
-            .find(|tracked| tracked.turn == self.files.turn && tracked.change.path == path)
-            .map(|tracked| &tracked.change);
-        match earlier {
+        match self.latest_change_this_turn(&path).map(|tracked| &tracked.change) {
             // Listed already (by an earlier scan of this turn).
             Some(change) if matches!(change.phase, ChangePhase::Unreviewable { .. }) => {}
             Some(change) if change.origin == ChangeOrigin::Agent && change.is_decidable() => {
@@ -112,6 +105,11 @@ impl AcpClient {
                 Some((tracked.change.path.clone(), left.as_deref().map(content_hash)))
             })
             .collect()
+    }
+
+    /// The latest change of this turn to the file at `path`.
+    fn latest_change_this_turn(&self, path: &str) -> Option<&Tracked> {
+        self.files.changes.values().rev().find(|tracked| tracked.turn == self.files.turn && tracked.change.path == path)
     }
 
     /// A new turn starts: its number, and where its entries begin.
@@ -164,13 +162,7 @@ impl AcpClient {
         };
         // The changes of this turn to the same file, latest first: a write Tether carried out
         // itself is not reported again, and an edit already listed is updated in place.
-        let latest = self
-            .files
-            .changes
-            .values()
-            .rev()
-            .find(|tracked| tracked.turn == self.files.turn && tracked.change.path == path)
-            .map(|tracked| tracked.change.id);
+        let latest = self.latest_change_this_turn(&path).map(|tracked| tracked.change.id);
         if let Some(tracked) = latest.and_then(|id| self.files.changes.get(&id)) {
             let on_disk = tracked.change.on_disk().ok().flatten();
             if on_disk == new || tracked.change.phase == ChangePhase::Writing {
@@ -268,9 +260,7 @@ impl AcpClient {
     }
 
     pub(in crate::acp) fn add_unreviewable(&mut self, path: String, reason: String) {
-        let exists =
-            self.files.changes.values().any(|tracked| tracked.turn == self.files.turn && tracked.change.path == path);
-        if exists {
+        if self.latest_change_this_turn(&path).is_some() {
             return;
         }
         let label = self.label_of(&path);
