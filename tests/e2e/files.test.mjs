@@ -246,6 +246,7 @@ test("files: reads see unsaved edits, writes are reviewed per hunk, edits on dis
       await mine.and(chat.locator('[data-phase="unreviewable"]')).waitFor();
       assert.match(await mine.innerText(), /You saved todo\.md in an editor during this turn/);
       assert.equal(await mine.locator(".change-reject-all, .hunk-reject").count(), 0, "nothing to revert");
+      await vscode.screenshot("files-saved-by-person.png");
       assert.match(await fsp.readFile(workspaceFile("todo.md"), "utf8"), /- My own item\./);
     });
   });
