@@ -272,7 +272,7 @@ export class EngineHost implements vscode.Disposable {
     if (this.disposed) {
       return;
     }
-    this.callEngine(what, (engine) => input(engine, performance.now()));
+    this.callEngine(what, (engine) => input(engine, engineClock()));
     this.pump();
   }
 
@@ -718,10 +718,20 @@ export class EngineHost implements vscode.Disposable {
     if (deadline === undefined) {
       return;
     }
-    const delay = Math.min(Math.max(0, Math.ceil(deadline - performance.now())), MAX_TIMER_DELAY_MS);
+    const delay = Math.min(Math.max(0, Math.ceil(deadline - engineClock())), MAX_TIMER_DELAY_MS);
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.feed("its timer", (engine, now) => engine.handleTimeout(now));
     }, delay);
   }
+}
+
+/**
+ * The engine's clock: milliseconds since the Unix epoch, yet monotonic (the wall clock when this
+ * process started, plus `performance.now()`). The session logs' times are UTC, so a log read back
+ * after a reload and the live engine tell time on one scale: a command that ran across the reload
+ * is timed from its start.
+ */
+function engineClock(): number {
+  return performance.timeOrigin + performance.now();
 }

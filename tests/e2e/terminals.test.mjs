@@ -23,7 +23,9 @@ const TEST_TIMEOUT_MS = 10 * 60_000;
 // them would; the person's Bypass mode approves them here, so this test is about terminals (the
 // card Tether shows for an unasked command in Ask mode is no-skipped-asks.test.mjs's).
 const settings = {
-  "tether.sidecarGraceSeconds": 5,
+  // Step (d) reloads the window: the new one must find tetherd, and the command, still running;
+  // its extension host takes several seconds to start again on busy cores.
+  "tether.sidecarGraceSeconds": 60,
   "tether.agents": [{ name: "Terminals", command: testAgent, args: ["--scenario", "terminals"] }],
   "tether.defaultAgent": "Terminals",
   "tether.permissions.defaultMode": "bypass",
@@ -113,5 +115,46 @@ test("terminals: commands show in VS Code terminals and in the chat, can be stop
       await terminalShowing("Hello, Ada.").waitFor();
       await card().locator(".terminal-status", { hasText: "Finished" }).waitFor();
     });
+
+    await step("(d) a command running across a window reload keeps its time, and its terminal comes back", async () => {
+      await prompt("Start the long job once more");
+      const running = card().locator(".terminal-output", { hasText: "long job started" });
+      await running.waitFor();
+      // A few seconds on its clock: a clock started again by the reload would show less than
+      // this plus the reload's own time.
+      const elapsed = card().locator(".terminal-elapsed");
+      await card().locator(".terminal-elapsed", { hasText: /^([2-9]\.\d|\d\d) s$/ }).waitFor();
+      const before = parseElapsed(await elapsed.innerText());
+      const reloadStarted = Date.now();
+      await vscode.reloadWindow();
+      await vscode.openTetherView();
+      await running.waitFor();
+      const after = parseElapsed(await elapsed.innerText());
+      const reloadTook = (Date.now() - reloadStarted) / 1000;
+      // The card shows whole seconds (tenths under ten): each reading is up to a second short.
+      assert.ok(
+        after >= before + reloadTook - 1,
+        `the card's clock went on from its start: ${before} s before the reload, ${after} s after it, ` +
+          `which took ${reloadTook.toFixed(1)} s`,
+      );
+      // The VS Code terminal went with the old window; the new one opens it again by itself,
+      // with what the command printed before the reload.
+      await terminalNamed("Agent: echo").waitFor();
+      await terminalShowing("long job started").waitFor();
+      await vscode.screenshot("terminals-reloaded.png");
+
+      await card().locator(".terminal-stop").click();
+      await card().locator(".terminal-status", { hasText: /Stopped|Killed/ }).waitFor();
+      await turnEnded();
+    });
   });
 });
+
+/** Seconds from a card's elapsed time ("4.2 s", "37 s", "2 min 5 s", "1 h 3 min"). */
+function parseElapsed(text) {
+  let seconds = 0;
+  for (const [, amount, unit] of text.matchAll(/([\d.]+)\s*(h|min|s)\b/g)) {
+    seconds += Number(amount) * { h: 3600, min: 60, s: 1 }[unit];
+  }
+  return seconds;
+}

@@ -136,6 +136,39 @@ fn parse_line(line: &str) -> Result<LogEntry, String> {
     Ok(LogEntry { seq: raw.seq, time: raw.time, event })
 }
 
+/// A log line's `time` (UTC with milliseconds, `2026-11-23T10:00:00.120Z`) in milliseconds since
+/// the Unix epoch; `None` when it is not written that way.
+pub fn time_ms(time: &str) -> Option<u64> {
+    let (date, clock) = time.strip_suffix('Z')?.split_once('T')?;
+    let mut date = date.splitn(3, '-').map(str::parse::<i64>);
+    let (year, month, day) = (date.next()?.ok()?, date.next()?.ok()?, date.next()?.ok()?);
+    let (hms, millis) = clock.split_once('.').unwrap_or((clock, "0"));
+    let mut hms = hms.splitn(3, ':').map(str::parse::<i64>);
+    let (hour, minute, second) = (hms.next()?.ok()?, hms.next()?.ok()?, hms.next()?.ok()?);
+    let millis: i64 = format!("{millis:0<3}").get(..3)?.parse().ok()?;
+    // Tetherd writes four-digit years and clock fields in range; anything else is not its
+    // writing, and bounding it here keeps the arithmetic below from overflowing.
+    let in_range = (0..=9999).contains(&year)
+        && (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && (0..24).contains(&hour)
+        && (0..60).contains(&minute)
+        && (0..=60).contains(&second)
+        && (0..1000).contains(&millis);
+    if !in_range {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm), so no calendar crate is needed.
+    let shifted_year = if month <= 2 { year - 1 } else { year };
+    let era = shifted_year.div_euclid(400);
+    let year_of_era = shifted_year - era * 400;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    let ms = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis;
+    u64::try_from(ms).ok()
+}
+
 /// One log line for `event`, without its newline: what tetherd appends. `message` and `record`
 /// texts must be JSON (they are spliced in as they are).
 pub fn encode_line(seq: u64, time: &str, event: &LogEvent) -> String {

@@ -572,6 +572,11 @@ pub struct TerminalExited {
     /// True when it ended because of `terminal/kill`, `terminal/release`, its agent's end or
     /// tetherd's shutdown.
     pub killed: bool,
+    /// How long the command ran, from its start to its exit, in milliseconds: a command that
+    /// ended while no window was connected is timed by its exit, not by when a window heard of
+    /// it. Absent from a tetherd older than this field.
+    #[serde(default)]
+    pub elapsed_ms: Option<u64>,
 }
 
 // Sessions kept on disk: the history the host lists, reopens, renames and deletes.

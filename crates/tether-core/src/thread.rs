@@ -611,6 +611,11 @@ impl Thread {
         self.now = now;
     }
 
+    /// The time last given to [`Thread::set_now`].
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
     /// Forgets when the streaming thought started: the times given from now on are on another
     /// clock (a log's times while replaying, then the live engine's), so its duration would be
     /// wrong; it stays unknown instead.

@@ -261,6 +261,7 @@ fn run_script_logged(script: &str) -> (String, String, AcpClient) {
                     terminal_id: id.parse().unwrap(),
                     status: serde_json::from_str(status).unwrap(),
                     killed,
+                    elapsed_ms: None,
                 };
                 client.handle_terminal_exited(exited, now);
             }
@@ -962,6 +963,7 @@ fn a_reopened_card_of_tethers_own_follows_its_command_to_the_end() {
         terminal_id: 1,
         status: serde_json::from_str(r#"{"exitCode":2,"signal":null}"#).unwrap(),
         killed: false,
+        elapsed_ms: None,
     };
     reopened.handle_terminal_exited(exited, 5_000);
     reopened.flush_terminals(5_000);

@@ -78,7 +78,9 @@ fn an_agent_that_could_not_resume_leaves_the_notice_that_says_so() {
 #[test]
 fn commands_tether_ran_are_rebuilt_from_what_the_agent_read_of_them() {
     // term-3 ran and the agent read its output and exit; term-4 was still running when the log
-    // ended.
+    // ended; toolu_1 is a command the agent ran itself. Each card keeps the time its command
+    // took by the log's clock (3 s from tetherd's answer to the exit the agent was told, 4.5 s
+    // for the agent's own); before, a reopened card said 0.0 s.
     check("terminal");
 }
 

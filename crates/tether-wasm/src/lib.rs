@@ -37,8 +37,9 @@ use tether_core::webview::WebviewToHost;
 use tether_diff::Budget;
 use wasm_bindgen::prelude::*;
 
-/// The protocol brain of one VS Code window. Time is passed in by the host as milliseconds on a
-/// monotonic clock (`performance.now()`).
+/// The protocol brain of one VS Code window. Time is passed in by the host as milliseconds since
+/// the Unix epoch on a monotonic clock (`performance.timeOrigin + performance.now()`), the scale of
+/// the session logs' times.
 #[wasm_bindgen]
 pub struct Engine {
     inner: HostEngine,
@@ -303,7 +304,7 @@ fn js_object(properties: &[(&str, JsValue)]) -> Result<JsValue, JsError> {
     Ok(object.into())
 }
 
-/// `performance.now()` is a non-negative fraction of milliseconds; the engine counts whole ones.
+/// The host's clock is a non-negative fraction of milliseconds; the engine counts whole ones.
 /// A negative or NaN time (a host bug) is read as 0 rather than trusted.
 fn millis(now_ms: f64) -> u64 {
     if now_ms.is_finite() && now_ms > 0.0 { now_ms as u64 } else { 0 }

@@ -233,6 +233,8 @@ impl TerminalRegistry {
                 params.command
             )));
         }
+        // Before the spawn: the command's time then covers all of its life.
+        let started = Instant::now();
         let child = pair.slave.spawn_command(command).map_err(|error| {
             TerminalError::Failed(format!("cannot start {:?}: {}", params.command, one_line(&error)))
         })?;
@@ -257,6 +259,7 @@ impl TerminalRegistry {
             master: Mutex::new(pair.master),
             input: input_sender,
             input_queued,
+            started,
             exited: AtomicBool::new(false),
             kill_requested: AtomicBool::new(false),
             group_gone: watch::Sender::new(false),
@@ -419,6 +422,8 @@ struct Terminal {
     input: mpsc::Sender<String>,
     /// The bytes of input queued and not yet written to the PTY.
     input_queued: Arc<AtomicUsize>,
+    /// When the command was started, to say how long it ran (see `TerminalExited::elapsed_ms`).
+    started: Instant,
     /// Set once the command has exited (possibly before its last output has been read).
     exited: AtomicBool,
     kill_requested: AtomicBool,
@@ -499,6 +504,8 @@ impl Pump {
         // has ended) or, after the exit, quiet for a moment.
         let mut open = true;
         let mut status: Option<TerminalExitStatus> = None;
+        // How long the command ran: until its exit, not until its last output was read.
+        let mut ran_for = None;
         while open || status.is_none() {
             tokio::select! {
                 exited = &mut self.exit, if status.is_none() => {
@@ -507,6 +514,7 @@ impl Pump {
                         TerminalExitStatus { exit_code: None, signal: None }
                     }));
                     self.terminal.exited.store(true, Ordering::Release);
+                    ran_for = Some(self.terminal.started.elapsed());
                 }
                 () = read_output(&mut self.pty, &mut self.output, &mut buffer, &mut open), if open => {
                     // A flood is gathered for a moment, read as it comes, before it goes out.
@@ -536,18 +544,20 @@ impl Pump {
             self.fanout.publish(line).await;
         }
         let status = status.unwrap_or(TerminalExitStatus { exit_code: None, signal: None });
-        self.finish(status).await;
+        let ran_for = ran_for.unwrap_or_else(|| self.terminal.started.elapsed());
+        self.finish(status, ran_for).await;
     }
 
     /// Makes the exit known: in `terminal/output`, to the hosts, then to those waiting for it.
-    async fn finish(self, status: TerminalExitStatus) {
+    async fn finish(self, status: TerminalExitStatus, ran_for: Duration) {
         let terminal = &self.terminal;
         let killed = terminal.kill_requested.load(Ordering::Acquire);
         terminal.lock_output().exit_status = Some(status.clone());
         tracing::info!(terminal_id = terminal.id, agent_id = terminal.agent_id, pid = terminal.tree.pid(),
             command = %terminal.command, exit_code = ?status.exit_code, signal = ?status.signal, killed,
             "terminal command exited");
-        let exited = TerminalExited { terminal_id: terminal.id, status: status.clone(), killed };
+        let elapsed_ms = Some(u64::try_from(ran_for.as_millis()).unwrap_or(u64::MAX));
+        let exited = TerminalExited { terminal_id: terminal.id, status: status.clone(), killed, elapsed_ms };
         self.fanout.publish(encode_notification(method::TERMINAL_EXITED, &exited)).await;
         self.finished.send_replace(Some(status));
     }

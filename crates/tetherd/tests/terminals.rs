@@ -103,11 +103,28 @@ fn exit_codes_and_signals_are_reported() {
         let terminal_id = terminal_id.as_u64().expect("terminalId");
         let waited = setup.host.call("terminal/wait_for_exit", terminal_ref(terminal_id));
         assert_eq!(waited, Ok(expected.clone()), "{params}");
-        let (_, exited) = output_until_exit(&mut setup.host, terminal_id);
+        let (_, mut exited) = output_until_exit(&mut setup.host, terminal_id);
+        let elapsed = exited.as_object_mut().and_then(|exited| exited.remove("elapsedMs"));
+        assert!(elapsed.as_ref().is_some_and(Value::is_u64), "how long it ran: {elapsed:?}");
         assert_eq!(exited, json!({ "terminalId": terminal_id, "status": expected, "killed": false }), "{params}");
         // Asked after the exit, it answers at once with the same status.
         assert_eq!(setup.host.call("terminal/wait_for_exit", terminal_ref(terminal_id)), Ok(expected), "{params}");
     }
+}
+
+/// The exit says how long the command ran, by tetherd's clock, so that a window that hears of it
+/// late (it was reloading) still shows the command's own time.
+#[test]
+fn the_exit_says_how_long_the_command_ran() {
+    let mut setup = Setup::new(&[]);
+    let terminal_id = setup.create(json!({ "command": "sleep 0.3", "shell": true })).expect("terminal/create succeeds")
+        ["terminalId"]
+        .as_u64()
+        .expect("terminalId");
+    let (_, exited) = output_until_exit(&mut setup.host, terminal_id);
+    // `sleep` sleeps at least as long as asked; how much longer depends on the machine.
+    let elapsed = exited["elapsedMs"].as_u64().expect("elapsedMs");
+    assert!(elapsed >= 300, "ran for {elapsed} ms");
 }
 
 #[test]

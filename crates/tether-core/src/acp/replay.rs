@@ -82,7 +82,7 @@ impl LogReplay {
             self.last_seq = self.last_seq.max(entry.seq);
             // The thread times thoughts by when the log says things happened; nothing else in a
             // replaying client reads the time (its requests never wait on the live clock).
-            client.thread.set_now(log_time_ms(&entry.time).unwrap_or(0));
+            client.thread.set_now(crate::session_log::time_ms(&entry.time).unwrap_or(0));
             if let LogEvent::ToAgent(line) = &entry.event
                 && !std::mem::replace(&mut self.seen_sent, true)
                 && is_claude_cli_line(line)
@@ -170,9 +170,10 @@ impl LogReplay {
     pub fn finish_with_claude(self) -> (AcpClient, Option<ClaudeCli>, Vec<String>) {
         let mut client = self.client;
         client.follow_reopened_run_cards();
-        // The cards of the commands rebuilt from the log go into the thread now; their mirrors
-        // stay closed, so nothing is written anywhere.
-        client.flush_terminals(0);
+        // The cards of the commands rebuilt from the log go into the thread now, timed as of the
+        // log's end; their mirrors stay closed, so nothing is written anywhere.
+        let logged_until = client.thread.now();
+        client.flush_terminals(logged_until);
         client.thread.take_patches();
         // A thought still streaming when the log ended goes on live, on the engine's clock.
         client.thread.forget_thought_start();
@@ -212,39 +213,6 @@ impl RecordedRule {
         let spec = RuleSpec::from_setting(&rule["spec"]).ok()?;
         Some(RecordedRule { id: rule["id"].as_u64()?, spec, scope, origin })
     }
-}
-
-/// A log line's `time` (UTC with milliseconds, `2026-11-23T10:00:00.120Z`) in milliseconds since
-/// the Unix epoch; `None` when it is not written that way.
-fn log_time_ms(time: &str) -> Option<u64> {
-    let (date, clock) = time.strip_suffix('Z')?.split_once('T')?;
-    let mut date = date.splitn(3, '-').map(str::parse::<i64>);
-    let (year, month, day) = (date.next()?.ok()?, date.next()?.ok()?, date.next()?.ok()?);
-    let (hms, millis) = clock.split_once('.').unwrap_or((clock, "0"));
-    let mut hms = hms.splitn(3, ':').map(str::parse::<i64>);
-    let (hour, minute, second) = (hms.next()?.ok()?, hms.next()?.ok()?, hms.next()?.ok()?);
-    let millis: i64 = format!("{millis:0<3}").get(..3)?.parse().ok()?;
-    // Tetherd writes four-digit years and clock fields in range; anything else is not its
-    // writing, and bounding it here keeps the arithmetic below from overflowing.
-    let in_range = (0..=9999).contains(&year)
-        && (1..=12).contains(&month)
-        && (1..=31).contains(&day)
-        && (0..24).contains(&hour)
-        && (0..60).contains(&minute)
-        && (0..=60).contains(&second)
-        && (0..1000).contains(&millis);
-    if !in_range {
-        return None;
-    }
-    // Days from the civil date (Howard Hinnant's algorithm), so no calendar crate is needed.
-    let shifted_year = if month <= 2 { year - 1 } else { year };
-    let era = shifted_year.div_euclid(400);
-    let year_of_era = shifted_year - era * 400;
-    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    let days = era * 146_097 + day_of_era - 719_468;
-    let ms = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis;
-    u64::try_from(ms).ok()
 }
 
 /// How an exit reads in the thread.

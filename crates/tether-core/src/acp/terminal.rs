@@ -164,6 +164,9 @@ enum Mirror {
     Open,
     /// The person closed it; it comes back only when they ask.
     Closed,
+    /// The window reloaded while the command ran, and its terminal went with the window: it
+    /// opens again, without taking the focus, once tetherd has said what the command printed.
+    Reloaded,
 }
 
 #[derive(Debug)]
@@ -521,6 +524,9 @@ impl AcpClient {
                         entry.mirror_text("\x1b[90m[earlier output dropped]\x1b[0m\r\n");
                     }
                     entry.push_output(output);
+                    if entry.mirror == Mirror::Reloaded && entry.running() {
+                        entry.mirror = Mirror::Wanted;
+                    }
                     self.terminals.dirty.insert(terminal);
                 }
             }
@@ -548,7 +554,8 @@ impl AcpClient {
         self.now = now;
         let Some(entry) = self.terminals.by_sidecar(exited.terminal_id) else { return };
         let killed = exited.killed || entry.stop_requested;
-        entry.exited(exited.status, killed, now);
+        let ended_at = exited.elapsed_ms.map_or(now, |elapsed| entry.started_at.saturating_add(elapsed));
+        entry.exited(exited.status, killed, ended_at);
         let id = entry.id.clone();
         self.terminals.dirty.insert(id);
     }
@@ -562,6 +569,9 @@ impl AcpClient {
         let Ok(jsonrpc::Message::Request { method, params, .. }) = jsonrpc::parse_message(request) else { return };
         let params: serde_json::Value = params.and_then(|raw| serde_json::from_str(raw.get()).ok()).unwrap_or_default();
         let result: serde_json::Value = serde_json::from_str(result.get()).unwrap_or_default();
+        // The log's time of the answer: a command started when tetherd answered its creation,
+        // and had ended by the time an answer said so.
+        let at = self.event_time();
         if method == "terminal/create" {
             let Some(id) = result["terminalId"].as_str() else { return };
             let Ok(request) = crate::json_value::from_value::<acp::CreateTerminalRequest>(&params) else { return };
@@ -571,7 +581,7 @@ impl AcpClient {
                 .map(|cwd| cwd.to_string_lossy().into_owned())
                 .filter(|cwd| cwd != self.cwd())
                 .map(|cwd| self.label_of(&cwd));
-            let mut entry = TerminalEntry::new(id.to_owned(), TerminalOrigin::Client, command, cwd, 0);
+            let mut entry = TerminalEntry::new(id.to_owned(), TerminalOrigin::Client, command, cwd, at);
             entry.sidecar = id.strip_prefix("term-").and_then(|number| number.parse().ok());
             // Nothing pops up when a session is reopened; the card's "Open in terminal" shows it.
             entry.mirror = Mirror::Closed;
@@ -592,12 +602,12 @@ impl AcpClient {
                     entry.mirror_pending.clear();
                 }
                 if let Ok(status) = crate::json_value::from_value::<TerminalExitStatus>(&result["exitStatus"]) {
-                    entry.exited(status, false, 0);
+                    entry.exited(status, false, at);
                 }
             }
             "terminal/wait_for_exit" => {
                 if let Ok(status) = crate::json_value::from_value::<TerminalExitStatus>(&result) {
-                    entry.exited(status, false, 0);
+                    entry.exited(status, false, at);
                 }
             }
             "terminal/release" => entry.released = true,
@@ -645,15 +655,20 @@ impl AcpClient {
     }
 
     /// Going on with a live agent after a reload: each command still running asks tetherd for
-    /// the output it kept (see [`PendingCall::Refill`]).
+    /// the output it kept (see [`PendingCall::Refill`]), and its terminal, which went with the
+    /// window, opens again once that output is in.
     pub(super) fn refill_running_terminals(&mut self) {
-        let running: Vec<(String, TerminalId)> = self
-            .terminals
-            .list
-            .iter()
-            .filter(|entry| entry.origin == TerminalOrigin::Client && entry.running())
-            .filter_map(|entry| entry.sidecar.map(|sidecar| (entry.id.clone(), sidecar)))
-            .collect();
+        let mut running = Vec::new();
+        for entry in self.terminals.list.iter_mut().filter(|entry| entry.running()) {
+            // Its card was last drawn as of the log's end: it shows its time from its start again.
+            self.terminals.dirty.insert(entry.id.clone());
+            if let (TerminalOrigin::Client, Some(sidecar)) = (entry.origin, entry.sidecar) {
+                if entry.mirror == Mirror::Closed {
+                    entry.mirror = Mirror::Reloaded;
+                }
+                running.push((entry.id.clone(), sidecar));
+            }
+        }
         for (terminal, sidecar) in running {
             let call = self.terminals.next_call();
             self.terminals.calls.insert(call, PendingCall::Refill { terminal });

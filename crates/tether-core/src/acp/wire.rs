@@ -62,6 +62,14 @@ impl AcpClient {
         self.on_session_notification(notification);
     }
 
+    /// When what is being handled happened: the log's time while replaying (see
+    /// `LogReplay::feed`), else the host's. The two clocks are one (milliseconds since the Unix
+    /// epoch, see ARCHITECTURE.md), so a command that started before a window reload is still
+    /// timed from its start after it.
+    pub(super) fn event_time(&self) -> u64 {
+        if self.replaying { self.thread.now() } else { self.now }
+    }
+
     fn set_clock(&mut self, now: u64) {
         self.now = now;
         if !self.replaying {

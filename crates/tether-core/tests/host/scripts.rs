@@ -18,7 +18,8 @@
 //! - `> file <read id> <json string>`: the host read the whole of a file (`readFile`)
 //! - `> webview <json WebviewToHost>`: the chat view posted this
 //! - `> command <json HostCommand>`: a VS Code command or event
-//! - `> time <ms>`: the clock moves to `ms`; deadlines and the frame's posts are due
+//! - `> time <ms>`: the clock moves to `ms` (or to a UTC time written as a log writes it, which
+//!   the engine's clock is on the scale of); deadlines and the frame's posts are due
 //! - `> folders <path> ...`: the workspace's other folders, beside `/ws` (wherever it is written)
 //!
 //! The host's part of resolving paths (`resolvePaths`) is played at once, as a host with no
@@ -99,7 +100,11 @@ fn run_script(script: &str) -> String {
             "webview" => engine.handle_webview(serde_json::from_str::<WebviewToHost>(rest).unwrap(), now),
             "command" => engine.handle_command(serde_json::from_str::<HostCommand>(rest).unwrap(), now),
             "time" => {
-                now = rest.parse().expect("time <ms>");
+                now = rest
+                    .parse()
+                    .ok()
+                    .or_else(|| tether_core::session_log::time_ms(rest))
+                    .expect("time <ms> or time <UTC time>");
                 engine.handle_timeout(now);
             }
             other => panic!("unknown input {other:?}"),

@@ -11,7 +11,7 @@ impl AcpClient {
         let terminal_id = |key: &str| {
             meta.get(key).and_then(|value| value.get("terminal_id")).and_then(|id| id.as_str()).map(str::to_owned)
         };
-        let now = self.now;
+        let now = self.event_time();
         if let Some(id) = terminal_id("terminal_info") {
             let cwd = meta["terminal_info"].get("cwd").and_then(|cwd| cwd.as_str()).map(str::to_owned);
             self.agent_terminal(&id, tool_call, now).cwd = cwd.filter(|cwd| cwd != self.cwd());
