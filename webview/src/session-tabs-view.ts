@@ -1,8 +1,8 @@
 // The session tabs (`.session-tabs`, a WAI-ARIA tablist under the header): one tab per session
 // open in the window, drawn only while there are two or more, so a single session keeps the
 // compact one-row header. Each tab says its session's label, whether its agent is working, waits
-// for the person (a permission question, a change to review) or has stopped, and has a close
-// button. A session waiting in the background stands out in the theme's warning colour: it is
+// for the person (a permission question, a write to review), has left changes in the files that
+// are not reviewed yet, or has stopped, and has a close button. A session waiting in the background stands out in the theme's warning colour: it is
 // the one the person must not miss.
 //
 // Clicking a tab asks the host to show it (`showSession`); the host answers with a snapshot of
@@ -23,6 +23,7 @@ const ACTIVITY_MARKS: Record<TabActivity, { icon: string; words: string } | null
   idle: null,
   working: { icon: "loading", words: "working" },
   waiting: { icon: "bell-dot", words: "waits for you" },
+  review: { icon: "diff", words: "has changes to review" },
   stopped: { icon: "debug-stop", words: "stopped" },
 };
 

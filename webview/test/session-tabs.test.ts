@@ -90,6 +90,7 @@ describe("session tabs", () => {
             tab(2, { label: "Busy", activity: "working" }),
             tab(3, { label: "Asking", activity: "waiting" }),
             tab(4, { label: "Gone", activity: "stopped" }),
+            tab(5, { label: "Edited", activity: "review" }),
           ],
           shown: 1,
         }),
@@ -110,6 +111,7 @@ describe("session tabs", () => {
       { activity: "working", shown: true, icon: "codicon-loading codicon-modifier-spin", name: "Busy, working" },
       { activity: "waiting", shown: true, icon: "codicon-bell-dot", name: "Asking, waits for you" },
       { activity: "stopped", shown: true, icon: "codicon-debug-stop", name: "Gone, stopped" },
+      { activity: "review", shown: true, icon: "codicon-diff", name: "Edited, has changes to review" },
     ]);
 
     // A background session's state changes: only its header comes.

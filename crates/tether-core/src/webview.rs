@@ -115,6 +115,9 @@ pub enum TabActivity {
     Working,
     /// A permission question or a change waits for the person.
     Waiting,
+    /// The turn is over, and changes the agent made in the files have hunks the person has not
+    /// kept or reverted yet. Nothing waits on them (the agent may go on), but they are there.
+    Review,
     /// The agent exited or could not start.
     Stopped,
 }

@@ -271,7 +271,7 @@ description: string, };
 
 export type ProfileState = "notInstalled" | "notRunning" | "starting" | "running" | "signIn" | "failed";
 
-export type TabActivity = "idle" | "working" | "waiting" | "stopped";
+export type TabActivity = "idle" | "working" | "waiting" | "review" | "stopped";
 
 export type ViewSnapshot = { session: SessionView, 
 /**

@@ -334,6 +334,11 @@ fn tab_activity(slot: &Session, header: &SessionView, badge: u32) -> TabActivity
         SessionStatus::Ready if slot.client.thread().turn() == &crate::thread::TurnState::Running => {
             TabActivity::Working
         }
+        SessionStatus::Ready
+            if header.changes.iter().any(|change| change.phase == ChangePhase::Applied && change.pending > 0) =>
+        {
+            TabActivity::Review
+        }
         SessionStatus::Ready => TabActivity::Idle,
     }
 }
