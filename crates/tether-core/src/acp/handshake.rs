@@ -80,6 +80,7 @@ impl AcpClient {
         source: Option<String>,
         withdrawn: String,
         transcript: String,
+        changed_since: &[String],
     ) {
         for entry in &earlier {
             self.thread.push(entry.clone());
@@ -88,6 +89,18 @@ impl AcpClient {
         // Entries are plain data (no map with non-string keys): they always serialize.
         let entries = crate::json_value::to_value(&earlier).unwrap_or_default();
         self.audit(AuditEvent::ConversationRestored { entries });
+        if !changed_since.is_empty() {
+            // Going back in the conversation does not go back in the files: said before the person
+            // prompts on as if it did.
+            let text = format!(
+                "The files are as they are now: going back in the conversation does not undo what changed in {} \
+                 from \u{201c}{withdrawn}\u{201d} on. To put the files back too, restore them from that prompt in the \
+                 session this one came from.",
+                list_of_files(changed_since)
+            );
+            self.notice(NoticeLevel::Info, text.clone());
+            self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text });
+        }
         self.session.restored = Some(RestoredConversation { source, withdrawn, transcript });
     }
 
@@ -362,4 +375,39 @@ fn abilities_in_words(capabilities: &acp::AgentCapabilities, can_resume: bool) -
     .into_iter()
     .filter_map(|(offered, words)| offered.then_some(words))
     .collect()
+}
+
+/// Files by their labels, for a sentence (a notice is plain text): "a.txt", "a.txt and b.txt",
+/// "a.txt, b.txt, c.txt and 3 other files".
+fn list_of_files(labels: &[String]) -> String {
+    const NAMED: usize = 3;
+    let quoted: Vec<&str> = labels.iter().take(NAMED).map(String::as_str).collect();
+    match (quoted.split_last(), labels.len().saturating_sub(NAMED)) {
+        (None, _) => String::new(),
+        (Some((last, [])), 0) => (*last).to_owned(),
+        (Some((last, rest)), 0) => format!("{} and {last}", rest.join(", ")),
+        (Some(_), 1) => format!("{} and 1 other file", quoted.join(", ")),
+        (Some(_), more) => format!("{} and {more} other files", quoted.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::list_of_files;
+
+    #[test]
+    fn a_list_of_files_names_three_and_counts_the_rest() {
+        let labels = |count: usize| (1..=count).map(|n| format!("f{n}.txt")).collect::<Vec<_>>();
+        let lists: Vec<String> = [1, 2, 3, 4, 6].into_iter().map(|count| list_of_files(&labels(count))).collect();
+        assert_eq!(
+            lists,
+            [
+                "f1.txt",
+                "f1.txt and f2.txt",
+                "f1.txt, f2.txt and f3.txt",
+                "f1.txt, f2.txt, f3.txt and 1 other file",
+                "f1.txt, f2.txt, f3.txt and 3 other files",
+            ]
+        );
+    }
 }

@@ -110,6 +110,7 @@ impl HostEngine {
                         profile: slot.profile.clone(),
                         earlier,
                         source: slot.client.session_id().map(str::to_owned),
+                        changed_since: files_changed_since(&slot.client.thread().entries()[entry as usize..]),
                         withdrawn: prompt_title(&message.text),
                         transcript: thread_markdown(&header, &transcript_thread),
                     })
@@ -162,7 +163,13 @@ impl HostEngine {
         let mut client = self.new_client(generation);
         let restored_from = restored.as_ref().map(|restored| (restored.earlier.len(), restored.withdrawn.clone()));
         if let Some(restored) = restored {
-            client.restore_conversation(restored.earlier, restored.source, restored.withdrawn, restored.transcript);
+            client.restore_conversation(
+                restored.earlier,
+                restored.source,
+                restored.withdrawn,
+                restored.transcript,
+                &restored.changed_since,
+            );
         }
         self.view.header.agent = profile.name.clone();
         self.view.header.agent_info = None;
@@ -576,8 +583,31 @@ struct Restored {
     earlier: Vec<Entry>,
     /// The agent's session they came from.
     source: Option<String>,
+    /// The files changed from the prompt gone back to on, which going back leaves as they are.
+    changed_since: Vec<String>,
     /// The prompt gone back to, as a title.
     withdrawn: String,
     /// The earlier turns as a transcript.
     transcript: String,
+}
+
+/// The files `entries` changed (their labels, once each, in order): every change card that left
+/// something in its file, a hunk kept or not yet decided, whoever made it.
+fn files_changed_since(entries: &[Entry]) -> Vec<String> {
+    use crate::review::HunkState;
+    let mut labels: Vec<String> = Vec::new();
+    for entry in entries {
+        let Entry::FileChange(change) = entry else { continue };
+        let in_file = |state: HunkState| state != HunkState::Rejected;
+        let left = change.applied
+            && if change.hunks.is_empty() {
+                in_file(change.whole)
+            } else {
+                change.hunks.iter().any(|hunk| in_file(hunk.state))
+            };
+        if left && !labels.contains(&change.label) {
+            labels.push(change.label.clone());
+        }
+    }
+    labels
 }
