@@ -8,7 +8,8 @@
 //    keeping them puts the disk back (a.txt and c.txt as they were, b.txt gone);
 // 3. the restore is undone: the files are as the agent left them again;
 // 4. going on from before the second prompt, with an agent that offers session/fork: a new tab
-//    with the first turn alone, the agent's session forked (the agent says from which);
+//    with the first turn alone, the agent's session forked (the agent says from which), and a
+//    notice naming the files the withdrawn turns changed, which stay as they are;
 // 5. the same with an agent that cannot fork: a new session, told so plainly, whose first
 //    prompt carries the earlier turns to the agent (checked in the session's log).
 //
@@ -137,6 +138,12 @@ test("restoring the code to a checkpoint puts three files back over two turns, a
       await goBackBefore(1);
       await chat.locator(".entry.notice", { hasText: "The agent forked its earlier session" }).waitFor();
       assert.deepEqual(await chat.locator(".entry.user").allInnerTexts(), ["Do the first thing"], "the first turn alone");
+      // The files are not gone back with the conversation, and the new session says which the
+      // withdrawn turns changed (the second prompt's a.txt and c.txt, and what the restore and
+      // its undo wrote).
+      const unchanged = chat.locator(".entry.notice", { hasText: "going back in the conversation does not undo" });
+      await unchanged.waitFor();
+      assert.match(await unchanged.innerText(), /a\.txt.*c\.txt|c\.txt.*a\.txt/s);
       await chat.locator(".entry.agent", { hasText: "Done with the first." }).waitFor();
       await vscode.sendPrompt("Which session is this?");
       const report = chat.locator(".entry.agent", { hasText: "This session was forked from" });
