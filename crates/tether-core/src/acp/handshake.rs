@@ -82,6 +82,7 @@ impl AcpClient {
         transcript: String,
         changed_since: &[String],
     ) {
+        let earlier: Vec<crate::thread::Entry> = earlier.into_iter().map(copied_entry).collect();
         for entry in &earlier {
             self.thread.push(entry.clone());
         }
@@ -375,6 +376,25 @@ fn abilities_in_words(capabilities: &acp::AgentCapabilities, can_resume: bool) -
     .into_iter()
     .filter_map(|(offered, words)| offered.then_some(words))
     .collect()
+}
+
+/// An entry of an earlier session as a restored conversation shows it. A change still to decide
+/// there is decided there: its copy here says so instead of offering buttons that would act on
+/// the other session's change, and that this card would not follow.
+fn copied_entry(entry: crate::thread::Entry) -> crate::thread::Entry {
+    use crate::review::ChangePhase;
+    let crate::thread::Entry::FileChange(mut change) = entry else { return entry };
+    let undecided = match change.phase {
+        ChangePhase::Applied | ChangePhase::Writing | ChangePhase::Proposed => true,
+        ChangePhase::Conflict { .. } | ChangePhase::Failed { .. } => true,
+        ChangePhase::Settled | ChangePhase::Unreviewable { .. } => false,
+    };
+    if undecided {
+        change.phase = ChangePhase::Unreviewable {
+            reason: "Copied from the session this one came from, as it was then: review it there".to_owned(),
+        };
+    }
+    crate::thread::Entry::FileChange(change)
 }
 
 /// Files by their labels, for a sentence (a notice is plain text): "a.txt", "a.txt and b.txt",
