@@ -763,8 +763,9 @@ pub enum AuditEvent {
     /// The texts of a change that is in the file, before and after it (`None`: no file),
     /// written before its first `changeShown` that finds it there: with them a replay goes on
     /// with the review where it was, reverting included, and a checkpoint before it can be
-    /// restored. Left out for texts larger than `MAX_LOGGED_CHANGE_BYTES` (acp/fs/review.rs),
-    /// whose cards reopen as cards only.
+    /// restored. Left out for texts larger than `MAX_LOGGED_CHANGE_BYTES`, and once the log
+    /// holds `MAX_LOGGED_TEXTS_PER_SESSION` of them (acp/fs/review.rs): those cards reopen as
+    /// cards only.
     ChangeTexts {
         change: crate::review::ChangeId,
         old: Option<String>,

@@ -814,6 +814,77 @@ fn a_change_on_disk_still_to_decide_is_reviewed_after_a_reload_as_before() {
     assert_eq!(unique.len(), ids.len(), "every change has a number of its own: {ids:?}");
 }
 
+/// A session's log holds a bounded amount of change texts (`MAX_LOGGED_TEXTS_PER_SESSION`,
+/// 32 MiB), counting those already in it: past the budget a change is reviewed as before, but its
+/// texts are not written (a reload would reopen its card as a card only), so every reload of a
+/// long session does not read ever more. Before, every change's texts were written.
+#[test]
+fn a_sessions_log_holds_a_bounded_amount_of_change_texts() {
+    const BUDGET: usize = 32 * 1024 * 1024;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
+    let script = std::fs::read_to_string(dir.join("files-agent.script")).unwrap();
+    let first_turn = &script[..script.find("\nRevert the second hunk").expect("files-agent's decisions")];
+    let (_, log, _) = run_script_logged(first_turn);
+    let texts_in =
+        |records: &[String]| records.iter().filter(|record| record.contains(r#""event":"changeTexts""#)).count();
+
+    // A kept write in a session reopened from `log`: the texts it writes to the log.
+    let texts_of_a_kept_write = |log: &str| -> usize {
+        let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
+        let (mut client, problems) =
+            AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(log));
+        assert_eq!(problems, Vec::<String>::new());
+        while client.poll_event().is_some() {}
+        let write = r#"{"jsonrpc":"2.0","id":9,"method":"fs/write_text_file","params":{"sessionId":"s1","path":"/workspace/new.txt","content":"new\n"}}"#;
+        client.handle_message(write, 0);
+        play_host_reads(&mut client, None);
+        let change = client
+            .thread()
+            .entries()
+            .iter()
+            .rev()
+            .find_map(|entry| match entry {
+                Entry::FileChange(view) if view.label == "new.txt" => Some(view.id),
+                _ => None,
+            })
+            .expect("the write's card");
+        client.review(ReviewIntent::All { change, keep: true }, 0).unwrap();
+        let mut records = Vec::new();
+        let mut edits = Vec::new();
+        while let Some(event) = client.poll_event() {
+            match event {
+                AcpEvent::Host(action) => {
+                    if let HostAction::EditFile { edit, .. } = *action {
+                        edits.push(edit);
+                    }
+                }
+                AcpEvent::Audit(record) => records.push(serde_json::to_string(&record).unwrap()),
+                _ => {}
+            }
+        }
+        assert_eq!(edits.len(), 1, "keeping the write edits the file");
+        client.handle_edit_done(edits[0], EditOutcome::Applied { saved: true });
+        while let Some(event) = client.poll_event() {
+            if let AcpEvent::Audit(record) = event {
+                records.push(serde_json::to_string(&record).unwrap());
+            }
+        }
+        texts_in(&records)
+    };
+    assert_eq!(texts_of_a_kept_write(&log), 1, "with room, the kept write's texts are written");
+
+    // The same log with texts that fill the budget but for a few bytes (an earlier change's).
+    let last_seq = read_log(&log).entries.last().expect("a log").seq;
+    let padding = serde_json::json!({
+        "seq": last_seq + 1,
+        "time": "2026-11-23T10:00:00.000Z",
+        "event": "host",
+        "record": {"event": "changeTexts", "change": 99, "old": null, "new": "x".repeat(BUDGET - 2)},
+    });
+    let full = format!("{log}{padding}\n");
+    assert_eq!(texts_of_a_kept_write(&full), 0, "the budget is spent: the texts are left out");
+}
+
 /// A checkpoint can still be restored after a reload: the files the agent changed since are
 /// read to be put back, as before it. Before, the log held no file's text before a change, and
 /// a reopened session had nothing to restore.

@@ -139,6 +139,9 @@ pub(super) struct Files {
     /// The files the person saved in an editor during the current turn (absolute paths): a change
     /// the snapshots find in one of them is the person's as much as the agent's.
     saved_by_person: BTreeSet<String>,
+    /// The bytes of change texts the session's log holds (`changeTexts`), those read back from
+    /// it included: bounded by [`review::MAX_LOGGED_TEXTS_PER_SESSION`].
+    texts_logged_bytes: usize,
 }
 
 impl Files {
@@ -157,6 +160,7 @@ impl Files {
             reopened_ids: BTreeMap::new(),
             write_decisions: Vec::new(),
             saved_by_person: BTreeSet::new(),
+            texts_logged_bytes: 0,
         }
     }
 }

@@ -14,6 +14,11 @@ use super::*;
 /// rarely reviewed hunk by hunk. A larger change's card reopens as a card only.
 pub(in crate::acp) const MAX_LOGGED_CHANGE_BYTES: usize = 512 * 1024;
 
+/// The most change text one session's log holds: a reload reads the whole log again, and an
+/// agent that rewrites large files all day must not make every reload of its session slower.
+/// Past it, changes are reviewed as before until the window reloads, and reopen as cards only.
+pub(in crate::acp) const MAX_LOGGED_TEXTS_PER_SESSION: usize = 32 * 1024 * 1024;
+
 /// The card's outcome of a kept write that is in the editor's unsaved document, not on disk.
 pub(in crate::acp) const APPLIED_TO_UNSAVED_EDITOR: &str = "Applied to the unsaved editor";
 
@@ -658,8 +663,9 @@ impl AcpClient {
     /// card from this record ([`AcpClient::reopen_change_card`]). A change that is in the file
     /// (on disk to keep or revert, or a write kept) also has its texts written first
     /// (`changeTexts`), once for each pair of texts, so that after a reload its review goes on
-    /// and a checkpoint before it can still be restored; above [`MAX_LOGGED_CHANGE_BYTES`] its
-    /// card reopens as a card only. A card waiting for a review is not written: the write it
+    /// and a checkpoint before it can still be restored; above [`MAX_LOGGED_CHANGE_BYTES`], or
+    /// once the session's log holds [`MAX_LOGGED_TEXTS_PER_SESSION`] of texts, its card reopens
+    /// as a card only. A card waiting for a review is not written: the write it
     /// shows waits for its answer, and is proposed again after a reload. A restore's cards go
     /// with the restore's own records.
     fn log_change_card(&mut self, change: ChangeId, view: &FileChangeView) {
@@ -693,12 +699,16 @@ impl AcpClient {
             return;
         }
         let reviewable = !matches!(view.phase, ChangePhase::Unreviewable { .. });
-        let texts = (tracked.change.applied && reviewable && !tracked.texts_logged)
-            .then(|| (tracked.change.old.clone(), tracked.change.new.clone()))
-            .filter(|(old, new)| {
-                old.as_ref().map_or(0, String::len) + new.as_ref().map_or(0, String::len) <= MAX_LOGGED_CHANGE_BYTES
-            });
-        tracked.texts_logged |= texts.is_some();
+        let size =
+            tracked.change.old.as_ref().map_or(0, String::len) + tracked.change.new.as_ref().map_or(0, String::len);
+        let room =
+            size <= MAX_LOGGED_CHANGE_BYTES && self.files.texts_logged_bytes + size <= MAX_LOGGED_TEXTS_PER_SESSION;
+        let texts = (tracked.change.applied && reviewable && !tracked.texts_logged && room)
+            .then(|| (tracked.change.old.clone(), tracked.change.new.clone()));
+        if texts.is_some() {
+            tracked.texts_logged = true;
+            self.files.texts_logged_bytes += size;
+        }
         tracked.logged = Some(card.clone());
         if let Some((old, new)) = texts {
             self.audit(AuditEvent::ChangeTexts { change: card.id, old, new });
@@ -742,6 +752,7 @@ impl AcpClient {
     /// The texts of a change read back from the log (`changeTexts`), for its card's records
     /// that follow.
     pub(in crate::acp) fn reopen_change_texts(&mut self, change: ChangeId, old: Option<String>, new: Option<String>) {
+        self.files.texts_logged_bytes += old.as_ref().map_or(0, String::len) + new.as_ref().map_or(0, String::len);
         self.files.reopened_texts.insert(change, (old, new));
     }
 
