@@ -746,7 +746,9 @@ pub enum AuditEvent {
     },
     /// A file change's card as the person was left with it (the change on disk, decided, or
     /// failed), as the webview has it: a replay shows the card from here. Its `id` is the one the
-    /// change's first record gave it, whatever number the engine that wrote this one used.
+    /// change's first record gave it, whatever number the engine that wrote this one used. Once
+    /// the change's texts are in the log (`changeTexts`) its hunks' diff lines are left out: a
+    /// replay draws them from the texts again.
     ChangeShown {
         change: serde_json::Value,
     },

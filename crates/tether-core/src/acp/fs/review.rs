@@ -710,8 +710,15 @@ impl AcpClient {
             self.files.texts_logged_bytes += size;
         }
         tracked.logged = Some(card.clone());
+        let texts_in_log = tracked.texts_logged;
         if let Some((old, new)) = texts {
             self.audit(AuditEvent::ChangeTexts { change: card.id, old, new });
+        }
+        // With its texts in the log, a card's diff lines are what a replay gets from them again:
+        // the record leaves them out. Each decision on a hunk writes the card anew, and its lines
+        // are most of it.
+        if texts_in_log {
+            card = without_lines(card);
         }
         match crate::json_value::to_value(&card) {
             Ok(card) => self.audit(AuditEvent::ChangeShown { change: card }),
@@ -837,7 +844,9 @@ impl AcpClient {
         change.outcome = view.outcome.clone();
         let mut rebuilt = change.view();
         rebuilt.id = logged_id;
-        if rebuilt != *view {
+        // The record may leave the diff lines out (see `log_change_card`): the hunks, their
+        // states and the counts must be the same.
+        if without_lines(rebuilt.clone()) != without_lines(view.clone()) {
             return false;
         }
         let card = change.view();
@@ -885,4 +894,12 @@ impl AcpClient {
         self.files.reopened_texts.clear();
         self.events.push_back(AcpEvent::ChangesChanged);
     }
+}
+
+/// A card without its hunks' diff lines, as the log has it once the change's texts are there.
+fn without_lines(mut card: FileChangeView) -> FileChangeView {
+    for hunk in &mut card.hunks {
+        hunk.lines.clear();
+    }
+    card
 }
