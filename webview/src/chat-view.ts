@@ -250,15 +250,17 @@ export class ChatView {
   }
 
   /**
-   * Moves the focus to a permission request that just appeared, unless the person is in the
-   * middle of writing a prompt: the focus must never take keystrokes away from them.
+   * Moves the focus to a permission request that just appeared, unless the focus is where the
+   * person types (the composer, empty or not, or any other text field): the focus must never take
+   * keystrokes away from them, and a keystroke meant for the prompt must never answer a question
+   * (a space would press "Run"). The question is announced, and a Tab away, either way.
    */
   private focusPermission(): void {
     const target = this.focusAfterFrame;
     this.focusAfterFrame = null;
     if (target === null || !target.isConnected) return;
-    const typing =
-      document.activeElement === this.composer.input && this.composer.input.value.trim() !== "";
+    const active = document.activeElement;
+    const typing = active instanceof HTMLElement && active.matches("textarea, input, [contenteditable]");
     if (!typing) target.focus({ preventScroll: true });
   }
 

@@ -101,6 +101,23 @@ describe("chat view", () => {
     assert.equal(ui.window.document.activeElement?.getAttribute("data-option-id"), "allow-once");
   });
 
+  it("leaves the focus in the composer, empty or not, when a permission request appears", () => {
+    // Someone who just sent a prompt goes on typing the next one: before, an empty composer
+    // lost the focus to the card, and the next space pressed "Run".
+    for (const draft of ["", "So next"]) {
+      ui = harness();
+      ui.frame(snapshot([]));
+      const input = ui.query<HTMLTextAreaElement>("textarea.composer-input");
+      input.focus();
+      input.value = draft;
+      ui.frame(patch([{ op: "push", index: 0, entry: editToolCall(null) }]));
+      assert.equal(ui.window.document.activeElement, input, `composer holding ${JSON.stringify(draft)}`);
+      ui.press(" ");
+      assert.deepEqual(ui.posted, [], "the key is the prompt's, not an answer");
+      assert.ok(ui.query(".permission-card").textContent !== "", "the question is there");
+    }
+  });
+
   it("sends the chosen option, disables the card, then shows the host's outcome", () => {
     ui.frame(snapshot([editToolCall(null)]));
     ui.query<HTMLButtonElement>('button.permission-option[data-option-id="allow-once"]').click();
