@@ -1005,10 +1005,12 @@ fn replaying_the_log_of_a_run_shows_tethers_own_cards_as_they_were_answered() {
 }
 
 /// A window reloaded while a command Tether asked about still runs goes on with it: the card,
-/// read back as "Running", says how the command ended once tetherd reports the exit.
+/// read back as "Running", says how the command ended once tetherd reports the exit. So it does
+/// when the agent then showed the terminal on a tool call of its own, which takes the output off
+/// Tether's card: before, that card said "Running" for good after a reload.
 #[test]
 fn a_reopened_card_of_tethers_own_follows_its_command_to_the_end() {
-    let script = r#"
+    let asked = r#"
 > start
 > agent {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}
 > agent {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}
@@ -1017,28 +1019,34 @@ fn a_reopened_card_of_tethers_own_follows_its_command_to_the_end() {
 > answer 1 allow
 > term-answer 1 {"terminalId":1,"pid":100}
 "#;
-    let (_, log, live) = run_script_logged(script);
-    let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
-    let (mut reopened, problems) =
-        AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
-    assert_eq!(problems, Vec::<String>::new());
-    let card_status = |client: &AcpClient| {
-        client.thread().entries().iter().find_map(|entry| match entry {
-            Entry::ToolCall(call) if call.title == "Run make" => Some(call.status),
-            _ => None,
-        })
-    };
-    assert_eq!(card_status(&live), Some(ToolStatus::InProgress), "the command runs");
-    assert_eq!(card_status(&reopened), Some(ToolStatus::InProgress), "reopened as it was");
-    let exited = TerminalExited {
-        terminal_id: 1,
-        status: serde_json::from_str(r#"{"exitCode":2,"signal":null}"#).unwrap(),
-        killed: false,
-        elapsed_ms: None,
-    };
-    reopened.handle_terminal_exited(exited, 5_000);
-    reopened.flush_terminals(5_000);
-    assert_eq!(card_status(&reopened), Some(ToolStatus::Failed), "make failed, and the card says so");
+    let shown_by_the_agent = format!(
+        "{asked}> agent {}\n",
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"a1","title":"make","kind":"execute","status":"in_progress","content":[{"type":"terminal","terminalId":"term-1"}]}}}"#
+    );
+    for (case, script) in [("asked", asked.to_owned()), ("shown by the agent", shown_by_the_agent)] {
+        let (_, log, live) = run_script_logged(&script);
+        let info = ClientInfo { name: "tether-test".to_owned(), version: "0.0.0".to_owned() };
+        let (mut reopened, problems) =
+            AcpClient::replay(info, "/workspace", 1, PermissionPolicy::new(Mode::Ask, 1), &read_log(&log));
+        assert_eq!(problems, Vec::<String>::new());
+        let card_status = |client: &AcpClient| {
+            client.thread().entries().iter().find_map(|entry| match entry {
+                Entry::ToolCall(call) if call.title == "Run make" => Some(call.status),
+                _ => None,
+            })
+        };
+        assert_eq!(card_status(&live), Some(ToolStatus::InProgress), "{case}: the command runs");
+        assert_eq!(card_status(&reopened), Some(ToolStatus::InProgress), "{case}: reopened as it was");
+        let exited = TerminalExited {
+            terminal_id: 1,
+            status: serde_json::from_str(r#"{"exitCode":2,"signal":null}"#).unwrap(),
+            killed: false,
+            elapsed_ms: None,
+        };
+        reopened.handle_terminal_exited(exited, 5_000);
+        reopened.flush_terminals(5_000);
+        assert_eq!(card_status(&reopened), Some(ToolStatus::Failed), "{case}: make failed, and the card says so");
+    }
 }
 
 /// The session-scoped rules in force, as the rules panel lists them, without their ids.

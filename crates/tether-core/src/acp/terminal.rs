@@ -117,6 +117,10 @@ pub(super) struct Terminals {
     next_call: u64,
     /// Terminals whose card or mirror has something new for the next frame.
     dirty: BTreeSet<String>,
+    /// While replaying: each terminal a card of Tether's showed in the log, and that card's id.
+    /// The card's last record may no longer show it (the agent showed the terminal on a card of
+    /// its own), yet it follows the command all the same (see `follow_reopened_run_cards`).
+    run_cards: Vec<(String, String)>,
 }
 
 #[derive(Debug)]
@@ -621,13 +625,15 @@ impl AcpClient {
     /// back of them and, in a window that goes on with the agent, from how they end. A card
     /// logged as ended keeps what it says: the log does not hold the exit it saw.
     pub(super) fn follow_reopened_run_cards(&mut self) {
-        let running: Vec<(EntryIndex, String)> = self
+        let running_run_card =
+            |call: &crate::thread::ToolCallView| is_run_card(&call.id) && call.status == ToolStatus::InProgress;
+        let mut running: Vec<(EntryIndex, String)> = self
             .thread
             .entries()
             .iter()
             .enumerate()
             .filter_map(|(index, entry)| match entry {
-                Entry::ToolCall(call) if is_run_card(&call.id) && call.status == ToolStatus::InProgress => {
+                Entry::ToolCall(call) if running_run_card(call) => {
                     call.content.iter().find_map(|content| match content {
                         ToolContent::Terminal { terminal_id } => Some((index as EntryIndex, terminal_id.clone())),
                         _ => None,
@@ -636,10 +642,29 @@ impl AcpClient {
                 _ => None,
             })
             .collect();
+        // A card whose terminal moved to the agent's own card: the log showed it on it before.
+        for (terminal, card) in std::mem::take(&mut self.terminals.run_cards) {
+            let Some(index) = self.thread.find_tool_call(&card) else { continue };
+            if self.thread.tool_call(index).is_some_and(running_run_card) {
+                running.push((index, terminal));
+            }
+        }
         for (card, terminal) in running {
             if let Some(entry) = self.terminals.get_mut(&terminal) {
                 entry.approved_on = Some(card);
                 self.terminals.dirty.insert(terminal);
+            }
+        }
+    }
+
+    /// While replaying: Tether's card `card` shows the terminals `terminals` in the log.
+    pub(super) fn remember_run_card(&mut self, card: &str, terminals: &[String]) {
+        if !is_run_card(card) {
+            return;
+        }
+        for terminal in terminals {
+            if !self.terminals.run_cards.iter().any(|(known, _)| known == terminal) {
+                self.terminals.run_cards.push((terminal.clone(), card.to_owned()));
             }
         }
     }
