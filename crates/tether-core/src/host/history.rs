@@ -97,6 +97,8 @@ impl HostEngine {
                 self.history.sessions = listed.sessions;
                 self.history.wanted = false;
                 self.push_history();
+                // A session renamed in the history is named so on its tab too.
+                self.view.header_changed();
             }
             (ListPurpose::History, Err(error)) => {
                 self.show(LogLevel::Error, format!("Tether could not list the sessions: {error}"));
@@ -444,6 +446,12 @@ impl HostEngine {
                 LogLevel::Info,
                 "That session is the one shown now: start a new session before deleting it.".to_owned(),
             );
+        }
+        // tetherd keeps the folder of a session whose agent runs: the person is told why here, in
+        // their words, rather than by tetherd's refusal.
+        if self.key_of_session_dir(&id).is_some() {
+            return self
+                .show(LogLevel::Info, "That session is open in a tab: close its tab before deleting it.".to_owned());
         }
         self.sidecar_request(
             method::SESSION_DELETE,

@@ -241,7 +241,7 @@ impl HostEngine {
         let (slot, header, badge) = self.open_sessions().find(|(slot, ..)| slot.key == key)?;
         let running = slot.client.thread().turn() == &crate::thread::TurnState::Running;
         let waiting = matches!(tab_activity(slot, header, badge), TabActivity::Waiting);
-        (running || waiting).then(|| tab_label(slot, header))
+        (running || waiting).then(|| tab_label(slot, header, self.renamed_title(slot)))
     }
 
     /// Every open session, the shown one first, with the header it shows and its questions
@@ -261,13 +261,20 @@ impl HostEngine {
             .open_sessions()
             .map(|(slot, header, badge)| SessionTabView {
                 key: slot.key,
-                label: tab_label(slot, header),
+                label: tab_label(slot, header, self.renamed_title(slot)),
                 agent: slot.profile.name.clone(),
                 activity: tab_activity(slot, header, badge),
             })
             .collect();
         tabs.sort_by_key(|tab| tab.key);
         tabs
+    }
+
+    /// The name the person gave `slot`'s session in the history, if they renamed it.
+    fn renamed_title(&self, slot: &Session) -> Option<&str> {
+        let dir = slot.session_dir.as_deref()?;
+        let summary = self.history.sessions.iter().find(|summary| summary.dir == dir)?;
+        summary.meta.title.as_deref()
     }
 
     /// The badge's count: the permission questions waiting in every open session.
@@ -279,7 +286,7 @@ impl HostEngine {
     /// has more than one: its review documents and terminals say whose they are.
     pub(super) fn label_host_action(&self, action: &mut HostAction) {
         let Some(slot) = &self.session else { return };
-        let label = (self.open_keys().len() > 1).then(|| tab_label(slot, &self.view.header));
+        let label = (self.open_keys().len() > 1).then(|| tab_label(slot, &self.view.header, self.renamed_title(slot)));
         match action {
             HostAction::ShowReview { document, .. } => {
                 document.session = slot.key;
@@ -297,10 +304,13 @@ impl HostEngine {
     }
 }
 
-/// A tab's words: the session's title (the agent's, else its first prompt's start), else its
-/// agent's name; for a conversation restored from a checkpoint, the prompt it went back to
-/// before, until the person prompts in it.
-fn tab_label(slot: &Session, header: &SessionView) -> String {
+/// A tab's words: the name the person gave the session in the history (`renamed`), else its
+/// title (the agent's, else its first prompt's start), else its agent's name; for a conversation
+/// restored from a checkpoint, the prompt it went back to before, until the person prompts in it.
+fn tab_label(slot: &Session, header: &SessionView, renamed: Option<&str>) -> String {
+    if let Some(name) = renamed.filter(|name| !name.trim().is_empty()) {
+        return name.to_owned();
+    }
     if let Some(title) = header.controls.title.as_ref().filter(|title| !title.trim().is_empty()) {
         return title.clone();
     }

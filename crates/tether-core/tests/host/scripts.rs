@@ -250,3 +250,8 @@ fn folders_added_or_removed_while_the_window_is_open_count_at_once() {
 fn a_prompt_sent_while_the_session_starts_waits_for_it_and_one_that_cannot_go_comes_back() {
     check("prompt-while-starting");
 }
+
+#[test]
+fn a_session_renamed_in_the_history_is_named_so_on_its_tab_and_an_open_one_is_not_deleted() {
+    check("rename-open");
+}
