@@ -149,11 +149,19 @@ export class MirroredTerminals implements TerminalActions {
   /** Asks the person whether to stop a command whose terminal they closed. */
   confirmStop(terminal: string, command: string): void {
     vscode.window
-      .showWarningMessage(`The command "${command}" is still running. Stop it?`, { modal: true }, STOP_BUTTON)
+      .showWarningMessage(
+        `The command "${command}" is still running. Stop it? If not, it goes on in a new terminal.`,
+        { modal: true },
+        STOP_BUTTON,
+      )
       .then(
         (answer) => {
+          // VS Code has closed the terminal already: a command that goes on gets it back, as
+          // the card's "Open in terminal" would, rather than running on out of sight.
           if (answer === STOP_BUTTON) {
             this.send({ type: "terminal", intent: { type: "stop", terminal } });
+          } else {
+            this.send({ type: "terminal", intent: { type: "open", terminal } });
           }
         },
         (error: unknown) => {

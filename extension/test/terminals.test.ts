@@ -183,7 +183,7 @@ test("a terminal the engine closes goes without telling the engine, and can be o
   assert.equal(createdTerminals.length, 3, "opening it again makes a new terminal");
 });
 
-test("stopping a command whose terminal was closed asks first, and only Stop stops it", async () => {
+test("stopping a command whose terminal was closed asks first; only Stop stops it, else the terminal comes back", async () => {
   const { terminals, sent } = mirroredTerminals();
   offeredChoices.length = 0;
   choiceAnswers.length = 0;
@@ -191,13 +191,20 @@ test("stopping a command whose terminal was closed asks first, and only Stop sto
 
   terminals.confirmStop("term-1", "sleep 100");
   await settle();
-  assert.deepEqual(sent, [], "dismissing the question stops nothing");
+  // Before, Cancel stopped nothing but left the command running with no terminal to show it.
+  assert.deepEqual(
+    sent,
+    [{ type: "terminal", intent: { type: "open", terminal: "term-1" } }],
+    "dismissing the question stops nothing, and opens the command's terminal again",
+  );
 
   terminals.confirmStop("term-2", "npm run watch");
   await settle();
-  assert.deepEqual(offeredChoices, [
-    { text: 'The command "sleep 100" is still running. Stop it?', modal: true, items: ["Stop"] },
-    { text: 'The command "npm run watch" is still running. Stop it?', modal: true, items: ["Stop"] },
-  ]);
-  assert.deepEqual(sent, [{ type: "terminal", intent: { type: "stop", terminal: "term-2" } }]);
+  const question = (command: string) => ({
+    text: `The command "${command}" is still running. Stop it? If not, it goes on in a new terminal.`,
+    modal: true,
+    items: ["Stop"],
+  });
+  assert.deepEqual(offeredChoices, [question("sleep 100"), question("npm run watch")]);
+  assert.deepEqual(sent.slice(1), [{ type: "terminal", intent: { type: "stop", terminal: "term-2" } }]);
 });
