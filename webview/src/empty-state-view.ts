@@ -8,7 +8,7 @@
 
 import { element, icon } from "./element";
 import { modeLabel } from "./permission-labels";
-import type { PostIntent, SessionView } from "./protocol";
+import type { Mode, PostIntent, SessionView } from "./protocol";
 
 /** Prompts that show what an agent is for, in any repository. */
 export const EXAMPLE_PROMPTS: readonly string[] = [
@@ -73,12 +73,28 @@ export class EmptyStateView {
   }
 }
 
+/** What the agent may do with the workspace's files, by Tether's permission mode. */
+const FILES_BY_MODE: Record<Mode, string> = {
+  ask: "Reads and edits this workspace's files; each edit waits for your review",
+  acceptEdits: "Reads and edits this workspace's files; edits are written at once, for you to keep or revert",
+  plan: "Reads this workspace's files, and changes none",
+  bypass: "Reads and edits this workspace's files without asking; you can keep or revert each edit",
+};
+
+/** What the agent may run, by Tether's permission mode. */
+const COMMANDS_BY_MODE: Record<Mode, string> = {
+  ask: "Runs commands in terminals you can watch, when you allow it",
+  acceptEdits: "Runs commands in terminals you can watch, when you allow it",
+  plan: "Runs no commands while planning",
+  bypass: "Runs commands in terminals you can watch, without asking",
+};
+
 /** What the agent can do in this session, in the person's words, each with its icon. */
 function abilitiesOf(session: SessionView): Array<[string, string]> {
   const mode = session.permissions.mode;
   const lines: Array<[string, string]> = [
-    ["edit", `Reads and edits this workspace's files; every change is yours to review (mode: ${modeLabel(mode)})`],
-    ["terminal", "Runs commands in terminals you can watch, when you allow it"],
+    ["edit", `${FILES_BY_MODE[mode]} (mode: ${modeLabel(mode)})`],
+    ["terminal", COMMANDS_BY_MODE[mode]],
   ];
   const { prompt, commands, mcpServers } = session.controls;
   const context = ["@ to mention files or the selection"];

@@ -34,7 +34,7 @@ describe("empty state", () => {
     assert.equal(ui.query(".empty-title").textContent, "Demo");
     assert.equal(ui.query(".empty-info").textContent, "tether-test-agent 0.1.0");
     assert.deepEqual(abilities(), [
-      "Reads and edits this workspace's files; every change is yours to review (mode: Accept edits)",
+      "Reads and edits this workspace's files; edits are written at once, for you to keep or revert (mode: Accept edits)",
       "Runs commands in terminals you can watch, when you allow it",
       "Takes @ to mention files or the selection, images pasted or dropped",
       "Slash commands: /review, /memory, /init and 1 more",
@@ -45,6 +45,31 @@ describe("empty state", () => {
     ui.frame(patch([{ op: "push", index: 0, entry: { type: "user", text: "hello", attachments: [] } }]));
     assert.equal(empty().hidden, true);
     assert.equal(ui.query("main.thread").hidden, false);
+  });
+
+  it("says what the agent may do with files and commands in each mode", () => {
+    // Before, every mode read "every change is yours to review", which Plan (no edits at all) and
+    // Bypass (nothing asked) are not.
+    const said = (["ask", "acceptEdits", "plan", "bypass"] as const).map((mode) => {
+      ui = harness();
+      ui.frame(snapshot([], { session: session({ permissions: permissions({ mode }) }) }));
+      return abilities().slice(0, 2);
+    });
+    assert.deepEqual(said, [
+      [
+        "Reads and edits this workspace's files; each edit waits for your review (mode: Ask)",
+        "Runs commands in terminals you can watch, when you allow it",
+      ],
+      [
+        "Reads and edits this workspace's files; edits are written at once, for you to keep or revert (mode: Accept edits)",
+        "Runs commands in terminals you can watch, when you allow it",
+      ],
+      ["Reads this workspace's files, and changes none (mode: Plan)", "Runs no commands while planning"],
+      [
+        "Reads and edits this workspace's files without asking; you can keep or revert each edit (mode: Bypass)",
+        "Runs commands in terminals you can watch, without asking",
+      ],
+    ]);
   });
 
   it("says only what this agent takes: no images, no commands, no editor tools", () => {
