@@ -427,19 +427,26 @@ impl AcpClient {
         if self.phase == Phase::Closed && killed {
             return;
         }
-        let how = if killed { "was stopped" } else { description };
-        let turn_end = TurnState::Failed { message: format!("the agent {how} during the turn") };
-        let (level, text) = if killed {
-            // Stopped on purpose (a new session, Tether closing): how the process ended is noise.
-            (NoticeLevel::Info, "The agent was stopped.".to_owned())
-        } else {
-            (NoticeLevel::Error, format!("The agent {description}."))
-        };
         let detail = (!stderr_tail.is_empty()).then(|| stderr_tail.to_owned());
-        // Stopped while it waited for a sign-in, it is being started again to sign in (or the
-        // person left the session): what the sign-in comes to follows, and "stopped" reads as a
-        // failure.
-        let notice = (!(killed && self.phase == Phase::SigningIn)).then_some(NoticeView { level, text, detail });
+        let (turn_end, notice) = if killed {
+            // Stopped on purpose (its tab closed, a new session, Tether closing): a turn it was
+            // in was stopped, not failed, and how the process ended is noise. Stopped while idle
+            // it interrupted nothing, and a reopened session would otherwise gather a "stopped"
+            // notice each time its tab was closed. Stopped while it waited for a sign-in, it is
+            // started again to sign in (or the person left): what that comes to follows.
+            let turn_running = self.thread.turn() == &TurnState::Running;
+            let text = "The agent was stopped during its turn.".to_owned();
+            let notice = (turn_running && self.phase != Phase::SigningIn).then_some(NoticeView {
+                level: NoticeLevel::Info,
+                text,
+                detail,
+            });
+            (TurnState::ended(acp::StopReason::Cancelled), notice)
+        } else {
+            let turn_end = TurnState::Failed { message: format!("the agent {description} during the turn") };
+            let notice = NoticeView { level: NoticeLevel::Error, text: format!("The agent {description}."), detail };
+            (turn_end, Some(notice))
+        };
         self.close(description, turn_end, notice, true);
     }
 

@@ -87,8 +87,16 @@ fn commands_tether_ran_are_rebuilt_from_what_the_agent_read_of_them() {
 #[test]
 fn an_agent_stopped_by_tether_is_said_to_have_stopped_without_its_signal() {
     // tetherd's grace ran out with VS Code closed mid-turn (or a new session replaced the agent):
-    // the notice is information, not an error, and the signal that did it is not news.
+    // the turn was stopped, not failed (before, it read "Failed"), the notice is information, not
+    // an error, and the signal that did it is not news.
     check("stopped");
+}
+
+#[test]
+fn an_agent_stopped_by_tether_while_idle_leaves_no_notice() {
+    // Its tab was closed between turns: nothing was interrupted. Before, each close left a
+    // "The agent was stopped." notice, and a session reopened again and again gathered them.
+    check("stopped-idle");
 }
 
 #[test]
