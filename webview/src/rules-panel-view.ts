@@ -131,10 +131,12 @@ export class RulesPanelView {
           return line;
         }),
       );
+      const focused = this.focusedRule();
       this.list.replaceChildren(...rules.map((rule) => this.ruleItem(rule)));
       this.empty.hidden = rules.length > 0;
       this.filter.hidden = rules.length === 0;
       this.applyFilter();
+      if (focused !== null) this.refocus(focused);
     }
 
     const sessionRules = rules.filter((rule) => rule.scope === "session").length;
@@ -144,6 +146,33 @@ export class RulesPanelView {
     if (this.workspaceRuleCount === 0) this.disarm();
     else if (this.disarmTimer !== null) this.clearWorkspace.textContent = this.confirmText();
     this.audit.hidden = (permissions?.auditLog ?? null) === null;
+  }
+
+  /** The rule button the focus is on, if any: its rule, its place in the list and its kind. */
+  private focusedRule(): FocusedRule | null {
+    const active = this.element.ownerDocument.activeElement;
+    const item = active instanceof HTMLButtonElement ? active.closest<HTMLElement>("li.rule") : null;
+    if (item === null || item.parentElement !== this.list) return null;
+    return { id: item.dataset["ruleId"] ?? "", index: [...this.list.children].indexOf(item), button: active?.className ?? "" };
+  }
+
+  /**
+   * Puts the focus back after the list was drawn again: on the same button of the same rule, else
+   * on its rule's first button (Keep for workspace is gone once kept), else on the rule that took
+   * a deleted one's place (or the one before it), else on the panel's close button. Left to
+   * itself, the focus fell to the page, and a keyboard user started over from the top.
+   */
+  private refocus(focused: FocusedRule): void {
+    const items = [...this.list.children].filter((item): item is HTMLElement => item instanceof HTMLElement && !item.hidden);
+    const same = items.find((item) => item.dataset["ruleId"] === focused.id);
+    const buttons = (item: HTMLElement | undefined) => [...(item?.querySelectorAll<HTMLButtonElement>("button") ?? [])];
+    const target =
+      buttons(same).find((button) => button.className === focused.button) ??
+      buttons(same)[0] ??
+      buttons(items[Math.min(focused.index, items.length - 1)]).find((button) => button.className === focused.button) ??
+      buttons(items[Math.min(focused.index, items.length - 1)])[0] ??
+      this.close;
+    target.focus();
   }
 
   /** Shows the rules the filter's words all occur in; says so when none does. */
@@ -223,6 +252,13 @@ export class RulesPanelView {
     delete this.clearWorkspace.dataset["confirm"];
     this.clearWorkspace.textContent = "Clear workspace rules";
   }
+}
+
+/** Where the focus was in the list of rules, to put it back after the list is drawn again. */
+interface FocusedRule {
+  id: string;
+  index: number;
+  button: string;
 }
 
 function originText(origin: RuleOrigin): string {

@@ -340,6 +340,31 @@ describe("rules panel", () => {
     ]);
   });
 
+  it("keeps the focus in the list when a rule is deleted or kept", () => {
+    // Before, the list was drawn anew and the focus fell to the page.
+    ui = harness({ composer: "", openThoughts: [], rulesOpen: true });
+    ui.frame(snapshot([], { session: twoRules() }));
+    const focused = () => ui.window.document.activeElement as HTMLElement | null;
+    const rulesOf = (ids: number[]) => {
+      const all = twoRules().permissions.rules;
+      return session({ permissions: permissions({ rules: ids.map((id) => all.find((each) => each.id === id)!) }) });
+    };
+    ui.query<HTMLButtonElement>('.rule[data-rule-id="2"] button.rule-delete').focus();
+    ui.frame(patch([], rulesOf([4, 9])));
+    assert.equal(focused()?.closest<HTMLElement>(".rule")?.dataset["ruleId"], "9", "the rule that took its place");
+    assert.ok(focused()?.classList.contains("rule-delete"));
+
+    ui.query<HTMLButtonElement>('.rule[data-rule-id="4"] button.rule-keep').focus();
+    const [four, , nine] = twoRules().permissions.rules;
+    ui.frame(patch([], session({ permissions: permissions({ rules: [{ ...four!, scope: "workspace" }, nine!] }) })));
+    assert.equal(focused()?.closest<HTMLElement>(".rule")?.dataset["ruleId"], "4", "kept: the same rule");
+    assert.ok(focused()?.classList.contains("rule-delete"), "its Keep button is gone: its first button");
+
+    ui.query<HTMLButtonElement>('.rule[data-rule-id="9"] button.rule-delete').focus();
+    ui.frame(patch([], rulesOf([])));
+    assert.equal(focused(), ui.query("button.rules-close"), "no rule left: the panel's close button");
+  });
+
   it("clears the workspace's rules only on a confirming second click", () => {
     ui.frame(snapshot([], { session: twoRules() }));
     const clear = ui.query<HTMLButtonElement>('button.rules-clear[data-scope="workspace"]');
