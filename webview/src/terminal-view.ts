@@ -306,7 +306,13 @@ export class TerminalCard {
 
   private showStopButton(): void {
     // Only commands Tether runs can be stopped from here; an agent's own stop with its turn.
-    this.stopButton.hidden = !this.running || this.view?.origin !== "client";
+    const hidden = !this.running || this.view?.origin !== "client";
+    // A focused button that is disabled or hidden drops the focus to the page: it goes on to
+    // "Open in terminal", beside it, instead.
+    if ((hidden || this.stopRequested) && this.stopButton.ownerDocument.activeElement === this.stopButton) {
+      this.openButton.focus({ preventScroll: true });
+    }
+    this.stopButton.hidden = hidden;
     this.stopButton.disabled = this.stopRequested;
     this.stopButton.replaceChildren(icon("debug-stop"), this.stopRequested ? "Stopping…" : "Stop");
   }

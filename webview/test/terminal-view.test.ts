@@ -175,6 +175,16 @@ describe("terminal card", () => {
     assert.equal(cardText(card(ui)).split("\n")[1], "<Open in terminal>");
   });
 
+  it("moves the focus from Stop to Open in terminal once Stop is pressed", () => {
+    // A focused button that is disabled drops the focus to the page (before, a keyboard user
+    // started over from the top of the view).
+    ui.frame(snapshot([terminalToolCall(0, "term-1")], { terminals: [terminalView()] }));
+    const stop = ui.query<HTMLButtonElement>(".terminal-stop");
+    stop.focus();
+    stop.click();
+    assert.equal(ui.window.document.activeElement, ui.query(".terminal-open"));
+  });
+
   it("offers no Stop for the agent's own commands, and says who runs them", () => {
     ui.frame(snapshot([terminalToolCall(0, "term-1")], { terminals: [terminalView({ origin: "agent" })] }));
     assert.equal(cardText(card(ui)).split("\n")[1], "run by the agent | <Open in terminal>");
