@@ -111,9 +111,16 @@ const OUTCOME_STATES: Record<PermissionOutcome["type"], string> = {
 /** How an answered request reads, by the kind of the option chosen. */
 const OUTCOME_LABELS: Record<string, string> = {
   allow_once: "Allowed once",
-  allow_always: "Always allowed",
+  allow_always: "Always allowed (this session)",
   reject_once: "Rejected",
-  reject_always: "Always rejected",
+  reject_always: "Always rejected (this session)",
+};
+
+/** What an "always" option does beyond this request, for its tooltip: Tether's rule is the
+ * session's, whatever the agent's option is called. */
+const ALWAYS_SCOPES: Record<string, string> = {
+  allow_always: "Tether allows the same for the rest of this session; the rules panel can keep it for the workspace",
+  reject_always: "Tether rejects the same for the rest of this session; the rules panel can keep it for the workspace",
 };
 
 export class ToolCallCard {
@@ -371,6 +378,8 @@ export class ToolCallCard {
       button.setAttribute("aria-keyshortcuts", digit);
       button.title = `${option.name} (${digit})`;
     }
+    const scope = ALWAYS_SCOPES[option.kind];
+    if (scope !== undefined) button.title = `${button.title || option.name}: ${scope}`;
     button.disabled = answeredHere;
     button.addEventListener("click", () => {
       if (this.context.answered.has(key)) return;

@@ -35,6 +35,17 @@ describe("permission card", () => {
         ["reject-always", "reject_always", "Always reject", "4", "4"],
       ],
     );
+    // An "always" choice is Tether's rule for this session, whatever the agent calls it: its
+    // tooltip says how far it goes (before, nothing said "this session").
+    assert.deepEqual(
+      ui.queryAll("button.permission-option").map((button) => button.title),
+      [
+        "Allow once (1)",
+        "Always allow (2): Tether allows the same for the rest of this session; the rules panel can keep it for the workspace",
+        "Reject (3)",
+        "Always reject (4): Tether rejects the same for the rest of this session; the rules panel can keep it for the workspace",
+      ],
+    );
     const live = ui.query(".permission-announcement");
     assert.equal(live.getAttribute("aria-live"), "polite");
     assert.equal(live.textContent, "Permission needed: Run tests (4)");
@@ -67,7 +78,7 @@ describe("permission card", () => {
   it("replaces the options with one line saying how the request was settled", () => {
     const cases: Array<[PermissionOutcome, string, string, string]> = [
       [{ type: "selected", optionId: "allow-once" }, "answered", ".permission-outcome", "Allowed once"],
-      [{ type: "selected", optionId: "reject-always" }, "answered", ".permission-outcome", "Always rejected"],
+      [{ type: "selected", optionId: "reject-always" }, "answered", ".permission-outcome", "Always rejected (this session)"],
       [
         {
           type: "auto",
