@@ -370,7 +370,7 @@ impl AcpClient {
         let mut text = if gate.outside {
             "The agent asked Tether to run this command outside the workspace.".to_owned()
         } else {
-            "The agent asked Tether to run this command without asking you first.".to_owned()
+            "The agent did not ask your permission for this command, so Tether asks before running it.".to_owned()
         };
         if let Some(cwd) = &gate.shown_cwd {
             let place = if gate.outside { ", outside the workspace" } else { "" };
