@@ -269,7 +269,8 @@ function hunkStateLabel(change: FileChangeView, hunk: HunkView): string {
 /** How a change already on disk came to be there, by its origin. */
 const APPLIED_LINES: Record<string, string> = {
   agent: "Changed on disk by the agent",
-  write: "Written (allowed by your mode/rule)",
+  // Why it was written without review is the card's outcome line ("allowed by your … mode").
+  write: "Written to disk, not reviewed yet",
   restore: "Restored on disk",
 };
 

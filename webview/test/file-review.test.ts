@@ -188,7 +188,7 @@ describe("file change card", () => {
         { type: "applied" },
         "write",
         ["pending", "pending"],
-        "Written (allowed by your mode/rule)",
+        "Written to disk, not reviewed yet",
         [
           "file-change-label=src/app.ts",
           "change-keep-all=Keep all",
