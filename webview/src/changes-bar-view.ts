@@ -30,7 +30,6 @@ export class ChangesBarView {
     this.element.setAttribute("aria-label", "Files changed");
     this.list.id = LIST_ID;
     this.summary.type = "button";
-    this.summary.title = "Show or hide the changed files";
     this.summary.setAttribute("aria-controls", LIST_ID);
     this.summary.append(icon("chevron-right"), this.summaryText);
     this.summary.addEventListener("click", () => {
@@ -52,7 +51,10 @@ export class ChangesBarView {
     if (signature === this.shown) return;
     this.shown = signature;
     this.element.hidden = changes.length === 0;
-    this.summaryText.textContent = summaryText(changes);
+    const text = summaryText(changes);
+    this.summaryText.textContent = text;
+    // The line is cut to the sidebar's width: its tooltip has all of it.
+    this.summary.title = `${text}. Show or hide the changed files`;
     this.list.replaceChildren(...changes.map((change) => this.row(change)));
   }
 

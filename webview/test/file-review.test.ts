@@ -392,6 +392,11 @@ describe("changes bar", () => {
     const bar = ui.query("section.changes-bar");
     assert.equal(bar.hidden, false);
     assert.equal(ui.query(".changes-summary").textContent, "4 files changed, 3 waiting for review");
+    // Cut to the sidebar's width, the line is whole in its tooltip.
+    assert.equal(
+      ui.query(".changes-summary").title,
+      "4 files changed, 3 waiting for review. Show or hide the changed files",
+    );
     assert.deepEqual(
       ui.queryAll(".changes-row").map((row) => [
         row.dataset["changeId"],
