@@ -165,14 +165,13 @@ export class RulesPanelView {
   private refocus(focused: FocusedRule): void {
     const items = [...this.list.children].filter((item): item is HTMLElement => item instanceof HTMLElement && !item.hidden);
     const same = items.find((item) => item.dataset["ruleId"] === focused.id);
-    const buttons = (item: HTMLElement | undefined) => [...(item?.querySelectorAll<HTMLButtonElement>("button") ?? [])];
-    const target =
-      buttons(same).find((button) => button.className === focused.button) ??
-      buttons(same)[0] ??
-      buttons(items[Math.min(focused.index, items.length - 1)]).find((button) => button.className === focused.button) ??
-      buttons(items[Math.min(focused.index, items.length - 1)])[0] ??
-      this.close;
-    target.focus();
+    const near = items[Math.min(focused.index, items.length - 1)];
+    // In a rule: the button of the same kind, else its first.
+    const buttonIn = (item: HTMLElement | undefined) => {
+      const buttons = [...(item?.querySelectorAll<HTMLButtonElement>("button") ?? [])];
+      return buttons.find((button) => button.className === focused.button) ?? buttons[0];
+    };
+    (buttonIn(same) ?? buttonIn(near) ?? this.close).focus();
   }
 
   /** Shows the rules the filter's words all occur in; says so when none does. */

@@ -2,8 +2,8 @@
 // open in the window, drawn only while there are two or more, so a single session keeps the
 // compact one-row header. Each tab says its session's label, whether its agent is working, waits
 // for the person (a permission question, a write to review), has left changes in the files that
-// are not reviewed yet, or has stopped, and has a close button. A session waiting in the background stands out in the theme's warning colour: it is
-// the one the person must not miss.
+// are not reviewed yet, or has stopped, and has a close button. A session waiting in the
+// background stands out in the theme's warning colour: it is the one the person must not miss.
 //
 // Clicking a tab asks the host to show it (`showSession`); the host answers with a snapshot of
 // that session, and the next header says which tab is shown. The arrow keys, Home and End move

@@ -206,6 +206,16 @@ pub struct ToolCallView {
     pub permission: Option<PermissionView>,
 }
 
+impl ToolCallView {
+    /// The terminals the card shows, in its order.
+    pub fn terminal_ids(&self) -> impl Iterator<Item = &str> {
+        self.content.iter().filter_map(|content| match content {
+            ToolContent::Terminal { terminal_id } => Some(terminal_id.as_str()),
+            _ => None,
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "typescript", derive(TS))]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]

@@ -420,15 +420,7 @@ impl AcpClient {
     /// last written, replacing an earlier record of the same card.
     pub(super) fn reopen_own_card(&mut self, card: &serde_json::Value) {
         let Ok(Entry::ToolCall(call)) = crate::json_value::from_value::<Entry>(card) else { return };
-        let terminals: Vec<String> = call
-            .content
-            .iter()
-            .filter_map(|content| match content {
-                crate::thread::ToolContent::Terminal { terminal_id } => Some(terminal_id.clone()),
-                _ => None,
-            })
-            .collect();
-        self.remember_run_card(&call.id, &terminals);
+        self.remember_run_card(&call);
         match self.thread.find_tool_call(&call.id) {
             Some(index) => self.thread.replace(index, Entry::ToolCall(call)),
             None => {

@@ -436,11 +436,8 @@ impl AcpClient {
         };
         match sidecar {
             Ok(sidecar) => {
-                let call = self.terminals.next_call();
-                self.terminals
-                    .calls
-                    .insert(call, PendingCall::Forwarded { request: id, method, terminal: terminal.0.to_string() });
-                self.events.push_back(AcpEvent::Terminal(TerminalCall::Request { call, method, terminal: sidecar }));
+                let pending = PendingCall::Forwarded { request: id, method, terminal: terminal.0.to_string() };
+                self.ask_tetherd(pending, method, sidecar);
             }
             Err(problem) => self.refuse(&id, problem),
         }
@@ -634,10 +631,7 @@ impl AcpClient {
             .enumerate()
             .filter_map(|(index, entry)| match entry {
                 Entry::ToolCall(call) if running_run_card(call) => {
-                    call.content.iter().find_map(|content| match content {
-                        ToolContent::Terminal { terminal_id } => Some((index as EntryIndex, terminal_id.clone())),
-                        _ => None,
-                    })
+                    call.terminal_ids().next().map(|terminal| (index as EntryIndex, terminal.to_owned()))
                 }
                 _ => None,
             })
@@ -657,14 +651,14 @@ impl AcpClient {
         }
     }
 
-    /// While replaying: Tether's card `card` shows the terminals `terminals` in the log.
-    pub(super) fn remember_run_card(&mut self, card: &str, terminals: &[String]) {
-        if !is_run_card(card) {
+    /// While replaying: the terminals Tether's card `card`, as the log has it, shows.
+    pub(super) fn remember_run_card(&mut self, card: &crate::thread::ToolCallView) {
+        if !is_run_card(&card.id) {
             return;
         }
-        for terminal in terminals {
+        for terminal in card.terminal_ids() {
             if !self.terminals.run_cards.iter().any(|(known, _)| known == terminal) {
-                self.terminals.run_cards.push((terminal.clone(), card.to_owned()));
+                self.terminals.run_cards.push((terminal.to_owned(), card.id.clone()));
             }
         }
     }
@@ -695,14 +689,16 @@ impl AcpClient {
             }
         }
         for (terminal, sidecar) in running {
-            let call = self.terminals.next_call();
-            self.terminals.calls.insert(call, PendingCall::Refill { terminal });
-            self.events.push_back(AcpEvent::Terminal(TerminalCall::Request {
-                call,
-                method: method::TERMINAL_OUTPUT,
-                terminal: sidecar,
-            }));
+            self.ask_tetherd(PendingCall::Refill { terminal }, method::TERMINAL_OUTPUT, sidecar);
         }
+    }
+
+    /// Sends tetherd `method` about its terminal `sidecar`; its answer is handled as `pending`
+    /// says ([`AcpClient::handle_terminal_answer`]).
+    fn ask_tetherd(&mut self, pending: PendingCall, method: &'static str, sidecar: TerminalId) {
+        let call = self.terminals.next_call();
+        self.terminals.calls.insert(call, pending);
+        self.events.push_back(AcpEvent::Terminal(TerminalCall::Request { call, method, terminal: sidecar }));
     }
 
     /// tetherd is out of reach: the commands it ran are out of sight for good.

@@ -241,7 +241,7 @@ impl HostEngine {
         let (slot, header, badge) = self.open_sessions().find(|(slot, ..)| slot.key == key)?;
         let running = slot.client.thread().turn() == &crate::thread::TurnState::Running;
         let waiting = matches!(tab_activity(slot, header, badge), TabActivity::Waiting);
-        (running || waiting).then(|| tab_label(slot, header, self.renamed_title(slot)))
+        (running || waiting).then(|| self.tab_label(slot, header))
     }
 
     /// Every open session, the shown one first, with the header it shows and its questions
@@ -261,7 +261,7 @@ impl HostEngine {
             .open_sessions()
             .map(|(slot, header, badge)| SessionTabView {
                 key: slot.key,
-                label: tab_label(slot, header, self.renamed_title(slot)),
+                label: self.tab_label(slot, header),
                 agent: slot.profile.name.clone(),
                 activity: tab_activity(slot, header, badge),
             })
@@ -270,11 +270,14 @@ impl HostEngine {
         tabs
     }
 
-    /// The name the person gave `slot`'s session in the history, if they renamed it.
-    fn renamed_title(&self, slot: &Session) -> Option<&str> {
-        let dir = slot.session_dir.as_deref()?;
-        let summary = self.history.sessions.iter().find(|summary| summary.dir == dir)?;
-        summary.meta.title.as_deref()
+    /// A tab's words: the name the person gave the session in the history, else [`tab_title`].
+    fn tab_label(&self, slot: &Session, header: &SessionView) -> String {
+        let dir = slot.session_dir.as_deref();
+        let summary = self.history.sessions.iter().find(|summary| Some(summary.dir.as_str()) == dir);
+        match summary.and_then(|summary| summary.meta.title.as_deref()).filter(|name| !name.trim().is_empty()) {
+            Some(name) => name.to_owned(),
+            None => tab_title(slot, header),
+        }
     }
 
     /// The badge's count: the permission questions waiting in every open session.
@@ -286,7 +289,7 @@ impl HostEngine {
     /// has more than one: its review documents and terminals say whose they are.
     pub(super) fn label_host_action(&self, action: &mut HostAction) {
         let Some(slot) = &self.session else { return };
-        let label = (self.open_keys().len() > 1).then(|| tab_label(slot, &self.view.header, self.renamed_title(slot)));
+        let label = (self.open_keys().len() > 1).then(|| self.tab_label(slot, &self.view.header));
         match action {
             HostAction::ShowReview { document, .. } => {
                 document.session = slot.key;
@@ -304,13 +307,10 @@ impl HostEngine {
     }
 }
 
-/// A tab's words: the name the person gave the session in the history (`renamed`), else its
-/// title (the agent's, else its first prompt's start), else its agent's name; for a conversation
-/// restored from a checkpoint, the prompt it went back to before, until the person prompts in it.
-fn tab_label(slot: &Session, header: &SessionView, renamed: Option<&str>) -> String {
-    if let Some(name) = renamed.filter(|name| !name.trim().is_empty()) {
-        return name.to_owned();
-    }
+/// A session's title for its tab, when the person has not named it: the agent's title, else its
+/// first prompt's start, else its agent's name; for a conversation restored from a checkpoint,
+/// the prompt it went back to before, until the person prompts in it.
+fn tab_title(slot: &Session, header: &SessionView) -> String {
     if let Some(title) = header.controls.title.as_ref().filter(|title| !title.trim().is_empty()) {
         return title.clone();
     }

@@ -67,14 +67,7 @@ impl AcpClient {
     pub(in crate::acp) fn link_terminals(&mut self, tool_call_index: crate::thread::EntryIndex) {
         let Some(call) = self.thread.tool_call(tool_call_index) else { return };
         let call_id = call.id.clone();
-        let ids: Vec<String> = call
-            .content
-            .iter()
-            .filter_map(|content| match content {
-                ToolContent::Terminal { terminal_id } => Some(terminal_id.clone()),
-                _ => None,
-            })
-            .collect();
+        let ids: Vec<String> = call.terminal_ids().map(str::to_owned).collect();
         for id in ids {
             let Some(entry) = self.terminals.get_mut(&id) else { continue };
             let previous = entry.tool_call.replace(call_id.clone());

@@ -57,13 +57,7 @@ impl AcpClient {
                     return Ok(()); // It ended meanwhile: nothing to stop.
                 };
                 entry.stop_requested = true;
-                let call = self.terminals.next_call();
-                self.terminals.calls.insert(call, PendingCall::Stop { terminal });
-                self.events.push_back(AcpEvent::Terminal(TerminalCall::Request {
-                    call,
-                    method: method::TERMINAL_KILL,
-                    terminal: sidecar,
-                }));
+                self.ask_tetherd(PendingCall::Stop { terminal }, method::TERMINAL_KILL, sidecar);
                 Ok(())
             }
             TerminalIntent::Open { terminal } => {
