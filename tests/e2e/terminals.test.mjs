@@ -128,6 +128,13 @@ test("terminals: commands show in VS Code terminals and in the chat, can be stop
       const reloadStarted = Date.now();
       await vscode.reloadWindow();
       await vscode.openTetherView();
+      // The VS Code terminal went with the old window; the new one opens it again by itself,
+      // with what the command printed before the reload.
+      await terminalNamed("Agent: echo").waitFor();
+      await terminalShowing("long job started").waitFor();
+      // By then the engine has drawn the card again. The webview first shows the screen it kept
+      // from before the reload, inert, with the card's time as it was then.
+      await chat.locator("[inert]").first().waitFor({ state: "detached" });
       await running.waitFor();
       const after = parseElapsed(await elapsed.innerText());
       const reloadTook = (Date.now() - reloadStarted) / 1000;
@@ -138,10 +145,6 @@ test("terminals: commands show in VS Code terminals and in the chat, can be stop
         `the card's clock went on from its start: ${before} s before the reload, ${after} s after it, ` +
           `which took ${reloadTook.toFixed(1)} s`,
       );
-      // The VS Code terminal went with the old window; the new one opens it again by itself,
-      // with what the command printed before the reload.
-      await terminalNamed("Agent: echo").waitFor();
-      await terminalShowing("long job started").waitFor();
       await vscode.screenshot("terminals-reloaded.png");
 
       await card().locator(".terminal-stop").click();
