@@ -171,9 +171,10 @@ impl LogReplay {
         let mut client = self.client;
         client.follow_reopened_run_cards();
         // The cards of the commands rebuilt from the log go into the thread now, timed as of the
-        // log's end; their mirrors stay closed, so nothing is written anywhere.
+        // log's end. Nothing is written anywhere: the window has no terminal of theirs.
         let logged_until = client.thread.now();
         client.flush_terminals(logged_until);
+        client.close_replayed_mirrors();
         client.thread.take_patches();
         // A thought still streaming when the log ended goes on live, on the engine's clock.
         client.thread.forget_thought_start();

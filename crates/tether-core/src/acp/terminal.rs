@@ -673,19 +673,33 @@ impl AcpClient {
         });
     }
 
-    /// Going on with a live agent after a reload: each command still running asks tetherd for
-    /// the output it kept (see [`PendingCall::Refill`]), and its terminal, which went with the
-    /// window, opens again once that output is in.
+    /// The end of a replay: the commands it rebuilt have no VS Code terminal in this window, whatever
+    /// the log's events made of their mirrors (an agent's own command opens one when it prints).
+    pub(super) fn close_replayed_mirrors(&mut self) {
+        for entry in &mut self.terminals.list {
+            entry.mirror = Mirror::Closed;
+            entry.mirror_pending.clear();
+        }
+    }
+
+    /// Going on with a live agent after a reload: each command still running gets its terminal,
+    /// which went with the window, back without taking the focus. One Tether runs asks tetherd
+    /// for the output it kept first (see [`PendingCall::Refill`]); an agent's own command opens
+    /// at the next frame, since the log has everything it printed.
     pub(super) fn refill_running_terminals(&mut self) {
         let mut running = Vec::new();
         for entry in self.terminals.list.iter_mut().filter(|entry| entry.running()) {
             // Its card was last drawn as of the log's end: it shows its time from its start again.
             self.terminals.dirty.insert(entry.id.clone());
-            if let (TerminalOrigin::Client, Some(sidecar)) = (entry.origin, entry.sidecar) {
-                if entry.mirror == Mirror::Closed {
-                    entry.mirror = Mirror::Reloaded;
+            match (entry.origin, entry.sidecar) {
+                (TerminalOrigin::Client, Some(sidecar)) => {
+                    if entry.mirror == Mirror::Closed {
+                        entry.mirror = Mirror::Reloaded;
+                    }
+                    running.push((entry.id.clone(), sidecar));
                 }
-                running.push((entry.id.clone(), sidecar));
+                (TerminalOrigin::Agent, _) if entry.mirror == Mirror::Closed => entry.mirror = Mirror::Wanted,
+                _ => {}
             }
         }
         for (terminal, sidecar) in running {

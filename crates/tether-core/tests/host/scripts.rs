@@ -207,6 +207,11 @@ fn after_a_window_reload_the_agent_waiting_for_a_command_gets_its_exit() {
 }
 
 #[test]
+fn after_a_window_reload_a_command_the_agent_runs_itself_gets_its_terminal_back() {
+    check("reload-agent-command");
+}
+
+#[test]
 fn after_a_window_reload_a_question_still_waiting_is_counted_on_the_badge_and_tab() {
     check("reload-waiting");
 }
