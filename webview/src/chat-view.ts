@@ -225,7 +225,7 @@ export class ChatView {
     this.focusPermission();
     this.announcePermissions();
     // The screen a reload will show first: the end of what was just drawn.
-    if (model.loaded && !changes.isEmpty) this.uiState.screenChanged(model);
+    if (model.loaded && !changes.isEmpty) this.uiState.screenChanged(model, changes);
     return textWaiting;
   }
 

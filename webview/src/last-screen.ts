@@ -14,6 +14,11 @@
 // model counts as not loaded (patches wait for the snapshot), and the chat view takes no answer,
 // prompt or click on it (`ChatView` makes its parts inert). The host's snapshot then draws the
 // live thread over it, as any snapshot does.
+//
+// A command still running keeps counting in the picture: its time is saved as of the save, by
+// the wall clock (`Date.now()`, which goes on across a reload, unlike `performance.now()`), and
+// the restored card adds the time since. Without that it showed the time it had at the last save
+// for the second or two before the host's snapshot.
 
 import { type ChangeSet, type ChatModel, applyRestoredScreen } from "./model";
 import type { Entry, SessionView, TerminalView, ViewSnapshot } from "./protocol";
@@ -32,14 +37,21 @@ export const FORMAT = 1;
 export interface SavedScreen {
   format: number;
   snapshot: ViewSnapshot;
+  /** When it was saved, by the wall clock: running commands' times are as of then. */
+  savedAt: number;
 }
 
 /**
  * The end of the thread `model` holds, as a snapshot of it; null when there is nothing worth
  * keeping (no session yet, no entries, or a last entry larger than `MAX_CHARS` alone: a screen
- * without its last entry would not be the last screen).
+ * without its last entry would not be the last screen). `seenAt` says when each terminal's view
+ * arrived, by the wall clock, which reads `now`.
  */
-export function lastScreenOf(model: ChatModel): SavedScreen | null {
+export function lastScreenOf(
+  model: ChatModel,
+  seenAt: ReadonlyMap<string, number> = new Map(),
+  now: number = Date.now(),
+): SavedScreen | null {
   if (!model.loaded || model.session === null) return null;
   const kept: Entry[] = [];
   let chars = JSON.stringify(model.session).length + JSON.stringify(model.plan).length;
@@ -60,10 +72,13 @@ export function lastScreenOf(model: ChatModel): SavedScreen | null {
   kept.reverse();
   const terminals = [...terminalIds].flatMap((id) => {
     const view = model.terminals.get(id);
-    return view === undefined ? [] : [view];
+    if (view === undefined) return [];
+    const arrived = seenAt.get(id);
+    return arrived === undefined ? [view] : [countedOn(view, now - arrived)];
   });
   return {
     format: FORMAT,
+    savedAt: now,
     snapshot: {
       session: model.session,
       earlier: model.entries.length - kept.length,
@@ -78,9 +93,10 @@ export function lastScreenOf(model: ChatModel): SavedScreen | null {
 /**
  * The snapshot to draw from what an earlier window saved (`value`, read back from the webview's
  * state, so of any shape), or null when it is not a screen this webview saved. The session is
- * shown as connecting, with none of its buttons: the agent's state is the host's to say.
+ * shown as connecting, with none of its buttons: the agent's state is the host's to say. `now`
+ * is the wall clock's time.
  */
-export function restoredScreen(value: unknown): ViewSnapshot | null {
+export function restoredScreen(value: unknown, now: number = Date.now()): ViewSnapshot | null {
   if (typeof value !== "object" || value === null) return null;
   const saved = value as Partial<Record<keyof SavedScreen, unknown>>;
   if (saved.format !== FORMAT || typeof saved.snapshot !== "object" || saved.snapshot === null) return null;
@@ -111,8 +127,16 @@ export function restoredScreen(value: unknown): ViewSnapshot | null {
     entries: snapshot.entries as Entry[],
     plan: snapshot.plan as ViewSnapshot["plan"],
     turn: snapshot.turn as ViewSnapshot["turn"],
-    terminals: snapshot.terminals as TerminalView[],
+    terminals: (snapshot.terminals as TerminalView[]).map((view) =>
+      typeof saved.savedAt === "number" ? countedOn(view, now - saved.savedAt) : view,
+    ),
   };
+}
+
+/** `view` as it reads `ms` later: a running command's time has gone on. */
+function countedOn(view: TerminalView, ms: number): TerminalView {
+  if (view.state.type !== "running" || !(ms > 0)) return view;
+  return { ...view, elapsedMs: view.elapsedMs + ms };
 }
 
 /**

@@ -9,7 +9,7 @@
 
 import type { ThoughtOpenState } from "./agent-message-view";
 import { lastScreenOf } from "./last-screen";
-import type { ChatModel } from "./model";
+import type { ChangeSet, ChatModel } from "./model";
 import type { PromptAttachment, SessionKey, VsCodeApi } from "./protocol";
 
 /** A session's unsent text, and what each "@label" in it stands for. */
@@ -66,6 +66,8 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
   private saveTimer: ReturnType<typeof setTimeout> | null = null;
   /** The model whose end is saved, once the host's state has been drawn; null once saved. */
   private screenSource: ChatModel | null = null;
+  /** When each terminal's view last arrived, by the wall clock (see `last-screen.ts`). */
+  private readonly terminalsSeenAt = new Map<string, number>();
   /** The screen the last window saved: what this one draws first. */
   readonly savedScreen: unknown;
   /** The screen to save: the last window's until this one has drawn the host's state. */
@@ -212,10 +214,18 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
   }
 
   /**
-   * Saves the end of `model`'s thread soon: call after a frame drew a change of the host's state.
-   * A frame drawing a restored screen does not call this: the saved screen is already that one.
+   * Saves the end of `model`'s thread soon: call after a frame drew `changes` of the host's
+   * state. A frame drawing a restored screen does not call this: the saved screen is already
+   * that one.
    */
-  screenChanged(model: ChatModel): void {
+  screenChanged(model: ChatModel, changes: ChangeSet): void {
+    const now = Date.now();
+    if (changes.reset) {
+      this.terminalsSeenAt.clear();
+      for (const id of model.terminals.keys()) this.terminalsSeenAt.set(id, now);
+    } else {
+      for (const id of changes.terminals) this.terminalsSeenAt.set(id, now);
+    }
     this.screenSource = model;
     this.saveSoon(SCREEN_SAVE_DELAY_MS);
   }
@@ -226,7 +236,7 @@ export class UiState implements ThoughtOpenState, RulesPanelState, ChangesBarSta
       this.saveTimer = null;
       // A model out of sync waits for a snapshot: the screen saved before stays until then.
       if (this.screenSource?.loaded === true) {
-        this.screen = lastScreenOf(this.screenSource);
+        this.screen = lastScreenOf(this.screenSource, this.terminalsSeenAt);
         this.screenSource = null;
       }
       const state: SavedState = {

@@ -89,6 +89,31 @@ describe("last screen", () => {
     assert.equal(reloaded.model.restored, false);
   });
 
+  it("counts a running command's time on from when it was saved, across the reload", (context) => {
+    // Date is the wall clock the saved time is read against; the frame clock is the harness's.
+    context.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 1_700_000_000_000 });
+    const ui = harness();
+    const running = (elapsedMs: number) => terminalView({ id: "term-1", elapsedMs });
+    ui.frame(snapshot([terminalToolCall(1, "term-1"), ...replies(1)], { terminals: [running(5_000)] }));
+    context.mock.timers.tick(2_000);
+    // The command prints at 7 s, then nothing for 20 s; the window reloads then.
+    ui.frame(patch([{ op: "terminal", view: running(7_000) }]));
+    context.mock.timers.tick(1_000);
+    context.mock.timers.tick(20_000);
+
+    const reloaded = harness(ui.saved());
+    reloaded.restore();
+    // Before, the picture said 7.0 s, the time at the last save, until the host's snapshot.
+    assert.equal(reloaded.query(".terminal-elapsed").textContent, "28 s");
+    const finished = terminalView({ id: "term-1", elapsedMs: 9_000, state: { type: "exited", exitCode: 0, signal: null, killed: false } });
+    ui.frame(patch([{ op: "terminal", view: finished }]));
+    context.mock.timers.tick(1_000);
+    context.mock.timers.tick(30_000);
+    const afterEnd = harness(ui.saved());
+    afterEnd.restore();
+    assert.equal(afterEnd.query(".terminal-elapsed").textContent, "9.0 s", "a finished command's time stays");
+  });
+
   it("keeps the end of a long thread, with the places of the entries before it", () => {
     const model = emptyModel();
     applyHostMessage(model, snapshot(replies(1_000)), new ChangeSet());
