@@ -27,6 +27,40 @@ const ACTIVITY_MARKS: Record<TabActivity, { icon: string; words: string } | null
   stopped: { icon: "debug-stop", words: "stopped" },
 };
 
+/**
+ * A shared start shorter than this, or of one word, stays: cutting "Fix " saves little, and
+ * "Session 1" and "Session 2" are not "…1" and "…2".
+ */
+const MIN_SHARED_CHARS = 8;
+const MIN_SHARED_WORDS = 2;
+
+/**
+ * What each tab shows of its label. Labels that start alike (prompts that all begin "Please fix
+ * the") were all cut to that same start in a strip of narrow tabs, so the whole words a label
+ * shares with the start of another give way to "…", as VS Code's editor tabs tell files of the
+ * same name apart by what differs. The whole label stays the tab's tooltip and accessible name.
+ */
+export function distinctLabels(labels: readonly string[]): string[] {
+  return labels.map((label, index) => {
+    let shared = 0;
+    labels.forEach((other, otherIndex) => {
+      if (otherIndex !== index && other !== label) shared = Math.max(shared, sharedWordsLength(label, other));
+    });
+    const words = label.slice(0, shared).split(" ").length - 1;
+    const cut = shared >= MIN_SHARED_CHARS && words >= MIN_SHARED_WORDS && shared < label.length;
+    return cut ? `…${label.slice(shared)}` : label;
+  });
+}
+
+/** How much of `label` is whole words (each with the space after it) that `other` starts with too. */
+function sharedWordsLength(label: string, other: string): number {
+  let end = 0;
+  for (let index = 0; index < label.length && index < other.length && label[index] === other[index]; index++) {
+    if (label[index] === " ") end = index + 1;
+  }
+  return end;
+}
+
 /** One tab's nodes. */
 interface TabParts {
   tab: HTMLElement;
@@ -69,9 +103,10 @@ export class SessionTabsView {
       parts.tab.remove();
       this.tabs.delete(key);
     }
+    const shown = distinctLabels(tabs.map((tab) => tab.label));
     tabs.forEach((view, index) => {
       const parts = this.tabs.get(view.key) ?? this.create(view.key);
-      this.update(parts, view);
+      this.update(parts, view, shown[index] ?? view.label);
       // Tabs keep their order, so a kept tab is never moved (moving a node drops its focus).
       const there = this.element.children[index] ?? null;
       if (there !== parts.tab) this.element.insertBefore(parts.tab, there);
@@ -129,12 +164,14 @@ export class SessionTabsView {
     return parts;
   }
 
-  private update(parts: TabParts, view: SessionTabView): void {
+  /** Draws `view`, its label shown as `shownLabel` (see `distinctLabels`). */
+  private update(parts: TabParts, view: SessionTabView, shownLabel: string): void {
     const selected = view.key === this.shown;
     parts.tab.dataset["activity"] = view.activity;
     parts.tab.setAttribute("aria-selected", String(selected));
     parts.tab.title = `${view.label} (${view.agent})`;
-    parts.label.textContent = view.label;
+    parts.label.textContent = shownLabel;
+    parts.label.setAttribute("aria-label", view.label);
     parts.close.title = `Close ${view.label}`;
     parts.close.setAttribute("aria-label", `Close ${view.label}`);
     const mark = ACTIVITY_MARKS[view.activity];

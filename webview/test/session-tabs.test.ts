@@ -38,13 +38,28 @@ describe("session tabs", () => {
   const tabs = () => ui.queryAll(".session-tabs .session-tab");
   const tabOf = (key: number) => ui.query(`.session-tab[data-key="${key}"]`);
   const focused = () => ui.window.document.activeElement;
-  /** A tab's accessible name: the text of what its aria-labelledby names. */
+  /** A tab's accessible name: the aria-label, else the text, of what its aria-labelledby names. */
   const nameOf = (element: HTMLElement) =>
     (element.getAttribute("aria-labelledby") ?? "")
       .split(" ")
-      .map((id) => ui.window.document.getElementById(id)?.textContent ?? "")
+      .map((id) => {
+        const named = ui.window.document.getElementById(id);
+        return named?.getAttribute("aria-label") ?? named?.textContent ?? "";
+      })
       .filter((text) => text !== "")
       .join(", ");
+
+  it("tells apart labels that start alike by what differs, keeping the whole label to hover and hear", () => {
+    const labels = ["Please fix the login bug", "Please fix the signup form", "Write the docs", "Write the docs", "Session 10", "Session 11"];
+    ui.frame(snapshot([], { session: session({ tabs: labels.map((label, index) => tab(index + 1, { label })), shown: 1 }) }));
+    const shownLabels = tabs().map((each) => each.querySelector(".session-tab-label")?.textContent);
+    // Before, the first two read "Please fix the lo…" and "Please fix the si…" at best, and
+    // "Please …" in a narrow sidebar: the same start, cut.
+    // Labels alike in full stay (nothing tells them apart), and so does a shared single word.
+    assert.deepEqual(shownLabels, ["…login bug", "…signup form", "Write the docs", "Write the docs", "Session 10", "Session 11"]);
+    assert.equal(tabOf(1).title, "Please fix the login bug (Demo)");
+    assert.equal(nameOf(tabOf(2)), "Please fix the signup form");
+  });
 
   it("shows no strip for a single session, nor before any", () => {
     ui.frame();
