@@ -68,11 +68,14 @@ test("terminals: commands show in VS Code terminals and in the chat, can be stop
       assert.ok(positions.every((at) => at >= 0), `every line is in the terminal:\n${terminalText}`);
       assert.deepEqual([...positions].sort((a, b) => a - b), positions, "in the order they were printed");
 
-      // The card: the command line, the same tail with the failing line in red, the exit code.
+      // The card: the command line once (the title "Run printf …" says it, so the terminal's
+      // line does not again), the same tail with the failing line in red, the exit code.
       const terminal = card();
       await terminal.locator('.terminal-status[data-outcome]', { hasText: "Failed (exit code 3)" }).waitFor();
       assert.equal(await terminal.getAttribute("data-state"), "exited");
-      assert.match(await terminal.locator(".terminal-command").innerText(), /^\$ printf 'check one: ok/);
+      const toolCall = chat.locator(".entry.tool-call", { has: terminal });
+      assert.match(await toolCall.locator(".tool-title").innerText(), /printf 'check one: ok/);
+      assert.equal(await terminal.locator(".terminal-command").isVisible(), false, "not said twice");
       const output = await terminal.locator(".terminal-output").innerText();
       assert.deepEqual(
         output.split("\n").filter((line) => line.trim() !== ""),

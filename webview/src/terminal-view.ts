@@ -212,6 +212,8 @@ export class TerminalCard {
   /** The card's rows, shown once a view has arrived (the placeholder until then). */
   private readonly rows: HTMLElement[];
   private readonly starting = element("div", "terminal-starting", "Starting…");
+  /** The words of the tool call's title above the card (see `setTitle`). */
+  private title = "";
 
   constructor(
     readonly terminalId: string,
@@ -257,6 +259,22 @@ export class TerminalCard {
     return this.view?.state.type === "running";
   }
 
+  /**
+   * The words of the title of the tool call that shows this card. A title that already quotes
+   * the command ("Run `npm test`") is not followed by "$ npm test" again: the card's line then
+   * starts with how the command is doing.
+   */
+  setTitle(title: string): void {
+    if (title === this.title) return;
+    this.title = title;
+    this.showCommand();
+  }
+
+  private showCommand(): void {
+    const command = this.view?.command ?? "";
+    this.command.hidden = command === "" || this.title.includes(command);
+  }
+
   /** Shows `view` (which arrived at the clock's `receivedAt`), or "Starting…" while none has. */
   update(view: TerminalView | undefined, receivedAt = this.clock()): void {
     this.view = view;
@@ -273,6 +291,7 @@ export class TerminalCard {
 
     this.command.textContent = `$ ${view.command}`;
     this.command.title = view.command;
+    this.showCommand();
     this.cwd.hidden = view.cwd === null || view.cwd === "";
     this.cwd.textContent = this.cwd.hidden ? "" : `in ${view.cwd}`;
     this.cwd.title = view.cwd ?? "";

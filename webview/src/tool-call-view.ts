@@ -159,6 +159,7 @@ export class ToolCallCard {
       call.content.forEach((item, place) => content.append(this.renderContent(item, place, shownTerminals, diffLines)));
       children.push(content);
     }
+    for (const card of this.terminalCards.values()) card.setTitle(titleText(call.title));
     for (const [id, card] of this.terminalCards) {
       if (shownTerminals.has(id)) continue;
       this.context.terminals.release(card);

@@ -230,15 +230,28 @@ describe("terminal card", () => {
     ui.frame(terminalPatch(terminalView({ id: "term-9" })));
     assert.equal(card(ui, "term-9"), placeholder);
     assert.equal(placeholder.dataset["state"], "running");
+    // The title "Run npm test" says the command: the card does not say "$ npm test" again.
     assert.equal(
       cardText(placeholder),
       [
-        "$ npm test | Running [running] | 1.2 s",
+        "Running [running] | 1.2 s",
         "<Stop> | <Open in terminal>",
         "> > tether@0.1.0 test",
         "> ok 1 - adds",
       ].join("\n"),
     );
+  });
+
+  it("says the command once: not again under a title that quotes it", () => {
+    const finished: TerminalState = { type: "exited", exitCode: 0, signal: null, killed: false };
+    ui.frame(
+      snapshot([terminalToolCall(0, "term-1", { title: "`npm test`" })], { terminals: [terminalView({ state: finished })] }),
+    );
+    // Claude Code titles a command with the command itself: before, the card read it twice.
+    assert.equal(cardText(card(ui)).split("\n")[0], "Finished [success] | 1.2 s");
+    // A title that only paraphrases it ("Run the tests") leaves the card its command line.
+    ui.frame(patch([{ op: "replace", index: 0, entry: terminalToolCall(0, "term-1", { title: "Run the tests" }) }]));
+    assert.equal(cardText(card(ui)).split("\n")[0], "$ npm test | Finished [success] | 1.2 s");
   });
 
   it("keeps the agent's and the program's text as text, never HTML", () => {
