@@ -386,11 +386,12 @@ impl AcpClient {
     /// (which keep counting, so that a log never holds two requests with one id) stay. The
     /// agent's session is resumed: call `start` next.
     pub fn prepare_new_agent(&mut self, now: u64) {
+        let why = "was no longer running when Tether came back";
         if self.phase != Phase::Closed {
-            self.handle_exited("was no longer running when Tether came back", false, "");
+            self.handle_exited(why, false, "");
         }
         self.terminals_lost("its agent is gone", now);
-        self.unanswered.clear();
+        self.drop_unanswered(why);
         self.modes.agent = None;
         self.modes.switches_in_flight = 0;
         self.controls.forget_agent();

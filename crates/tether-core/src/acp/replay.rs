@@ -142,7 +142,7 @@ impl LogReplay {
                     let description = exit_description(*code, *signal);
                     let tail: Vec<&str> = self.stderr.iter().map(String::as_str).collect();
                     client.handle_exited(&description, *killed, &tail.join("\n"));
-                    client.unanswered.clear();
+                    client.drop_unanswered(&description);
                     self.stderr.clear();
                 }
                 LogEvent::Host(record) => client.replay_decision(record),
@@ -274,6 +274,28 @@ impl AcpClient {
             return;
         }
         self.handle_message(line, 0);
+    }
+
+    /// The agent that made the requests the log left unanswered is gone (`why`): none of them will
+    /// be answered. A write it asked for was waiting for the person's review and was never
+    /// written; the log has no card of it (its review begins only when the request is handled),
+    /// so a notice names the file rather than letting the proposal vanish unsaid.
+    pub(super) fn drop_unanswered(&mut self, why: &str) {
+        for line in std::mem::take(&mut self.unanswered).into_values() {
+            let Ok(Message::Request { method, params: Some(params), .. }) = jsonrpc::parse_message(&line) else {
+                continue;
+            };
+            if method != "fs/write_text_file" {
+                continue;
+            }
+            let params: serde_json::Value = serde_json::from_str(params.get()).unwrap_or_default();
+            let Some(path) = params["path"].as_str() else { continue };
+            let text = format!(
+                "The agent's change to {}, still waiting for your review, was not written: the agent {why}.",
+                self.label_of(path)
+            );
+            self.thread.push(Entry::Notice(NoticeView { level: NoticeLevel::Warning, text, detail: None }));
+        }
     }
 
     /// Goes on with the agent that wrote the replayed log, still running (a window reload): the
@@ -459,6 +481,17 @@ impl AcpClient {
                 }
                 let kind = match &*method {
                     "initialize" => {
+                        // A new agent process with no exit of the one before it in the log:
+                        // tetherd was lost with that one (killed, or the machine slept), and what
+                        // it left open ended then, as the live engine said: its turn, its
+                        // questions, a write waiting for review. Left open here, they would be
+                        // asked of the new agent, which never heard of them, and the turn would
+                        // never end.
+                        if !matches!(self.phase, Phase::New | Phase::Closed) {
+                            let why = "was no longer running when Tether came back";
+                            self.handle_exited(why, false, "");
+                            self.drop_unanswered(why);
+                        }
                         self.phase = Phase::Initializing;
                         RequestKind::Initialize
                     }

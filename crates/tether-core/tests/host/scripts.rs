@@ -207,6 +207,11 @@ fn after_a_window_reload_the_agent_waiting_for_a_command_gets_its_exit() {
 }
 
 #[test]
+fn a_write_left_waiting_by_an_agent_that_is_gone_ends_its_turn_after_a_reload() {
+    check("reload-write-agent-gone");
+}
+
+#[test]
 fn after_a_window_reload_a_command_the_agent_runs_itself_gets_its_terminal_back() {
     check("reload-agent-command");
 }
