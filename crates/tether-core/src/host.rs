@@ -105,6 +105,8 @@ pub struct HostEngine {
     /// Why the session being reopened after a lost tetherd was cut off: its agent's turn ends
     /// with this when the log has been folded.
     interrupted_by: Option<String>,
+    /// A prompt that was on its way when tetherd was lost (see [`LostPrompt`]).
+    lost_prompt: Option<LostPrompt>,
     /// A prompt the person sent before its session could take it (the agent not running, or
     /// still starting): it goes out once the session of that agent (`generation`) is ready.
     waiting_prompt: Option<WaitingPrompt>,
@@ -115,6 +117,18 @@ pub struct HostEngine {
     mcp_settings: mcp_config::McpSettings,
     /// What agents' MCP tools asked VS Code, waiting for its answers.
     editor_questions: editor_questions::EditorQuestions,
+}
+
+/// The prompt of the turn running in the shown session when tetherd was lost. tetherd may have
+/// gone before it wrote the prompt to the session's log (and to the agent); the session is then
+/// read back from the log without it, and the prompt goes back to the text box.
+#[derive(Debug)]
+struct LostPrompt {
+    /// The session's folder.
+    dir: String,
+    /// How many prompts the thread had, this one included.
+    prompts: usize,
+    text: String,
 }
 
 #[derive(Debug)]
@@ -148,6 +162,7 @@ impl HostEngine {
             sign_in: SignInState::default(),
             mentions: MentionIndex::default(),
             interrupted_by: None,
+            lost_prompt: None,
             waiting_prompt: None,
             actions: VecDeque::new(),
             editor_questions: editor_questions::EditorQuestions::default(),

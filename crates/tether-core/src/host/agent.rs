@@ -147,6 +147,7 @@ impl HostEngine {
             return;
         }
         self.interrupted_by = None;
+        self.lost_prompt = None;
         let profile = match &restored {
             Some(restored) => Some(restored.profile.clone()),
             None => self.current_profile(),

@@ -216,6 +216,12 @@ impl HostEngine {
         let interrupted_by = self.interrupted_by.take();
         let replayed_through = load.replay.last_seq();
         let (mut client, replayed_claude, problems) = load.replay.finish_with_claude();
+        // The log, read back, has fewer prompts than the thread had when tetherd was lost: the
+        // last one never reached it, nor the agent. It goes back to the text box, not lost.
+        let unsent = self.lost_prompt.take().filter(|lost| {
+            let logged = client.thread().entries().iter().filter(|entry| matches!(entry, Entry::User(_))).count();
+            lost.dir == load.summary.dir && logged < lost.prompts
+        });
         if self.snapshot_store().is_some() {
             client.enable_snapshots();
         }
@@ -335,6 +341,12 @@ impl HostEngine {
         self.refresh_controls_view();
         self.refresh_changes_view();
         self.post_snapshot(now);
+        if let Some(unsent) = unsent {
+            self.return_prompt(
+                unsent.text,
+                "Tether lost the connection to tetherd before the prompt reached the agent",
+            );
+        }
         self.reopen_next(now);
     }
 

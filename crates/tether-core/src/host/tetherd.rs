@@ -22,11 +22,11 @@ use crate::sidecar::{
     McpToolCalled, SIDECAR_PROTOCOL_VERSION, SessionListResult, SessionReadResult, SpawnResult, TerminalData,
     TerminalExited, TerminalId, TetherdStopping, method,
 };
-use crate::thread::{NoticeLevel, NoticeView};
+use crate::thread::{Entry, NoticeLevel, NoticeView, TurnState};
 use crate::webview::{SessionKey, SessionStatus};
 
-use super::HostEngine;
 use super::history::ListPurpose;
+use super::{HostEngine, LostPrompt};
 
 /// How long tetherd may take to answer `hello` or `agent/spawn`.
 pub(super) const SIDECAR_TIMEOUT_MS: u64 = 15_000;
@@ -319,6 +319,17 @@ impl HostEngine {
         let (was_ready, stopped_on_purpose) = self.tetherd.closed();
         self.editor_questions.forget();
         let message = format!("lost the connection to tetherd ({reason})");
+        self.lost_prompt = self.session.as_ref().and_then(|slot| {
+            let entries = slot.client.thread().entries();
+            let running = slot.client.thread().turn() == &TurnState::Running;
+            let text = entries.iter().rev().find_map(|entry| match entry {
+                Entry::User(message) => Some(message.text.clone()),
+                _ => None,
+            })?;
+            let prompts = entries.iter().filter(|entry| matches!(entry, Entry::User(_))).count();
+            let dir = slot.session_dir.clone().filter(|_| running)?;
+            Some(LostPrompt { dir, prompts, text })
+        });
         // Every open session lost its agent.
         self.for_each_session(|engine| {
             if let Some(slot) = &mut engine.session {

@@ -207,6 +207,16 @@ fn after_a_window_reload_the_agent_waiting_for_a_command_gets_its_exit() {
 }
 
 #[test]
+fn a_prompt_tetherd_took_with_it_goes_back_to_the_text_box() {
+    check("prompt-lost-with-tetherd");
+}
+
+#[test]
+fn a_prompt_that_reached_the_log_before_tetherd_went_stays_in_the_thread() {
+    check("prompt-logged-before-tetherd-lost");
+}
+
+#[test]
 fn a_write_left_waiting_by_an_agent_that_is_gone_ends_its_turn_after_a_reload() {
     check("reload-write-agent-gone");
 }
