@@ -417,10 +417,11 @@ impl AcpClient {
             BadLineKind::InvalidUtf8 => "a line that is not UTF-8",
             BadLineKind::InvalidJson => "a line that is not JSON",
         };
-        self.problem(
-            format!("the agent printed {what} ({len} bytes); it was skipped"),
-            Some(&format!("{error}\n\n{preview}")),
-        );
+        let message = format!("the agent printed {what} ({len} bytes); it was skipped");
+        // tetherd logs messages, and this line was none: the notice is logged instead, so that
+        // the session read back (after a reload, a restart) still says what was skipped.
+        self.audit(AuditEvent::Notice { level: NoticeLevel::Warning, text: capitalize(&message) });
+        self.problem(message, Some(&format!("{error}\n\n{preview}")));
     }
 
     /// The agent process ended. `stderr_tail` is what it last printed on stderr.
