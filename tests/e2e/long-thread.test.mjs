@@ -405,6 +405,19 @@ test("a thread of 10,000 entries: few in the DOM, the right ones in sight, idle 
       assert.deepEqual(highlighted, ["Entry 00003 of 10000"]);
       assert.ok((await drawnCount()).entries < MOST_ENTRIES_DRAWN);
       await vscode.screenshot("long-thread-find.png");
+      // A match in the thread's first entry, at its very top: nothing scrolls above it, and the
+      // bar once covered it. It shows below the bar.
+      await input.fill("A short burst");
+      await chat.locator(".find-bar .find-count", { hasText: "1 of 1" }).waitFor();
+      await inSight(0);
+      const boxes = await webview.evaluate(() => {
+        const current = CSS.highlights?.get("tether-find-current");
+        const range = current ? [...current][0] : undefined;
+        const match = range?.getBoundingClientRect();
+        const bar = document.querySelector(".find-bar")?.getBoundingClientRect();
+        return match && bar ? { matchTop: match.top, barBottom: bar.bottom } : null;
+      });
+      assert.ok(boxes !== null && boxes.matchTop >= boxes.barBottom, `the first entry's match is under the bar: ${JSON.stringify(boxes)}`);
       await input.press("Escape");
       await chat.locator(".find-bar").waitFor({ state: "hidden" });
     });

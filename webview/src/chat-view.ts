@@ -5,7 +5,7 @@
 // the oldest request still waiting with its first to ninth option wherever the focus is, unless
 // the person is typing in a field, and the focus going to the composer when the view itself is
 // focused ("Tether: Focus Chat", or clicking into the view), and Ctrl+F (Cmd+F), which opens the
-// find bar over the thread (find-bar-view.ts): VS Code gives a webview view no find widget, and
+// find bar above the thread (find-bar-view.ts): VS Code gives a webview view no find widget, and
 // the thread is virtualized, so the browser's own find could not see most of it anyway.
 //
 // Before the first prompt the thread gives its place to the empty state (`EmptyStateView`).

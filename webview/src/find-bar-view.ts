@@ -1,5 +1,5 @@
-// The find bar: Ctrl+F (Cmd+F) in the chat opens it over the thread's top right corner, as
-// VS Code's own find widget sits over an editor. Typing searches the whole thread, Enter and
+// The find bar: Ctrl+F (Cmd+F) in the chat opens it at the thread's top right, as VS Code's own
+// find widget sits at an editor's (in a row of its own, so that it covers no match). Typing searches the whole thread, Enter and
 // Shift+Enter go to the next and previous match ("3 of 17"), Escape closes it and gives the
 // focus back.
 //
