@@ -70,10 +70,10 @@ export class MarkdownRenderer {
     return this.markdown.utils.escapeHtml(children.map((child) => child.content).join(""));
   }
 
-  /** Renders a whole markdown text to sanitized HTML. */
-  render(text: string): string {
+  /** Renders a whole markdown text to sanitized HTML; `breaks` as for [`renderTokens`]. */
+  render(text: string, { breaks = false } = {}): string {
     const { tokens, env } = this.parse(text);
-    return this.renderTokens(tokens, env);
+    return this.renderTokens(tokens, env, { breaks });
   }
 
   /**

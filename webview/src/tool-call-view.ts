@@ -270,7 +270,9 @@ export class ToolCallCard {
     const expanded = collapsible && this.state.expanded.has(place);
     // Collapsed, only the first lines are rendered: the rest of a long output costs nothing.
     const rendered = collapsible && !expanded ? firstLines(shown, COLLAPSED_LINES) : shown;
-    markdown.innerHTML = this.context.renderer.render(rendered);
+    // A tool's output is lines (a test run, a listing), as often as it is markdown: its line
+    // breaks stay, where markdown would join "running 3 tests\ntest a ... ok" into one line.
+    markdown.innerHTML = this.context.renderer.render(rendered, { breaks: true });
     if (expanded && shown.length < text.length) {
       markdown.append(element("p", "tool-truncated", `… ${text.length - shown.length} more characters`));
     }

@@ -267,6 +267,15 @@ describe("long output", () => {
     assert.equal(ui.query("button.tool-output-toggle").getAttribute("aria-expanded"), "false");
   });
 
+  it("keeps an output's line breaks, as it printed them", () => {
+    const run = "running 3 tests\ntest module_4::adds ... ok\ntest module_4::reads ... ok";
+    ui.frame(snapshot([toolCall({ content: [{ type: "text", text: `${run}\n\n**2 passed**` }] })]));
+    // Before, markdown joined the lines: "running 3 tests test module_4::adds ... ok test …".
+    const first = ui.query(".tool-output .markdown p");
+    assert.equal(first.innerHTML, "running 3 tests<br>\ntest module_4::adds ... ok<br>\ntest module_4::reads ... ok");
+    assert.equal(ui.queryAll(".tool-output .markdown strong").length, 1, "and markdown is still markdown");
+  });
+
   it("closes a code fence cut by the collapse, so the first lines still read as code", () => {
     const code = ["```sh", ...Array.from({ length: 30 }, (_, index) => `echo ${index}`), "```"].join("\n");
     ui.frame(snapshot([toolCall({ content: [{ type: "text", text: code }] })]));
