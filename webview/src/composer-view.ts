@@ -78,6 +78,8 @@ export class ComposerView {
   private readonly note = element("div", "composer-note");
   private canSend = false;
   private running = false;
+  /** Whether the session could take a prompt at the last `render`. */
+  private ready = false;
   private commands: SlashCommandView[] = [];
   private capabilities: PromptCapabilitiesView = { image: false, embeddedContext: false };
   private matches: Suggestion[] = [];
@@ -224,6 +226,7 @@ export class ComposerView {
     }
     this.fill(typed.trim() === "" ? text : `${text}\n\n${typed}`);
     this.say(`Not sent: ${reason}. Your prompt is back here to send again.`);
+    this.note.dataset["reason"] = "returned";
   }
 
   /**
@@ -291,6 +294,11 @@ export class ComposerView {
     this.cancel.hidden = !turnRunning;
     this.cancel.disabled = !turnRunning;
     if (!turnRunning && this.note.dataset["reason"] === "running") this.say(null);
+    // Why a prompt came back (the agent could not start, was not ready, went away) is over once
+    // a session is ready again: the note would say so beside a ready session.
+    const becameReady = sessionReady && !this.ready;
+    this.ready = sessionReady;
+    if (becameReady && this.note.dataset["reason"] === "returned") this.say(null);
   }
 
   /**

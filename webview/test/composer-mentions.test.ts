@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import type { MentionSuggestion, SessionControlsView } from "../src/protocol";
-import { session, snapshot } from "./fixtures";
+import { patch, session, snapshot } from "./fixtures";
 import { type Harness, harness, until } from "./support";
 
 function controls(image: boolean): SessionControlsView {
@@ -171,6 +171,18 @@ describe("@-mentions and images in the composer", () => {
     press("Enter");
     assert.deepEqual(ui.posted.at(-1), sent);
     assert.equal(ui.query(".composer-note").hidden, true, "the note goes once the prompt is sent");
+  });
+
+  it("lets the note of a prompt given back go once a session is ready again, keeping the prompt", () => {
+    const starting = session({ status: { type: "starting", step: "Starting the agent", elapsedMs: 0 } });
+    ui.frame(patch([], starting));
+    ui.frame({ type: "promptReturned", text: "explain", reason: "The agent could not be started" });
+    ui.frame(patch([], starting));
+    assert.equal(ui.query(".composer-note").hidden, false, "said while the cause lasts");
+    ui.frame(patch([], session()));
+    // Before, "Not sent: The agent could not be started" stayed beside the ready session.
+    assert.equal(ui.query(".composer-note").hidden, true);
+    assert.equal(input().value, "explain");
   });
 
   it("shows each prompt's attachments in the thread", () => {
