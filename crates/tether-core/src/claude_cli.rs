@@ -634,11 +634,20 @@ impl ClaudeCli {
         if let Some(content) = waiting_prompt {
             // The CLI that finished was the last turn's; the prompt that waited for it goes now.
             self.send_user_message(content);
+        } else if self.prompt.is_some() && self.cancelled {
+            // The person stopped the turn, and the CLI ended (or was ended) before it said so:
+            // the turn ends cancelled, as it does live once the CLI does not stop in time.
+            self.end_prompt(Ok(acp::StopReason::Cancelled));
         } else if self.prompt.is_some() {
             let mut message = format!("Claude Code {description} during the turn");
+            // The thread says so as it does for an ACP agent that exits: a card with what the
+            // CLI last printed on stderr, not only the turn's one-line failure.
+            let mut notice = acp::Notice::new(acp::NoticeSeverity::Error, format!("{message}."));
             if !stderr_tail.trim().is_empty() {
                 message.push_str(&format!(": {}", stderr_tail.trim()));
+                notice = notice.description(stderr_tail.trim().to_owned());
             }
+            self.update(acp::SessionUpdate::Notice(notice));
             self.end_prompt(Err(message));
         } else if !expected {
             self.log(format!("Claude Code {description} between turns; the next prompt starts it again"));
