@@ -634,6 +634,13 @@ fn wire_name(value: &impl Serialize) -> String {
 
 fn describe_error(error: &RpcError) -> String {
     let code: i32 = error.code.into();
+    // "Internal error" and its code say nothing a person can use; the words with it do.
+    if error.code == RpcError::internal_error().code
+        && let Some(serde_json::Value::String(data)) = &error.data
+        && !data.trim().is_empty()
+    {
+        return data.clone();
+    }
     match &error.data {
         Some(serde_json::Value::String(data)) => format!("{} ({data}) [{code}]", error.message),
         Some(data) => format!("{} ({data}) [{code}]", error.message),
