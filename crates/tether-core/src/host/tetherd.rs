@@ -365,19 +365,28 @@ impl HostEngine {
             self.interrupted_by = Some(format!("was interrupted: Tether {message}"));
             self.restart(now);
         } else {
-            let text = if let Some(why) = stopped_on_purpose {
-                format!("Tether {message}: tetherd was stopped ({why}). Restart to go on with the session.")
+            let (text, status) = if let Some(why) = stopped_on_purpose {
+                (
+                    format!("Tether {message}: tetherd was stopped ({why}). Restart to go on with the session."),
+                    capitalize(&message),
+                )
             } else if was_ready {
-                format!(
-                    "Tether {message}. tetherd was lost {} times within {} minutes, so Tether does not start it again by itself. Restart to go on with the session.",
+                let why = format!(
+                    "tetherd was lost {} times within {} minutes, so Tether does not start it again by itself",
                     MAX_AUTOMATIC_SIDECAR_RESTARTS + 1,
                     SIDECAR_RESTART_WINDOW_MS / 60_000
+                );
+                // The header says why this loss, unlike the ones before it, was not recovered
+                // from: the message above may have gone unseen.
+                (
+                    format!("Tether {message}. {why}. Restart to go on with the session."),
+                    format!("{}; {why}", capitalize(&message)),
                 )
             } else {
-                format!("Tether {message}. Restart to go on with the session.")
+                (format!("Tether {message}. Restart to go on with the session."), capitalize(&message))
             };
             self.show(LogLevel::Error, text);
-            self.set_status(SessionStatus::Failed { message: capitalize(&message) });
+            self.set_status(SessionStatus::Failed { message: status });
         }
         self.finish(now);
     }

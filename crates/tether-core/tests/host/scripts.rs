@@ -207,6 +207,11 @@ fn after_a_window_reload_the_agent_waiting_for_a_command_gets_its_exit() {
 }
 
 #[test]
+fn tetherd_lost_too_often_is_left_to_the_person_and_the_header_says_why() {
+    check("tetherd-lost-often");
+}
+
+#[test]
 fn a_prompt_tetherd_took_with_it_goes_back_to_the_text_box() {
     check("prompt-lost-with-tetherd");
 }
