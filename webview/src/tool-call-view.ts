@@ -21,6 +21,7 @@
 // was settled: by the person, by a rule or the mode (the engine decided, the card only words it),
 // or not at all because the turn was cancelled or the agent withdrew the request.
 
+import { COLLAPSED_LINES, countLines, firstLines } from "./collapsed-lines";
 import { diffBlock, diffStats, hiddenLinesNote } from "./diff-view";
 import { element, icon } from "./element";
 import { changeLink } from "./file-change-view";
@@ -45,8 +46,6 @@ import { keepInTabOrder } from "./thread-keys";
 /** Longest tool text rendered as markdown; tools can return whole files. */
 const MAX_TOOL_TEXT = 20_000;
 
-/** A text output longer than this many lines shows only its first lines until expanded. */
-export const COLLAPSED_LINES = 12;
 
 export interface ToolCallContext {
   renderer: MarkdownRenderer;
@@ -475,17 +474,3 @@ function decidedBy(by: DecidedBy): string {
   return "Tether";
 }
 
-/** How many lines `text` has (a last line without a newline counts, a trailing newline not). */
-function countLines(text: string): number {
-  if (text === "") return 0;
-  const newlines = text.split("\n").length - 1;
-  return text.endsWith("\n") ? newlines : newlines + 1;
-}
-
-/** The first `count` lines of `text`, with a code fence left open closed again. */
-function firstLines(text: string, count: number): string {
-  const lines = text.split("\n").slice(0, count);
-  const fences = lines.filter((line) => /^\s*(```|~~~)/.test(line)).length;
-  if (fences % 2 === 1) lines.push("```");
-  return lines.join("\n");
-}

@@ -15,7 +15,8 @@
 // the prompt comes back opens the editor again with the text as the person left it.
 
 import { actionButton } from "./code-block-view";
-import { element } from "./element";
+import { COLLAPSED_LINES, countLines, firstLines } from "./collapsed-lines";
+import { element, icon } from "./element";
 import type { MarkdownRenderer } from "./markdown";
 import type { AttachmentView, PostIntent, UserMessage } from "./protocol";
 import { messageLabel } from "./thread-keys";
@@ -32,9 +33,11 @@ const BRANCH_BUSY = "The agent is still working: stop it or wait for it, then go
 /** Why Restore waits: the agent may still be changing the files. */
 const RESTORE_BUSY = "The agent is still working: stop it or wait for it, then restore the files to how they were before this prompt";
 
-/** The edited text of a prompt, or null while it is not being edited. */
+/** The edited text of a prompt, or null while it is not being edited; whether it is shown whole. */
 export interface PromptDraft {
   draft: string | null;
+  /** Holds 0 when a long prompt is shown whole (the tool call's set, of which a prompt has one text). */
+  expanded: Set<number>;
 }
 
 export class UserMessageView {
@@ -52,7 +55,7 @@ export class UserMessageView {
     private readonly post: PostIntent,
     /** False while a turn runs: the agent takes one prompt at a time. */
     private readonly canSend: () => boolean,
-    private readonly state: PromptDraft = { draft: null },
+    private readonly state: PromptDraft = { draft: null, expanded: new Set() },
   ) {
     this.element = element("div", "entry user");
     this.element.dataset["index"] = String(index);
@@ -60,9 +63,7 @@ export class UserMessageView {
     this.element.setAttribute("role", "group");
     this.element.setAttribute("aria-label", messageLabel("You", message.text));
     this.body = element("div", "user-message-body");
-    const markdown = element("div", "markdown");
-    markdown.innerHTML = renderer.renderPrompt(message.text);
-    this.body.append(markdown);
+    this.body.append(...this.promptText(index, renderer));
     if (message.attachments.length > 0) {
       const list = element("ul", "user-attachments");
       list.setAttribute("aria-label", "Attached");
@@ -83,11 +84,43 @@ export class UserMessageView {
       if (this.canSend()) this.post({ type: "restoreConversation", entry: index });
     });
     this.branch.classList.add("restore-conversation");
-    actions.append(actionButton("edit", "Edit and send again", () => this.edit()), this.restore, this.branch);
+    const copy = actionButton("copy", "Copy message", () => this.post({ type: "copyText", text: message.text }));
+    actions.append(actionButton("edit", "Edit and send again", () => this.edit()), copy, this.restore, this.branch);
     this.element.append(actions, this.body);
     this.setTurnRunning(!canSend());
     // Built again while it was being edited: the editor comes back, without taking the focus.
     if (state.draft !== null) this.edit(state.draft, false);
+  }
+
+  /**
+   * The prompt's text, and past [`COLLAPSED_LINES`] lines a "Show all N lines" button: a long
+   * paste shows its first lines until the person asks for the rest, which stays so while the
+   * view comes and goes.
+   */
+  private promptText(index: number, renderer: MarkdownRenderer): HTMLElement[] {
+    const markdown = element("div", "markdown");
+    const text = this.message.text;
+    const lineCount = countLines(text);
+    const collapsible = lineCount > COLLAPSED_LINES;
+    const expanded = !collapsible || this.state.expanded.has(0);
+    markdown.innerHTML = renderer.renderPrompt(expanded ? text : firstLines(text, COLLAPSED_LINES));
+    if (!collapsible) return [markdown];
+    this.body.dataset["collapsed"] = String(!expanded);
+    markdown.id = `user-message-${index}`;
+    const toggle = element("button", "user-message-toggle");
+    toggle.type = "button";
+    toggle.setAttribute("aria-expanded", String(expanded));
+    toggle.setAttribute("aria-controls", markdown.id);
+    toggle.append(icon(expanded ? "chevron-up" : "chevron-down"), expanded ? "Show less" : `Show all ${lineCount} lines`);
+    toggle.addEventListener("click", () => {
+      if (expanded) this.state.expanded.delete(0);
+      else this.state.expanded.add(0);
+      const parts = this.promptText(index, renderer);
+      markdown.replaceWith(parts[0] as HTMLElement);
+      toggle.replaceWith(parts[1] as HTMLElement);
+      (parts[1] as HTMLElement).focus({ preventScroll: true });
+    });
+    return [markdown, toggle];
   }
 
   /**

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import type { Entry, NoticeView, ToolCallView, ToolStatus } from "../src/protocol";
-import { COLLAPSED_LINES } from "../src/tool-call-view";
+import { COLLAPSED_LINES } from "../src/collapsed-lines";
 import { commandToolCall, fileChange, hunk, patch, snapshot, toolCall } from "./fixtures";
 import { type Harness, harness } from "./support";
 

@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
+import { COLLAPSED_LINES } from "../src/collapsed-lines";
 import { type CodeHighlighter, LazyHighlighter, MAX_HIGHLIGHTED_CHARS, themeFor } from "../src/highlighter";
 import { ChangeSet, applyHostMessage, emptyModel } from "../src/model";
 import type { HostToWebview, WebviewToHost } from "../src/protocol";
@@ -283,6 +284,37 @@ describe("a prompt in the thread", () => {
     assert.equal(body.querySelectorAll("p > br").length, 1);
     assert.equal(body.querySelector("p")?.textContent, "first line\nsecond line");
     assert.equal(body.querySelector("li")?.textContent, "a list", "still markdown");
+  });
+});
+
+describe("a prompt's own actions", () => {
+  it("copies the prompt's text as the person wrote it", () => {
+    const ui = harness();
+    ui.frame(snapshot([{ type: "user", text: "Fix the *test*\nin src/", attachments: [] }]));
+    const copy = ui.query<HTMLButtonElement>('.entry.user .message-actions button[aria-label="Copy message"]');
+    copy.click();
+    // Before, only the agent's messages could be copied.
+    assert.deepEqual(ui.posted, [{ type: "copyText", text: "Fix the *test*\nin src/" }]);
+  });
+
+  it("shows a long paste's first lines until the person asks for all of them, and keeps that choice", () => {
+    const ui = harness();
+    const pasted = Array.from({ length: 400 }, (_, index) => `log line ${index + 1}`).join("\n");
+    ui.frame(snapshot([{ type: "user", text: `What went wrong here?\n${pasted}`, attachments: [] }]));
+    const lines = () => ui.query(".entry.user .markdown").textContent?.trim().split("\n").length;
+    // Before, all 401 lines were drawn: one prompt thousands of pixels tall.
+    assert.equal(lines(), COLLAPSED_LINES);
+    const toggle = ui.query<HTMLButtonElement>("button.user-message-toggle");
+    assert.equal(toggle.textContent, "Show all 401 lines");
+    assert.equal(toggle.getAttribute("aria-expanded"), "false");
+    toggle.click();
+    assert.equal(lines(), 401);
+    const less = ui.query<HTMLButtonElement>("button.user-message-toggle");
+    assert.equal(less.textContent, "Show less");
+    assert.equal(ui.window.document.activeElement, less, "the focus stays on the button");
+    // Drawn again (a snapshot of the same thread), it is still shown whole.
+    ui.frame(patch([{ op: "push", index: 1, entry: { type: "agent", chunks: [{ kind: "text", text: "A typo." }] } }]));
+    assert.equal(lines(), 401);
   });
 });
 

@@ -181,9 +181,10 @@ describe("the thread and the keyboard", () => {
     );
 
     ui.press("ArrowUp");
-    assert.deepEqual(after(entry(0), 3), [
+    assert.deepEqual(after(entry(0), 4), [
       "entry 0",
       "Edit and send again",
+      "Copy message",
       "Restore the files the agent changed to how they were before this prompt",
       "Go on from before this prompt in a new session (this one stays as it is)",
     ]);
@@ -191,7 +192,7 @@ describe("the thread and the keyboard", () => {
 
     // Tab to the Edit button: the entry still holds the focus, so its buttons stay reachable.
     ui.query<HTMLButtonElement>(`.entry[data-index="0"] button[data-action="edit"]`).focus();
-    assert.equal(tabStops(entry(0)).length, 3);
+    assert.equal(tabStops(entry(0)).length, 4);
     composer().focus();
     assert.deepEqual(tabStops(thread()), [entry(0)], "from the composer, only the entry is a stop");
   });
@@ -245,7 +246,7 @@ describe("the thread and the keyboard", () => {
     ui.frame({ type: "earlierEntries", from: 0, entries: all.slice(0, 400) });
     assert.equal(focused(), entry(0), "the entry arrived in its place, with the focus");
     assert.ok(focused()?.classList.contains("user"));
-    assert.equal(tabStops(entry(0)).length, 3, "and Tab from it reaches its Edit, Restore and Go back");
+    assert.equal(tabStops(entry(0)).length, 4, "and Tab from it reaches its Edit, Copy, Restore and Go back");
     ui.press("End");
     assert.equal(focused()?.dataset["index"], String(last));
     ui.press("PageUp");

@@ -1,0 +1,22 @@
+// Long texts in the thread (a tool's output, a pasted prompt) show their first lines until the
+// person asks for all of them: a 400-line paste would otherwise fill the sidebar many times over
+// and bury the conversation around it. This module counts and cuts the lines; each view draws
+// its own "Show all N lines" button.
+
+/** Lines shown of a collapsed text. */
+export const COLLAPSED_LINES = 12;
+
+/** How many lines `text` has (a last line without a newline counts, a trailing newline not). */
+export function countLines(text: string): number {
+  if (text === "") return 0;
+  const newlines = text.split("\n").length - 1;
+  return text.endsWith("\n") ? newlines : newlines + 1;
+}
+
+/** The first `count` lines of `text`, with a code fence left open closed again. */
+export function firstLines(text: string, count: number): string {
+  const lines = text.split("\n").slice(0, count);
+  const fences = lines.filter((line) => /^\s*(```|~~~)/.test(line)).length;
+  if (fences % 2 === 1) lines.push("```");
+  return lines.join("\n");
+}
