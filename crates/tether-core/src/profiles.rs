@@ -21,9 +21,23 @@ pub fn agents_from_setting(raw: &Value) -> (Vec<AgentProfile>, Vec<String>) {
     match raw {
         Value::Null => {}
         Value::Array(entries) => {
-            for (index, entry) in entries.iter().enumerate() {
-                match profile_from_entry(entry) {
-                    Ok(profile) => profiles.push(profile),
+            let read: Vec<_> = entries.iter().map(profile_from_entry).collect();
+            for (index, entry) in read.iter().enumerate() {
+                match entry {
+                    // An agent is chosen by its name, so of several with one name only one can
+                    // ever be: the last, as a later setting overrides an earlier one. The picker
+                    // listed the others too, and choosing one of them ran another.
+                    Ok(profile)
+                        if read[index + 1..]
+                            .iter()
+                            .any(|later| later.as_ref().is_ok_and(|later| later.name == profile.name)) =>
+                    {
+                        problems.push(format!(
+                            "tether.agents[{index}] was ignored: a later agent is named \"{}\" too.",
+                            profile.name
+                        ));
+                    }
+                    Ok(profile) => profiles.push(profile.clone()),
                     Err(why) => problems.push(format!("tether.agents[{index}] was ignored: {why}")),
                 }
             }
@@ -142,13 +156,16 @@ mod tests {
                 null,
                 {"name": "My Claude", "command": "/opt/claude/bin/claude", "protocol": "claude-cli"},
                 {"name": "K", "command": "k", "protocol": "stream-json"},
+                {"name": "Gemini", "command": "gemini-nightly"},
+                {"name": "Gemini", "command": "gemini-stable", "args": ["--acp"]},
             ]),
             expect![[r#"
-                profile "Gemini" "gemini" ["--acp"] {} None Acp
                 profile "F" "f" [] {"KEY": "1"} Some("/srv/f") Acp
                 profile "G" "g" [] {} None Acp
                 profile "H" "h" [] {} None Acp
                 profile "My Claude" "/opt/claude/bin/claude" [] {} None ClaudeCli
+                profile "Gemini" "gemini-stable" ["--acp"] {} None Acp
+                problem tether.agents[0] was ignored: a later agent is named "Gemini" too.
                 problem tether.agents[1] was ignored: it is not an object.
                 problem tether.agents[2] was ignored: it has no "name".
                 problem tether.agents[3] was ignored: it has no "name".
@@ -161,6 +178,7 @@ mod tests {
                 problem tether.agents[10] was ignored: "E": "cwd" must be a string.
                 problem tether.agents[14] was ignored: it is not an object.
                 problem tether.agents[16] was ignored: "K": "protocol" must be "acp" or "claude-cli".
+                problem tether.agents[17] was ignored: a later agent is named "Gemini" too.
             "#]],
         );
     }
@@ -269,11 +287,10 @@ mod tests {
             .to_vec()
     }
 
-    /// The last of several profiles named like a built-in replaces it (a later entry overrides an
-    /// earlier one, as in the extension's merge by a map of names); duplicates of other names all
-    /// follow the built-ins, in order.
+    /// Of several profiles of one name only the last is kept (a later entry overrides an earlier
+    /// one, as in the extension's merge by a map of names), and replaces a built-in of its name.
     #[test]
-    fn duplicate_names_the_last_replaces_a_built_in_and_other_duplicates_all_follow() {
+    fn of_duplicate_names_the_last_is_kept_and_replaces_a_built_in() {
         check_merged(
             &builtins(),
             json!([
@@ -286,7 +303,6 @@ mod tests {
                 Claude Code: claude-code-builtin
                 Codex: second-codex
                 Gemini CLI: gemini-cli-builtin
-                Twin: first-twin
                 Twin: second-twin
             "#]],
         );
