@@ -148,6 +148,10 @@ export class ComposerView {
         event.preventDefault();
         if (this.running && this.input.value.trim() !== "") {
           this.say("The agent is still working: your prompt is kept. Send it when the turn ends, or Stop (Escape).");
+        } else if (!this.canSend && this.input.value.trim() !== "") {
+          // Enter did nothing at all while the agent started (or hung starting).
+          this.say("The agent is not ready yet: your prompt is kept. Send it once the session is ready.");
+          this.note.dataset["reason"] = "notReady";
         }
         this.submit();
       } else if (event.key === "Escape" && this.running) {
@@ -298,7 +302,8 @@ export class ComposerView {
     // a session is ready again: the note would say so beside a ready session.
     const becameReady = sessionReady && !this.ready;
     this.ready = sessionReady;
-    if (becameReady && this.note.dataset["reason"] === "returned") this.say(null);
+    const reason = this.note.dataset["reason"];
+    if (becameReady && (reason === "returned" || reason === "notReady")) this.say(null);
   }
 
   /**

@@ -185,6 +185,17 @@ describe("@-mentions and images in the composer", () => {
     assert.equal(input().value, "explain");
   });
 
+  it("says why Enter sends nothing while the agent starts, and lets that go once it is ready", () => {
+    ui.frame(patch([], session({ status: { type: "starting", step: "Initializing the agent", elapsedMs: 79_000 } })));
+    type("explain");
+    press("Enter");
+    // Before, Enter did nothing and said nothing.
+    assert.equal(ui.query(".composer-note").textContent, "The agent is not ready yet: your prompt is kept. Send it once the session is ready.");
+    assert.equal(input().value, "explain");
+    ui.frame(patch([], session()));
+    assert.equal(ui.query(".composer-note").hidden, true);
+  });
+
   it("shows each prompt's attachments in the thread", () => {
     ui.frame(
       snapshot([
