@@ -242,8 +242,7 @@ impl AgentRegistry {
         // Under the same lock as the insert below, so that two spawns for one folder cannot both
         // take it.
         let continued = continued_dir.map(|dir| agents.continue_session(dir)).transpose()?;
-        let mut child =
-            command.spawn().map_err(|error| SpawnFailed(format!("cannot start {:?}: {error}", params.command)))?;
+        let mut child = command.spawn().map_err(|error| SpawnFailed(spawn_error(&params.command, &error)))?;
         let tree = ProcessTree::of_child(&mut child)
             .map_err(|error| SpawnFailed(format!("cannot start {:?}: {error}", params.command)))?;
         let pid = tree.pid();
@@ -874,6 +873,20 @@ async fn write_stdin(agent_id: AgentId, name: String, mut stdin: ChildStdin, mut
             return;
         }
     }
+}
+
+/// Why `command` could not be started, in the person's words: the OS's "No such file or
+/// directory (os error 2)" says neither which of the program or a folder is missing nor where
+/// the program was looked for.
+fn spawn_error(command: &str, error: &std::io::Error) -> String {
+    let has_folder = command.contains(['/', '\\']);
+    let why = match error.kind() {
+        std::io::ErrorKind::NotFound if has_folder => "there is no such file".to_owned(),
+        std::io::ErrorKind::NotFound => "no program of that name is on PATH".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "it is not executable (permission denied)".to_owned(),
+        _ => error.to_string(),
+    };
+    format!("cannot start {command:?}: {why}")
 }
 
 #[cfg(test)]

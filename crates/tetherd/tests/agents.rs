@@ -163,15 +163,28 @@ fn an_agent_ignoring_sigterm_is_sigkilled_after_the_grace() {
 }
 
 #[test]
-fn a_command_that_does_not_exist_fails_to_spawn_with_the_os_error() {
+fn a_command_that_does_not_exist_fails_to_spawn_saying_which_is_missing() {
     let tetherd = Tetherd::start(&[]);
     let mut host = tetherd.host();
     let error = host
         .call("agent/spawn", json!({ "name": "ghost", "command": "/nonexistent/agent", "cwd": "." }))
         .expect_err("spawn fails");
     assert_eq!(error["code"], json!(-32010));
-    let message = error["message"].as_str().expect("a message");
-    assert!(message.contains("No such file or directory"), "{message}");
+    // Before, the OS's words: "No such file or directory (os error 2)".
+    assert_eq!(error["message"], json!("cannot start \"/nonexistent/agent\": there is no such file"));
+    let error = host
+        .call("agent/spawn", json!({ "name": "ghost", "command": "no-such-agent-tether", "cwd": "." }))
+        .expect_err("spawn fails");
+    assert_eq!(error["message"], json!("cannot start \"no-such-agent-tether\": no program of that name is on PATH"));
+    let folder = tempfile::tempdir().unwrap();
+    let script = folder.path().join("agent.sh");
+    std::fs::write(&script, "#!/bin/sh\n").unwrap();
+    let error =
+        host.call("agent/spawn", json!({ "name": "plain", "command": script, "cwd": "." })).expect_err("spawn fails");
+    assert_eq!(
+        error["message"],
+        json!(format!("cannot start {:?}: it is not executable (permission denied)", script.display().to_string()))
+    );
 
     let error = host
         .call("agent/spawn", json!({ "name": "lost", "command": "cat", "cwd": "/nonexistent/dir" }))
