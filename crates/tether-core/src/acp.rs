@@ -472,8 +472,10 @@ impl AcpClient {
             return;
         }
         let turn_end = TurnState::Failed { message: "the agent could not be started".to_owned() };
-        // The host reports the failure itself (the header's status says it).
-        self.close("could not be started", turn_end, Some(notice), false);
+        // The host reports the failure itself (the header's status says it). Each prompt sent
+        // meanwhile tries again: the same failure again adds no second card under the first.
+        let repeated = matches!(self.thread.entries().last(), Some(Entry::Notice(last)) if last.text == notice.text);
+        self.close("could not be started", turn_end, (!repeated).then_some(notice), false);
     }
 
     /// tetherd could not write the session's log and is ending the agent, since the session must
