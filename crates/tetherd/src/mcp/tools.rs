@@ -263,7 +263,7 @@ impl TetherTools {
                 });
             };
             let (text, cut) = cut_chars(&selection.text, MAX_SELECTION_CHARS);
-            let lines = selection.range.end.line - selection.range.start.line + 1;
+            let lines = selected_lines(selection.range.start, selection.range.end);
             let summary = if selection.text.is_empty() {
                 format!("cursor at {path}:{}", selection.range.start.line + 1)
             } else {
@@ -845,4 +845,27 @@ fn shorten_strings(value: &mut Value) {
 
 fn unexpected(answer: &EditorAnswer) -> String {
     format!("VS Code answered with something else than asked: {answer:?}")
+}
+
+/// How many lines a selection from `start` to `end` covers. A selection of whole lines ends at
+/// the start of the line after them (VS Code's triple click, Shift+Down): that line is not one
+/// of them, and one selected line read "2 lines".
+fn selected_lines(start: EditorPosition, end: EditorPosition) -> u32 {
+    let last = if end.character == 0 && end.line > start.line { end.line - 1 } else { end.line };
+    last - start.line + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_selection_counts_the_lines_it_covers_not_the_one_after_whole_lines() {
+        let at = |line, character| EditorPosition { line, character };
+        assert_eq!(selected_lines(at(0, 0), at(1, 0)), 1, "line 1 selected whole");
+        assert_eq!(selected_lines(at(0, 2), at(0, 7)), 1);
+        assert_eq!(selected_lines(at(0, 0), at(2, 0)), 2);
+        assert_eq!(selected_lines(at(0, 3), at(2, 1)), 3);
+        assert_eq!(selected_lines(at(4, 0), at(4, 0)), 1, "a cursor");
+    }
 }
