@@ -151,9 +151,11 @@ impl Document {
             let locations: Vec<String> = call
                 .locations
                 .iter()
+                // As the chat shows them: relative to the workspace, which a reader of the
+                // document elsewhere (an issue, a review) knows, rather than this machine's folders.
                 .map(|location| match location.line {
-                    Some(line) => code_span(&format!("{}:{line}", location.path)),
-                    None => code_span(&location.path),
+                    Some(line) => code_span(&format!("{}:{line}", location.label)),
+                    None => code_span(&location.label),
                 })
                 .collect();
             // A backslash at the end of a line is a hard line break: the locations sit under the
@@ -177,8 +179,8 @@ impl Document {
         for content in &call.content {
             match content {
                 ToolContent::Text { text } => self.push_markdown(text),
-                ToolContent::Diff { path, added, removed, lines, hidden_lines, .. } => {
-                    self.push(diff_block(path, *added, *removed, lines, *hidden_lines));
+                ToolContent::Diff { label, added, removed, lines, hidden_lines, .. } => {
+                    self.push(diff_block(label, *added, *removed, lines, *hidden_lines));
                 }
                 ToolContent::Terminal { terminal_id } => match terminal_of(terminal_id) {
                     Some(terminal) => self.push(terminal_block(terminal)),

@@ -251,7 +251,7 @@ fn backticks_in_diffs_output_and_details_stay_inside_their_blocks() {
 
         **📝 Edit notes.md** — Completed
 
-        `/workspace/notes.md` +3 −1
+        `notes.md` +3 −1
         `````diff
         -text
         +````
