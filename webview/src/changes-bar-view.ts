@@ -71,9 +71,15 @@ export class ChangesBarView {
     row.dataset["phase"] = change.phase.type;
     row.dataset["kind"] = change.kind;
     const open = (): void => this.post({ type: "review", intent: { type: "open", change: change.change } });
-    const label = element("button", "changes-label", change.label);
+    // The file's name first, then its folder, dimmed, as VS Code's Source Control lists files:
+    // cut to a narrow sidebar's width, a path lost its end, which is the name ("src/compone…").
+    const slash = change.label.lastIndexOf("/");
+    const label = element("button", "changes-label");
+    label.append(element("span", "changes-name", change.label.slice(slash + 1)));
+    if (slash > 0) label.append(element("span", "changes-folder", change.label.slice(0, slash)));
     label.type = "button";
     label.title = `Open the diff of ${change.label}`;
+    label.setAttribute("aria-label", change.label);
     const state = element("span", "changes-state", stateText(change));
     if ("message" in change.phase) state.title = change.phase.message;
     else if ("reason" in change.phase) state.title = change.phase.reason;

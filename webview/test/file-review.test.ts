@@ -401,7 +401,7 @@ describe("changes bar", () => {
       ui.queryAll(".changes-row").map((row) => [
         row.dataset["changeId"],
         row.dataset["phase"],
-        row.querySelector(".changes-label")?.textContent,
+        row.querySelector(".changes-label")?.getAttribute("aria-label"),
         row.querySelector(".changes-stats")?.textContent,
         row.querySelector(".changes-state")?.textContent,
         [...row.querySelectorAll(".changes-buttons button")].map((button) => button.getAttribute("aria-label")?.split(":")[0]).join(","),
@@ -412,6 +412,18 @@ describe("changes bar", () => {
         ["9", "settled", "README.md", "+1 −1", "Reviewed", ""],
         ["10", "unreviewable", "logo.png", "+0 −0", "Not reviewable", ""],
         ["11", "proposed", "src/lib.rs", "+0 −5", "Restore: 1 to review", "Keep all,Reject all"],
+      ],
+    );
+    // Each row shows the file's name first and its folder after it, which a narrow sidebar cuts
+    // first: before, the path was cut from its end, the name ("src/compone…").
+    assert.deepEqual(
+      ui.queryAll(".changes-label").map((label) => [...label.children].map((part) => `${part.className}=${part.textContent}`)),
+      [
+        ["changes-name=app.ts", "changes-folder=src"],
+        ["changes-name=lib.rs", "changes-folder=src"],
+        ["changes-name=README.md"],
+        ["changes-name=logo.png"],
+        ["changes-name=lib.rs", "changes-folder=src"],
       ],
     );
     const composer = ui.query("footer.composer");
