@@ -276,8 +276,12 @@ export function formatDuration(millis: number): string {
   return `${minutes} min ${Math.round(seconds - minutes * 60)} s`;
 }
 
-/** "$0.42" for a currency Intl knows, else "0.42 XYZ". */
+/**
+ * "$0.42" for a currency Intl knows, else "0.42 XYZ". An amount above nothing that rounds to
+ * nothing reads "<$0.01": "$0.00" for a turn that cost $0.0003 said it was free.
+ */
 export function formatCost(amount: number, currency: string): string {
+  if (amount > 0 && amount < 0.005) return `<${formatCost(0.01, currency)}`;
   try {
     return new Intl.NumberFormat("en", { style: "currency", currency, maximumFractionDigits: 2 }).format(amount);
   } catch {

@@ -160,6 +160,9 @@ describe("session controls in the composer", () => {
     assert.equal(formatTokens(12_345), "12.3k");
     assert.equal(formatTokens(1_200_000), "1.2M");
     assert.equal(formatCost(1.5, "EUR"), "€1.50");
+    // Before, "$0.00": as if the turn had cost nothing.
+    assert.equal(formatCost(0.0003, "USD"), "<$0.01");
+    assert.equal(formatCost(0, "USD"), "$0.00");
     assert.equal(formatCost(2, "not a currency"), "2.00 not a currency");
     assert.equal(formatDuration(840), "0.8 s");
     assert.equal(formatDuration(12_400), "12 s");
