@@ -239,7 +239,11 @@ impl HostEngine {
     /// An intent, for the session in focus where it is about one.
     fn handle_session_intent(&mut self, intent: Intent, now: u64) {
         match intent {
-            Intent::Prompt { text, attachments } => self.prompt(&text, &attachments, now),
+            Intent::Prompt { text, mut attachments } => {
+                let typed = self.mentions.typed_mentions(&text, &attachments);
+                attachments.extend(typed);
+                self.prompt(&text, &attachments, now)
+            }
             Intent::Cancel => self.cancel(now),
             Intent::AnswerPermission { key, option_id } => self.answer_permission(key, &option_id, now),
             Intent::NewSession => self.new_session_like_shown(now),

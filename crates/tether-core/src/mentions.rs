@@ -102,6 +102,28 @@ impl MentionIndex {
     }
 }
 
+impl MentionIndex {
+    /// The files `text` mentions by hand: an `@` followed by a listed file's label, typed rather
+    /// than picked from the list (so `attached` does not hold it yet). Before, such a mention
+    /// went to the agent as words, while the same mention picked from the list attached the
+    /// file. A sentence's closing punctuation after the label is not part of it.
+    pub fn typed_mentions(&self, text: &str, attached: &[PromptAttachment]) -> Vec<PromptAttachment> {
+        let mut found: Vec<PromptAttachment> = Vec::new();
+        for word in text.split_whitespace() {
+            let Some(mentioned) = word.strip_prefix('@') else { continue };
+            let mentioned = mentioned.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
+            let Ok(index) = self.files.binary_search_by(|(_, label)| label.as_str().cmp(mentioned)) else {
+                continue;
+            };
+            let attachment = PromptAttachment::File { path: self.files[index].0.clone() };
+            if !attached.contains(&attachment) && !found.contains(&attachment) {
+                found.push(attachment);
+            }
+        }
+        found
+    }
+}
+
 /// The `@` entry for an editor's selection: `path#L3-9` (one line: `path#L3`).
 pub fn selection_suggestion(selection: &EditorSelection, workspace: &Workspace) -> MentionSuggestion {
     let path = workspace.label(&selection.path);
@@ -172,6 +194,19 @@ mod tests {
 
     fn ws() -> Workspace {
         Workspace::single("/ws")
+    }
+
+    #[test]
+    fn a_file_mentioned_by_hand_is_attached_as_if_picked() {
+        let mut index = MentionIndex::default();
+        index.handle_files(FILES.iter().map(|path| (*path).to_owned()).collect(), None, &ws());
+        let picked = PromptAttachment::File { path: "/ws/README.md".to_owned() };
+        let typed = index.typed_mentions(
+            "Compare @src/main.rs with @README.md and @src/main.rs, not @src/missing.rs or me@src/lib.rs",
+            std::slice::from_ref(&picked),
+        );
+        // Once each, the picked one not again, a file not listed nor a word with an @ inside not.
+        assert_eq!(typed, [PromptAttachment::File { path: "/ws/src/main.rs".to_owned() }]);
     }
 
     const FILES: &[&str] = &[

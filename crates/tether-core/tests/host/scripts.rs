@@ -207,6 +207,11 @@ fn after_a_window_reload_the_agent_waiting_for_a_command_gets_its_exit() {
 }
 
 #[test]
+fn a_file_mentioned_by_hand_is_attached_as_a_picked_one_is() {
+    check("mention-typed");
+}
+
+#[test]
 fn tetherd_lost_too_often_is_left_to_the_person_and_the_header_says_why() {
     check("tetherd-lost-often");
 }
