@@ -1,7 +1,9 @@
 // Long texts in the thread (a tool's output, a pasted prompt) show their first lines until the
 // person asks for all of them: a 400-line paste would otherwise fill the sidebar many times over
 // and bury the conversation around it. This module counts and cuts the lines; each view draws
-// its own "Show all N lines" button.
+// its own "Show all N lines" button with `showAllButton`.
+
+import { element, icon } from "./element";
 
 /** Lines shown of a collapsed text. */
 export const COLLAPSED_LINES = 12;
@@ -19,4 +21,18 @@ export function firstLines(text: string, count: number): string {
   const fences = lines.filter((line) => /^\s*(```|~~~)/.test(line)).length;
   if (fences % 2 === 1) lines.push("```");
   return lines.join("\n");
+}
+
+/**
+ * The button under a collapsible text (`controls`, which has an id): "Show all N lines" while
+ * it is collapsed, "Show less" while it is `expanded`. A button, so Enter and Space work; what
+ * it does on a click is the view's.
+ */
+export function showAllButton(className: string, controls: HTMLElement, expanded: boolean, lineCount: number): HTMLButtonElement {
+  const toggle = element("button", className);
+  toggle.type = "button";
+  toggle.setAttribute("aria-expanded", String(expanded));
+  toggle.setAttribute("aria-controls", controls.id);
+  toggle.append(icon(expanded ? "chevron-up" : "chevron-down"), expanded ? "Show less" : `Show all ${lineCount} lines`);
+  return toggle;
 }

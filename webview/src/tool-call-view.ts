@@ -21,7 +21,7 @@
 // was settled: by the person, by a rule or the mode (the engine decided, the card only words it),
 // or not at all because the turn was cancelled or the agent withdrew the request.
 
-import { COLLAPSED_LINES, countLines, firstLines } from "./collapsed-lines";
+import { COLLAPSED_LINES, countLines, firstLines, showAllButton } from "./collapsed-lines";
 import { diffBlock, diffStats, hiddenLinesNote } from "./diff-view";
 import { element, icon } from "./element";
 import { changeLink } from "./file-change-view";
@@ -279,11 +279,7 @@ export class ToolCallCard {
     if (!collapsible) return output;
     output.dataset["collapsed"] = String(!expanded);
     markdown.id = `tool-output-${this.element.dataset["index"]}-${place}`;
-    const toggle = element("button", "tool-output-toggle");
-    toggle.type = "button";
-    toggle.setAttribute("aria-expanded", String(expanded));
-    toggle.setAttribute("aria-controls", markdown.id);
-    toggle.append(icon(expanded ? "chevron-up" : "chevron-down"), expanded ? "Show less" : `Show all ${lineCount} lines`);
+    const toggle = showAllButton("tool-output-toggle", markdown, expanded, lineCount);
     toggle.addEventListener("click", () => {
       if (this.state.expanded.has(place)) this.state.expanded.delete(place);
       else this.state.expanded.add(place);

@@ -15,8 +15,8 @@
 // the prompt comes back opens the editor again with the text as the person left it.
 
 import { actionButton } from "./code-block-view";
-import { COLLAPSED_LINES, countLines, firstLines } from "./collapsed-lines";
-import { element, icon } from "./element";
+import { COLLAPSED_LINES, countLines, firstLines, showAllButton } from "./collapsed-lines";
+import { element } from "./element";
 import type { MarkdownRenderer } from "./markdown";
 import type { AttachmentView, PostIntent, UserMessage } from "./protocol";
 import { messageLabel } from "./thread-keys";
@@ -107,11 +107,7 @@ export class UserMessageView {
     if (!collapsible) return [markdown];
     this.body.dataset["collapsed"] = String(!expanded);
     markdown.id = `user-message-${index}`;
-    const toggle = element("button", "user-message-toggle");
-    toggle.type = "button";
-    toggle.setAttribute("aria-expanded", String(expanded));
-    toggle.setAttribute("aria-controls", markdown.id);
-    toggle.append(icon(expanded ? "chevron-up" : "chevron-down"), expanded ? "Show less" : `Show all ${lineCount} lines`);
+    const toggle = showAllButton("user-message-toggle", markdown, expanded, lineCount);
     toggle.addEventListener("click", () => {
       if (expanded) this.state.expanded.delete(0);
       else this.state.expanded.add(0);
