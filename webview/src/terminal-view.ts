@@ -146,6 +146,19 @@ function colorClass(layer: ColorLayer, color: TerminalColor | null, colors: RgbC
 }
 
 /** "0.4 s", "12 s", "1 min 3 s", "2 h 5 min": as precise as is worth reading at a glance. */
+/**
+ * Whether `title` holds `command` as words of its own: "Run ls -la" quotes `ls -la`, "Check
+ * tools" does not quote `ls`.
+ */
+function quotes(title: string, command: string): boolean {
+  for (let at = title.indexOf(command); at >= 0; at = title.indexOf(command, at + 1)) {
+    const before = title[at - 1];
+    const after = title[at + command.length];
+    if ((before === undefined || /\s/.test(before)) && (after === undefined || /[\s.,:;!?)]/.test(after))) return true;
+  }
+  return false;
+}
+
 export function formatElapsed(ms: number): string {
   const clamped = Math.max(0, ms);
   if (clamped < 10_000) return `${(Math.floor(clamped / 100) / 10).toFixed(1)} s`;
@@ -272,7 +285,7 @@ export class TerminalCard {
 
   private showCommand(): void {
     const command = this.view?.command ?? "";
-    this.command.hidden = command === "" || this.title.includes(command);
+    this.command.hidden = command === "" || quotes(this.title, command);
   }
 
   /** Shows `view` (which arrived at the clock's `receivedAt`), or "Starting…" while none has. */

@@ -252,6 +252,12 @@ describe("terminal card", () => {
     // A title that only paraphrases it ("Run the tests") leaves the card its command line.
     ui.frame(patch([{ op: "replace", index: 0, entry: terminalToolCall(0, "term-1", { title: "Run the tests" }) }]));
     assert.equal(cardText(card(ui)).split("\n")[0], "$ npm test | Finished [success] | 1.2 s");
+    // So does one that holds the command's letters only inside a word of its own: "tools" is not `ls`.
+    ui.frame(terminalPatch(terminalView({ command: "ls", state: finished })));
+    ui.frame(patch([{ op: "replace", index: 0, entry: terminalToolCall(0, "term-1", { title: "Check tools" }) }]));
+    assert.equal(cardText(card(ui)).split("\n")[0], "$ ls | Finished [success] | 1.2 s");
+    ui.frame(patch([{ op: "replace", index: 0, entry: terminalToolCall(0, "term-1", { title: "Run ls" }) }]));
+    assert.equal(cardText(card(ui)).split("\n")[0], "Finished [success] | 1.2 s");
   });
 
   it("keeps the agent's and the program's text as text, never HTML", () => {
