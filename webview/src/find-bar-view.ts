@@ -144,8 +144,18 @@ export class FindBarView {
       return;
     }
     const entry = this.thread.reveal(match.index);
-    const range = this.highlight();
+    let range = this.highlight();
     if (entry === null) return;
+    // A match past the first lines of a folded prompt or tool output is not drawn: the text is
+    // shown whole (as its "Show all N lines" would), and the bar keeps the focus.
+    const folded = entry.querySelector<HTMLButtonElement>(
+      'button.user-message-toggle[aria-expanded="false"], button.tool-output-toggle[aria-expanded="false"]',
+    );
+    if (range === null && folded !== null) {
+      folded.click();
+      this.input.focus({ preventScroll: true });
+      range = this.highlight();
+    }
     // A thought holding the match is opened; a match far down a long entry is scrolled to.
     const details = range?.startContainer.parentElement?.closest("details");
     if (details !== null && details !== undefined && !details.open && entry.contains(details)) details.open = true;

@@ -392,6 +392,24 @@ describe("a long thread", () => {
     assert.equal(ui.window.document.activeElement, ui.query("textarea.composer-input"), "the focus goes back");
   });
 
+  it("shows a folded prompt whole when the match is past its first lines", () => {
+    layOutThread(ui.window, { viewport: 400, heightOf: () => 80 });
+    const pasted = Array.from({ length: 400 }, (_, index) => `line ${index + 1} of the log`).join("\n");
+    ui.frame(snapshot([{ type: "user", text: pasted, attachments: [] }, agentMessage("Seen.")]));
+    settle(ui);
+    ui.query<HTMLTextAreaElement>("textarea.composer-input").focus();
+    ui.press("f", { ctrlKey: true });
+    const input = ui.query<HTMLInputElement>(".find-bar .find-input");
+    input.value = "line 300 of";
+    input.dispatchEvent(new ui.window.Event("input"));
+    settle(ui);
+    // Before, "1 of 1" with nothing marked: the match was in the lines the fold left out.
+    assert.equal(ui.query(".find-count").textContent, "1 of 1");
+    assert.equal(ui.query(".entry[data-index='0'] mark.find-current-match").textContent, "line 300 of");
+    assert.equal(ui.query("button.user-message-toggle").textContent, "Show less");
+    assert.equal(ui.window.document.activeElement, input, "the bar keeps the focus");
+  });
+
   it("answers the oldest waiting request with 1 to 9 when its card is out of the DOM", () => {
     const layout = layOutThread(ui.window, { viewport: 400, heightOf: () => 80 });
     ui.frame(snapshot([commandToolCall(5, "npm test"), ...notices(300, 1)], { turn: { type: "running" } }));
