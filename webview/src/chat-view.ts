@@ -193,7 +193,8 @@ export class ChatView {
       // restored screen's session is connecting (no prompt) and its turn is not this window's
       // to stop.
       const canPrompt = model.session?.status.type === "ready" || model.session?.canRestart === true;
-      this.composer.render(canPrompt, model.turn.type === "running" && !model.restored);
+      const agentReady = model.session?.status.type === "ready";
+      this.composer.render(canPrompt, model.turn.type === "running" && !model.restored, agentReady);
     }
     if (changes.reset) this.showRestored(model.restored);
     this.model = model;

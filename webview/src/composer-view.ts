@@ -78,7 +78,7 @@ export class ComposerView {
   private readonly note = element("div", "composer-note");
   private canSend = false;
   private running = false;
-  /** Whether the session could take a prompt at the last `render`. */
+  /** Whether the agent was ready at the last `render`. */
   private ready = false;
   private commands: SlashCommandView[] = [];
   private capabilities: PromptCapabilitiesView = { image: false, embeddedContext: false };
@@ -288,7 +288,12 @@ export class ComposerView {
     this.uiState.mentions = [...this.mentioned];
   }
 
-  render(sessionReady: boolean, turnRunning: boolean): void {
+  /**
+   * `sessionReady`: a prompt can go (the session is ready, or its agent is started again for
+   * it); `agentReady`: the agent is ready now, which ends what a note of a prompt given back
+   * said.
+   */
+  render(sessionReady: boolean, turnRunning: boolean, agentReady = sessionReady): void {
     this.running = turnRunning;
     this.canSend = sessionReady && !turnRunning;
     this.send.disabled = !this.canSend;
@@ -300,8 +305,8 @@ export class ComposerView {
     if (!turnRunning && this.note.dataset["reason"] === "running") this.say(null);
     // Why a prompt came back (the agent could not start, was not ready, went away) is over once
     // a session is ready again: the note would say so beside a ready session.
-    const becameReady = sessionReady && !this.ready;
-    this.ready = sessionReady;
+    const becameReady = agentReady && !this.ready;
+    this.ready = agentReady;
     const reason = this.note.dataset["reason"];
     if (becameReady && (reason === "returned" || reason === "notReady")) this.say(null);
   }

@@ -185,6 +185,14 @@ describe("@-mentions and images in the composer", () => {
     assert.equal(input().value, "explain");
   });
 
+  it("keeps the note of a prompt given back while its agent has failed, though a prompt could start it again", () => {
+    ui.frame(patch([], session({ status: { type: "starting", step: "Starting the agent", elapsedMs: 0 } })));
+    const failed = session({ status: { type: "failed", message: "Could not start the agent" }, canRestart: true });
+    ui.frame({ type: "promptReturned", text: "explain", reason: "The agent could not be started" }, patch([], failed));
+    // A failed agent a prompt would start again is no ready one: the note went at once before.
+    assert.equal(ui.query(".composer-note").hidden, false);
+  });
+
   it("says why Enter sends nothing while the agent starts, and lets that go once it is ready", () => {
     ui.frame(patch([], session({ status: { type: "starting", step: "Initializing the agent", elapsedMs: 79_000 } })));
     type("explain");
