@@ -399,3 +399,37 @@ fn a_cli_that_does_not_stop_when_interrupted_is_ended_and_the_turn_ends_cancelle
 fn a_cli_that_does_not_exit_after_its_turn_is_ended_and_the_waiting_prompt_goes_on() {
     check("exit-overdue");
 }
+
+/// A CLI the log saw start and never saw end (tetherd was lost with it) is not waited for once
+/// the replay is over. Before, the next CLI's exit was taken for that older one's, and the
+/// prompt after it waited for good ("Working…", no CLI running, Stop no help).
+#[test]
+fn a_cli_the_log_never_saw_end_is_not_waited_for_after_the_replay() {
+    let mut cli = ClaudeCli::new(ProcessMode::Oneshot);
+    cli.replay_start(WORKSPACE);
+    cli.replay_sent_cli(r#"{"type":"control_request","request_id":"tether-1","request":{"subtype":"initialize"}}"#);
+    cli.replay_sent_cli(r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"hello B"}]}}"#);
+    cli.finish_replay();
+    while cli.poll_client_line().is_some() {}
+
+    let result = r#"{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"Hi.","session_id":"c17ea506-5fe2-404b-94d6-2edc0cb99bb4"}"#;
+    for (turn, text) in ["hello C", "hello D"].into_iter().enumerate() {
+        let prompt = serde_json::json!({
+            "jsonrpc": "2.0", "id": 10 + turn, "method": "session/prompt",
+            "params": {"sessionId": "claude", "prompt": [{"type": "text", "text": text}]},
+        });
+        cli.handle_client_line(&prompt.to_string(), 0);
+        let actions: Vec<ProcessAction> = std::iter::from_fn(|| cli.poll_process()).collect();
+        let Some(ProcessAction::Start { process, .. }) = actions.first() else {
+            panic!("{text:?} started no CLI: {actions:?}");
+        };
+        let process = *process;
+        cli.handle_process_started(0);
+        cli.handle_cli_line(result, 0);
+        while cli.poll_process().is_some() {}
+        cli.handle_process_exited(Some(process), "exited with code 0", "");
+        let answered =
+            std::iter::from_fn(|| cli.poll_client_line()).any(|line| line.contains(&format!("\"id\":{}", 10 + turn)));
+        assert!(answered, "{text:?} was not answered");
+    }
+}

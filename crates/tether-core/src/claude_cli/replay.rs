@@ -143,9 +143,13 @@ impl ClaudeCli {
         Some(process)
     }
 
-    /// Replaying is over and no CLI runs any more: the next prompt starts one, resuming.
+    /// Replaying is over and no CLI runs any more: the next prompt starts one, resuming. A CLI
+    /// the log saw start and never saw end (tetherd went with it) is forgotten: kept, the next
+    /// CLI's exit was taken for an older one's, and the prompt after it waited for good.
     pub fn finish_replay(&mut self) {
         self.replaying = false;
+        self.live_processes.clear();
+        self.closing.clear();
         self.process = Process::Idle;
         self.prompt = None;
         self.asked.clear();
