@@ -5,6 +5,9 @@
 
 import { element, icon } from "./element";
 
+/** The class of every "Show all N lines" button, by which find opens a fold. */
+export const SHOW_ALL_CLASS = "show-all-lines";
+
 /** Lines shown of a collapsed text. */
 export const COLLAPSED_LINES = 12;
 
@@ -29,7 +32,7 @@ export function firstLines(text: string, count: number): string {
  * it does on a click is the view's.
  */
 export function showAllButton(className: string, controls: HTMLElement, expanded: boolean, lineCount: number): HTMLButtonElement {
-  const toggle = element("button", className);
+  const toggle = element("button", `${className} ${SHOW_ALL_CLASS}`);
   toggle.type = "button";
   toggle.setAttribute("aria-expanded", String(expanded));
   toggle.setAttribute("aria-controls", controls.id);

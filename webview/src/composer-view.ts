@@ -150,8 +150,7 @@ export class ComposerView {
           this.say("The agent is still working: your prompt is kept. Send it when the turn ends, or Stop (Escape).");
         } else if (!this.canSend && this.input.value.trim() !== "") {
           // Enter did nothing at all while the agent started (or hung starting).
-          this.say("The agent is not ready yet: your prompt is kept. Send it once the session is ready.");
-          this.note.dataset["reason"] = "notReady";
+          this.say("The agent is not ready yet: your prompt is kept. Send it once the session is ready.", "notReady");
         }
         this.submit();
       } else if (event.key === "Escape" && this.running) {
@@ -229,8 +228,7 @@ export class ComposerView {
       this.lastSent = null;
     }
     this.fill(typed.trim() === "" ? text : `${text}\n\n${typed}`);
-    this.say(`Not sent: ${reason}. Your prompt is back here to send again.`);
-    this.note.dataset["reason"] = "returned";
+    this.say(`Not sent: ${reason}. Your prompt is back here to send again.`, "returned");
   }
 
   /**
@@ -556,12 +554,16 @@ export class ComposerView {
     this.attachmentsRow.hidden = chips.length + images.length === 0;
   }
 
-  /** Shows (or, with null, hides) a line about what the composer could not take. */
-  private say(text: string | null): void {
+  /**
+   * Shows (or, with null, hides) a line about what the composer could not take. `reason` says
+   * what ends it (`render` lets "running" go when the turn ends, "returned" and "notReady" when
+   * the agent is ready); by default the running turn, else the attachment it was about.
+   */
+  private say(text: string | null, reason = this.running ? "running" : "attachment"): void {
     this.note.textContent = text ?? "";
     this.note.hidden = text === null;
     if (text === null) delete this.note.dataset["reason"];
-    else this.note.dataset["reason"] = this.running ? "running" : "attachment";
+    else this.note.dataset["reason"] = reason;
   }
 
   /** The mentions the text still holds, in the order they appear, then the images. */

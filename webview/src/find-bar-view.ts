@@ -1,7 +1,7 @@
 // The find bar: Ctrl+F (Cmd+F) in the chat opens it at the thread's top right, as VS Code's own
-// find widget sits at an editor's (in a row of its own, so that it covers no match). Typing searches the whole thread, Enter and
-// Shift+Enter go to the next and previous match ("3 of 17"), Escape closes it and gives the
-// focus back.
+// find widget sits at an editor's (in a row of its own, so that it covers no match). Typing
+// searches the whole thread, Enter and Shift+Enter go to the next and previous match ("3 of 17"),
+// Escape closes it and gives the focus back.
 //
 // The search runs over the model (thread-search.ts), not the DOM: the thread is virtualized, and
 // a match out of sight is brought into the window (`FindTarget.reveal`) before it is highlighted
@@ -9,6 +9,7 @@
 // in sight. While the bar is open the count follows the thread as it grows, counting only the
 // entries that changed.
 
+import { SHOW_ALL_CLASS } from "./collapsed-lines";
 import { element, iconButton } from "./element";
 import { FindHighlights, textRanges } from "./find-highlight";
 import type { ChangeSet, ThreadEntry } from "./model";
@@ -148,9 +149,7 @@ export class FindBarView {
     if (entry === null) return;
     // A match past the first lines of a folded prompt or tool output is not drawn: the text is
     // shown whole (as its "Show all N lines" would), and the bar keeps the focus.
-    const folded = entry.querySelector<HTMLButtonElement>(
-      'button.user-message-toggle[aria-expanded="false"], button.tool-output-toggle[aria-expanded="false"]',
-    );
+    const folded = entry.querySelector<HTMLButtonElement>(`button.${SHOW_ALL_CLASS}[aria-expanded="false"]`);
     if (range === null && folded !== null) {
       folded.click();
       this.input.focus({ preventScroll: true });

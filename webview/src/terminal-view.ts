@@ -145,7 +145,6 @@ function colorClass(layer: ColorLayer, color: TerminalColor | null, colors: RgbC
   return null;
 }
 
-/** "0.4 s", "12 s", "1 min 3 s", "2 h 5 min": as precise as is worth reading at a glance. */
 /**
  * Whether `title` holds `command` as words of its own: "Run ls -la" quotes `ls -la`, "Check
  * tools" does not quote `ls`.
@@ -159,6 +158,7 @@ function quotes(title: string, command: string): boolean {
   return false;
 }
 
+/** "0.4 s", "12 s", "1 min 3 s", "2 h 5 min": as precise as is worth reading at a glance. */
 export function formatElapsed(ms: number): string {
   const clamped = Math.max(0, ms);
   if (clamped < 10_000) return `${(Math.floor(clamped / 100) / 10).toFixed(1)} s`;

@@ -46,7 +46,6 @@ import { keepInTabOrder } from "./thread-keys";
 /** Longest tool text rendered as markdown; tools can return whole files. */
 const MAX_TOOL_TEXT = 20_000;
 
-
 export interface ToolCallContext {
   renderer: MarkdownRenderer;
   post: PostIntent;

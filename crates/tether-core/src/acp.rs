@@ -91,6 +91,11 @@ const PREVIEW_BUDGET: tether_diff::Budget = tether_diff::Budget { max_steps: 200
 /// [`AcpClient::remember_approved_command`]).
 const MAX_APPROVED_COMMANDS: usize = 64;
 
+/// How an agent that did not outlive Tether's reach reads in the thread ("The agent was no longer
+/// running when Tether came back."): a session going on with a new agent, and a log holding a
+/// later agent with no exit of the one before it.
+pub(crate) const GONE_WHEN_BACK: &str = "was no longer running when Tether came back";
+
 /// The ACP protocol version this client speaks.
 pub const PROTOCOL_VERSION: u16 = 1;
 
@@ -386,12 +391,11 @@ impl AcpClient {
     /// (which keep counting, so that a log never holds two requests with one id) stay. The
     /// agent's session is resumed: call `start` next.
     pub fn prepare_new_agent(&mut self, now: u64) {
-        let why = "was no longer running when Tether came back";
         if self.phase != Phase::Closed {
-            self.handle_exited(why, false, "");
+            self.handle_exited(GONE_WHEN_BACK, false, "");
         }
         self.terminals_lost("its agent is gone", now);
-        self.drop_unanswered(why);
+        self.drop_unanswered(GONE_WHEN_BACK);
         self.modes.agent = None;
         self.modes.switches_in_flight = 0;
         self.controls.forget_agent();

@@ -100,9 +100,7 @@ impl MentionIndex {
         }
         items
     }
-}
 
-impl MentionIndex {
     /// The files `text` mentions by hand: an `@` followed by a listed file's label, typed rather
     /// than picked from the list (so `attached` does not hold it yet). Before, such a mention
     /// went to the agent as words, while the same mention picked from the list attached the

@@ -592,6 +592,14 @@ impl Thread {
         &self.entries
     }
 
+    /// The person's prompts, in order.
+    pub fn prompts(&self) -> impl DoubleEndedIterator<Item = &UserMessage> {
+        self.entries.iter().filter_map(|entry| match entry {
+            Entry::User(message) => Some(message),
+            _ => None,
+        })
+    }
+
     pub fn plan(&self) -> &[PlanEntryView] {
         &self.plan
     }

@@ -282,17 +282,14 @@ impl AcpClient {
     /// so a notice names the file rather than letting the proposal vanish unsaid.
     pub(super) fn drop_unanswered(&mut self, why: &str) {
         for line in std::mem::take(&mut self.unanswered).into_values() {
-            let Ok(Message::Request { method, params: Some(params), .. }) = jsonrpc::parse_message(&line) else {
-                continue;
-            };
+            let Ok(Message::Request { method, params, .. }) = jsonrpc::parse_message(&line) else { continue };
             if method != "fs/write_text_file" {
                 continue;
             }
-            let params: serde_json::Value = serde_json::from_str(params.get()).unwrap_or_default();
-            let Some(path) = params["path"].as_str() else { continue };
+            let Ok(request) = jsonrpc::parse_params::<acp::WriteTextFileRequest>(params) else { continue };
             let text = format!(
                 "The agent's change to {}, still waiting for your review, was not written: the agent {why}.",
-                self.label_of(path)
+                self.label_of(&request.path.to_string_lossy())
             );
             self.thread.push(Entry::Notice(NoticeView { level: NoticeLevel::Warning, text, detail: None }));
         }
@@ -488,9 +485,8 @@ impl AcpClient {
                         // asked of the new agent, which never heard of them, and the turn would
                         // never end.
                         if !matches!(self.phase, Phase::New | Phase::Closed) {
-                            let why = "was no longer running when Tether came back";
-                            self.handle_exited(why, false, "");
-                            self.drop_unanswered(why);
+                            self.handle_exited(super::GONE_WHEN_BACK, false, "");
+                            self.drop_unanswered(super::GONE_WHEN_BACK);
                         }
                         self.phase = Phase::Initializing;
                         RequestKind::Initialize

@@ -218,10 +218,10 @@ impl HostEngine {
         let (mut client, replayed_claude, problems) = load.replay.finish_with_claude();
         // The log, read back, has fewer prompts than the thread had when tetherd was lost: the
         // last one never reached it, nor the agent. It goes back to the text box, not lost.
-        let unsent = self.lost_prompt.take().filter(|lost| {
-            let logged = client.thread().entries().iter().filter(|entry| matches!(entry, Entry::User(_))).count();
-            lost.dir == load.summary.dir && logged < lost.prompts
-        });
+        let unsent = self
+            .lost_prompt
+            .take()
+            .filter(|lost| lost.dir == load.summary.dir && client.thread().prompts().count() < lost.prompts);
         if self.snapshot_store().is_some() {
             client.enable_snapshots();
         }
@@ -302,7 +302,7 @@ impl HostEngine {
                 let slot = self.session.as_mut().expect("the slot was just made");
                 // A turn the log left open ends here: no agent will ever answer it.
                 if !slot.client.is_closed() {
-                    slot.client.handle_exited("was no longer running when Tether came back", false, "");
+                    slot.client.handle_exited(crate::acp::GONE_WHEN_BACK, false, "");
                 }
                 self.drain_client();
                 let slot = self.session.as_mut().expect("the slot was just made");

@@ -147,7 +147,7 @@ impl HostEngine {
     /// it keeps.
     pub(super) fn make_room_for_session(&mut self, now: u64) -> bool {
         let Some(slot) = &self.session else { return true };
-        let unused = !slot.client.thread().entries().iter().any(|entry| matches!(entry, Entry::User(_)));
+        let unused = slot.client.thread().prompts().next().is_none();
         if unused {
             self.stop_session(now);
             return true;

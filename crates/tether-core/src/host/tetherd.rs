@@ -22,7 +22,7 @@ use crate::sidecar::{
     McpToolCalled, SIDECAR_PROTOCOL_VERSION, SessionListResult, SessionReadResult, SpawnResult, TerminalData,
     TerminalExited, TerminalId, TetherdStopping, method,
 };
-use crate::thread::{Entry, NoticeLevel, NoticeView, TurnState};
+use crate::thread::{NoticeLevel, NoticeView, TurnState};
 use crate::webview::{SessionKey, SessionStatus};
 
 use super::history::ListPurpose;
@@ -320,15 +320,10 @@ impl HostEngine {
         self.editor_questions.forget();
         let message = format!("lost the connection to tetherd ({reason})");
         self.lost_prompt = self.session.as_ref().and_then(|slot| {
-            let entries = slot.client.thread().entries();
-            let running = slot.client.thread().turn() == &TurnState::Running;
-            let text = entries.iter().rev().find_map(|entry| match entry {
-                Entry::User(message) => Some(message.text.clone()),
-                _ => None,
-            })?;
-            let prompts = entries.iter().filter(|entry| matches!(entry, Entry::User(_))).count();
-            let dir = slot.session_dir.clone().filter(|_| running)?;
-            Some(LostPrompt { dir, prompts, text })
+            let thread = slot.client.thread();
+            let dir = slot.session_dir.clone().filter(|_| thread.turn() == &TurnState::Running)?;
+            let text = thread.prompts().next_back()?.text.clone();
+            Some(LostPrompt { dir, prompts: thread.prompts().count(), text })
         });
         // Every open session lost its agent.
         self.for_each_session(|engine| {
