@@ -134,10 +134,24 @@ struct LostPrompt {
 #[derive(Debug)]
 struct WaitingPrompt {
     /// The session generation of the agent it waits for; `None` when tetherd is being started
-    /// again and the session it reopens is not known yet.
+    /// again, or has just been, and the session it reopens is not known yet.
     generation: Option<u64>,
+    /// With no `generation`: the folder of the session it was written in, which the reopening
+    /// brings back; the prompt goes to that session and no other tab's (`None`: to whichever
+    /// session starts, as one with no folder is not reopened but started anew).
+    session_dir: Option<String>,
     text: String,
     attachments: Vec<PromptAttachment>,
+}
+
+impl WaitingPrompt {
+    /// Whether the prompt is for `slot`'s session.
+    fn is_for(&self, slot: &session::Session) -> bool {
+        match self.generation {
+            Some(generation) => generation == slot.generation,
+            None => self.session_dir.as_ref().is_none_or(|dir| slot.session_dir.as_ref() == Some(dir)),
+        }
+    }
 }
 
 impl HostEngine {

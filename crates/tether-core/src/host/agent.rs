@@ -210,7 +210,7 @@ impl HostEngine {
         let Some((key, generation)) = self.session.as_ref().map(|slot| (slot.key, slot.generation)) else { return };
         // A prompt waiting for this session's agent goes back; one waiting for whichever session
         // a restarted tetherd brings back (this one is being replaced by its reopening) stays.
-        self.give_back_waiting_prompt(|waits_for| waits_for == Some(generation), "its session was closed");
+        self.give_back_waiting_prompt(|waiting| waiting.generation == Some(generation), "its session was closed");
         if let Some(slot) = &mut self.session {
             slot.client.handle_exited("was stopped: its session was closed", true, "");
             // Its commands' mirrored terminals stay open in VS Code: they say so now, as no
@@ -356,6 +356,15 @@ impl HostEngine {
             // The agent exited (or was stopped, or tetherd was lost with it): the person going
             // on is reason enough to start it again, resuming its session; the prompt goes once
             // that session is ready.
+            let session_dir = slot.session_dir.clone();
+            if self.history.reopening() {
+                // A new tetherd is being asked for its sessions, this one among them: the
+                // reopening starts its agent, and a second agent for the same session would be
+                // refused ("its agent is still running"). The prompt waits for the reopened one.
+                self.log(LogLevel::Info, "the session is being reopened: the prompt goes once it is ready".to_owned());
+                self.hold_prompt(None, session_dir, text, attachments);
+                return;
+            }
             self.log(LogLevel::Info, "the agent is not running: starting it again for the prompt".to_owned());
             let generation = match self.tetherd.state {
                 SidecarState::Ready => {
@@ -371,7 +380,7 @@ impl HostEngine {
                 }
                 SidecarState::Starting | SidecarState::Greeting => None,
             };
-            self.hold_prompt(generation, text, attachments);
+            self.hold_prompt(generation, session_dir, text, attachments);
             return;
         }
         if let Some(slot) = &self.session
@@ -383,7 +392,7 @@ impl HostEngine {
             // The person picked an agent (or opened a session) and wrote at once: the chat may
             // not have shown "starting" yet. The prompt is theirs to send, not to retype.
             let generation = Some(slot.generation);
-            if self.hold_prompt(generation, text, attachments) {
+            if self.hold_prompt(generation, None, text, attachments) {
                 self.log(LogLevel::Info, "the session is still starting: the prompt goes once it is ready".to_owned());
             }
             return;
@@ -397,15 +406,23 @@ impl HostEngine {
         }
     }
 
-    /// Keeps the prompt until the session of `generation` is ready, and says whether it did: one
-    /// prompt waits at a time, so a second goes back to the person.
-    fn hold_prompt(&mut self, generation: Option<u64>, text: &str, attachments: &[PromptAttachment]) -> bool {
+    /// Keeps the prompt until the session of `generation` (without one: the session in
+    /// `session_dir` that tetherd's restart reopens) is ready, and says whether it did: one prompt
+    /// waits at a time, so a second goes back to the person.
+    fn hold_prompt(
+        &mut self,
+        generation: Option<u64>,
+        session_dir: Option<String>,
+        text: &str,
+        attachments: &[PromptAttachment],
+    ) -> bool {
         if self.waiting_prompt.is_some() {
             self.return_prompt(text.to_owned(), "another prompt is already waiting for the agent");
             return false;
         }
-        self.waiting_prompt =
-            Some(WaitingPrompt { generation, text: text.to_owned(), attachments: attachments.to_vec() });
+        let waiting =
+            WaitingPrompt { generation, session_dir, text: text.to_owned(), attachments: attachments.to_vec() };
+        self.waiting_prompt = Some(waiting);
         true
     }
 
@@ -549,10 +566,7 @@ impl HostEngine {
     /// The agent started again for a prompt has its session: the prompt goes now.
     pub(super) fn send_waiting_prompt(&mut self) {
         let Some(slot) = &mut self.session else { return };
-        let Some(waiting) = self
-            .waiting_prompt
-            .take_if(|waiting| waiting.generation.is_none_or(|generation| generation == slot.generation))
-        else {
+        let Some(waiting) = self.waiting_prompt.take_if(|waiting| waiting.is_for(slot)) else {
             return;
         };
         if let Err(error) = slot.client.prompt(&waiting.text, &waiting.attachments, self.now) {
@@ -564,14 +578,16 @@ impl HostEngine {
     /// waiting for it goes back to the person, to send again. A prompt waiting for another tab's
     /// agent stays: that agent may be starting still.
     pub(super) fn drop_waiting_prompt(&mut self, why: &str) {
-        let focus = self.session.as_ref().map(|slot| slot.generation);
-        self.give_back_waiting_prompt(|waits_for| waits_for.is_none() || waits_for == focus, why);
+        let gives_back = self.waiting_prompt.as_ref().is_some_and(|waiting| match &self.session {
+            Some(slot) => waiting.is_for(slot),
+            None => waiting.generation.is_none(),
+        });
+        self.give_back_waiting_prompt(|_| gives_back, why);
     }
 
-    /// Gives the waiting prompt back (`why`) if the generation it waits for (`None`: whichever
-    /// session a restarted tetherd brings) is one `waits_for` accepts.
-    pub(super) fn give_back_waiting_prompt(&mut self, waits_for: impl FnOnce(Option<u64>) -> bool, why: &str) {
-        if let Some(waiting) = self.waiting_prompt.take_if(|waiting| waits_for(waiting.generation)) {
+    /// Gives the waiting prompt back (`why`) if `gives_back` says so of it.
+    pub(super) fn give_back_waiting_prompt(&mut self, gives_back: impl FnOnce(&WaitingPrompt) -> bool, why: &str) {
+        if let Some(waiting) = self.waiting_prompt.take_if(|waiting| gives_back(waiting)) {
             self.return_prompt(waiting.text, why);
         }
     }

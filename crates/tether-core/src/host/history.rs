@@ -38,6 +38,12 @@ pub(super) struct History {
 }
 
 impl History {
+    /// Whether the engine is finding out which sessions a new tetherd brings back, or reading
+    /// one back: the sessions open before are about to be replaced by their reopened copies.
+    pub(super) fn reopening(&self) -> bool {
+        self.held_agent_events.is_some()
+    }
+
     /// Starts reading a session's log; returns the load's id, which its pieces are asked by.
     fn start_load(&mut self, summary: SessionSummary, replay: LogReplay, purpose: LoadPurpose) -> u64 {
         self.next_load += 1;
@@ -84,6 +90,7 @@ impl HostEngine {
                 if self.history.reopen.is_empty() {
                     self.release_held_agent_events(now);
                     self.start_session(now);
+                    self.give_back_prompt_not_reopened();
                 } else {
                     self.reopen_next(now);
                 }
@@ -92,6 +99,7 @@ impl HostEngine {
                 self.log(LogLevel::Warn, format!("could not list the workspace's sessions: {error}"));
                 self.release_held_agent_events(now);
                 self.start_session(now);
+                self.give_back_prompt_not_reopened();
             }
             (ListPurpose::History, Ok(listed)) => {
                 self.history.sessions = listed.sessions;
@@ -115,7 +123,7 @@ impl HostEngine {
             {
                 self.show_session(key, now);
             }
-            return;
+            return self.give_back_prompt_not_reopened();
         };
         // Its agent is no longer one of the person's: the person's default agent starts
         // instead, and the earlier session waits in the history.
@@ -133,6 +141,17 @@ impl HostEngine {
             return self.reopen_next(now);
         }
         self.load_session(summary, LoadPurpose::Open, now);
+    }
+
+    /// The reopening is over: a prompt that waits for a session it did not bring back (its
+    /// agent is no longer configured, or the sessions could not be listed) goes back to the
+    /// person.
+    fn give_back_prompt_not_reopened(&mut self) {
+        let lost = self.waiting_prompt.as_ref().is_some_and(|waiting| {
+            waiting.generation.is_none()
+                && waiting.session_dir.as_ref().is_some_and(|dir| !self.session_dir_has_agent(dir))
+        });
+        self.give_back_waiting_prompt(|_| lost, "its session could not be reopened");
     }
 
     /// Starts reading a session's log from tetherd, to show it (`Open`) or to export it.

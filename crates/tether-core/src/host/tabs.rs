@@ -129,6 +129,12 @@ impl HostEngine {
         self.sessions().find(|slot| slot.session_dir.as_deref() == Some(dir)).map(|slot| slot.key)
     }
 
+    /// Whether the session kept in `dir` is open with an agent running or starting: one a
+    /// restarted tetherd's reopening brought back, rather than a tab it left as it was.
+    pub(super) fn session_dir_has_agent(&self, dir: &str) -> bool {
+        self.sessions().any(|slot| slot.session_dir.as_deref() == Some(dir) && !slot.client.is_closed())
+    }
+
     /// The session folders of the open sessions, in the order they were opened but the shown
     /// one last.
     pub(super) fn open_session_dirs(&self) -> Vec<String> {

@@ -285,3 +285,8 @@ fn a_prompt_sent_while_the_session_starts_waits_for_it_and_one_that_cannot_go_co
 fn a_session_renamed_in_the_history_is_named_so_on_its_tab_and_an_open_one_is_not_deleted() {
     check("rename-open");
 }
+
+#[test]
+fn a_prompt_sent_while_tetherds_sessions_are_reopened_waits_for_its_own_session() {
+    check("prompt-while-reopening");
+}
