@@ -424,8 +424,13 @@ impl AcpClient {
         let message = format!("the agent printed {what} ({len} bytes); it was skipped");
         // tetherd logs messages, and this line was none: the notice is logged instead, so that
         // the session read back (after a reload, a restart) still says what was skipped.
-        self.audit(AuditEvent::Notice { level: NoticeLevel::Warning, text: capitalize(&message) });
-        self.problem(message, Some(&format!("{error}\n\n{preview}")));
+        let detail = format!("{error}\n\n{preview}");
+        self.audit(AuditEvent::Notice {
+            level: NoticeLevel::Warning,
+            text: capitalize(&message),
+            detail: Some(detail.clone()),
+        });
+        self.problem(message, Some(&detail));
     }
 
     /// The agent process ended. `stderr_tail` is what it last printed on stderr.

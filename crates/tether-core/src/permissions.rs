@@ -784,6 +784,9 @@ pub enum AuditEvent {
     Notice {
         level: crate::thread::NoticeLevel,
         text: String,
+        /// What the notice folds away (a skipped line's error and start), when it has that.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
     },
     /// The person cancelled a prompt before it was sent (it waited for the turn's snapshot or
     /// for the files it mentions): the wire never saw it, and a replay shows it from here. The

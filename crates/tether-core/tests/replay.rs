@@ -76,6 +76,13 @@ fn an_agent_that_could_not_resume_leaves_the_notice_that_says_so() {
 }
 
 #[test]
+fn a_line_the_agent_printed_that_was_skipped_is_said_again_with_its_start() {
+    // tetherd logs no such line, only Tether's notice of it: read back, the notice keeps what
+    // the line began with and why it was skipped, as the live one folded it away.
+    check("skipped-line");
+}
+
+#[test]
 fn commands_tether_ran_are_rebuilt_from_what_the_agent_read_of_them() {
     // term-3 ran and the agent read its output and exit; term-4 was still running when the log
     // ended; toolu_1 is a command the agent ran itself. Each card keeps the time its command

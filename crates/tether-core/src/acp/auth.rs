@@ -309,7 +309,7 @@ impl AcpClient {
         let text = "Sign in first: the prompt is sent once you have.".to_owned();
         self.notice(NoticeLevel::Info, text.clone());
         // The prompt is not on the wire until then; the log must say why the thread paused.
-        self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text });
+        self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text, detail: None });
         self.events.push_back(AcpEvent::AuthRequired { methods: self.auth.methods.clone() });
         Ok(())
     }

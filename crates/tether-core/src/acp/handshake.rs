@@ -100,7 +100,7 @@ impl AcpClient {
                 list_of_files(changed_since)
             );
             self.notice(NoticeLevel::Info, text.clone());
-            self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text });
+            self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text, detail: None });
         }
         self.session.restored = Some(RestoredConversation { source, withdrawn, transcript });
     }
@@ -220,7 +220,7 @@ impl AcpClient {
                             is Tether's record; the agent does not remember it.";
                 self.notice(NoticeLevel::Info, text.to_owned());
                 // The wire does not say why a new session was started; the log must.
-                self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text: text.to_owned() });
+                self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text: text.to_owned(), detail: None });
                 self.new_session(now);
             }
             None => self.new_session(now),
@@ -254,7 +254,7 @@ impl AcpClient {
              The agent does not otherwise remember it."
         );
         self.notice(NoticeLevel::Info, text.clone());
-        self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text });
+        self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text, detail: None });
         self.session.preface = Some(format!(
             "The person went back in an earlier conversation to just before their message \u{201c}{}\u{201d} and goes \
              on from there. That conversation, up to that point, was:\n\n{}",
@@ -274,7 +274,7 @@ impl AcpClient {
                         restored.withdrawn
                     );
                     self.notice(NoticeLevel::Info, text.clone());
-                    self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text });
+                    self.audit(AuditEvent::Notice { level: NoticeLevel::Info, text, detail: None });
                     self.session.preface = Some(format!(
                         "The person went back in this conversation to just before their message \u{201c}{}\u{201d}: \
                          that message and everything after it are withdrawn. Go on from the point before it.",

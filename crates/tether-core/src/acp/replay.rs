@@ -336,11 +336,13 @@ impl AcpClient {
             return;
         }
         if record["event"] == "notice" {
-            // A notice the wire alone does not explain (the agent could not resume the session).
+            // A notice the wire alone does not explain (the agent could not resume the session,
+            // or printed a line that was skipped, whose start is the detail).
             if let (Ok(level), Some(text)) =
                 (crate::json_value::from_value::<NoticeLevel>(&record["level"]), record["text"].as_str())
             {
-                self.thread.push(Entry::Notice(NoticeView { level, text: text.to_owned(), detail: None }));
+                let detail = record["detail"].as_str().map(str::to_owned);
+                self.thread.push(Entry::Notice(NoticeView { level, text: text.to_owned(), detail }));
             }
             return;
         }

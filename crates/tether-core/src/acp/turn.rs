@@ -94,7 +94,7 @@ impl AcpClient {
         for text in notices {
             self.notice(NoticeLevel::Warning, text.clone());
             // The wire does not say why a file went as a link; the log must.
-            self.audit(AuditEvent::Notice { level: NoticeLevel::Warning, text });
+            self.audit(AuditEvent::Notice { level: NoticeLevel::Warning, text, detail: None });
         }
     }
 
