@@ -461,6 +461,17 @@ impl AcpClient {
         self.close(description, turn_end, notice, true);
     }
 
+    /// The agent went with a tetherd that was lost (`why`, as the thread is to say it). tetherd
+    /// logged no exit for it, so the reason is recorded: a replay of the log ends what the agent
+    /// left open with these words too.
+    pub fn handle_lost(&mut self, why: &str) {
+        if self.phase == Phase::Closed {
+            return;
+        }
+        self.audit(AuditEvent::AgentLost { why: why.to_owned() });
+        self.handle_exited(why, false, "");
+    }
+
     /// Tether is killing the agent because the person asked (it hung while starting, or did not
     /// end a cancelled turn): a running turn ends `cancelled`, what waits for the agent is
     /// settled now, and `notice` says what happened.

@@ -788,6 +788,12 @@ pub enum AuditEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
     },
+    /// The agent went with tetherd, which logs no exit for it; `why` is how the thread said so
+    /// ("was interrupted: Tether lost the connection to tetherd (...)"), for a replay to end
+    /// what the agent left open with the same words rather than a guess.
+    AgentLost {
+        why: String,
+    },
     /// The person cancelled a prompt before it was sent (it waited for the turn's snapshot or
     /// for the files it mentions): the wire never saw it, and a replay shows it from here. The
     /// prompt's ACP content blocks.

@@ -83,6 +83,14 @@ fn a_line_the_agent_printed_that_was_skipped_is_said_again_with_its_start() {
 }
 
 #[test]
+fn a_turn_cut_off_by_a_lost_tetherd_reads_back_as_the_live_thread_said_it() {
+    // tetherd went with the agent and logged no exit; the engine recorded why before the next
+    // agent started. Without the record the replay could only guess ("no longer running when
+    // Tether came back"), so the thread read differently after a reload than before it.
+    check("tetherd-lost");
+}
+
+#[test]
 fn commands_tether_ran_are_rebuilt_from_what_the_agent_read_of_them() {
     // term-3 ran and the agent read its output and exit; term-4 was still running when the log
     // ended; toolu_1 is a command the agent ran itself. Each card keeps the time its command

@@ -346,6 +346,18 @@ impl AcpClient {
             }
             return;
         }
+        if record["event"] == "agentLost" {
+            // The agent went with tetherd: what it left open ends here, as the live thread said
+            // (the next agent's `initialize` would otherwise end it with a guess). Its writes
+            // still waiting for review are settled as the live engine settled them when it
+            // started the next agent.
+            if !matches!(self.phase, Phase::New | Phase::Closed) {
+                let why = record["why"].as_str().unwrap_or(super::GONE_WHEN_BACK);
+                self.handle_exited(why, false, "");
+                self.drop_unanswered(super::GONE_WHEN_BACK);
+            }
+            return;
+        }
         if record["event"] == "mcpToolCalled" {
             let tool = record["tool"].as_str().unwrap_or("a tool");
             let summary = record["summary"].as_str().unwrap_or("");

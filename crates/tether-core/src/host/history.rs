@@ -90,7 +90,7 @@ impl HostEngine {
                 if self.history.reopen.is_empty() {
                     self.release_held_agent_events(now);
                     self.start_session(now);
-                    self.give_back_prompt_not_reopened();
+                    self.reopen_over();
                 } else {
                     self.reopen_next(now);
                 }
@@ -99,7 +99,7 @@ impl HostEngine {
                 self.log(LogLevel::Warn, format!("could not list the workspace's sessions: {error}"));
                 self.release_held_agent_events(now);
                 self.start_session(now);
-                self.give_back_prompt_not_reopened();
+                self.reopen_over();
             }
             (ListPurpose::History, Ok(listed)) => {
                 self.history.sessions = listed.sessions;
@@ -123,7 +123,7 @@ impl HostEngine {
             {
                 self.show_session(key, now);
             }
-            return self.give_back_prompt_not_reopened();
+            return self.reopen_over();
         };
         // Its agent is no longer one of the person's: the person's default agent starts
         // instead, and the earlier session waits in the history.
@@ -133,7 +133,11 @@ impl HostEngine {
                 summary.title, summary.meta.agent
             );
             self.release_held_agent_events(now);
+            // Starting a session forgets why tetherd's sessions were cut off; those still to
+            // reopen were cut off all the same.
+            let interrupted_by = self.interrupted_by.take();
             self.start_session(now);
+            self.interrupted_by = interrupted_by;
             if let Some(slot) = &mut self.session {
                 let notice = NoticeView { level: NoticeLevel::Warning, text, detail: None };
                 slot.client.thread_mut().push(Entry::Notice(notice));
@@ -143,10 +147,11 @@ impl HostEngine {
         self.load_session(summary, LoadPurpose::Open, now);
     }
 
-    /// The reopening is over: a prompt that waits for a session it did not bring back (its
+    /// The reopening is over. A prompt that waits for a session it did not bring back (its
     /// agent is no longer configured, or the sessions could not be listed) goes back to the
     /// person.
-    fn give_back_prompt_not_reopened(&mut self) {
+    fn reopen_over(&mut self) {
+        self.interrupted_by = None;
         let lost = self.waiting_prompt.as_ref().is_some_and(|waiting| {
             waiting.generation.is_none()
                 && waiting.session_dir.as_ref().is_some_and(|dir| !self.session_dir_has_agent(dir))
@@ -232,7 +237,9 @@ impl HostEngine {
     /// The log of the session to open has been folded: show it, and go on with its agent if it
     /// still runs (a window reload), else start it again and resume the agent's session.
     pub(super) fn open_loaded(&mut self, load: LogLoad, now: u64) {
-        let interrupted_by = self.interrupted_by.take();
+        // Every session open when tetherd was lost lost its agent with it, so each one reopened
+        // ends its turn with the reason; it is forgotten once the reopening is over.
+        let interrupted_by = self.interrupted_by.clone();
         let replayed_through = load.replay.last_seq();
         let (mut client, replayed_claude, problems) = load.replay.finish_with_claude();
         // The log, read back, has fewer prompts than the thread had when tetherd was lost: the
@@ -340,8 +347,15 @@ impl HostEngine {
                     // The log ends where tetherd was lost: what it left open (a running turn, a
                     // question) ends with why, rather than as if Tether had merely been away.
                     let slot = self.session.as_mut().expect("the slot was just made");
-                    if !slot.client.is_closed() {
-                        slot.client.handle_exited(&why, false, "");
+                    if slot.claude.is_some() {
+                        // The log of a Claude CLI session is the CLI's wire, which a replay reads
+                        // through the translator, whose client no agent process's end closes:
+                        // there is no agent to record as lost.
+                        if !slot.client.is_closed() {
+                            slot.client.handle_exited(&why, false, "");
+                        }
+                    } else {
+                        slot.client.handle_lost(&why);
                     }
                 }
                 self.restart_agent(now);
