@@ -651,6 +651,36 @@ class VSCodeSession {
     await this.page.keyboard.type(text);
   }
 
+  // Drags the side bar's edge, as a person would, until the side bar is `width` pixels wide (or
+  // as near as VS Code lets it be: it keeps a side bar at least 170 wide). Returns its width.
+  async resizeSideBar(width) {
+    const sideBar = this.page.locator(".part.sidebar");
+    const before = await sideBar.boundingBox();
+    const edge = before.x + before.width;
+    // The sash on the side bar's right edge: the tall vertical one nearest to it.
+    const sashes = await this.page.locator(".monaco-sash.vertical").evaluateAll((found) =>
+      found.map((sash) => {
+        const box = sash.getBoundingClientRect();
+        return { x: box.left + box.width / 2, y: box.top + box.height / 2, height: box.height };
+      }),
+    );
+    const sash = sashes.filter((candidate) => candidate.height > 300)
+      .sort((a, b) => Math.abs(a.x - edge) - Math.abs(b.x - edge))[0];
+    await this.page.mouse.move(sash.x, sash.y);
+    await this.page.mouse.down();
+    await this.page.mouse.move(before.x + width, sash.y, { steps: 10 });
+    await this.page.mouse.up();
+    // The layout follows the drag within a frame or two: the width once it has settled.
+    let last = -1;
+    for (let look = 0; look < 50; look++) {
+      const now = (await sideBar.boundingBox()).width;
+      if (now === last) break;
+      last = now;
+      await sleep(100);
+    }
+    return last;
+  }
+
   // Saves a screenshot of the whole window into tests/artifacts/.
   async screenshot(fileName) {
     await fsp.mkdir(artifactsDir, { recursive: true });

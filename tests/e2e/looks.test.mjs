@@ -73,6 +73,22 @@ test("the chat in light, dark and high-contrast themes: empty, streamed, permiss
     await change.locator("button.change-keep-all").waitFor();
     await change.scrollIntoViewIfNeeded();
     await inEveryTheme("change");
+
+    // The narrowest side bar VS Code allows: the changes bar's summary and Review all do not
+    // run into each other (beside the button, the summary's longest word once ran under it).
+    const width = (await vscode.page.locator(".part.sidebar").boundingBox()).width;
+    const narrow = await vscode.resizeSideBar(170);
+    assert.ok(narrow < 200, `the side bar could be made narrow (${narrow}px)`);
+    const head = await chat.locator(".changes-head").evaluate((row) => {
+      const text = row.querySelector(".changes-summary-text").getBoundingClientRect();
+      const button = row.querySelector(".changes-open-all").getBoundingClientRect();
+      const apart = text.right <= button.left || text.bottom <= button.top;
+      return { apart, text: text.toJSON(), button: button.toJSON(), summary: row.textContent };
+    });
+    assert.ok(head.apart,
+      `the changes summary (${head.summary}) at ${JSON.stringify(head.text)} is clear of Review all at ${JSON.stringify(head.button)}`);
+    await vscode.screenshot("looks-change-narrow.png");
+    await vscode.resizeSideBar(width);
     await change.locator("button.change-keep-all").click();
 
     // Then the permission to run the checks.
