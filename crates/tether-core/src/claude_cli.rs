@@ -32,7 +32,8 @@
 //! [`INTERRUPT_GRACE_MS`] after the person's Stop. A resume the CLI refuses starts a
 //! fresh CLI session with a notice, once. The first process of a session is started as the
 //! session opens, so `initialize` (commands, models) has answered by the first prompt; nothing
-//! waits on it, so a CLI that never answers it cannot freeze the chat.
+//! waits on it, so a CLI that never answers it cannot freeze the chat. A session reopened from a
+//! log that has those answers starts its CLI with the next prompt instead.
 //!
 //! A session's log holds the CLI's wire, both directions. Replaying it (`replay_sent_cli` for
 //! Tether's lines, `handle_cli_line` for the CLI's) gives the client the same ACP it was given
@@ -218,6 +219,9 @@ pub struct ClaudeCli {
     model: Option<String>,
     models: Vec<Value>,
     commands_from_initialize: bool,
+    /// The slash commands the CLI last listed, as the client was told them: a client that
+    /// starts over (its agent restarted) is told them again.
+    commands: Vec<Value>,
     tool_uses: BTreeMap<String, ToolUse>,
     /// Tool uses of this turn without a result yet: they fail if the turn ends first.
     unfinished_tools: BTreeSet<String>,
@@ -263,6 +267,7 @@ impl ClaudeCli {
             model: None,
             models: Vec::new(),
             commands_from_initialize: false,
+            commands: Vec::new(),
             tool_uses: BTreeMap::new(),
             unfinished_tools: BTreeSet::new(),
             withdrawn: BTreeSet::new(),
@@ -328,9 +333,17 @@ impl ClaudeCli {
                 }
                 self.answer(&id, result);
                 // The first CLI starts now, so that its `initialize` has answered (commands,
-                // models) by the time the person sends the first prompt.
+                // models) by the time the person sends the first prompt. A session reopened from
+                // its log knows them from there already (a CLI of its answered): its next CLI
+                // waits for a prompt, rather than every tab a restarted tetherd reopens running
+                // an idle CLI for a person who may never go back to it.
                 if !self.replaying && self.process == Process::Idle {
-                    self.start_process();
+                    if self.commands_from_initialize {
+                        // The client forgot them with the agent it restarted.
+                        self.commands_update(self.commands.clone());
+                    } else {
+                        self.start_process();
+                    }
                 }
             }
             "session/prompt" => {
@@ -854,6 +867,7 @@ impl ClaudeCli {
     }
 
     fn commands_update(&mut self, commands: Vec<Value>) {
+        self.commands = commands.clone();
         self.update_raw(
             serde_json::json!({ "sessionUpdate": "available_commands_update", "availableCommands": commands }),
         );

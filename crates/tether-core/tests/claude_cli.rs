@@ -433,3 +433,43 @@ fn a_cli_the_log_never_saw_end_is_not_waited_for_after_the_replay() {
         assert!(answered, "{text:?} was not answered");
     }
 }
+
+/// A session reopened from its log (tetherd was lost, and a new one reopens every tab) knows the
+/// CLI's commands and models from the log: its next CLI starts with the person's next prompt.
+/// Before, every reopened Claude tab started an idle CLI at once, for a person who might never
+/// go back to it. A session with nothing of the kind in its log still starts one at once.
+#[test]
+fn a_reopened_session_that_knows_the_clis_commands_starts_its_cli_with_the_next_prompt() {
+    let initialize = r#"{"type":"control_request","request_id":"tether-1","request":{"subtype":"initialize"}}"#;
+    let answered = r#"{"type":"control_response","response":{"subtype":"success","request_id":"tether-1","response":{"commands":[{"name":"review","description":"Review the changes","argumentHint":""}],"models":[{"value":"default","displayName":"Default"}]}}}"#;
+    let load = r#"{"jsonrpc":"2.0","id":20,"method":"session/load","params":{"sessionId":"claude-cli","cwd":"/ws","mcpServers":[]}}"#;
+    let starts = |cli: &mut ClaudeCli| {
+        std::iter::from_fn(|| cli.poll_process()).filter(|action| matches!(action, ProcessAction::Start { .. })).count()
+    };
+
+    let mut cli = ClaudeCli::new(ProcessMode::Oneshot);
+    cli.replay_start(WORKSPACE);
+    cli.replay_sent_cli(initialize);
+    cli.handle_cli_line(answered, 0);
+    cli.finish_replay();
+    while cli.poll_client_line().is_some() {}
+    cli.handle_client_line(load, 0);
+    assert_eq!(starts(&mut cli), 0, "the reopened session started a CLI before any prompt");
+    // The client forgot the commands with the agent it restarted: it is told them again.
+    let told: Vec<String> = std::iter::from_fn(|| cli.poll_client_line()).collect();
+    assert!(
+        told.iter().any(|line| line.contains("available_commands_update") && line.contains("\"review\"")),
+        "the reopened session's commands were not listed again: {told:?}"
+    );
+    let prompt = r#"{"jsonrpc":"2.0","id":21,"method":"session/prompt","params":{"sessionId":"claude-cli","prompt":[{"type":"text","text":"Go on"}]}}"#;
+    cli.handle_client_line(prompt, 0);
+    assert_eq!(starts(&mut cli), 1, "the prompt started the CLI");
+
+    // A log with no answer from a CLI (the first one never answered): one starts at once.
+    let mut cli = ClaudeCli::new(ProcessMode::Oneshot);
+    cli.replay_start(WORKSPACE);
+    cli.finish_replay();
+    while cli.poll_client_line().is_some() {}
+    cli.handle_client_line(load, 0);
+    assert_eq!(starts(&mut cli), 1, "a session that knows no commands starts its CLI at once");
+}
