@@ -410,8 +410,14 @@ export class ComposerView {
       const fresh = before === null || before.start !== typing.start;
       this.post({ type: "findMentions", query: typing.query, fresh });
     }
-    // Until the host answers, the last list stays up rather than flickering away.
-    return (this.mentionItems?.items ?? []).map((item) => ({
+    // Until the host answers, the last list stays up rather than flickering away, less what the
+    // query now rules out: Enter picks the first item shown, and a person who types "@no" and
+    // Enter at once must not get the selection the bare "@" listed first.
+    const listed = this.mentionItems;
+    const items = listed === null || listed.query === typing.query
+      ? listed?.items ?? []
+      : listed.items.filter((item) => inOrder(typing.query, item.label));
+    return items.map((item) => ({
       name: `@${item.label}`,
       hint: null,
       description: item.detail ?? "",
@@ -624,4 +630,19 @@ function readBase64(file: File): Promise<string> {
     reader.onerror = () => reject(reader.error ?? new Error(`cannot read ${file.name}`));
     reader.readAsDataURL(file);
   });
+}
+
+/**
+ * Whether `query`'s characters appear in `label` in order, ignoring case: how the engine matches
+ * an `@` query to a path (its ranking aside).
+ */
+function inOrder(query: string, label: string): boolean {
+  const lower = label.toLowerCase();
+  let at = 0;
+  for (const char of query.toLowerCase()) {
+    at = lower.indexOf(char, at);
+    if (at === -1) return false;
+    at += 1;
+  }
+  return true;
 }

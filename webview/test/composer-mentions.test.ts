@@ -63,6 +63,17 @@ describe("@-mentions and images in the composer", () => {
     assert.equal(ui.posted.filter((message) => message.type === "prompt").length, 0, "Enter picked; it did not send");
   });
 
+  it("does not offer, while the host ranks a query, what the query rules out of the last list", () => {
+    type("Why does @");
+    ui.frame({ type: "mentions", query: "", items: [selection, mainRs] });
+    // "ma" typed and Enter at once, before the host's answer for "ma": the selection listed
+    // first for "@" cannot match "ma", so Enter picks main.rs rather than the selection.
+    type("Why does @ma");
+    assert.deepEqual(shown(), ["@src/main.rs"]);
+    press("Enter");
+    assert.equal(input().value, "Why does @src/main.rs ");
+  });
+
   it("sends the mentions still in the text, in the order they appear", () => {
     type("@");
     ui.frame({ type: "mentions", query: "", items: [mainRs, selection] });
