@@ -141,10 +141,12 @@ test("terminals: commands show in VS Code terminals and in the chat, can be stop
       await running.waitFor();
       const after = parseElapsed(await elapsed.innerText());
       const reloadTook = (Date.now() - reloadStarted) / 1000;
-      // The card shows whole seconds past ten, and its clock is redrawn once a second: a reading
-      // is up to two seconds short of the command's time.
+      // A clock started again by the reloaded window would show at most the time since the
+      // reload began; one that went on shows that plus the five seconds before it, less what the
+      // reading lags (whole seconds past ten, redrawn once a second, and later still on a busy
+      // machine: 2.7 s once in CI). Telling the two apart needs no closer bound than this.
       assert.ok(
-        after >= before + reloadTook - 2,
+        after > reloadTook,
         `the card's clock went on from its start: ${before} s before the reload, ${after} s after it, ` +
           `which took ${reloadTook.toFixed(1)} s`,
       );
