@@ -274,6 +274,28 @@ impl TerminalEntry {
 }
 
 impl AcpClient {
+    /// The thread's terminals, a running command's time as of `now`. A view keeps the time of
+    /// its last change; sent whole (a snapshot, when the chat is drawn afresh after a reload or
+    /// for another tab), the card of a command that has printed nothing for a minute would count
+    /// on from a minute behind.
+    pub fn terminals_as_of(&self, now: u64) -> Vec<TerminalView> {
+        let started_at =
+            |id: &str| self.terminals.list.iter().find(|entry| entry.id == id).map(|entry| entry.started_at);
+        self.thread
+            .terminals()
+            .iter()
+            .map(|view| {
+                let mut view = view.clone();
+                if view.state == TerminalState::Running
+                    && let Some(started_at) = started_at(&view.id)
+                {
+                    view.elapsed_ms = now.saturating_sub(started_at);
+                }
+                view
+            })
+            .collect()
+    }
+
     pub(super) fn on_create_terminal(&mut self, id: RequestId, request: acp::CreateTerminalRequest) {
         if self.session.id.as_ref() != Some(&request.session_id) {
             return self.refuse(&id, format!("unknown session {}", request.session_id.0));

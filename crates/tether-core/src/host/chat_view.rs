@@ -279,7 +279,7 @@ impl HostEngine {
                     entries: thread.entries()[earlier..].to_vec(),
                     plan: thread.plan().to_vec(),
                     turn: thread.turn().clone(),
-                    terminals: thread.terminals().to_vec(),
+                    terminals: slot.client.terminals_as_of(now),
                 }
             }
             None => ViewSnapshot {

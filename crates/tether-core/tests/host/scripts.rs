@@ -290,3 +290,8 @@ fn a_session_renamed_in_the_history_is_named_so_on_its_tab_and_an_open_one_is_no
 fn a_prompt_sent_while_tetherds_sessions_are_reopened_waits_for_its_own_session() {
     check("prompt-while-reopening");
 }
+
+#[test]
+fn a_chat_drawn_afresh_counts_a_silent_commands_time_from_its_start() {
+    check("terminal-time-snapshot");
+}
