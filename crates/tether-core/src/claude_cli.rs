@@ -986,7 +986,7 @@ pub fn prompt_text_of_sent(line: &str) -> Option<String> {
         return None;
     }
     let content = value.pointer("/message/content")?.clone();
-    let texts: Vec<String> = cli_wire::ApiMessage { id: None, content }
+    let texts: Vec<String> = cli_wire::ApiMessage { id: None, model: None, content }
         .blocks()
         .iter()
         .filter_map(|block| block.get("text").and_then(Value::as_str).map(str::to_owned))

@@ -316,6 +316,11 @@ fn a_text_turn_streams_and_ends_with_its_cost() {
 }
 
 #[test]
+fn a_local_commands_output_keeps_its_lines_and_columns() {
+    check("local-command");
+}
+
+#[test]
 fn a_write_asks_with_the_diff_of_the_new_file_and_runs_once_allowed() {
     check("write-allowed");
 }

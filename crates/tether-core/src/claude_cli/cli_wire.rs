@@ -63,10 +63,17 @@ pub(super) struct MessageLine {
 pub(super) struct ApiMessage {
     #[serde(default)]
     pub id: Option<String>,
+    /// The model that wrote it; [`SYNTHETIC_MODEL`] for the CLI's own words.
+    #[serde(default)]
+    pub model: Option<String>,
     /// A string (a plain user message) or content blocks.
     #[serde(default)]
     pub content: Value,
 }
+
+/// The `model` of an assistant message the CLI wrote itself rather than the model: a local
+/// command's output (`/usage`, `/context`), or an API error.
+pub(super) const SYNTHETIC_MODEL: &str = "<synthetic>";
 
 impl ApiMessage {
     /// The content blocks, a plain string counting as one text block.

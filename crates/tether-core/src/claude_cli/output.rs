@@ -76,11 +76,18 @@ impl ClaudeCli {
     pub(super) fn on_assistant(&mut self, line: cli_wire::MessageLine) {
         let streamed = line.message.id.as_ref().is_some_and(|id| self.streamed.contains(id));
         let subagent = line.parent_tool_use_id.is_some();
+        let synthetic = line.message.model.as_deref() == Some(cli_wire::SYNTHETIC_MODEL);
         for block in line.message.blocks() {
             match block.get("type").and_then(Value::as_str) {
                 Some("text") if !streamed && !subagent => {
                     if let Some(text) = block.get("text").and_then(Value::as_str).filter(|text| !text.is_empty()) {
-                        self.chunk(text, false);
+                        if synthetic && text.contains('\n') {
+                            // A local command's report, in lines and aligned columns: read as
+                            // markdown, its lines would run into one.
+                            self.chunk(&preformatted(text), false);
+                        } else {
+                            self.chunk(text, false);
+                        }
                     }
                 }
                 Some("thinking") if !streamed && !subagent => {
@@ -200,4 +207,12 @@ impl ClaudeCli {
         };
         self.to_client.push_back(line);
     }
+}
+
+/// `text` as a fenced code block, kept as it is: the fence is longer than any run of backticks
+/// in it.
+fn preformatted(text: &str) -> String {
+    let longest_run = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest_run.max(2) + 1);
+    format!("{fence}text\n{}\n{fence}", text.trim_end_matches('\n'))
 }

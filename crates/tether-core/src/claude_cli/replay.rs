@@ -39,7 +39,7 @@ impl ClaudeCli {
                 self.replayed_prompts += 1;
                 let id = RequestId::Str(format!("claude:prompt:{}", self.replayed_prompts));
                 let content = value.pointer("/message/content").cloned().unwrap_or(Value::Null);
-                let blocks = cli_wire::ApiMessage { id: None, content }.blocks();
+                let blocks = cli_wire::ApiMessage { id: None, model: None, content }.blocks();
                 let prompt: Vec<Value> = blocks
                     .iter()
                     .filter_map(|block| block.get("text").and_then(Value::as_str))
