@@ -670,15 +670,22 @@ class VSCodeSession {
     await this.page.mouse.down();
     await this.page.mouse.move(before.x + width, sash.y, { steps: 10 });
     await this.page.mouse.up();
-    // The layout follows the drag within a frame or two: the width once it has settled.
-    let last = -1;
-    for (let look = 0; look < 50; look++) {
-      const now = (await sideBar.boundingBox()).width;
-      if (now === last) break;
-      last = now;
-      await sleep(100);
-    }
-    return last;
+    // The layout follows the drag within a frame or two: the width once two frames agree.
+    return sideBar.evaluate(
+      (part) =>
+        new Promise((resolve) => {
+          let last = -1;
+          const look = () => {
+            const width = part.getBoundingClientRect().width;
+            if (width === last) resolve(width);
+            else {
+              last = width;
+              requestAnimationFrame(look);
+            }
+          };
+          requestAnimationFrame(look);
+        }),
+    );
   }
 
   // Saves a screenshot of the whole window into tests/artifacts/.
