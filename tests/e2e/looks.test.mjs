@@ -87,6 +87,9 @@ test("the chat in light, dark and high-contrast themes: empty, streamed, permiss
     });
     assert.ok(head.apart,
       `the changes summary (${head.summary}) at ${JSON.stringify(head.text)} is clear of Review all at ${JSON.stringify(head.button)}`);
+    // The file's row still names the file (its state gives way first).
+    const nameWidth = await chat.locator(".changes-row .changes-name").first().evaluate((name) => name.getBoundingClientRect().width);
+    assert.ok(nameWidth >= 20, `the changed file's name is shown in the narrow side bar (${nameWidth}px wide)`);
     await vscode.screenshot("looks-change-narrow.png");
     await vscode.resizeSideBar(width);
     await change.locator("button.change-keep-all").click();

@@ -81,6 +81,8 @@ export class ChangesBarView {
     label.title = `Open the diff of ${change.label}`;
     label.setAttribute("aria-label", change.label);
     const state = element("span", "changes-state", stateText(change));
+    // A narrow side bar cuts the state short: its tooltip has it whole.
+    state.title = stateText(change);
     if ("message" in change.phase) state.title = change.phase.message;
     else if ("reason" in change.phase) state.title = change.phase.reason;
     row.append(label, diffStats("changes-stats", change.added, change.removed), state);
