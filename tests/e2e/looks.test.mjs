@@ -87,9 +87,15 @@ test("the chat in light, dark and high-contrast themes: empty, streamed, permiss
     });
     assert.ok(head.apart,
       `the changes summary (${head.summary}) at ${JSON.stringify(head.text)} is clear of Review all at ${JSON.stringify(head.button)}`);
-    // The file's row still names the file (its state gives way first).
-    const nameWidth = await chat.locator(".changes-row .changes-name").first().evaluate((name) => name.getBoundingClientRect().width);
-    assert.ok(nameWidth >= 20, `the changed file's name is shown in the narrow side bar (${nameWidth}px wide)`);
+    // The file's row still names the file (its state gives way first), and its buttons fit.
+    const row = await chat.locator(".changes-row").first().evaluate((line) => ({
+      name: line.querySelector(".changes-name").getBoundingClientRect().width,
+      buttonsRight: Math.max(...[...line.querySelectorAll("button")].map((button) => button.getBoundingClientRect().right)),
+      right: line.getBoundingClientRect().right,
+    }));
+    assert.ok(row.name >= 20, `the changed file's name is shown in the narrow side bar (${row.name}px wide)`);
+    assert.ok(row.buttonsRight <= row.right + 0.5,
+      `the changed file's buttons fit in its row (they end at ${row.buttonsRight}px, the row at ${row.right}px)`);
     await vscode.screenshot("looks-change-narrow.png");
     await vscode.resizeSideBar(width);
     await change.locator("button.change-keep-all").click();
