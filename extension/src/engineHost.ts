@@ -43,6 +43,10 @@ import type { OpenTerminalRequest } from "./terminals";
 /** The wasm-bindgen module (`dist/wasm/tether_wasm.js`). */
 export type WasmModule = typeof TetherWasm;
 
+/** An action as `pollActions` gives it: a post to the chat view comes without its message,
+ * which `takeWebviewPost` gives as UTF-8 JSON bytes. */
+type PolledAction = Exclude<HostAction, { type: "postWebview" }> | { type: "postWebview" };
+
 /** Writes NDJSON lines to the connected tetherd socket. */
 export type SidecarWriter = (data: string) => void;
 
@@ -382,7 +386,7 @@ export class EngineHost implements vscode.Disposable {
         if (actions === undefined || actions === "") {
           break;
         }
-        for (const action of JSON.parse(actions) as HostAction[]) {
+        for (const action of JSON.parse(actions) as PolledAction[]) {
           try {
             this.carryOut(action);
           } catch (error) {
@@ -399,7 +403,7 @@ export class EngineHost implements vscode.Disposable {
     }
   }
 
-  private carryOut(action: HostAction): void {
+  private carryOut(action: PolledAction): void {
     switch (action.type) {
       case "startSidecar":
         // Whatever the old connection still had queued is meant for a tetherd that is gone.
@@ -414,12 +418,21 @@ export class EngineHost implements vscode.Disposable {
           this.sidecarWriter(action.data);
         }
         return;
-      case "postWebview":
+      case "postWebview": {
+        // Taken whether or not a view is there, so that the next post takes the next message.
+        const message = this.callEngine("the message for the chat view", (engine) => engine.takeWebviewPost());
+        if (message === undefined) {
+          this.log.error("The engine asked for a post to the chat view without its message.");
+          return;
+        }
         // Without a view the message is dropped: a webview asks for a snapshot when it appears.
-        this.view?.webview.postMessage(action.message).then(undefined, (error: unknown) => {
+        // The bytes go as they are: VS Code moves a Uint8Array to the webview without encoding
+        // it, and the webview reads the JSON (`webview/src/host-message.ts`).
+        this.view?.webview.postMessage(message).then(undefined, (error: unknown) => {
           this.log.warn(`Could not post to the chat view: ${describeError(error)}`);
         });
         return;
+      }
       case "showMessage":
         this.showMessage(action.level, action.text);
         return;

@@ -114,11 +114,22 @@ class ScriptedEngine {
   handleTimeout(now: number) { this.input("handleTimeout", [now]); }
   handleFileRead(reply: Uint8Array, data: Uint8Array, now: number) { this.input("handleFileRead", [decoded(reply), data, now]); }
   handleWebviewGone() { this.input("handleWebviewGone", []); }
-  /** Every queued action at once, as the real engine gives them: JSON, or "" for none. */
+  /** The messages of the last poll's posts to the webview, as JSON bytes. */
+  private webviewPosts: Uint8Array[] = [];
+  /** Every queued action at once, as the real engine gives them: JSON, or "" for none; a post
+   * to the webview without its message, which `takeWebviewPost` gives. */
   pollActions(): string {
     this.polls += 1;
-    return this.actions.length === 0 ? "" : JSON.stringify(this.actions.splice(0));
+    this.webviewPosts = [];
+    if (this.actions.length === 0) return "";
+    const actions = this.actions.splice(0).map((action) => {
+      if (action.type !== "postWebview") return action;
+      this.webviewPosts.push(new TextEncoder().encode(JSON.stringify(action.message)));
+      return { type: "postWebview" };
+    });
+    return JSON.stringify(actions);
   }
+  takeWebviewPost(): Uint8Array | undefined { return this.webviewPosts.shift(); }
   pollTimeout(): number | undefined { return this.deadline; }
   profiles(): string { return "[]"; }
   free() {}

@@ -41,7 +41,11 @@ export function fakeView(): FakeView {
     badge: undefined as vscode.ViewBadge | undefined,
     webview: {
       postMessage(message: unknown): Promise<boolean> {
-        posted.push(message);
+        // Read as the webview reads it (webview/src/host-message.ts): the host posts JSON bytes.
+        if (!(message instanceof Uint8Array)) {
+          throw new Error(`posted ${JSON.stringify(message)}, not the JSON bytes the webview reads`);
+        }
+        posted.push(JSON.parse(new TextDecoder().decode(message)));
         return Promise.resolve(true);
       },
     },

@@ -74,6 +74,9 @@ const workDir = mkdtempSync(join(tmpdir(), "tether-streaming-bench-"));
 const workspace = join(workDir, "workspace");
 mkdirSync(workspace, { recursive: true });
 const now = () => performance.timeOrigin + performance.now();
+const utf8 = new TextDecoder();
+/** A post's message, read as the webview reads it (webview/src/host-message.ts). */
+const posted = (bytes) => JSON.parse(utf8.decode(bytes));
 
 /** Chunk `n` (from 1): 20 characters, its number first. */
 function chunkText(n) {
@@ -257,7 +260,7 @@ class TetherSide {
       workspaceTrusted: true,
       claudeCli: { persistent: false, idleTimeoutMinutes: 30 },
     };
-    /** Every post out of the host: its time, and its text as VS Code sends it on. */
+    /** Every post out of the host: its time, and its message as JSON bytes (read with `posted`). */
     this.posts = [];
     /** With `--stages`: socket reads, as [time, chunk numbers in them]. */
     this.reads = [];
@@ -266,9 +269,10 @@ class TetherSide {
       badge: undefined,
       webview: {
         postMessage(message) {
-          // What VS Code's `postMessage` does in the extension host before the message leaves.
-          const json = JSON.stringify(message);
-          posts.push(now(), json);
+          // What VS Code's `postMessage` does in the extension host before the message leaves:
+          // the host posts JSON bytes, which VS Code sends on as they are.
+          if (!(message instanceof Uint8Array)) throw new Error("the host posted something other than JSON bytes");
+          posts.push(now(), message);
           return Promise.resolve(true);
         },
       },
@@ -324,7 +328,7 @@ class TetherSide {
     let checked = from;
     for (;;) {
       for (; checked < this.posts.length; checked += 2) {
-        if (test(JSON.parse(this.posts[checked + 1]))) return checked;
+        if (test(posted(this.posts[checked + 1]))) return checked;
       }
       if (this.problems.some((problem) => problem.startsWith("error"))) {
         throw new Error(`Tether failed waiting for ${what}:\n${this.problems.join("\n")}`);
@@ -353,7 +357,7 @@ class TetherSide {
     const tetherdCpuMs = processCpuMs(this.tetherdPid) - tetherdCpu;
     const arrivals = [];
     for (let index = from; index < this.posts.length; index += 2) {
-      const message = JSON.parse(this.posts[index + 1]);
+      const message = posted(this.posts[index + 1]);
       for (const patch of message.thread ?? []) {
         if (patch.op === "appendChunk" && patch.kind === "text") noteChunks(patch.text, this.posts[index], arrivals);
         if (patch.op === "push" && patch.entry.type === "agent") {
@@ -362,7 +366,7 @@ class TetherSide {
       }
     }
     const stamps = await waitForStamps(this.stampsFile, stampedBefore, size);
-    const ended = JSON.parse(this.posts.at(-1));
+    const ended = posted(this.posts.at(-1));
     const turn = ended.thread?.find((patch) => patch.op === "turn");
     if (turn?.state.type !== "ended") throw new Error(`Tether: the turn did not end well: ${JSON.stringify(turn)}`);
     return { latencies: latencies("Tether", arrivals, stamps), hostCpuMs, tetherdCpuMs, stamps, arrivals };

@@ -21,6 +21,7 @@
 import DOMPurify from "dompurify";
 import { ChatView } from "./chat-view";
 import { MarkdownRenderer } from "./markdown";
+import { readHostMessage } from "./host-message";
 import { restoreLastScreen } from "./last-screen";
 import { ChangeSet, applyHostMessage, emptyModel } from "./model";
 import type { HostToWebview, VsCodeApi } from "./protocol";
@@ -77,12 +78,17 @@ function start(): void {
   }
 
   window.addEventListener("message", (event: MessageEvent<unknown>) => {
-    if (view.receive(event.data)) return;
-    if (!applyHostMessage(model, event.data, changes)) {
-      console.warn("tether: ignoring a message of unknown shape from the host", event.data);
+    const read = readHostMessage(event.data);
+    if ("error" in read) {
+      console.warn(`tether: ignoring a message from the host: ${read.error}`, event.data);
       return;
     }
-    const message = event.data as HostToWebview;
+    if (view.receive(read.message)) return;
+    if (!applyHostMessage(model, read.message, changes)) {
+      console.warn("tether: ignoring a message of unknown shape from the host", read.message);
+      return;
+    }
+    const message = read.message as HostToWebview;
     if (message.type === "snapshot") {
       resyncRequested = false;
       // The snapshot's own thread: one of a session still starting leaves a restored screen's.

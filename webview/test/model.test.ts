@@ -3,6 +3,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { readHostMessage } from "../src/host-message";
 import { ChangeSet, applyHostMessage, emptyModel } from "../src/model";
 import { editToolCall, patch, session, snapshot } from "./fixtures";
 
@@ -150,5 +151,16 @@ describe("patch reducer", () => {
     }
     assert.equal(model.loaded, false);
     assert.equal(changes.isEmpty, true);
+  });
+
+  it("reads the host's message from the JSON bytes it posts, and nothing else", () => {
+    const sent = snapshot([{ type: "user", text: "Grüße 👋", attachments: [] }]);
+    const read = readHostMessage(new TextEncoder().encode(JSON.stringify(sent)));
+    assert.deepEqual(read, { message: sent });
+    // An object is what VS Code would have to encode and clone on the way; the host never
+    // posts one, so one that arrives is not the host's.
+    assert.deepEqual(readHostMessage(sent), { error: "not the JSON bytes the host posts" });
+    const cut = readHostMessage(new TextEncoder().encode(JSON.stringify(sent).slice(0, 20)));
+    assert.match("error" in cut ? cut.error : "", /^not JSON: SyntaxError/);
   });
 });

@@ -8,8 +8,12 @@
 //! conversion object by object (serde-wasm-bindgen) makes a boundary call for every field of
 //! every value; a streaming turn's patches, a long thread's snapshot and every poll for actions
 //! are cheaper as text, read in one go by JavaScript's own parser. Pending actions come out all
-//! at once (`pollActions`). Errors become a JS `Error` with the message; nothing in here should
-//! panic.
+//! at once (`pollActions`). Messages for the chat webview are the exception: they come out as
+//! UTF-8 JSON bytes (`takeWebviewPost`) that the host posts on unread, because VS Code moves a
+//! `Uint8Array` to the webview as it is, where an object is encoded as JSON in the extension
+//! host, decoded in the workbench, and cloned again into the webview's frame: for a burst of
+//! entries that is megabytes through every step (see ARCHITECTURE.md, the webview). Errors
+//! become a JS `Error` with the message; nothing in here should panic.
 //!
 //! A panic cannot be caught here: `wasm32-unknown-unknown` builds with `panic = "abort"`, so a
 //! panic traps (`RuntimeError: unreachable`) and leaves the `Engine` borrowed for good, and every
@@ -26,12 +30,13 @@
 //! they are declared here, next to the shim that returns them.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::panic::PanicHookInfo;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tether_core::host::HostEngine;
-use tether_core::host_api::{EngineConfig, FileReadReply, HostCommand};
+use tether_core::host_api::{EngineConfig, FileReadReply, HostAction, HostCommand};
 use tether_core::intent::Intent;
 use tether_core::webview::WebviewToHost;
 use tether_diff::Budget;
@@ -43,6 +48,9 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen]
 pub struct Engine {
     inner: HostEngine,
+    /// The messages of the `postWebview` actions of the last `pollActions`, as UTF-8 JSON, the
+    /// first first; `takeWebviewPost` hands them out.
+    webview_posts: VecDeque<Vec<u8>>,
     /// The prompt text that makes `handleWebview` panic, set only by `panicOnPromptForTesting`.
     panic_on_prompt: Option<String>,
 }
@@ -69,7 +77,7 @@ impl Engine {
         PANIC_LISTENER.with(|listener| *listener.borrow_mut() = Some(on_panic));
         std::panic::set_hook(Box::new(report_panic));
         let config: EngineConfig = from_json(config, "EngineConfig")?;
-        Ok(Engine { inner: HostEngine::new(config), panic_on_prompt: None })
+        Ok(Engine { inner: HostEngine::new(config), webview_posts: VecDeque::new(), panic_on_prompt: None })
     }
 
     /// For tests only: a prompt with exactly this text makes `handleWebview` panic, as a bug in
@@ -142,14 +150,33 @@ impl Engine {
 
     /// Everything the host must do now, in order: a JSON array of `HostAction`s, or the empty
     /// string when there is nothing (the common answer while an agent streams, so it costs no
-    /// parse).
+    /// parse). A `postWebview` action comes without its `message`: the host takes each one's
+    /// from `takeWebviewPost`, in the same order, before it polls again.
     #[wasm_bindgen(js_name = pollActions)]
     pub fn poll_actions(&mut self) -> Result<String, JsError> {
+        // Messages the host did not take (it failed half-way through the last batch) are for
+        // actions it will never carry out: the next one must not be handed one of them.
+        self.webview_posts.clear();
         let mut actions = std::iter::from_fn(|| self.inner.poll_action()).peekable();
         if actions.peek().is_none() {
             return Ok(String::new());
         }
-        json_array(actions)
+        let webview_posts = &mut self.webview_posts;
+        json_array(actions.map(|action| match action {
+            HostAction::PostWebview { message } => {
+                webview_posts.push_back(serde_json::to_vec(&message).map_err(could_not_encode)?);
+                Ok(PolledAction::PostWebview)
+            }
+            action => Ok(PolledAction::Other(action)),
+        }))
+    }
+
+    /// The message of the next `postWebview` action of the last `pollActions`: a `HostToWebview`
+    /// as UTF-8 JSON, for the host to post as it is (the webview reads it). `undefined` when
+    /// that poll had no more.
+    #[wasm_bindgen(js_name = takeWebviewPost)]
+    pub fn take_webview_post(&mut self) -> Option<Vec<u8>> {
+        self.webview_posts.pop_front()
     }
 
     /// The agents the person can choose now, in the order the pickers show them: the Demo, the
@@ -315,14 +342,31 @@ fn to_json(value: &impl Serialize) -> Result<String, JsError> {
     serde_json::to_string(value).map_err(could_not_encode)
 }
 
+/// An action as `pollActions` gives it: a post to the webview without its message, which goes
+/// to the host as bytes (`takeWebviewPost`), or any other action whole.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum PolledAction {
+    #[serde(serialize_with = "post_webview_without_message")]
+    PostWebview,
+    Other(HostAction),
+}
+
+fn post_webview_without_message<S: serde::Serializer>(serializer: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let mut action = serializer.serialize_struct("PostWebview", 1)?;
+    action.serialize_field("type", "postWebview")?;
+    action.end()
+}
+
 /// Values of the engine's as one JSON array, written one after the other.
-fn json_array<T: Serialize>(values: impl Iterator<Item = T>) -> Result<String, JsError> {
+fn json_array<T: Serialize>(values: impl Iterator<Item = Result<T, JsError>>) -> Result<String, JsError> {
     let mut json = vec![b'['];
     for (index, value) in values.enumerate() {
         if index > 0 {
             json.push(b',');
         }
-        serde_json::to_writer(&mut json, &value).map_err(could_not_encode)?;
+        serde_json::to_writer(&mut json, &value?).map_err(could_not_encode)?;
     }
     json.push(b']');
     // serde_json writes UTF-8 only; the check costs a pass over bytes still in the cache.
