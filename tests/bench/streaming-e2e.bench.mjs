@@ -133,11 +133,12 @@ function watchWebview({ chunk, index }) {
   const clock = () => performance.timeOrigin + performance.now();
   const state = { received: null, dom: null, shown: null, longTasks: [] };
   window.__streamingWatch = state;
-  const carries = (patch) =>
-    (patch.op === "appendChunk" && patch.text.endsWith(chunk)) ||
-    (patch.op === "push" && patch.entry?.chunks?.some((part) => part.text.endsWith(chunk)));
+  // The host posts JSON bytes (webview/src/host-message.ts). The chunk's text needs no escaping
+  // and its number is unique, so finding it in the text is enough, and cheaper than a second
+  // parse beside the webview's own.
+  const utf8 = new TextDecoder();
   state.onMessage = (event) => {
-    if (state.received === null && Array.isArray(event.data?.thread) && event.data.thread.some(carries)) {
+    if (state.received === null && event.data instanceof Uint8Array && utf8.decode(event.data).includes(chunk)) {
       state.received = clock();
     }
   };

@@ -398,6 +398,19 @@ pub(crate) fn text_chunk(line: &str) -> Option<acp::SessionNotification> {
         text: Cow<'a, str>,
     }
 
+    // Most lines that are not a text chunk are a tool call's update, half of a long session's
+    // lines. A read that fails is dearer than one that succeeds (serde_json writes out its error,
+    // with the line and column, as text), so a line is only read here when its kind of update is
+    // one of these, as an agent writes it (a space after the colon would send a text chunk down
+    // the general path, which reads it the same, only slower).
+    const KIND: &str = r#""sessionUpdate":""#;
+    let kind = &line[line.find(KIND)? + KIND.len()..];
+    if !["agent_message_chunk\"", "agent_thought_chunk\"", "user_message_chunk\""]
+        .iter()
+        .any(|name| kind.starts_with(name))
+    {
+        return None;
+    }
     let Line { jsonrpc, method, params } = serde_json::from_str(line).ok()?;
     if jsonrpc != jsonrpc::JSONRPC_VERSION || method != "session/update" || params.update.content.r#type != "text" {
         return None;
@@ -459,6 +472,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"session/other","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}}"#,
             r#"{"jsonrpc":"1.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}}"#,
+            // Spaced as no agent writes it: not searched for, so read by the general path (which
+            // reads it as a text chunk all the same).
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate": "agent_message_chunk","content":{"type":"text","text":"Hi"}}}}"#,
             // A member twice, and a line that is not JSON.
             r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","sessionId":"s2","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}}"#,
             r#"{"jsonrpc":"2.0","method":"session/update","params":{"#,
