@@ -124,8 +124,11 @@ const session: SessionView = {
 const SNAPSHOT_ENTRIES = 200;
 const EARLIER_ENTRIES_PER_FRAME = 500;
 
+const utf8 = new TextEncoder();
+
+/** Posts `message` as the extension's host does: as JSON bytes (see src/host-message.ts). */
 function send(message: HostToWebview): void {
-  window.postMessage(message, "*");
+  window.postMessage(utf8.encode(JSON.stringify(message)), "*");
 }
 
 const WORDS = (

@@ -160,8 +160,11 @@ let session: SessionView = {
 };
 let nextRuleId = 3;
 
+const utf8 = new TextEncoder();
+
+/** Posts `message` as the extension's host does: as JSON bytes (see src/host-message.ts). */
 function send(message: HostToWebview): void {
-  window.postMessage(message, "*");
+  window.postMessage(utf8.encode(JSON.stringify(message)), "*");
 }
 
 function sendPatch(thread: ThreadPatch[], header: SessionView | null = null): void {
