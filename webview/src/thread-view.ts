@@ -89,6 +89,14 @@ const FIRST_ENTRY_COST_MS = 1;
 const MIN_ENTRY_COST_MS = 0.05;
 /** While following a thread that outruns the window, the window is drawn anew this often at most. */
 const JUMP_INTERVAL_MS = 100;
+/**
+ * ... and, until it has not outrun the window for this long, only what is in sight is drawn: the
+ * margin around it would be pushed out by the next entries before anyone saw it. Drawing it for
+ * every jump of a burst of 10,000 entries kept the browser's renderer busy for most of the burst
+ * (in code-server, the workbench and this webview share one, beside the extension host's engine
+ * on the same cores).
+ */
+const OUTRUN_SETTLE_MS = 2 * JUMP_INTERVAL_MS;
 /** Build, measure, adjust: a frame repeats it until the window stands still, at most this often. */
 const MAX_PASSES = 4;
 /** The most entries a pass builds before it measures them and looks at the time. */
@@ -164,6 +172,8 @@ export class ThreadView {
   private entryCostMs = FIRST_ENTRY_COST_MS;
   /** When (by the clock) the window last jumped to a new end it had no entry of. */
   private jumpedAt = Number.NEGATIVE_INFINITY;
+  /** When the end last outran the window while it was followed (see `OUTRUN_SETTLE_MS`). */
+  private outrunAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     renderer: MarkdownRenderer,
@@ -427,17 +437,21 @@ export class ThreadView {
       // Following an end that left the whole window behind: drawn again only every so often.
       const wanted = this.wantedRange(null, viewport);
       if (this.end <= wanted.wantStart) {
+        this.outrunAt = now;
         if (now - this.jumpedAt < JUMP_INTERVAL_MS) return false;
         this.jumpedAt = now;
       }
     }
+    const outrun = target === null && now - this.outrunAt < OUTRUN_SETTLE_MS;
     const deadline = now + budgetMs;
     let complete = false;
     for (let pass = 0; pass < MAX_PASSES && !complete; pass++) {
       const started = this.clock();
       // As many entries as the time left pays for, at what they have cost lately; one at least.
       const affordable = Math.max(1, Math.min(ENTRIES_PER_PASS, Math.floor((deadline - started) / this.entryCostMs)));
-      const { built, covered } = this.moveWindow(this.wantedRange(target, viewport), target, affordable);
+      const wanted = this.wantedRange(target, viewport);
+      const range = outrun ? { ...wanted, wantStart: wanted.visibleStart, wantEnd: wanted.visibleEnd } : wanted;
+      const { built, covered } = this.moveWindow(range, target, affordable);
       if (laidOut) this.measure();
       if (built > 0 && Number.isFinite(budgetMs)) {
         const cost = (this.clock() - started) / built;
@@ -451,7 +465,8 @@ export class ThreadView {
     else this.setScrollTop(this.paddingTop + this.sizes.top(target.index) + target.offset);
     // The place to go back to is reached: from now on the person's scrolling decides.
     if (target !== null && target === this.restore) this.restore = null;
-    return complete;
+    // After a burst, frames go on until the margin is drawn.
+    return complete && !outrun;
   }
 
   private wantedRange(target: Place | null, viewport: number): WantedRange {

@@ -167,6 +167,7 @@ describe("a long thread", () => {
     let largest = first.length;
     while (more && frames < 200) {
       const before = layout.drawn().length;
+      ui.time.now += 16;
       more = ui.frame();
       largest = Math.max(largest, layout.drawn().length - before);
       frames++;
@@ -195,6 +196,31 @@ describe("a long thread", () => {
     ui.time.now += 200;
     settle(ui);
     assert.ok(layout.inSight().includes(15_000), "the end shows once the entries stop coming");
+    assert.equal(layout.top(), layout.maxTop());
+  });
+
+  it("draws only what is in sight while a burst outruns the window, and the margin once it stops", () => {
+    const layout = layOutThread(ui.window, { viewport: 600, heightOf: () => 50 });
+    ui.frame(snapshot([userMessage("Go")], { turn: { type: "running" } }));
+    let most = 0;
+    for (let frame = 0; frame < 30; frame++) {
+      ui.time.now += 16;
+      const from = 1 + frame * 500;
+      ui.frame(patch(notices(500, from).map((entry, offset): ThreadPatch => ({ op: "push", index: from + offset, entry }))));
+      most = Math.max(most, layout.drawn().length);
+    }
+    // Twelve entries of 50 px fill the 600 px in sight; a few more by the estimated heights of
+    // entries not measured yet. With the margin it is thirty.
+    assert.ok(most < 20, `${most} entries drawn while the burst came`);
+    // The entries stop: the margin above what is in sight follows, without another patch.
+    let frames = 0;
+    for (let more = true; more && frames < 100; frames++) {
+      ui.time.now += 16;
+      more = ui.frame();
+    }
+    assert.ok(frames > 10, `settled after ${frames} frames, before the burst could be over`);
+    assert.ok(layout.drawn().length >= 28, `${layout.drawn().length} entries drawn once it stopped`);
+    assert.ok(layout.inSight().includes(15_000), "the end is in sight");
     assert.equal(layout.top(), layout.maxTop());
   });
 
