@@ -489,21 +489,8 @@ class VSCodeSession {
     this.cdp ??= await this.page.context().newCDPSession(this.page);
     await this.cdp.send("HeapProfiler.collectGarbage");
     const { usedSize } = await this.cdp.send("Runtime.getHeapUsage");
-    // This launch's Chromium is the process started with its HOME; its renderers are forked
-    // from its zygote with an empty environment, so they are found as its descendants.
-    const home = `HOME=${path.join(this.root, "chromium-home")}`;
-    const table = processTable();
-    const browsers = [...table.keys()].filter((pid) => {
-      try {
-        return fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(home);
-      } catch {
-        return false; // Exited, or not ours to read: not this launch's browser.
-      }
-    });
     let rss = 0;
-    for (const pid of descendantsOf(new Set(browsers), table)) {
-      // Chromium rewrites a child's command line into one string: looked for as text.
-      if (!table.get(pid)?.cmdline.join(" ").includes("--type=renderer")) continue;
+    for (const pid of this.rendererPids(processTable())) {
       try {
         const resident = /^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
         if (resident) rss = Math.max(rss, Number(resident[1]) / 1024);
@@ -512,6 +499,38 @@ class VSCodeSession {
       }
     }
     return { jsHeapMiB: usedSize / 2 ** 20, rendererRssMiB: rss };
+  }
+
+  // The renderers of this launch's Chromium. Its browser is the process started with its HOME;
+  // the renderers are forked from its zygote with an empty environment, so they are found as its
+  // descendants.
+  rendererPids(table) {
+    const home = `HOME=${path.join(this.root, "chromium-home")}`;
+    const browsers = [...table.keys()].filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(home);
+      } catch {
+        return false; // Exited, or not ours to read: not this launch's browser.
+      }
+    });
+    // Chromium rewrites a child's command line into one string: looked for as text.
+    return [...descendantsOf(new Set(browsers), table)].filter((pid) =>
+      table.get(pid)?.cmdline.join(" ").includes("--type=renderer"),
+    );
+  }
+
+  // The CPU time (ms, user and system, every thread) used so far by the two processes a burst
+  // of entries keeps busy besides the agent and tetherd: the extension host, where the engine
+  // folds it, and this launch's browser renderers, where the workbench and the chat draw it.
+  // Read before and after, it says which side of the wire a slow burst waits for (Linux only).
+  cpuTimes() {
+    const table = processTable();
+    const launched = descendantsOf(new Set(this.codeServer?.pid ? [this.codeServer.pid] : []), table);
+    const extensionHosts = [...launched].filter((pid) =>
+      table.get(pid)?.cmdline.some((part) => part === "--type=extensionHost"),
+    );
+    const used = (pids) => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+    return { extensionHostMs: used(extensionHosts), renderersMs: used(this.rendererPids(table)) };
   }
 
   // "Developer: Reload Webviews": only the chat's document loads again. The old document is
@@ -838,6 +857,22 @@ async function endTetherd(launchRoot) {
   signalAll(new Set(tetherds), "SIGTERM");
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline && alive(doomed).length > 0) await sleep(100);
+}
+
+// The clock ticks of /proc/<pid>/stat's times, a second: asked of the system once.
+let clockTicks;
+
+// The CPU time (ms, user and system, every thread) process `pid` has used; 0 once it is gone.
+function cpuMs(pid) {
+  clockTicks ??= Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    // After the last ')': state is the first field, utime the 12th and stime the 13th.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+  } catch {
+    return 0; // Exited: what it used is gone with it.
+  }
 }
 
 // Every process on the machine: pid → { ppid, exe, cmdline }, read from /proc.

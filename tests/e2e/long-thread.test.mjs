@@ -17,9 +17,10 @@
 //    DOM stays under 200 entries, and the renderer's JS heap is no bigger than before the reload.
 //
 // What is asserted is structure, never time. The figures (time from the agent's last write to
-// the last entry in sight, the webview's long tasks, entries and nodes in the DOM, window reload
-// to the last screen drawn and to the host's snapshot drawn, by the webview's own marks) are
-// printed beside their anchor, measured in the same run.
+// the last entry in sight, the webview's long tasks, entries and nodes in the DOM, the CPU the
+// extension host and the browser's renderers used for a burst, window reload to the last screen
+// drawn and to the host's snapshot drawn, by the webview's own marks) are printed beside their
+// anchor, measured in the same run.
 
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -154,15 +155,25 @@ test("a thread of 10,000 entries: few in the DOM, the right ones in sight, idle 
       const prompt = (await lastIndex()) + 1;
       const last = prompt + size;
       const watcher = await watch(last);
+      const cpuBefore = vscode.cpuTimes();
       await vscode.sendPrompt(words);
       // Not the prompt's entry: the burst may push it out of the window before a frame draws it.
       await inSight(last, LONG_WAIT_MS);
+      const cpuAfter = vscode.cpuTimes();
       await chat.locator('.turn-state[data-state="ended"]').waitFor({ timeout: LONG_WAIT_MS });
       const lastWrite = fs.statSync(agentRecord(vscode.root)).mtimeMs;
       const { shownAt, lastMessageAt, longTasks } = await watcher.results();
       const drawn = await drawnCount();
-      return { last, shownAfterMs: shownAt - lastWrite, arrivedAfterMs: lastMessageAt - lastWrite, longTasks, drawn };
+      const cpu = {
+        extensionHostMs: cpuAfter.extensionHostMs - cpuBefore.extensionHostMs,
+        renderersMs: cpuAfter.renderersMs - cpuBefore.renderersMs,
+      };
+      return { last, shownAfterMs: shownAt - lastWrite, arrivedAfterMs: lastMessageAt - lastWrite, longTasks, drawn, cpu };
     };
+    /** The CPU a burst took, from the prompt sent to its last entry in sight. */
+    const describeCpu = (run) =>
+      `CPU from the prompt to the last entry in sight: extension host ${Math.round(run.cpu.extensionHostMs)} ms, ` +
+      `browser renderers ${Math.round(run.cpu.renderersMs)} ms`;
     /**
      * Reloads the window and waits for the host's snapshot holding entry `index` to be drawn.
      * Returns when the webview first drew the thread's last screen (the screen it saved itself,
@@ -242,7 +253,8 @@ test("a thread of 10,000 entries: few in the DOM, the right ones in sight, idle 
       figure(
         `burst of 100: last entry in sight ${Math.round(hundred.shownAfterMs)} ms after the agent's last write ` +
           `(${arrival(hundred)}); ` +
-          `${describeLongTasks(hundred.longTasks)}; ${hundred.drawn.entries} entries / ${hundred.drawn.nodes} nodes in the thread`,
+          `${describeLongTasks(hundred.longTasks)}; ${hundred.drawn.entries} entries / ${hundred.drawn.nodes} nodes in the thread; ` +
+          describeCpu(hundred),
       );
       const long = await burst("Now the long one", 10_000);
       longLast = long.last;
@@ -250,7 +262,7 @@ test("a thread of 10,000 entries: few in the DOM, the right ones in sight, idle 
         `burst of 10,000: last entry in sight ${Math.round(long.shownAfterMs)} ms after the agent's last write ` +
           `(${(long.shownAfterMs / Math.max(1, hundred.shownAfterMs)).toFixed(1)}× the burst of 100; ${arrival(long)}); ` +
           `${describeLongTasks(long.longTasks)}; ${long.drawn.entries} entries / ${long.drawn.nodes} nodes in the thread ` +
-          `(${long.drawn.documentNodes} in the document) for ${long.last + 1} entries`,
+          `(${long.drawn.documentNodes} in the document) for ${long.last + 1} entries; ${describeCpu(long)}`,
       );
       assert.ok(long.drawn.entries < MOST_ENTRIES_DRAWN, `${long.drawn.entries} entries in the DOM`);
       assert.match(await entryAt(long.last).innerText(), /cargo test --lib module_10000/);
