@@ -529,7 +529,8 @@ class VSCodeSession {
     const extensionHosts = [...launched].filter((pid) =>
       table.get(pid)?.cmdline.some((part) => part === "--type=extensionHost"),
     );
-    const used = (pids) => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+    clockTicks ??= Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
+    const used = (pids) => (pids.reduce((sum, pid) => sum + (table.get(pid)?.cpuTicks ?? 0), 0) * 1000) / clockTicks;
     return { extensionHostMs: used(extensionHosts), renderersMs: used(this.rendererPids(table)) };
   }
 
@@ -862,20 +863,8 @@ async function endTetherd(launchRoot) {
 // The clock ticks of /proc/<pid>/stat's times, a second: asked of the system once.
 let clockTicks;
 
-// The CPU time (ms, user and system, every thread) process `pid` has used; 0 once it is gone.
-function cpuMs(pid) {
-  clockTicks ??= Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    // After the last ')': state is the first field, utime the 12th and stime the 13th.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
-  } catch {
-    return 0; // Exited: what it used is gone with it.
-  }
-}
-
-// Every process on the machine: pid → { ppid, exe, cmdline }, read from /proc.
+// Every process on the machine: pid → { ppid, exe, cmdline, cpuTicks }, read from /proc.
+// `cpuTicks` is the CPU time it has used (user and system, every thread), in `clockTicks`.
 function processTable() {
   const table = new Map();
   for (const entry of fs.readdirSync("/proc")) {
@@ -884,8 +873,10 @@ function processTable() {
     try {
       const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
       // The command name in field 2 may contain spaces and parentheses; the fields after the
-      // last ')' are fixed: state, then ppid.
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      // last ')' are fixed: state, ppid, ..., utime the 12th and stime the 13th.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const ppid = Number(fields[1]);
+      const cpuTicks = Number(fields[11]) + Number(fields[12]);
       const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
       let exe = "";
       try {
@@ -893,7 +884,7 @@ function processTable() {
       } catch {
         // Kernel threads and exiting processes have no exe link; the cmdline still counts.
       }
-      table.set(pid, { ppid, exe, cmdline });
+      table.set(pid, { ppid, exe, cmdline, cpuTicks });
     } catch {
       // The process exited while we read it: nothing to end.
     }

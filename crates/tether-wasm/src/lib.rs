@@ -165,7 +165,7 @@ impl Engine {
         json_array(actions.map(|action| match action {
             HostAction::PostWebview { message } => {
                 webview_posts.push_back(serde_json::to_vec(&message).map_err(could_not_encode)?);
-                Ok(PolledAction::PostWebview)
+                Ok(PolledAction::PostWebview { r#type: "postWebview" })
             }
             action => Ok(PolledAction::Other(action)),
         }))
@@ -347,16 +347,11 @@ fn to_json(value: &impl Serialize) -> Result<String, JsError> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum PolledAction {
-    #[serde(serialize_with = "post_webview_without_message")]
-    PostWebview,
+    /// `{"type":"postWebview"}`.
+    PostWebview {
+        r#type: &'static str,
+    },
     Other(HostAction),
-}
-
-fn post_webview_without_message<S: serde::Serializer>(serializer: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeStruct;
-    let mut action = serializer.serialize_struct("PostWebview", 1)?;
-    action.serialize_field("type", "postWebview")?;
-    action.end()
 }
 
 /// Values of the engine's as one JSON array, written one after the other.
