@@ -562,6 +562,10 @@ export class EngineHost implements vscode.Disposable {
           this.log.error(`Could not open the settings: ${describeError(error)}`);
         });
         return;
+      case "showLog":
+        // Kept beside the chat: the person reads the agent's words and can still press Stop.
+        this.log.show(true);
+        return;
       case "askAuthentication":
         this.auth.ask(action.agent, action.methods);
         return;

@@ -181,7 +181,7 @@ class RecordingHistory implements HistoryActions {
 
 function startHost() {
   const newEngine = ((onPanic: (message: string) => void) => new ScriptedEngine(config, onPanic)) as unknown as EngineFactory;
-  const { log, lines } = recordingLog();
+  const { log, lines, shown: logShown } = recordingLog();
   let sidecarStarts = 0;
   const reconnects: boolean[] = [];
   const restarts = { restarted: 0, stopped: [] as string[] };
@@ -208,6 +208,7 @@ function startHost() {
     host,
     engine,
     lines,
+    logShown,
     reviews,
     terminals,
     history,
@@ -317,6 +318,15 @@ test("Agent settings opens VS Code's settings at Tether's agent profiles", () =>
   engine.actions.push({ type: "openSettings", query: "tether.agents" });
   host.start();
   assert.deepEqual(executedCommands, [{ command: "workbench.action.openSettings", args: ["tether.agents"] }]);
+  host.dispose();
+});
+
+test("Show log beside a slow start shows Tether's log, leaving the focus where it is", () => {
+  resetWorkspace();
+  const { host, engine, logShown } = startHost();
+  engine.actions.push({ type: "showLog" });
+  host.start();
+  assert.deepEqual(logShown, [true]);
   host.dispose();
 });
 

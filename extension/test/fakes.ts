@@ -1,4 +1,4 @@
-// Fakes shared by the unit tests: a log channel that remembers its lines, a webview view that
+// Fakes shared by the unit tests: a log channel that remembers its lines (and being shown), a webview view that
 // remembers what was posted to it and which badge it shows, and a temporary folder for files.
 
 import * as fs from "node:fs";
@@ -13,8 +13,10 @@ export interface LoggedLine {
   text: string;
 }
 
-export function recordingLog(): { log: vscode.LogOutputChannel; lines: LoggedLine[] } {
+/** A log channel that keeps its lines, and each `show(preserveFocus)` asked of it. */
+export function recordingLog(): { log: vscode.LogOutputChannel; lines: LoggedLine[]; shown: Array<boolean | undefined> } {
   const lines: LoggedLine[] = [];
+  const shown: Array<boolean | undefined> = [];
   const record = (level: LoggedLine["level"]) => (text: string) => {
     lines.push({ level, text });
   };
@@ -24,8 +26,9 @@ export function recordingLog(): { log: vscode.LogOutputChannel; lines: LoggedLin
     info: record("info"),
     warn: record("warn"),
     error: record("error"),
+    show: (preserveFocus?: boolean) => shown.push(preserveFocus),
   };
-  return { log: log as unknown as vscode.LogOutputChannel, lines };
+  return { log: log as unknown as vscode.LogOutputChannel, lines, shown };
 }
 
 export interface FakeView {

@@ -319,6 +319,7 @@ impl HostEngine {
             Intent::OpenAgentSettings => {
                 self.actions.push_back(HostAction::OpenSettings { query: "tether.agents".to_owned() })
             }
+            Intent::ShowLog => self.actions.push_back(HostAction::ShowLog),
             Intent::MentionSelection { selection } => {
                 let mention = mentions::selection_suggestion(&selection, &self.workspace());
                 if self.view.outbox.ready {

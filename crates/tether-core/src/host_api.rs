@@ -517,6 +517,8 @@ pub enum HostAction {
     OpenUntitled { content: String, language: Option<String> },
     /// Open VS Code's settings editor filtered to `query` (a setting's id).
     OpenSettings { query: String },
+    /// Show Tether's log (its output channel), without taking the focus from where it is.
+    ShowLog,
     /// An agent's MCP tool asks what only VS Code knows (see `sidecar::EditorQuery`): answer
     /// with `editorAnswered`, with at most `maxResults` + 1 items in a list (the extra one says
     /// the list goes on). Paths are absolute.

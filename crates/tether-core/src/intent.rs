@@ -161,6 +161,9 @@ pub enum Intent {
     /// "Agent settings" in the chat's menu and empty state: open VS Code's settings at Tether's
     /// agent profiles (`tether.agents`), where agents are added and configured.
     OpenAgentSettings,
+    /// "Show log" beside a start that is taking long: open Tether's log, where everything the
+    /// agent wrote to its stderr is kept.
+    ShowLog,
     /// Put this text on the clipboard: the copy button of a code block or of an agent's message
     /// (its markdown source). The host writes it, which works where the webview's own clipboard
     /// access is refused.

@@ -36,10 +36,16 @@ const PROMPT_TITLE_CHARS: usize = 80;
 /// `PROMPT_TITLE_CHARS` characters with an ellipsis when longer.
 pub fn prompt_title(text: &str) -> String {
     let line = text.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
-    if line.chars().count() <= PROMPT_TITLE_CHARS {
+    shortened(line, PROMPT_TITLE_CHARS)
+}
+
+/// `line` as it is when it has at most `max_chars` characters, else cut to fit with an ellipsis
+/// (and without the blanks the cut left before it).
+pub(crate) fn shortened(line: &str, max_chars: usize) -> String {
+    if line.chars().count() <= max_chars {
         return line.to_owned();
     }
-    let mut cut: String = line.chars().take(PROMPT_TITLE_CHARS - 1).collect();
+    let mut cut: String = line.chars().take(max_chars.saturating_sub(1)).collect();
     cut.truncate(cut.trim_end().len());
     cut.push('…');
     cut

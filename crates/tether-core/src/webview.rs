@@ -391,7 +391,16 @@ pub enum SessionStatus {
     /// Waiting for tetherd, the agent process, `initialize` or `session/new`. `elapsed_ms` is how
     /// long this step has taken as of this post; the webview counts on from there with its own
     /// clock, so that a slow agent shows it is still being waited for.
-    Starting { step: String, elapsed_ms: u64 },
+    Starting {
+        step: String,
+        elapsed_ms: u64,
+        /// The last line the starting agent wrote to its stderr, as plain text: a start that
+        /// takes long is often waiting for something the agent says (a sign-in, a download, a
+        /// network it cannot reach), and the chat shows it once the step is slow.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "typescript", ts(optional))]
+        agent_said: Option<String>,
+    },
     /// The agent session exists: prompts can be sent.
     Ready,
     /// The agent could not be started or the session could not be created; a new session retries.
@@ -407,7 +416,7 @@ pub enum SessionStatus {
 impl SessionStatus {
     /// The step `step` has just begun.
     pub fn starting(step: &str) -> Self {
-        SessionStatus::Starting { step: step.to_owned(), elapsed_ms: 0 }
+        SessionStatus::Starting { step: step.to_owned(), elapsed_ms: 0, agent_said: None }
     }
 }
 

@@ -482,14 +482,20 @@ fn an_agent_that_hangs_while_starting_shows_its_progress_and_can_be_stopped() {
     // Seven seconds on, a webview that opens is told how long the step has taken so far.
     tetherd.now += 7000;
     let session = tetherd.session();
-    assert_eq!(session.status, SessionStatus::Starting { step: "Initializing the agent".to_owned(), elapsed_ms: 7000 });
+    assert_eq!(
+        session.status,
+        SessionStatus::Starting { step: "Initializing the agent".to_owned(), elapsed_ms: 7000, agent_said: None }
+    );
     assert!(session.can_stop, "Stop is offered while the agent starts");
     assert!(!session.can_restart);
 
     tetherd.engine.handle_webview(Intent::StopAgent, tetherd.now);
     assert_eq!(tetherd.request("agent/kill")["params"]["agentId"], 1);
     let session = tetherd.session();
-    assert_eq!(session.status, SessionStatus::Starting { step: "Stopping the agent".to_owned(), elapsed_ms: 0 });
+    assert_eq!(
+        session.status,
+        SessionStatus::Starting { step: "Stopping the agent".to_owned(), elapsed_ms: 0, agent_said: None }
+    );
     assert!(!session.can_stop && !session.can_restart, "Restart waits until tetherd says the agent is gone");
     tetherd.feed(r#"{"jsonrpc":"2.0","method":"agent/exited","params":{"agentId":1,"code":null,"signal":15,"killed":true,"seq":2}}"#);
     tetherd.answer("agent/kill", "{}");

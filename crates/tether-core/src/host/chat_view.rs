@@ -7,6 +7,7 @@ use crate::webview::{
     HostToWebview, MentionSuggestion, PermissionsView, SessionControlsView, SessionStatus, SessionView, ViewSnapshot,
 };
 
+use super::session::Session;
 use super::{FRAME_MS, HostEngine};
 
 /// How many of a thread's last entries a snapshot carries: more than a tall window shows, so the
@@ -309,8 +310,9 @@ impl HostEngine {
     pub(super) fn session_view(&self, now: u64) -> SessionView {
         let mut session = self.view.header.clone();
         session.profiles = self.profile_views();
-        if let SessionStatus::Starting { elapsed_ms, .. } = &mut session.status {
+        if let SessionStatus::Starting { elapsed_ms, agent_said, .. } = &mut session.status {
             *elapsed_ms = now.saturating_sub(self.view.step_since);
+            *agent_said = self.session.as_ref().and_then(Session::last_words);
         }
         session
     }

@@ -667,6 +667,10 @@ impl HostEngine {
                     if let Some(slot) = self.live_slot(stderr.agent_id, stderr.seq) {
                         slot.keep_stderr(&stderr.line);
                         name = Some(slot.profile.name.clone());
+                        // A starting agent's header shows what it said last (`Session::last_words`).
+                        if matches!(self.view.header.status, SessionStatus::Starting { .. }) {
+                            self.view.header_changed();
+                        }
                     }
                     let name = name.unwrap_or_else(|| format!("agent {}", stderr.agent_id));
                     self.log(LogLevel::Info, format!("[{name}] {}", stderr.line));

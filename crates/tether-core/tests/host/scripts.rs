@@ -295,3 +295,8 @@ fn a_prompt_sent_while_tetherds_sessions_are_reopened_waits_for_its_own_session(
 fn a_chat_drawn_afresh_counts_a_silent_commands_time_from_its_start() {
     check("terminal-time-snapshot");
 }
+
+#[test]
+fn a_slow_start_carries_what_the_agent_said_last_and_show_log_opens_the_log() {
+    check("slow-start");
+}
