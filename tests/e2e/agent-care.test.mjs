@@ -8,7 +8,9 @@
 // The steps, in one VS Code, in order (a step that fails skips the rest):
 // 1. Cancel does not stop Stubborn's turn; Stop agent does: the notice says so, the turn ends,
 //    the process is gone, and Restart resumes the session for a next prompt;
-// 2. Hanging's slow start shows the step and its seconds; Stop kills it and offers Restart.
+// 2. Hanging's slow start shows the step and its seconds, then (after 15 s) a note with what the
+//    agent wrote on its stderr, whose Show log opens Tether's log with that line; Stop kills it
+//    and offers Restart.
 //
 // Every wait is for something to appear; none measures time.
 
@@ -23,6 +25,8 @@ const TEST_TIMEOUT_MS = 5 * 60_000;
 const RESUMED = "The agent resumed this session.";
 const IGNORED_CANCEL = "The agent did not stop when asked; Tether stopped it.";
 const HUNG_START = "The agent did not finish starting; Tether stopped it.";
+/** What the hang-initialize scenario writes on its stderr as it hangs. */
+const LICENSE_WAIT = "Waiting for the license server at license.example.com…";
 
 const pidFile = (root, name) => path.join(root, `${name}.pid`);
 
@@ -89,11 +93,17 @@ test("a hung agent can be stopped and restarted", { timeout: TEST_TIMEOUT_MS }, 
       await chat.locator('.turn-state[data-state="ended"]').last().waitFor();
     });
 
-    await step("2. an agent that hangs while starting shows its seconds, and Stop kills it", async () => {
+    await step("2. an agent that hangs while starting shows its seconds and its words, and Stop kills it", async () => {
       await pick(chat.locator(".session-picker"), "Hanging");
       // The step counts its seconds while the agent does not answer.
       await status.filter({ hasText: /^Initializing the agent… \d+ s$/ }).waitFor();
       const pid = Number(await waitForFile(pidFile(vscode.root, "hanging"), (text) => /^\d+$/.test(text)));
+      // Once the step is slow, the note says what the agent wrote on its stderr
+      // (the scenario's `stderr_at_initialize`).
+      await chat.locator(".session-slow-notice", { hasText: `The agent's last words: “${LICENSE_WAIT}”` }).waitFor();
+      await vscode.screenshot("agent-care-slow-start.png");
+      await chat.locator("button.session-show-log").click();
+      await vscode.page.locator(".part.panel .view-lines", { hasText: `[Hanging] ${LICENSE_WAIT}` }).waitFor();
       await stop.filter({ hasText: /^Stop$/ }).click();
       await notices(HUNG_START).waitFor();
       await restart.waitFor();

@@ -15,7 +15,11 @@
 //
 // A starting step says how long it has taken ("Initializing the agent… 7 s"): the host gives
 // the step's `elapsedMs` as of its post and the header counts on with the webview's own clock,
-// on a timer that runs only while a step is shown.
+// on a timer that runs only while a step is shown. A step that takes longer than
+// `SLOW_STEP_MS` gets a note under the row: what the agent last wrote to its stderr (the host's
+// `agentSaid`: an agent waiting for a sign-in or a download usually says so), and "Show log"
+// (`showLog`), Tether's log, which has everything it wrote. Not while the agent waits for the
+// person to choose how to sign in: that wait is theirs, and Sign in is beside the status.
 
 import { element, icon, iconButton } from "./element";
 import type { Clock } from "./markdown-view";
@@ -26,6 +30,10 @@ import { type Repeat, repeatWithInterval } from "./terminal-view";
 
 /** A starting step's time is shown in whole seconds. */
 const STEP_TICK_MS = 1000;
+
+/** A step that has taken this long gets the slow-start note: most agents start in a few
+ * seconds, and a person who has waited 15 wants to know what for. */
+export const SLOW_STEP_MS = 15_000;
 
 /** The Export items of the menu, in its order. */
 const EXPORT_CHOICES: ReadonlyArray<{ format: ExportFormat; label: string; description: string }> = [
@@ -45,8 +53,12 @@ export class SessionHeaderView {
   private readonly trustNotice = element("div", "session-trust-notice");
   private readonly trustText = element("p", "session-trust-text");
   private readonly manageTrust = element("button", "session-manage-trust", "Manage Workspace Trust");
-  /** The starting step shown, with how long it had taken when it arrived and when that was. */
-  private step: { text: string; elapsedMs: number; receivedAt: number } | null = null;
+  private readonly slowNotice = element("div", "session-slow-notice");
+  private readonly slowText = element("p", "session-slow-text");
+  private readonly showLog = element("button", "session-show-log", "Show log");
+  /** The starting step shown, with how long it had taken when it arrived and when that was, and
+   * whether a slow one gets the note (see `SLOW_STEP_MS`). */
+  private step: { text: string; elapsedMs: number; receivedAt: number; noteWhenSlow: boolean } | null = null;
   private stopTicking: (() => void) | null = null;
   private readonly history = iconButton("session-history", "Session history", "history");
   private readonly more = new MenuButton("session-more", "More actions", "ellipsis");
@@ -100,8 +112,15 @@ export class SessionHeaderView {
     this.manageTrust.title = "Open VS Code's workspace trust editor; trusting this workspace starts the session";
     this.trustNotice.setAttribute("role", "note");
     this.trustNotice.append(icon("workspace-untrusted"), this.trustText, this.manageTrust);
-    this.element.append(row, this.trustNotice);
+    this.showLog.type = "button";
+    this.showLog.title = "Open Tether's log, which has everything the agent wrote to its stderr";
+    // A status: a screen reader says it once when it appears, as a sighted person sees it come.
+    this.slowNotice.setAttribute("role", "status");
+    this.slowNotice.hidden = true;
+    this.slowNotice.append(icon("watch"), this.slowText, this.showLog);
+    this.element.append(row, this.trustNotice, this.slowNotice);
     this.manageTrust.addEventListener("click", () => post({ type: "manageTrust" }));
+    this.showLog.addEventListener("click", () => post({ type: "showLog" }));
 
     this.newSession.addEventListener("click", () => post({ type: "newSession" }));
     this.history.addEventListener("click", () => post({ type: "showHistory" }));
@@ -135,7 +154,7 @@ export class SessionHeaderView {
       this.picker.setChoices([]);
       this.picker.setValue("Tether");
       this.picker.setTooltip("Agent");
-      this.showStatus({ type: "starting", step: "Connecting…", elapsedMs: 0 });
+      this.showStatus({ type: "starting", step: "Connecting…", elapsedMs: 0 }, false);
       this.restart.hidden = true;
       this.signIn.hidden = true;
       this.stop.hidden = true;
@@ -154,7 +173,7 @@ export class SessionHeaderView {
     );
     this.picker.setValue(session.agent);
     this.picker.setTooltip(session.agentInfo ?? `Agent: ${session.agent}`);
-    this.showStatus(session.status);
+    this.showStatus(session.status, !session.canSignIn);
     this.restart.hidden = !session.canRestart;
     this.restart.disabled = false;
     this.signIn.hidden = !session.canSignIn;
@@ -179,13 +198,23 @@ export class SessionHeaderView {
       : "The agent has not stopped since it was asked to cancel: stop its process";
   }
 
-  private showStatus(status: SessionStatus): void {
+  /** `noteWhenSlow`: a slow starting step gets the note (see `SLOW_STEP_MS`). */
+  private showStatus(status: SessionStatus, noteWhenSlow: boolean): void {
     this.status.dataset["status"] = status.type;
     this.step = null;
     switch (status.type) {
       case "starting":
         // The host's own "…" is dropped so that the seconds follow a single one.
-        this.step = { text: status.step.replace(/…$/, ""), elapsedMs: status.elapsedMs, receivedAt: this.clock() };
+        this.step = {
+          text: status.step.replace(/…$/, ""),
+          elapsedMs: status.elapsedMs,
+          receivedAt: this.clock(),
+          noteWhenSlow,
+        };
+        this.slowText.textContent =
+          status.agentSaid === undefined
+            ? "This is taking longer than usual, and the agent has not said why."
+            : `This is taking longer than usual. The agent's last words: “${status.agentSaid}”`;
         this.showStep();
         break;
       case "ready":
@@ -199,6 +228,7 @@ export class SessionHeaderView {
         this.statusText.textContent = "Workspace not trusted";
         break;
     }
+    if (this.step === null) this.slowNotice.hidden = true;
     this.trustNotice.hidden = status.type !== "untrusted";
     this.trustText.textContent = status.type === "untrusted" ? status.message : "";
     this.status.title = this.statusText.textContent ?? "";
@@ -216,5 +246,6 @@ export class SessionHeaderView {
     const elapsedMs = this.step.elapsedMs + Math.max(0, this.clock() - this.step.receivedAt);
     const seconds = Math.floor(elapsedMs / 1000);
     this.statusText.textContent = seconds < 1 ? `${this.step.text}…` : `${this.step.text}… ${seconds} s`;
+    this.slowNotice.hidden = !this.step.noteWhenSlow || elapsedMs < SLOW_STEP_MS;
   }
 }

@@ -215,6 +215,57 @@ describe("session header while the agent may be hung", () => {
     assert.equal(ui.timers(), 0, "no timer runs once nothing counts");
   });
 
+  const slowNote = () => ui.query(".session-slow-notice");
+
+  it("says what the agent said last once a step is slow, and offers its log", () => {
+    ui.frame(snapshot([], { session: starting("Initializing the agent", 13_500) }));
+    assert.equal(slowNote().hidden, true, "not while the step is still short");
+    ui.advance(1_000);
+    assert.equal(slowNote().hidden, true, "14.5 s");
+    ui.advance(1_000);
+    assert.equal(slowNote().hidden, false, "15.5 s");
+    assert.equal(slowNote().getAttribute("role"), "status");
+    assert.equal(
+      ui.query(".session-slow-text").textContent,
+      "This is taking longer than usual, and the agent has not said why.",
+    );
+
+    // The agent says something: the note has its words at once.
+    const said = session({
+      status: {
+        type: "starting",
+        step: "Initializing the agent",
+        elapsedMs: 16_000,
+        agentSaid: "Open https://example.com/device and enter WXYZ-1234",
+      },
+      canStop: true,
+    });
+    ui.frame(patch([], said));
+    assert.equal(
+      ui.query(".session-slow-text").textContent,
+      "This is taking longer than usual. The agent's last words: “Open https://example.com/device and enter WXYZ-1234”",
+    );
+    ui.query<HTMLButtonElement>("button.session-show-log").click();
+    assert.deepEqual(ui.posted, [{ type: "showLog" }]);
+
+    // The next step starts its own count: no note until it is slow too.
+    ui.frame(patch([], starting("Creating the session", 0)));
+    assert.equal(slowNote().hidden, true);
+    ui.frame(patch([], session()));
+    assert.equal(slowNote().hidden, true, "gone once the session is ready");
+    assert.equal(ui.timers(), 0);
+  });
+
+  it("leaves out the note while the agent waits for the person to choose how to sign in", () => {
+    const waiting = session({
+      status: { type: "starting", step: "Sign in needed", elapsedMs: 60_000, agentSaid: "Not signed in" },
+      canSignIn: true,
+    });
+    ui.frame(snapshot([], { session: waiting }));
+    ui.advance(1_000);
+    assert.equal(slowNote().hidden, true);
+  });
+
   it("offers Stop while the agent starts, and sends one stop per offer", () => {
     ui.frame(snapshot([], { session: starting("Initializing the agent", 0) }));
     assert.equal(stopButton().hidden, false);

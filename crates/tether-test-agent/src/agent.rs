@@ -365,6 +365,11 @@ impl Agent {
     }
 
     fn handle_request(&mut self, id: Value, method: &str, params: Value) -> io::Result<()> {
+        if method == "initialize"
+            && let Some(line) = &self.scenario.stderr_at_initialize
+        {
+            eprintln!("{line}");
+        }
         let answer = match method {
             "initialize" if self.scenario.hang_initialize => {
                 // A hung agent: the request is read and never answered.

@@ -33,6 +33,8 @@
 //! Two top-level switches make the agent misbehave the way hung agents do, for testing how a
 //! client gets rid of one: `hang_initialize = true` never answers `initialize`, and
 //! `ignore_cancel = true` notes `session/cancel` and goes on with the turn as if it had not come.
+//! `stderr_at_initialize = "..."` prints that line on stderr when `initialize` comes, as an agent
+//! that is slow to start says what it waits for.
 //!
 //! A `tool_call` whose id the session has sent before (its prompt ran again) is sent with a
 //! number after it (`demo-read-2`), and the steps after it that name that id go to the new call:
@@ -111,6 +113,8 @@ pub struct Scenario {
     pub fork: bool,
     /// Never answer `initialize`: an agent that hangs while starting.
     pub hang_initialize: bool,
+    /// A line printed on stderr when `initialize` comes.
+    pub stderr_at_initialize: Option<String>,
     /// Go on with a turn whatever `session/cancel` says: an agent that does not stop when asked.
     pub ignore_cancel: bool,
 }
@@ -544,6 +548,7 @@ struct RawScenario {
     description: String,
     #[serde(default)]
     hang_initialize: bool,
+    stderr_at_initialize: Option<String>,
     #[serde(default)]
     ignore_cancel: bool,
     #[serde(default)]
@@ -912,6 +917,7 @@ pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         models,
         fork: raw.fork,
         hang_initialize: raw.hang_initialize,
+        stderr_at_initialize: raw.stderr_at_initialize,
         ignore_cancel: raw.ignore_cancel,
     })
 }
