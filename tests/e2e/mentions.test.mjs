@@ -1,9 +1,10 @@
 // End to end: what a person attaches to a prompt reaches the agent. In a real VS Code, with the
 // Demo agent (which takes images and embedded files, as Claude's and Gemini's adapters do):
 // "Tether: Mention Selection" adds the editor's selection to the composer, "@" lists the
-// workspace's files and picking one writes its mention, a pasted image shows as a thumbnail, and
-// the prompt the agent receives (read back from the session's log) holds the selection's text,
-// the mentioned file's text as the editor has it (unsaved edits included) and the image.
+// workspace's files and folders and picking one writes its mention, a pasted image shows as a
+// thumbnail, and the prompt the agent receives (read back from the session's log) holds the
+// selection's text, the mentioned file's text as the editor has it (unsaved edits included), a
+// link to the mentioned folder and the image.
 //
 // Every wait is for something to appear; none measures time.
 
@@ -23,7 +24,7 @@ const workspaceFiles = {
   "src/greeting.ts": 'export function greet(name: string): string {\n  return `Hello, ${name}`;\n}\n',
 };
 
-test("a selection, an @-mentioned file and a pasted image reach the agent with the prompt", {
+test("a selection, an @-mentioned file and folder and a pasted image reach the agent with the prompt", {
   timeout: TEST_TIMEOUT_MS,
 }, async () => {
   await withVSCode({ name: "mentions", settings: testSettings, workspaceFiles }, async (vscode) => {
@@ -54,6 +55,16 @@ test("a selection, an @-mentioned file and a pasted image reach the agent with t
     await composer.press("Enter");
     await waitForValue(composer, "@src/greeting.ts#L1-2 and @notes.md ");
 
+    // Folders are listed too: after the selection (always first when it matches), the folder
+    // whose name starts with what was typed.
+    await composer.pressSequentially("in @sr");
+    await chat.locator(".composer-command-name", { hasText: /^@src\/greeting\.ts$/ }).waitFor();
+    const names = await chat.locator(".composer-command-name").allInnerTexts();
+    assert.deepEqual(names.slice(0, 2).map((name) => name.trim()), ["@src/greeting.ts#L1-2", "@src/"]);
+    await composer.press("ArrowDown");
+    await composer.press("Enter");
+    await waitForValue(composer, "@src/greeting.ts#L1-2 and @notes.md in @src/ ");
+
     // Paste an image, as the clipboard would hand it over.
     await composer.evaluate((input, png) => {
       const bytes = Uint8Array.from(atob(png), (c) => c.charCodeAt(0));
@@ -71,6 +82,7 @@ test("a selection, an @-mentioned file and a pasted image reach the agent with t
     assert.deepEqual(await sent.locator(".user-attachment").allInnerTexts(), [
       "src/greeting.ts, lines 1-2",
       "notes.md",
+      "src/",
       "Image (PNG, 1 KB)",
     ]);
     assert.equal(await chat.locator(".composer-image").count(), 0, "sent images leave the composer");
@@ -81,15 +93,18 @@ test("a selection, an @-mentioned file and a pasted image reach the agent with t
       .message.params.prompt;
     assert.deepEqual(
       prompt.map((block) => block.type),
-      ["text", "resource", "resource", "image"],
+      ["text", "resource", "resource", "resource_link", "image"],
       "the text, then each attachment in the order of the text",
     );
-    assert.equal(prompt[0].text, "@src/greeting.ts#L1-2 and @notes.md differ?");
+    assert.equal(prompt[0].text, "@src/greeting.ts#L1-2 and @notes.md in @src/ differ?");
     assert.equal(prompt[1].resource.text, "export function greet(name: string): string {\n  return `Hello, ${name}`;");
     assert.match(prompt[1].resource.uri, /^file:\/\/\/.*\/src\/greeting\.ts#L1:2$/);
     assert.equal(prompt[2].resource.text, `${demoWorkspaceFiles["notes.md"]}- An unsaved line.\n`);
-    assert.equal(prompt[3].mimeType, "image/png");
-    assert.equal(prompt[3].data, PNG);
+    // A folder goes as a link for the agent to list, never embedded.
+    assert.match(prompt[3].uri, /^file:\/\/\/.*\/src\/$/);
+    assert.equal(prompt[3].mimeType, "inode/directory");
+    assert.equal(prompt[4].mimeType, "image/png");
+    assert.equal(prompt[4].data, PNG);
 
     await vscode.screenshot("mentions.png");
   });

@@ -357,7 +357,7 @@ export class ComposerView {
     this.matches = this.dismissed ? [] : commands ?? this.mentionMatches();
     const kept = this.matches.findIndex((match) => match.name === previous);
     this.active = kept >= 0 ? kept : 0;
-    this.suggestions.setAttribute("aria-label", this.mention === null ? "Slash commands" : "Files and selection");
+    this.suggestions.setAttribute("aria-label", this.mention === null ? "Slash commands" : "Files, folders and selection");
     this.suggestions.replaceChildren(
       ...this.matches.map((match, index) => {
         const item = element("li", "composer-command");
@@ -527,19 +527,21 @@ export class ComposerView {
   /** The chips above the text: each mention still in the text, then each image. */
   private showMentionChips(): void {
     const text = this.input.value;
-    const mentions = [...this.mentioned.keys()].filter((label) => text.includes(`@${label}`));
+    const mentions = [...this.mentioned.keys()].filter((label) => mentionPattern(label).test(text));
     const chips = mentions.map((label) => {
       const chip = element("div", "composer-chip composer-mention");
       chip.title = label;
       const remove = chipRemove(`Remove @${label}`, () => {
-        this.input.value = this.input.value.replace(new RegExp(`@${escapeRegExp(label)} ?`), "");
+        this.input.value = this.input.value.replace(mentionPattern(label, " ?"), "");
         this.uiState.composer = this.input.value;
         this.mentioned.delete(label);
         this.uiState.mentions = [...this.mentioned];
         this.showMentionChips();
         this.input.focus();
       });
-      chip.append(icon(label.includes(":") ? "selection" : "file"), element("span", "composer-chip-label", label), remove);
+      const kind = this.mentioned.get(label)?.type;
+      const chipIcon = kind === "selection" ? "selection" : kind === "folder" ? "folder" : "file";
+      chip.append(icon(chipIcon), element("span", "composer-chip-label", label), remove);
       return chip;
     });
     const images = this.images.map((image, index) => {
@@ -576,7 +578,7 @@ export class ComposerView {
   private attachments(text: string): PromptAttachment[] {
     const found: { at: number; attachment: PromptAttachment }[] = [];
     for (const [label, attachment] of this.mentioned) {
-      const at = text.indexOf(`@${label}`);
+      const at = text.search(mentionPattern(label));
       if (at >= 0) found.push({ at, attachment });
     }
     found.sort((a, b) => a.at - b.at);
@@ -613,6 +615,15 @@ function chipRemove(label: string, remove: () => void): HTMLButtonElement {
   button.append(icon("close"));
   button.addEventListener("click", remove);
   return button;
+}
+
+/**
+ * `@label` where the text holds it as a mention of its own: followed by the end, a blank or a
+ * sentence's closing punctuation (what the engine's typed mentions allow), and then `after`.
+ * Not inside a longer mention: a folder's `@src/` is not in `@src/main.rs`.
+ */
+function mentionPattern(label: string, after = ""): RegExp {
+  return new RegExp(`@${escapeRegExp(label)}(?=$|[\\s.,;:!?)])${after}`);
 }
 
 function escapeRegExp(text: string): string {

@@ -206,6 +206,8 @@ export function attachmentLabel(attachment: AttachmentView): string {
   switch (attachment.type) {
     case "file":
       return attachment.path;
+    case "folder":
+      return `${attachment.path}/`;
     case "selection":
       return attachment.startLine === attachment.endLine
         ? `${attachment.path}, line ${attachment.startLine}`

@@ -25,6 +25,12 @@ const selection: MentionSuggestion = {
   attachment: { type: "selection", path: "/ws/src/lib.rs", startLine: 3, endLine: 4, text: "fn a() {}\nfn b() {}" },
 };
 
+const srcFolder: MentionSuggestion = {
+  label: "src/",
+  detail: null,
+  attachment: { type: "folder", path: "/ws/src" },
+};
+
 // A one-pixel PNG.
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
@@ -91,6 +97,62 @@ describe("@-mentions and images in the composer", () => {
       text: "compare @src/lib.rs#L3-4 with @src/main.rs",
       attachments: [selection.attachment, mainRs.attachment],
     });
+  });
+
+  it("mentions a folder as it does a file, its chip marked as a folder", () => {
+    type("What is in @");
+    ui.frame({ type: "mentions", query: "", items: [srcFolder, mainRs] });
+    assert.deepEqual(shown(), ["@src/", "@src/main.rs"]);
+    assert.equal(ui.query(".composer-commands").getAttribute("aria-label"), "Files, folders and selection");
+    press("Enter");
+    type(`${input().value}and @`);
+    ui.frame({ type: "mentions", query: "", items: [srcFolder, mainRs] });
+    press("ArrowDown");
+    press("Enter");
+    const chipIcons = ui
+      .queryAll(".composer-mention")
+      .map((chip) => [chip.title, chip.querySelector(".codicon")?.className.match(/codicon-([\w-]+)$/)?.[1]]);
+    assert.deepEqual(chipIcons, [
+      ["src/", "folder"],
+      ["src/main.rs", "file"],
+    ]);
+    press("Enter");
+    assert.deepEqual(ui.posted.at(-1), {
+      type: "prompt",
+      text: "What is in @src/ and @src/main.rs ",
+      attachments: [srcFolder.attachment, mainRs.attachment],
+    });
+  });
+
+  it("does not take a folder's mention for the start of a file's in it", () => {
+    type("@");
+    ui.frame({ type: "mentions", query: "", items: [mainRs, srcFolder] });
+    press("Enter");
+    type(`${input().value}is in @`);
+    ui.frame({ type: "mentions", query: "", items: [mainRs, srcFolder] });
+    press("ArrowDown");
+    press("Enter");
+    assert.equal(input().value, "@src/main.rs is in @src/ ");
+    // The folder is where "@src/" stands alone, after the file.
+    type("@src/main.rs is in @src/.");
+    press("Enter");
+    assert.deepEqual(ui.posted.at(-1), {
+      type: "prompt",
+      text: "@src/main.rs is in @src/.",
+      attachments: [mainRs.attachment, srcFolder.attachment],
+    });
+    // With the folder's mention deleted, the file's does not keep it.
+    type("@");
+    ui.frame({ type: "mentions", query: "", items: [mainRs, srcFolder] });
+    press("ArrowDown");
+    press("Enter");
+    type("@src/main.rs ");
+    ui.frame({ type: "mentions", query: "", items: [mainRs, srcFolder] });
+    assert.deepEqual(
+      ui.queryAll(".composer-mention").map((chip) => chip.title),
+      [],
+      "no chip: main.rs was not picked since the last prompt, and src/ is gone from the text",
+    );
   });
 
   it("drops a mention whose label was deleted from the text", () => {
@@ -225,13 +287,14 @@ describe("@-mentions and images in the composer", () => {
             { type: "file", path: "src/main.rs" },
             { type: "selection", path: "src/lib.rs", startLine: 3, endLine: 4 },
             { type: "image", mimeType: "image/png", bytes: 2048 },
+            { type: "folder", path: "src/acp" },
           ],
         },
       ]),
     );
     assert.deepEqual(
       ui.queryAll(".entry.user .user-attachment").map((item) => item.textContent),
-      ["src/main.rs", "src/lib.rs, lines 3-4", "Image (PNG, 2 KB)"],
+      ["src/main.rs", "src/lib.rs, lines 3-4", "Image (PNG, 2 KB)", "src/acp/"],
     );
   });
 

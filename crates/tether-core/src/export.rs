@@ -318,6 +318,7 @@ pub(crate) fn fenced(info: &str, body: &str) -> String {
 fn attachment_markdown(attachment: &AttachmentView) -> String {
     match attachment {
         AttachmentView::File { path } => code_span(path),
+        AttachmentView::Folder { path } => code_span(&format!("{path}/")),
         AttachmentView::Selection { path, start_line, end_line } if start_line == end_line => {
             format!("{} line {start_line}", code_span(path))
         }

@@ -1,17 +1,22 @@
-//! The composer's `@` list: the workspace's files and the editor's selection, ranked for what the
-//! person typed after the `@`.
+//! The composer's `@` list: the workspace's files and folders and the editor's selection, ranked
+//! for what the person typed after the `@`.
 //!
 //! The host lists the files once per mention (VS Code knows the excludes and the open editors);
 //! every keystroke after that is ranked here against that list, with no round trip to the host.
-//! What the person picks travels back with the prompt as a [`PromptAttachment`]; turning it into
-//! ACP content is [`crate::acp`]'s job.
+//! The folders are the ones holding listed files, so a folder the person excluded from search
+//! (`node_modules`, say) is not offered either; a folder is listed as `src/components/`. What the
+//! person picks travels back with the prompt as a [`PromptAttachment`]; turning it into ACP
+//! content is [`crate::acp`]'s job.
 //!
-//! Deliberately absent: symbols, folders and fuzzy scoring beyond "in order": a path matches
-//! when the typed characters appear in it in order, and the closer the match is to the file's
-//! name the higher it ranks. That is what people expect from VS Code's own quick open, minus
-//! its heuristics.
+//! Deliberately absent: symbols and fuzzy scoring beyond "in order": a path matches when the
+//! typed characters appear in it in order, and the closer the match is to the file's (or the
+//! folder's) name the higher it ranks. That is what people expect from VS Code's own quick open,
+//! minus its heuristics.
+
+use std::collections::HashSet;
 
 use crate::host_api::EditorSelection;
+use crate::permissions::RequestPath;
 use crate::webview::{MentionSuggestion, PromptAttachment};
 use crate::workspace_path::Workspace;
 
@@ -24,6 +29,9 @@ pub struct MentionIndex {
     /// The files as the host listed them (absolute), with the label each is shown and inserted
     /// as, sorted by label.
     files: Vec<(String, String)>,
+    /// The folders holding those files (see [`folders_of`]), likewise; a label has no `/` at the
+    /// end here, and gets one when shown.
+    folders: Vec<(String, String)>,
     selection: Option<EditorSelection>,
     /// The host was asked for the files and has not answered: queries wait.
     listing: bool,
@@ -73,7 +81,10 @@ impl MentionIndex {
             .collect();
         files.sort_by(|a, b| a.1.cmp(&b.1));
         files.dedup();
+        let mut folders = folders_of(&files, workspace);
+        folders.sort_by(|a, b| a.1.cmp(&b.1));
         self.files = files;
+        self.folders = folders;
         self.selection = selection.filter(|selection| !selection.text.is_empty());
         let query = self.waiting.take()?;
         let items = self.suggestions(&query, workspace);
@@ -89,37 +100,81 @@ impl MentionIndex {
                 items.push(suggestion);
             }
         }
-        let labels: Vec<&str> = self.files.iter().map(|(_, label)| label.as_str()).collect();
+        // Files and folders ranked together: typing a folder's name finds the folder first.
+        let labels: Vec<&str> = self.files.iter().chain(&self.folders).map(|(_, label)| label.as_str()).collect();
         for index in rank(&labels, query, MAX_SUGGESTIONS - items.len()) {
-            let (path, label) = &self.files[index];
-            items.push(MentionSuggestion {
-                label: label.clone(),
-                detail: None,
-                attachment: PromptAttachment::File { path: path.clone() },
+            items.push(match index.checked_sub(self.files.len()) {
+                None => {
+                    let (path, label) = &self.files[index];
+                    MentionSuggestion {
+                        label: label.clone(),
+                        detail: None,
+                        attachment: PromptAttachment::File { path: path.clone() },
+                    }
+                }
+                Some(folder) => {
+                    let (path, label) = &self.folders[folder];
+                    MentionSuggestion {
+                        label: format!("{label}/"),
+                        detail: None,
+                        attachment: PromptAttachment::Folder { path: path.clone() },
+                    }
+                }
             });
         }
         items
     }
 
-    /// The files `text` mentions by hand: an `@` followed by a listed file's label, typed rather
-    /// than picked from the list (so `attached` does not hold it yet). Before, such a mention
-    /// went to the agent as words, while the same mention picked from the list attached the
-    /// file. A sentence's closing punctuation after the label is not part of it.
+    /// The files and folders `text` mentions by hand: an `@` followed by a listed file's or
+    /// folder's label, typed rather than picked from the list (so `attached` does not hold it
+    /// yet). Before, such a mention went to the agent as words, while the same mention picked
+    /// from the list attached the file. A sentence's closing punctuation after the label is not
+    /// part of it; a folder's `/` at the end may be typed or not.
     pub fn typed_mentions(&self, text: &str, attached: &[PromptAttachment]) -> Vec<PromptAttachment> {
+        let find = |list: &[(String, String)], label: &str| {
+            list.binary_search_by(|(_, listed)| listed.as_str().cmp(label)).ok().map(|index| list[index].0.clone())
+        };
         let mut found: Vec<PromptAttachment> = Vec::new();
         for word in text.split_whitespace() {
             let Some(mentioned) = word.strip_prefix('@') else { continue };
             let mentioned = mentioned.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
-            let Ok(index) = self.files.binary_search_by(|(_, label)| label.as_str().cmp(mentioned)) else {
-                continue;
+            let attachment = match find(&self.files, mentioned) {
+                Some(path) => PromptAttachment::File { path },
+                None => match find(&self.folders, mentioned.strip_suffix('/').unwrap_or(mentioned)) {
+                    Some(path) => PromptAttachment::Folder { path },
+                    None => continue,
+                },
             };
-            let attachment = PromptAttachment::File { path: self.files[index].0.clone() };
             if !attached.contains(&attachment) && !found.contains(&attachment) {
                 found.push(attachment);
             }
         }
         found
     }
+}
+
+/// The folders holding `files` (absolute paths with their labels), each once, as (absolute
+/// path, label): every folder between a file and the workspace folder it is in. A workspace of
+/// several folders names each of them too (`app`, `lib`); a workspace of one does not offer its
+/// root. Files outside the workspace give no folders.
+fn folders_of(files: &[(String, String)], workspace: &Workspace) -> Vec<(String, String)> {
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut folders = Vec::new();
+    for (path, _) in files {
+        let mut folder = path.as_str();
+        while let Some(cut) = folder.rfind(['/', '\\']) {
+            folder = &folder[..cut];
+            // Once a folder was seen, the ones above it were too.
+            if folder.is_empty() || !seen.insert(folder) {
+                break;
+            }
+            match workspace.resolve(folder) {
+                RequestPath::Inside(label) if label != "." => folders.push((folder.to_owned(), label)),
+                _ => break,
+            }
+        }
+    }
+    folders
 }
 
 /// The `@` entry for an editor's selection: `path#L3-9` (one line: `path#L3`).
@@ -268,6 +323,46 @@ mod tests {
     }
 
     #[test]
+    fn folders_holding_listed_files_are_offered_and_rank_by_their_names() {
+        // A folder's name starting with the query beats a file with it inside its path; the
+        // workspace's root and folders outside it are not offered.
+        check(
+            "acp",
+            None,
+            expect![[r#"
+                src/acp/
+                src/acp/mentions.rs
+                crates/core/src/main_loop.rs"#]],
+        );
+        check(
+            "src",
+            None,
+            expect![[r#"
+                src/
+                crates/core/src/
+                src/acp/
+                src/main.rs
+                src/mention.rs
+                src/acp/mentions.rs
+                crates/core/src/main_loop.rs"#]],
+        );
+    }
+
+    #[test]
+    fn a_folder_mentioned_by_hand_is_attached_with_or_without_its_slash() {
+        let mut index = MentionIndex::default();
+        index.handle_files(FILES.iter().map(|path| (*path).to_owned()).collect(), None, &ws());
+        let typed = index.typed_mentions("What is in @src/acp/, @crates/core? Not @ws nor @/elsewhere.", &[]);
+        assert_eq!(
+            typed,
+            [
+                PromptAttachment::Folder { path: "/ws/src/acp".to_owned() },
+                PromptAttachment::Folder { path: "/ws/crates/core".to_owned() },
+            ]
+        );
+    }
+
+    #[test]
     fn an_empty_query_lists_the_selection_then_every_file() {
         let selection = EditorSelection {
             path: "/ws/src/main.rs".to_owned(),
@@ -280,9 +375,15 @@ mod tests {
             Some(selection.clone()),
             expect![[r#"
                 src/main.rs#L3-9 (Selection, lines 3-9)
+                src/
+                docs/
+                crates/
+                src/acp/
                 README.md
+                crates/core/
                 src/main.rs
                 src/mention.rs
+                crates/core/src/
                 docs/maintenance.md
                 src/acp/mentions.rs
                 /elsewhere/notes.txt
@@ -332,7 +433,7 @@ mod tests {
     }
 
     #[test]
-    fn the_files_of_every_workspace_folder_are_listed_by_their_names_in_it() {
+    fn the_files_and_folders_of_every_workspace_folder_are_listed_by_their_names_in_it() {
         let mut index = MentionIndex::default();
         let workspace = Workspace::new("/ws/app", ["/ws/lib".to_owned()]);
         assert_eq!(index.find("", true, &workspace), FindOutcome::ListFiles);
@@ -340,6 +441,10 @@ mod tests {
         let (_, items) = index.handle_files(files.map(str::to_owned).to_vec(), None, &workspace).unwrap();
         let mut labels: Vec<&str> = items.iter().map(|item| item.label.as_str()).collect();
         labels.sort_unstable();
-        assert_eq!(labels, ["/elsewhere/notes.md", "app/src/main.rs", "lib/src/lib.rs"]);
+        // Each workspace folder is offered by its name; a file outside it gives no folder.
+        assert_eq!(
+            labels,
+            ["/elsewhere/notes.md", "app/", "app/src/", "app/src/main.rs", "lib/", "lib/src/", "lib/src/lib.rs"]
+        );
     }
 }

@@ -127,6 +127,8 @@ impl UserMessage {
 pub enum AttachmentView {
     /// A file, by its path as shown: relative to the workspace folder when inside it.
     File { path: String },
+    /// A folder, likewise (without a `/` at the end).
+    Folder { path: String },
     /// Lines of a file (1-based, inclusive).
     Selection { path: String, start_line: u32, end_line: u32 },
     /// An image, by its type and size (the prompt's blocks carry no file name).

@@ -184,6 +184,9 @@ pub struct PromptCapabilitiesView {
 pub enum PromptAttachment {
     /// A file mentioned with `@`, by its absolute path.
     File { path: String },
+    /// A folder mentioned with `@`, by its absolute path: sent as a link, for the agent to list
+    /// and read what it needs.
+    Folder { path: String },
     /// Lines of a file mentioned with `@` (or "Tether: Mention Selection"), with their text as it
     /// was when mentioned. Lines are 1-based and inclusive.
     Selection { path: String, start_line: u32, end_line: u32, text: String },

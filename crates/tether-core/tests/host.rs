@@ -699,7 +699,11 @@ fn every_folder_of_a_multi_root_workspace_is_inside_for_its_sessions() {
     drain(&mut engine);
     let files = ["/ws/README.md", "/lib/src/a.rs"].map(str::to_owned).to_vec();
     engine.handle_command(HostEvent::WorkspaceFiles { files, selection: None }, now);
-    assert_eq!(mention_posts(&drain(&mut engine)), [r#"mentions for "": lib/src/a.rs, ws/README.md"#]);
+    // Each workspace folder is a folder to mention too, by its name.
+    assert_eq!(
+        mention_posts(&drain(&mut engine)),
+        [r#"mentions for "": ws/, lib/, lib/src/, lib/src/a.rs, ws/README.md"#]
+    );
 }
 
 /// A path on a card opens the file at its line: a path the agent named relative to the workspace
@@ -968,7 +972,7 @@ fn the_at_list_asks_the_host_once_per_mention_and_ranks_each_keystroke_itself() 
     engine.handle_command(HostEvent::WorkspaceFiles { files, selection: Some(selection.clone()) }, now);
     assert_eq!(
         mention_posts(&drain(&mut engine)),
-        [r#"mentions for "": src/lib.rs#L3-4, README.md, src/lib.rs, src/main.rs"#]
+        [r#"mentions for "": src/lib.rs#L3-4, src/, README.md, src/lib.rs, src/main.rs"#]
     );
     // The next keystroke is answered at once, from the same list.
     engine.handle_webview(ViewEvent::FindMentions { query: "mai".to_owned(), fresh: false }, now);

@@ -448,7 +448,7 @@ state: string | null,
  */
 remote: string | null, };
 
-export type PromptAttachment = { "type": "file", path: string, } | { "type": "selection", path: string, startLine: number, endLine: number, text: string, } | { "type": "image", mimeType: string, data: string, };
+export type PromptAttachment = { "type": "file", path: string, } | { "type": "folder", path: string, } | { "type": "selection", path: string, startLine: number, endLine: number, text: string, } | { "type": "image", mimeType: string, data: string, };
 
 export type MentionSuggestion = { 
 /**
@@ -603,7 +603,7 @@ text: string,
  */
 attachments: Array<AttachmentView>, };
 
-export type AttachmentView = { "type": "file", path: string, } | { "type": "selection", path: string, startLine: number, endLine: number, } | { "type": "image", mimeType: string, bytes: number, } | { "type": "other", label: string, };
+export type AttachmentView = { "type": "file", path: string, } | { "type": "folder", path: string, } | { "type": "selection", path: string, startLine: number, endLine: number, } | { "type": "image", mimeType: string, bytes: number, } | { "type": "other", label: string, };
 
 export type AgentMessage = { chunks: Array<MessageChunk>, };
 

@@ -75,6 +75,8 @@ pub(super) fn prompt_blocks(
                 }
                 blocks.push(file_link(path, None, workspace));
             }
+            // Never embedded: the agent lists and reads what it needs of it.
+            PromptAttachment::Folder { path } => blocks.push(folder_link(path, workspace)),
             PromptAttachment::Selection { path, start_line, end_line, text } => {
                 let lines = Some((*start_line, *end_line));
                 if capabilities.embedded_context {
@@ -180,6 +182,10 @@ pub(super) fn user_message(blocks: &[acp::ContentBlock], workspace: &Workspace) 
 /// What a non-text block shows as beside a prompt's text; `None` for text.
 pub(super) fn attachment_of(block: &acp::ContentBlock, workspace: &Workspace) -> Option<AttachmentView> {
     let from_uri = |uri: &str, name: &str| match parse_file_uri(uri) {
+        // A folder's link ends with `/` (see `folder_link`).
+        Some((path, None)) if path.len() > 1 && path.ends_with('/') => {
+            AttachmentView::Folder { path: workspace.label(path.trim_end_matches('/')) }
+        }
         Some((path, None)) => AttachmentView::File { path: workspace.label(&path) },
         Some((path, Some((start_line, end_line)))) => {
             AttachmentView::Selection { path: workspace.label(&path), start_line, end_line }
@@ -215,6 +221,20 @@ fn file_link(path: &str, lines: Option<(u32, u32)>, workspace: &Workspace) -> ac
     acp::ContentBlock::ResourceLink(acp::ResourceLink::new(name, file_uri(path, lines)))
 }
 
+/// A link to the mentioned folder `path`: its URI ends with `/` and its MIME type is
+/// `inode/directory`, so an agent that shows or follows links can tell it from a file (Claude
+/// Code's adapter, for one, writes the link as `[@name](uri)` and names it by the URI's last
+/// part).
+fn folder_link(path: &str, workspace: &Workspace) -> acp::ContentBlock {
+    let shown = workspace.label(path);
+    let name = format!("{}/", shown.rsplit('/').next().unwrap_or(&shown));
+    let mut uri = file_uri(path, None);
+    if !uri.ends_with('/') {
+        uri.push('/');
+    }
+    acp::ContentBlock::ResourceLink(acp::ResourceLink::new(name, uri).mime_type("inode/directory".to_owned()))
+}
+
 fn embedded_text(path: &str, lines: Option<(u32, u32)>, text: String) -> acp::ContentBlock {
     let contents = acp::TextResourceContents::new(text, file_uri(path, lines));
     acp::ContentBlock::Resource(acp::EmbeddedResource::new(acp::EmbeddedResourceResource::TextResourceContents(
@@ -247,7 +267,7 @@ pub(super) fn file_uri(path: &str, lines: Option<(u32, u32)>) -> String {
 
 /// The path and lines of a `file:` URI (the inverse of [`file_uri`], also reading `#L3-9` and
 /// `#L3`); `None` for another scheme or a malformed escape.
-pub(super) fn parse_file_uri(uri: &str) -> Option<(String, Option<(u32, u32)>)> {
+pub(crate) fn parse_file_uri(uri: &str) -> Option<(String, Option<(u32, u32)>)> {
     let rest = uri.strip_prefix("file://")?;
     let (path, fragment) = match rest.split_once('#') {
         Some((path, fragment)) => (path, Some(fragment)),
