@@ -59,6 +59,7 @@ mod wire;
 
 pub use auth::{SecretEnv, SignIn, methods_for_profile, parse_auth_methods};
 pub use mcp_servers::MCP_STATUS_NOTIFICATION;
+pub(crate) use prompt_content::parse_file_uri;
 pub use prompt_content::{MAX_EMBEDDED_FILE_BYTES, MAX_IMAGE_BYTES};
 pub use replay::LogReplay;
 pub use terminal::TerminalCall;

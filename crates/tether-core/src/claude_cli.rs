@@ -1019,9 +1019,17 @@ fn is_session_id(id: &str) -> bool {
 }
 
 /// A prompt's ACP content blocks as the CLI's message content: text as it is, a mentioned file
-/// (resource link) by its path, an embedded file as text in a tag naming it, an image as an
-/// image block.
+/// or folder (resource link) by its path (`@/ws/src/`, as the CLI's own mentions are written), an
+/// embedded file as text in a tag naming it, an image as an image block. Paths are read from
+/// the `file:` URIs (`%20` is a space) with their lines as the CLI writes them (`#L2-3`), else
+/// the URI is given as it is.
 fn prompt_content(prompt: Option<&Value>) -> Vec<Value> {
+    let path_of = |uri: &str| match crate::acp::parse_file_uri(uri) {
+        Some((path, None)) => path,
+        Some((path, Some((start, end)))) if start == end => format!("{path}#L{start}"),
+        Some((path, Some((start, end)))) => format!("{path}#L{start}-{end}"),
+        None => uri.to_owned(),
+    };
     let Some(blocks) = prompt.and_then(Value::as_array) else { return Vec::new() };
     blocks
         .iter()
@@ -1029,13 +1037,13 @@ fn prompt_content(prompt: Option<&Value>) -> Vec<Value> {
             Some("text") => Some(serde_json::json!({ "type": "text", "text": block.get("text")? })),
             Some("resource_link") => {
                 let uri = block.get("uri")?.as_str()?;
-                Some(serde_json::json!({ "type": "text", "text": format!("@{}", uri.trim_start_matches("file://")) }))
+                Some(serde_json::json!({ "type": "text", "text": format!("@{}", path_of(uri)) }))
             }
             Some("resource") => {
                 let resource = block.get("resource")?;
                 let uri = resource.get("uri").and_then(Value::as_str).unwrap_or_default();
                 let text = resource.get("text")?.as_str()?;
-                let path = uri.trim_start_matches("file://");
+                let path = path_of(uri);
                 Some(serde_json::json!({ "type": "text", "text": format!("<context ref=\"{path}\">\n{text}\n</context>") }))
             }
             Some("image") => Some(serde_json::json!({
@@ -1045,4 +1053,33 @@ fn prompt_content(prompt: Option<&Value>) -> Vec<Value> {
             _ => None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentioned_files_and_folders_reach_the_cli_by_their_paths() {
+        let prompt = serde_json::json!([
+            { "type": "text", "text": "Compare" },
+            { "type": "resource_link", "name": "my notes.md", "uri": "file:///ws/docs/my%20notes.md" },
+            { "type": "resource_link", "name": "src/", "uri": "file:///ws/src/", "mimeType": "inode/directory" },
+            { "type": "resource", "resource": { "uri": "file:///ws/a%20b.rs#L2:3", "text": "fn a() {}" } },
+        ]);
+        let texts: Vec<String> = prompt_content(Some(&prompt))
+            .iter()
+            .map(|block| block["text"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        // Before, the URI's `%20` reached the CLI, which found no such file.
+        assert_eq!(
+            texts,
+            [
+                "Compare",
+                "@/ws/docs/my notes.md",
+                "@/ws/src/",
+                "<context ref=\"/ws/a b.rs#L2-3\">\nfn a() {}\n</context>"
+            ]
+        );
+    }
 }
