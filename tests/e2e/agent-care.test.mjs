@@ -100,7 +100,7 @@ test("a hung agent can be stopped and restarted", { timeout: TEST_TIMEOUT_MS }, 
       const pid = Number(await waitForFile(pidFile(vscode.root, "hanging"), (text) => /^\d+$/.test(text)));
       // Once the step is slow, the note says what the agent wrote on its stderr
       // (the scenario's `stderr_at_initialize`).
-      await chat.locator(".session-slow-notice", { hasText: `The agent's last words: “${LICENSE_WAIT}”` }).waitFor();
+      await chat.locator(".session-slow-notice", { hasText: `The agent last said: “${LICENSE_WAIT}”` }).waitFor();
       await vscode.screenshot("agent-care-slow-start.png");
       await chat.locator("button.session-show-log").click();
       await vscode.page.locator(".part.panel .view-lines", { hasText: `[Hanging] ${LICENSE_WAIT}` }).waitFor();

@@ -213,8 +213,8 @@ export class SessionHeaderView {
         };
         this.slowText.textContent =
           status.agentSaid === undefined
-            ? "This is taking longer than usual, and the agent has not said why."
-            : `This is taking longer than usual. The agent's last words: “${status.agentSaid}”`;
+            ? "This is taking longer than usual. Tether's log may say why."
+            : `This is taking longer than usual. The agent last said: “${status.agentSaid}”`;
         this.showStep();
         break;
       case "ready":

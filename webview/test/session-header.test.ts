@@ -227,7 +227,7 @@ describe("session header while the agent may be hung", () => {
     assert.equal(slowNote().getAttribute("role"), "status");
     assert.equal(
       ui.query(".session-slow-text").textContent,
-      "This is taking longer than usual, and the agent has not said why.",
+      "This is taking longer than usual. Tether's log may say why.",
     );
 
     // The agent says something: the note has its words at once.
@@ -243,7 +243,7 @@ describe("session header while the agent may be hung", () => {
     ui.frame(patch([], said));
     assert.equal(
       ui.query(".session-slow-text").textContent,
-      "This is taking longer than usual. The agent's last words: “Open https://example.com/device and enter WXYZ-1234”",
+      "This is taking longer than usual. The agent last said: “Open https://example.com/device and enter WXYZ-1234”",
     );
     ui.query<HTMLButtonElement>("button.session-show-log").click();
     assert.deepEqual(ui.posted, [{ type: "showLog" }]);

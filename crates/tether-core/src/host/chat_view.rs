@@ -312,7 +312,7 @@ impl HostEngine {
         session.profiles = self.profile_views();
         if let SessionStatus::Starting { elapsed_ms, agent_said, .. } = &mut session.status {
             *elapsed_ms = now.saturating_sub(self.view.step_since);
-            *agent_said = self.session.as_ref().and_then(Session::last_words);
+            *agent_said = self.session.as_ref().and_then(Session::last_stderr_text);
         }
         session
     }

@@ -23,7 +23,7 @@ pub(super) const STDERR_TAIL_LINES: usize = 40;
 pub(super) const STDERR_TAIL_BYTES: usize = 8 * 1024;
 
 /// How many characters of the agent's last stderr line the header shows while it starts.
-const LAST_WORDS_CHARS: usize = 200;
+const LAST_STDERR_CHARS: usize = 200;
 
 /// One session of the window: the agent process that serves it and its ACP client, which holds
 /// the thread, the permission policy in force, the changes under review and the terminals.
@@ -143,15 +143,15 @@ impl Session {
 
     /// The last line the agent wrote to stderr that shows any text, as a terminal would show it
     /// (colours and other escapes interpreted, a line redrawn with `\r` as it ended up), cut to
-    /// [`LAST_WORDS_CHARS`]; `None` when the agent wrote nothing yet. It goes with the header
+    /// [`LAST_STDERR_CHARS`]; `None` when the agent wrote nothing yet. It goes with the header
     /// while the agent starts (`SessionStatus::Starting`).
-    pub(super) fn last_words(&self) -> Option<String> {
+    pub(super) fn last_stderr_text(&self) -> Option<String> {
         self.stderr_tail.iter().rev().find_map(|line| {
             let mut screen = TerminalScreen::new();
             screen.feed(line);
             let text = screen.plain_text();
             let words = text.lines().rev().map(str::trim).find(|words| !words.is_empty())?;
-            Some(shortened(words, LAST_WORDS_CHARS))
+            Some(shortened(words, LAST_STDERR_CHARS))
         })
     }
 

@@ -667,7 +667,7 @@ impl HostEngine {
                     if let Some(slot) = self.live_slot(stderr.agent_id, stderr.seq) {
                         slot.keep_stderr(&stderr.line);
                         name = Some(slot.profile.name.clone());
-                        // A starting agent's header shows what it said last (`Session::last_words`).
+                        // A starting agent's header shows what it said last (`Session::last_stderr_text`).
                         if matches!(self.view.header.status, SessionStatus::Starting { .. }) {
                             self.view.header_changed();
                         }
