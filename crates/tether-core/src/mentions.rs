@@ -161,8 +161,10 @@ fn folders_of(files: &[(String, String)], workspace: &Workspace) -> Vec<(String,
     let mut seen: HashSet<&str> = HashSet::new();
     let mut folders = Vec::new();
     for (path, _) in files {
+        // A backslash is a separator in a Windows path only: on Linux it may be part of a name.
+        let separators: &[char] = if path.starts_with('/') { &['/'] } else { &['/', '\\'] };
         let mut folder = path.as_str();
-        while let Some(cut) = folder.rfind(['/', '\\']) {
+        while let Some(cut) = folder.rfind(separators) {
             folder = &folder[..cut];
             // Once a folder was seen, the ones above it were too.
             if folder.is_empty() || !seen.insert(folder) {
@@ -346,6 +348,14 @@ mod tests {
                 src/acp/mentions.rs
                 crates/core/src/main_loop.rs"#]],
         );
+    }
+
+    #[test]
+    fn a_backslash_in_a_linux_name_does_not_make_a_folder() {
+        let mut index = MentionIndex::default();
+        index.handle_files(vec!["/ws/docs/a\\b.md".to_owned()], None, &ws());
+        let labels: Vec<String> = index.suggestions("", &ws()).into_iter().map(|item| item.label).collect();
+        assert_eq!(labels, ["docs/", "docs/a\\b.md"]);
     }
 
     #[test]
