@@ -33,7 +33,7 @@ const STEP_TICK_MS = 1000;
 
 /** A step that has taken this long gets the slow-start note: most agents start in a few
  * seconds, and a person who has waited 15 wants to know what for. */
-export const SLOW_STEP_MS = 15_000;
+const SLOW_STEP_MS = 15_000;
 
 /** The Export items of the menu, in its order. */
 const EXPORT_CHOICES: ReadonlyArray<{ format: ExportFormat; label: string; description: string }> = [
@@ -211,10 +211,7 @@ export class SessionHeaderView {
           receivedAt: this.clock(),
           noteWhenSlow,
         };
-        this.slowText.textContent =
-          status.agentSaid === undefined
-            ? "This is taking longer than usual. Tether's log may say why."
-            : `This is taking longer than usual. The agent last said: “${status.agentSaid}”`;
+        this.sayInSlowNote(status.agentSaid);
         this.showStep();
         break;
       case "ready":
@@ -238,6 +235,17 @@ export class SessionHeaderView {
       this.stopTicking();
       this.stopTicking = null;
     }
+  }
+
+  /** The slow-start note's words, with what the agent last said when it said anything. Written
+   * only when they change: the note is a live region, and each header the host posts while the
+   * agent starts would have it read out again. */
+  private sayInSlowNote(agentSaid: string | undefined): void {
+    const note =
+      agentSaid === undefined
+        ? "This is taking longer than usual. Tether's log may say why."
+        : `This is taking longer than usual. The agent last said: “${agentSaid}”`;
+    if (this.slowText.textContent !== note) this.slowText.textContent = note;
   }
 
   /** "Initializing the agent…", then "Initializing the agent… 7 s" once a second has passed. */
