@@ -217,7 +217,7 @@ describe("session header while the agent may be hung", () => {
 
   const slowNote = () => ui.query(".session-slow-notice");
 
-  it("says what the agent said last once a step is slow, and offers its log", () => {
+  it("says what the agent said last once a step is slow, and offers its log", async () => {
     ui.frame(snapshot([], { session: starting("Initializing the agent", 13_500) }));
     assert.equal(slowNote().hidden, true, "not while the step is still short");
     ui.advance(1_000);
@@ -247,6 +247,15 @@ describe("session header while the agent may be hung", () => {
     );
     ui.query<HTMLButtonElement>("button.session-show-log").click();
     assert.deepEqual(ui.posted, [{ type: "showLog" }]);
+    // The same words posted again are not written again: the note is a live region, which a
+    // screen reader would read out at each write.
+    const writes: MutationRecord[] = [];
+    const observer = new ui.window.MutationObserver((records) => writes.push(...records));
+    observer.observe(ui.query(".session-slow-text"), { childList: true, characterData: true, subtree: true });
+    ui.frame(patch([], said));
+    await Promise.resolve();
+    observer.disconnect();
+    assert.equal(writes.length, 0);
 
     // The next step starts its own count: no note until it is slow too.
     ui.frame(patch([], starting("Creating the session", 0)));
