@@ -8,9 +8,9 @@
 // The steps, in one VS Code, in order (a step that fails skips the rest):
 // 1. Cancel does not stop Stubborn's turn; Stop agent does: the notice says so, the turn ends,
 //    the process is gone, and Restart resumes the session for a next prompt;
-// 2. Hanging's slow start shows the step and its seconds, then (after 15 s) a note with what the
-//    agent wrote on its stderr, whose Show log opens Tether's log with that line; Stop kills it
-//    and offers Restart.
+// 2. Hanging's slow start shows the step and its seconds (the seconds whole in a narrow side
+//    bar), then (after 15 s) a note with what the agent wrote on its stderr, whose Show log opens
+//    Tether's log with that line; Stop kills it and offers Restart.
 //
 // Every wait is for something to appear; none measures time.
 
@@ -97,6 +97,13 @@ test("a hung agent can be stopped and restarted", { timeout: TEST_TIMEOUT_MS }, 
       await pick(chat.locator(".session-picker"), "Hanging");
       // The step counts its seconds while the agent does not answer.
       await status.filter({ hasText: /^Initializing the agent… \d+ s$/ }).waitFor();
+      // In the side bar's width the step's words may be cut, never its seconds.
+      const statusBox = await status.boundingBox();
+      const secondsBox = await chat.locator(".session-status-seconds").boundingBox();
+      assert.ok(
+        secondsBox.width > 0 && secondsBox.x + secondsBox.width <= statusBox.x + statusBox.width + 0.5,
+        `the seconds (${JSON.stringify(secondsBox)}) are drawn within the status (${JSON.stringify(statusBox)})`,
+      );
       const pid = Number(await waitForFile(pidFile(vscode.root, "hanging"), (text) => /^\d+$/.test(text)));
       // Once the step is slow, the note says what the agent wrote on its stderr
       // (the scenario's `stderr_at_initialize`).

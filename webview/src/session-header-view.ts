@@ -46,6 +46,9 @@ export class SessionHeaderView {
   private readonly picker: Picker;
   private readonly status = element("span", "session-status");
   private readonly statusText = element("span", "session-status-text");
+  /** A starting step's seconds, apart from its words so that a narrow row cuts the words and
+   * keeps the count, which is what says the agent is still being waited for. */
+  private readonly statusSeconds = element("span", "session-status-seconds");
   private readonly newSession = iconButton("session-new", "New session", "add");
   private readonly restart = element("button", "session-restart", "Restart agent");
   private readonly signIn = element("button", "session-sign-in", "Sign in");
@@ -78,7 +81,7 @@ export class SessionHeaderView {
     this.picker = new Picker("session-picker", "Agent", (name) => post({ type: "selectAgent", name }));
     this.picker.element.querySelector(".picker-label")?.classList.add("session-agent");
     this.status.setAttribute("role", "status");
-    this.status.append(element("span", "session-status-dot"), this.statusText);
+    this.status.append(element("span", "session-status-dot"), this.statusText, this.statusSeconds);
     this.restart.type = "button";
     this.restart.title = "Start the agent again and continue this session";
     this.stop.type = "button";
@@ -202,6 +205,7 @@ export class SessionHeaderView {
   private showStatus(status: SessionStatus, noteWhenSlow: boolean): void {
     this.status.dataset["status"] = status.type;
     this.step = null;
+    this.statusSeconds.textContent = "";
     switch (status.type) {
       case "starting":
         // The host's own "…" is dropped so that the seconds follow a single one.
@@ -253,7 +257,8 @@ export class SessionHeaderView {
     if (this.step === null) return;
     const elapsedMs = this.step.elapsedMs + Math.max(0, this.clock() - this.step.receivedAt);
     const seconds = Math.floor(elapsedMs / 1000);
-    this.statusText.textContent = seconds < 1 ? `${this.step.text}…` : `${this.step.text}… ${seconds} s`;
+    this.statusText.textContent = `${this.step.text}…`;
+    this.statusSeconds.textContent = seconds < 1 ? "" : ` ${seconds} s`;
     this.slowNotice.hidden = !this.step.noteWhenSlow || elapsedMs < SLOW_STEP_MS;
   }
 }
