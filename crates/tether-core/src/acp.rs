@@ -59,8 +59,8 @@ mod wire;
 
 pub use auth::{SecretEnv, SignIn, methods_for_profile, parse_auth_methods};
 pub use mcp_servers::MCP_STATUS_NOTIFICATION;
-pub(crate) use prompt_content::parse_file_uri;
 pub use prompt_content::{MAX_EMBEDDED_FILE_BYTES, MAX_IMAGE_BYTES};
+pub(crate) use prompt_content::{parse_file_uri, selection_label};
 pub use replay::LogReplay;
 pub use terminal::TerminalCall;
 pub use updates::tool_call_view;

@@ -1026,8 +1026,7 @@ fn is_session_id(id: &str) -> bool {
 fn prompt_content(prompt: Option<&Value>) -> Vec<Value> {
     let path_of = |uri: &str| match crate::acp::parse_file_uri(uri) {
         Some((path, None)) => path,
-        Some((path, Some((start, end)))) if start == end => format!("{path}#L{start}"),
-        Some((path, Some((start, end)))) => format!("{path}#L{start}-{end}"),
+        Some((path, Some((start, end)))) => crate::acp::selection_label(&path, start, end),
         None => uri.to_owned(),
     };
     let Some(blocks) = prompt.and_then(Value::as_array) else { return Vec::new() };

@@ -208,7 +208,8 @@ pub(super) fn attachment_of(block: &acp::ContentBlock, workspace: &Workspace) ->
     })
 }
 
-fn selection_label(path: &str, start_line: u32, end_line: u32) -> String {
+/// `path#L3-9` (one line: `path#L3`), as mentions of lines are written.
+pub(crate) fn selection_label(path: &str, start_line: u32, end_line: u32) -> String {
     if start_line == end_line { format!("{path}#L{start_line}") } else { format!("{path}#L{start_line}-{end_line}") }
 }
 
