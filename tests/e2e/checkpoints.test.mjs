@@ -120,6 +120,14 @@ test("restoring the code to a checkpoint puts three files back over two turns, a
       await waitForText("b.txt", "b, new\n");
       await waitForText("c.txt", "c, by the agent\n");
       await chat.locator('.entry.restore[data-state="undone"]').waitFor();
+      // The changes bar lists the agent's four changes still waiting, and not the restore's and
+      // the undo's six settled ones beside them (it listed ten rows for three files).
+      const rows = chat.locator(".changes-row");
+      await rows.nth(4).waitFor({ state: "detached" });
+      assert.deepEqual(
+        await rows.evaluateAll((found) => found.map((row) => row.querySelector(".changes-state")?.textContent)),
+        ["1 to review", "1 to review", "1 to review", "1 to review"],
+      );
       await vscode.screenshot("checkpoints-undone.png");
     });
 

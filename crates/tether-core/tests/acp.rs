@@ -58,7 +58,7 @@ use tether_core::review::{ChangePhase, FileChangeView, HunkState};
 use tether_core::session_log::{LogEvent, encode_line, read_log};
 use tether_core::sidecar::{BadLineKind, TerminalExited};
 use tether_core::thread::{Entry, Thread, ToolCallView, ToolStatus};
-use tether_core::webview::ReviewIntent;
+use tether_core::webview::{ChangedFileView, ReviewIntent};
 
 fn run_script(script: &str) -> String {
     run_script_logged(script).0
@@ -1090,4 +1090,42 @@ fn commands_the_agent_did_not_ask_about_wait_for_the_persons_answer_on_a_card() 
 #[test]
 fn restoring_to_a_checkpoint_proposes_each_file_back_and_can_be_undone() {
     check("restore");
+}
+
+/// After a restore and its undo, the changes bar lists a row for each change still waiting and
+/// none for the restore's and the undo's settled ones: each file's settled changes are history
+/// the thread's cards keep. Before, it listed ten rows for three files, six of them "Restore:
+/// Reviewed".
+#[test]
+fn the_changes_bar_lists_a_files_settled_changes_once() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/acp");
+    let script = std::fs::read_to_string(dir.join("restore.script")).unwrap();
+    let rows = |script: &str| {
+        let (_, _, client) = run_script_logged(script);
+        let rows: Vec<String> = client
+            .changes_bar()
+            .iter()
+            .map(|row| {
+                let ChangedFileView { change, label, origin, phase, added, removed, pending, .. } = row;
+                format!("{change} {label} {origin:?} {phase:?} +{added} -{removed} pending {pending}")
+            })
+            .collect();
+        rows.join("\n")
+    };
+    expect_test::expect![[r#"
+        1 a.txt Write Applied +1 -1 pending 1
+        2 b.txt Write Applied +1 -0 pending 1
+        3 a.txt Write Applied +1 -1 pending 1
+        4 c.txt Write Applied +1 -1 pending 1"#]]
+    .assert_eq(&rows(&script));
+
+    // Once the person kept the agent's changes too, each file keeps one row: its newest change,
+    // the undo's, which says where the file ended up.
+    let kept: String =
+        (1..=4).map(|change| format!("> review {{\"type\":\"all\",\"change\":{change},\"keep\":true}}\n")).collect();
+    expect_test::expect![[r#"
+        8 a.txt Restore Settled +1 -1 pending 0
+        9 b.txt Restore Settled +1 -0 pending 0
+        10 c.txt Restore Settled +2 -1 pending 0"#]]
+    .assert_eq(&rows(&format!("{script}\n{kept}")));
 }

@@ -101,12 +101,33 @@ impl AcpClient {
     }
 
     /// The rows of the changes bar: the current turn's changes, and earlier ones still waiting.
+    ///
+    /// A file changed several times (by the agent, then by a restore, then by its undo) would
+    /// list a row for each change, most of them settled: after a restore and its undo, ten rows
+    /// for three files. A settled change is history the thread's cards keep; in the bar it only
+    /// says where its file ended up. So a file's settled changes give no row when another of its
+    /// changes still needs the person, and only the newest of them gives one when none does.
+    /// Every change still waiting, writing, conflicted or failed keeps its row: each is a
+    /// decision of its own.
     pub fn changes_bar(&self) -> Vec<ChangedFileView> {
-        self.files
+        let listed: Vec<&Tracked> = self
+            .files
             .changes
             .values()
             .filter(|tracked| tracked.turn == self.files.turn || tracked.change.has_pending())
-            .map(|tracked| {
+            .collect();
+        let settled = |tracked: &Tracked| tracked.change.phase == ChangePhase::Settled;
+        // The map is ordered by change id, so a later change of the same file is a newer one.
+        let superseded = |index: usize| {
+            let path = &listed[index].change.path;
+            let mut same_file = listed.iter().enumerate().filter(|(_, other)| &other.change.path == path);
+            same_file.any(|(other_index, other)| other_index > index || !settled(other))
+        };
+        listed
+            .iter()
+            .enumerate()
+            .filter(|(index, tracked)| !settled(tracked) || !superseded(*index))
+            .map(|(_, tracked)| {
                 let change = &tracked.change;
                 let view_stats = change.decided_stats();
                 let pending = if change.diff.hunks.is_empty() {
