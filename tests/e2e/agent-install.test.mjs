@@ -1,6 +1,8 @@
 // End to end: `tether.defaultAgent` naming a built-in agent that is not installed. The session
-// cannot start (the status says so) and Tether offers to install the agent, as it does when the
-// agent is picked in the header; the agent picker and Select Agent say it is not installed. The
+// cannot start (the status and a card say the agent is not installed, with no error toast) and
+// Tether offers to install the agent, as it does when the agent is picked in the header, and
+// again from the header's "Install Codex…"; the agent picker and Select Agent say it is not
+// installed. The
 // offer is not taken here (installing needs the npm registry): the agent is then put where
 // Install puts it, as a terminal could, and choosing it again runs it.
 //
@@ -28,7 +30,33 @@ test("a default agent that is not installed is offered for install at start", { 
     await offer.waitFor({ timeout: ACTIVATION_TIMEOUT_MS });
     assert.match(await offer.innerText(), /@zed-industries\/codex-acp/);
     await offer.locator("a.monaco-button", { hasText: "Install Codex" }).waitFor();
+
+    // The chat says the agent is not installed, and offers the install where it offered Restart
+    // (which would only fail again). No error toast repeats it beside the offer: before, a red
+    // "Could not start the agent" toast, an error card and Restart told of a missing program.
+    const install = chat.locator("button.session-install");
+    await install.waitFor();
+    assert.equal(await install.innerText(), "Install Codex…");
+    assert.equal(await chat.locator("button.session-restart").isHidden(), true, "no Restart");
+    assert.equal(await chat.locator(".session-status").innerText(), "Codex is not installed");
+    assert.match(
+      await chat.locator(".entry.notice").innerText(),
+      /Codex is not installed on this machine\. Choose Install Codex… above/,
+    );
+    assert.equal(
+      await vscode.page.locator(".notification-toast", { hasText: "Could not start the agent" }).count(),
+      0,
+      "no error toast",
+    );
     await vscode.screenshot("agent-install.png");
+
+    // Dismissed, the offer comes back from the header's button.
+    await offer.locator(".codicon-notifications-clear").click();
+    await offer.waitFor({ state: "detached" });
+    await install.click();
+    await offer.locator("a.monaco-button", { hasText: "Install Codex" }).waitFor();
+    await offer.locator(".codicon-notifications-clear").click();
+    await offer.waitFor({ state: "detached" });
 
     // The agent picker says so too, before anyone chooses it again.
     const picker = chat.locator(".session-picker");

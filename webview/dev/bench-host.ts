@@ -105,6 +105,7 @@ const session: SessionView = {
   },
   changes: [],
   canRestart: false,
+  canInstall: false,
   canStop: false,
   canSignIn: false,
   followAgent: false,

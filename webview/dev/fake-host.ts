@@ -122,6 +122,7 @@ let session: SessionView = {
   },
   changes: [],
   canRestart: false,
+  canInstall: false,
   canStop: false,
   canSignIn: false,
   followAgent: false,

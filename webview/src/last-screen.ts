@@ -118,6 +118,7 @@ export function restoredScreen(value: unknown, now: number = Date.now()): ViewSn
     ...(snapshot.session as SessionView),
     status: { type: "starting", step: "Connecting…", elapsedMs: 0 },
     canRestart: false,
+    canInstall: false,
     canStop: false,
     canSignIn: false,
   };

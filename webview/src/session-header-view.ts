@@ -51,6 +51,9 @@ export class SessionHeaderView {
   private readonly statusSeconds = element("span", "session-status-seconds");
   private readonly newSession = iconButton("session-new", "New session", "add");
   private readonly restart = element("button", "session-restart", "Restart agent");
+  /** In Restart's place for a built-in agent that is not installed: picks it again, which the
+   * host answers with its install offer (the "…" says a question follows). */
+  private readonly install = element("button", "session-install");
   private readonly signIn = element("button", "session-sign-in", "Sign in");
   private readonly stop = element("button", "session-stop", "Stop");
   private readonly trustNotice = element("div", "session-trust-notice");
@@ -84,6 +87,8 @@ export class SessionHeaderView {
     this.status.append(element("span", "session-status-dot"), this.statusText, this.statusSeconds);
     this.restart.type = "button";
     this.restart.title = "Start the agent again and continue this session";
+    this.install.type = "button";
+    this.install.title = "Install the agent into Tether's own storage, then start it";
     this.stop.type = "button";
     this.signIn.type = "button";
     this.signIn.title = "Choose how to sign in to the agent";
@@ -109,7 +114,7 @@ export class SessionHeaderView {
     const row = element("div", "session-row");
     const actions = element("div", "session-actions");
     actions.append(this.newSession, this.history, this.more.element);
-    row.append(this.picker.element, this.status, this.title, this.signIn, this.restart, this.stop, actions);
+    row.append(this.picker.element, this.status, this.title, this.signIn, this.restart, this.install, this.stop, actions);
 
     this.manageTrust.type = "button";
     this.manageTrust.title = "Open VS Code's workspace trust editor; trusting this workspace starts the session";
@@ -133,6 +138,11 @@ export class SessionHeaderView {
       const on = this.follow.getAttribute("aria-checked") !== "true";
       this.follow.setAttribute("aria-checked", String(on));
       post({ type: "setFollowAgent", on });
+    });
+    this.install.addEventListener("click", () => {
+      // One offer per click, as for Restart: the host's next header brings the button back.
+      this.install.disabled = true;
+      post({ type: "selectAgent", name: this.install.dataset["agent"] ?? "" });
     });
     this.restart.addEventListener("click", () => {
       // One restart per offer: the button comes back only with the host's next header.
@@ -159,6 +169,7 @@ export class SessionHeaderView {
       this.picker.setTooltip("Agent");
       this.showStatus({ type: "starting", step: "Connecting…", elapsedMs: 0 }, false);
       this.restart.hidden = true;
+      this.install.hidden = true;
       this.signIn.hidden = true;
       this.stop.hidden = true;
       this.title.hidden = true;
@@ -179,6 +190,10 @@ export class SessionHeaderView {
     this.showStatus(session.status, !session.canSignIn);
     this.restart.hidden = !session.canRestart;
     this.restart.disabled = false;
+    this.install.hidden = !session.canInstall;
+    this.install.disabled = false;
+    this.install.textContent = `Install ${session.agent}…`;
+    this.install.dataset["agent"] = session.agent;
     this.signIn.hidden = !session.canSignIn;
     this.signIn.disabled = false;
     this.showStop(session);

@@ -37,6 +37,7 @@ export function session(overrides: Partial<SessionView> = {}): SessionView {
     permissions: permissions(),
     changes: [],
     canRestart: false,
+    canInstall: false,
     canStop: false,
     canSignIn: false,
     followAgent: false,

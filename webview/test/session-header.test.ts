@@ -154,6 +154,29 @@ describe("session header actions", () => {
     assert.equal(restartButton().hidden, true);
   });
 
+  it("offers to install an agent that is not installed, in Restart's place, once per offer", () => {
+    const install = () => ui.query<HTMLButtonElement>("header.session button.session-install");
+    const notInstalled = session({
+      agent: "Codex",
+      status: { type: "failed", message: "Codex is not installed" },
+      canInstall: true,
+    });
+    ui.frame(snapshot([], { session: exited }));
+    assert.equal(install().hidden, true, "an agent that exited is restarted, not installed");
+    ui.frame(patch([], notInstalled));
+    assert.equal(install().hidden, false);
+    assert.equal(restartButton().hidden, true, "Restart would only fail again");
+    assert.equal(install().textContent, "Install Codex…", "its text is its accessible name; a question follows");
+    install().click();
+    install().click();
+    // The host answers a pick of an agent that is not installed with its install offer.
+    assert.deepEqual(ui.posted, [{ type: "selectAgent", name: "Codex" }], "a second click sends nothing");
+    ui.frame(patch([], notInstalled));
+    assert.equal(install().disabled, false, "offered again with the host's next header");
+    ui.frame(patch([], session({ agent: "Codex", status: { type: "ready" } })));
+    assert.equal(install().hidden, true);
+  });
+
   it("offers Sign in while the agent waits for a sign-in, once per offer", () => {
     const signIn = () => ui.query<HTMLButtonElement>("header.session button.session-sign-in");
     const waiting = session({ status: { type: "starting", step: "Sign in needed", elapsedMs: 0 }, canSignIn: true });

@@ -36,6 +36,11 @@ pub struct SessionView {
     /// The agent has exited (or could not be reached) and the session can be continued: the
     /// header offers Restart, which starts the agent again and resumes its session.
     pub can_restart: bool,
+    /// The session's agent is a built-in one the host did not find on this machine, and its
+    /// start failed for want of it: the header offers "Install <agent>…" in place of Restart
+    /// (which would only fail again). It picks the agent again, which the host answers with its
+    /// install offer, as for a pick in the agent picker.
+    pub can_install: bool,
     /// The agent process runs and may be hung: it is still starting, or it was asked to cancel
     /// the turn and has not ended it. The header offers Stop (Stop agent during a turn), which
     /// kills the process (`StopAgent`).

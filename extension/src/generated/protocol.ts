@@ -221,6 +221,13 @@ changes: Array<ChangedFileView>,
  */
 canRestart: boolean, 
 /**
+ * The session's agent is a built-in one the host did not find on this machine, and its
+ * start failed for want of it: the header offers "Install <agent>…" in place of Restart
+ * (which would only fail again). It picks the agent again, which the host answers with its
+ * install offer, as for a pick in the agent picker.
+ */
+canInstall: boolean, 
+/**
  * The agent process runs and may be hung: it is still starting, or it was asked to cancel
  * the turn and has not ended it. The header offers Stop (Stop agent during a turn), which
  * kills the process (`StopAgent`).

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use crate::acp::AcpClient;
+use crate::host_api::AgentProfile;
 use crate::webview::{ProfileState, ProfileView, SessionStatus, SessionView};
 
 use super::HostEngine;
@@ -42,6 +43,12 @@ impl AgentNotes {
 }
 
 impl HostEngine {
+    /// Whether `profile` is a built-in agent the host did not find on this machine (and not a
+    /// `tether.agents` profile of the same name, which replaces it and needs nothing installed).
+    pub(super) fn is_missing_builtin(&self, profile: &AgentProfile) -> bool {
+        self.config.missing_builtins.contains(&profile.name) && self.config.builtin_profiles.contains(profile)
+    }
+
     /// Notes what the agent of the session in focus said as it was initialized, for the picker.
     pub(super) fn note_agent_started(&mut self) {
         let Some(slot) = &self.session else { return };
@@ -66,8 +73,7 @@ impl HostEngine {
             .map(|profile| {
                 let running: Vec<&SessionView> =
                     headers.iter().copied().filter(|header| header.agent == profile.name).collect();
-                let missing = self.config.missing_builtins.contains(&profile.name)
-                    && self.config.builtin_profiles.contains(&profile);
+                let missing = self.is_missing_builtin(&profile);
                 let (state, mut description) = match state_of(&running) {
                     // A session of it that failed to start failed for want of its program.
                     (ProfileState::NotRunning | ProfileState::Failed, _) if missing => {

@@ -45,6 +45,7 @@ impl ChatView {
                 permissions: PermissionsView::default(),
                 changes: Vec::new(),
                 can_restart: false,
+                can_install: false,
                 can_sign_in: false,
                 can_stop: false,
                 follow_agent: false,
@@ -138,13 +139,17 @@ impl HostEngine {
         }
     }
 
-    /// The header's offers that follow from the shown session's state: Restart, Stop, Sign in.
+    /// The header's offers that follow from the shown session's state: Restart or Install, Stop,
+    /// Sign in.
     pub(super) fn update_header_flags(&mut self) {
-        let can_restart =
+        let closed =
             self.session.as_ref().is_some_and(|slot| slot.configured && slot.client.is_closed() && !slot.stopping)
                 && self.history.load.is_none();
-        if self.view.header.can_restart != can_restart {
+        let can_install = closed && self.session.as_ref().is_some_and(|slot| self.is_missing_builtin(&slot.profile));
+        let can_restart = closed && !can_install;
+        if (self.view.header.can_restart, self.view.header.can_install) != (can_restart, can_install) {
             self.view.header.can_restart = can_restart;
+            self.view.header.can_install = can_install;
             self.view.header_changed();
         }
         let starting = matches!(self.view.header.status, SessionStatus::Starting { .. });

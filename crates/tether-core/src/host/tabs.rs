@@ -181,6 +181,7 @@ impl HostEngine {
         self.parked.push(ParkedSession { session: Some(session), header, step_since, badge });
         self.view.header.agent_info = None;
         self.view.header.can_restart = false;
+        self.view.header.can_install = false;
         self.view.header.can_stop = false;
         self.view.header.can_sign_in = false;
         self.refresh_permissions_view();

@@ -565,17 +565,30 @@ impl HostEngine {
                     let name = self.view.header.agent.clone();
                     let message = format!("Could not start the agent {name:?}: {}", error.message);
                     self.drop_waiting_prompt("the agent could not be started");
-                    self.show(LogLevel::Error, format!("Tether: {message}"));
+                    let missing = self.session.as_ref().is_some_and(|slot| self.is_missing_builtin(&slot.profile));
+                    let (notice, status) = if missing {
+                        // A built-in agent the host did not find: nothing went wrong that Restart
+                        // would mend, and the host offers the install (a toast of its own), so
+                        // this is said on the card and in the header, whose Install button
+                        // brings the offer back, rather than in an error toast.
+                        self.log(LogLevel::Warn, format!("Tether: {message}"));
+                        let text = format!(
+                            "{name} is not installed on this machine. Choose Install {name}… above to install it into Tether's own storage, or pick another agent."
+                        );
+                        ((NoticeLevel::Warning, text, message), format!("{name} is not installed"))
+                    } else {
+                        self.show(LogLevel::Error, format!("Tether: {message}"));
+                        ((NoticeLevel::Error, message.clone(), String::new()), message)
+                    };
                     if let Some(slot) = &mut self.session {
                         // Closed like an agent that exited: Restart (or the next prompt) tries
                         // again, with the command as the settings then have it.
-                        slot.client.handle_start_failed(NoticeView {
-                            level: NoticeLevel::Error,
-                            text: message.clone(),
-                            detail: Some(format!("{} {}", slot.profile.command, slot.profile.args.join(" "))),
-                        });
+                        let (level, text, why) = notice;
+                        let command = format!("{} {}", slot.profile.command, slot.profile.args.join(" "));
+                        let detail = if why.is_empty() { command } else { format!("{why}\n{command}") };
+                        slot.client.handle_start_failed(NoticeView { level, text, detail: Some(detail) });
                     }
-                    self.set_status(SessionStatus::Failed { message });
+                    self.set_status(SessionStatus::Failed { message: status });
                 }
             }
             (tag @ (SidecarRequest::Snapshot { generation, .. } | SidecarRequest::Scan { generation, .. }), result) => {

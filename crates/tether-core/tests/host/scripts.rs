@@ -21,6 +21,8 @@
 //! - `> time <ms>`: the clock moves to `ms` (or to a UTC time written as a log writes it, which
 //!   the engine's clock is on the scale of); deadlines and the frame's posts are due
 //! - `> folders <path> ...`: the workspace's other folders, beside `/ws` (wherever it is written)
+//! - `> default-agent <name>`: the agent the window starts with, `tether.defaultAgent` (wherever
+//!   it is written)
 //!
 //! The host's part of resolving paths (`resolvePaths`) is played at once, as a host with no
 //! symbolic links would (each path leads to itself), and written as `resolved` lines.
@@ -44,7 +46,9 @@ fn run_script(script: &str) -> String {
         .lines()
         .find_map(|line| line.strip_prefix("> folders "))
         .map_or_else(Vec::new, |folders| std::iter::once("/ws").chain(folders.split(' ')).map(str::to_owned).collect());
-    let mut engine = HostEngine::new(EngineConfig { workspace_folders: folders, ..config() });
+    // `> default-agent` names the agent the window starts with (`tether.defaultAgent`).
+    let default_profile = script.lines().find_map(|line| line.strip_prefix("> default-agent ")).map(str::to_owned);
+    let mut engine = HostEngine::new(EngineConfig { workspace_folders: folders, default_profile, ..config() });
     let mut now = 0;
     let mut out = String::new();
     let mut log = String::new();
@@ -62,7 +66,7 @@ fn run_script(script: &str) -> String {
         writeln!(out, "> {input}").unwrap();
         let (verb, rest) = input.split_once(' ').unwrap_or((input, ""));
         match verb {
-            "folders" => {}
+            "folders" | "default-agent" => {}
             "connected" => engine.handle_sidecar_connected(now),
             "closed" => engine.handle_sidecar_closed(rest, now),
             "tetherd" => engine.handle_sidecar_bytes(format!("{rest}\n").as_bytes(), now),
@@ -194,6 +198,11 @@ fn two_sessions_run_at_once_and_each_input_reaches_its_own() {
 #[test]
 fn an_agent_that_cannot_be_started_offers_restart_with_the_command_as_mended() {
     check("start-failed");
+}
+
+#[test]
+fn a_built_in_agent_that_is_not_installed_is_offered_for_install_not_restart() {
+    check("not-installed");
 }
 
 #[test]
