@@ -188,7 +188,10 @@ export class SessionHeaderView {
     this.picker.setValue(session.agent);
     this.picker.setTooltip(session.agentInfo ?? `Agent: ${session.agent}`);
     this.showStatus(session.status, !session.canSignIn);
-    this.restart.hidden = !session.canRestart;
+    // The host says a session can be restarted while its agent is being started again (a lost
+    // tetherd, another agent picked), so that the composer takes a prompt for it meanwhile; the
+    // button would offer what is already under way.
+    this.restart.hidden = !session.canRestart || session.status.type === "starting";
     this.restart.disabled = false;
     this.install.hidden = !session.canInstall;
     this.install.disabled = false;

@@ -152,6 +152,12 @@ describe("session header actions", () => {
 
     ui.frame(patch([], session({ status: { type: "starting", step: "Starting the agent…", elapsedMs: 0 } })));
     assert.equal(restartButton().hidden, true);
+
+    // A start under way is not offered again, though the host says the session can be
+    // restarted (which keeps the composer open for a prompt meanwhile): tetherd being started
+    // again after it was lost, or an agent just picked.
+    ui.frame(patch([], session({ status: { type: "starting", step: "Starting tetherd", elapsedMs: 0 }, canRestart: true })));
+    assert.equal(restartButton().hidden, true, "no Restart while the agent is being started");
   });
 
   it("offers to install an agent that is not installed, in Restart's place, once per offer", () => {
