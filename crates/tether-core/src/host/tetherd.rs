@@ -566,7 +566,7 @@ impl HostEngine {
                     let message = format!("Could not start the agent {name:?}: {}", error.message);
                     self.drop_waiting_prompt("the agent could not be started");
                     let missing = self.session.as_ref().is_some_and(|slot| self.is_missing_builtin(&slot.profile));
-                    let (notice, status) = if missing {
+                    let (level, text, status) = if missing {
                         // A built-in agent the host did not find: nothing went wrong that Restart
                         // would mend, and the host offers the install (a toast of its own), so
                         // this is said on the card and in the header, whose Install button
@@ -575,17 +575,17 @@ impl HostEngine {
                         let text = format!(
                             "{name} is not installed on this machine. Choose Install {name}… above to install it into Tether's own storage, or pick another agent."
                         );
-                        ((NoticeLevel::Warning, text, message), format!("{name} is not installed"))
+                        (NoticeLevel::Warning, text, format!("{name} is not installed"))
                     } else {
                         self.show(LogLevel::Error, format!("Tether: {message}"));
-                        ((NoticeLevel::Error, message.clone(), String::new()), message)
+                        (NoticeLevel::Error, message.clone(), message.clone())
                     };
                     if let Some(slot) = &mut self.session {
                         // Closed like an agent that exited: Restart (or the next prompt) tries
-                        // again, with the command as the settings then have it.
-                        let (level, text, why) = notice;
+                        // again, with the command as the settings then have it. Under "More":
+                        // the command, after the start's error where the card's text is not it.
                         let command = format!("{} {}", slot.profile.command, slot.profile.args.join(" "));
-                        let detail = if why.is_empty() { command } else { format!("{why}\n{command}") };
+                        let detail = if missing { format!("{message}\n{command}") } else { command };
                         slot.client.handle_start_failed(NoticeView { level, text, detail: Some(detail) });
                     }
                     self.set_status(SessionStatus::Failed { message: status });
